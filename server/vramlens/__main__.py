@@ -1,0 +1,5 @@
+import sys
+
+from vramlens.cli import main
+
+sys.exit(main())

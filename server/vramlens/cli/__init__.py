@@ -1,0 +1,52 @@
+"""The `vramlens` command line: argparse adapters over the engine, one module per subcommand.
+
+Each subcommand module exposes ``add_parser(subparsers)``; the parser it adds carries a
+``handler(args) -> int`` default. Modules are imported here so a missing optional piece
+(for example the language server's dependencies) never breaks the other subcommands.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from vramlens import __version__
+
+SUBCOMMANDS = ("run", "analyze", "report", "lint", "serve")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="vramlens",
+        description="Why did my GPU run out of memory, and which line of my code is responsible?",
+    )
+    parser.add_argument("--version", action="version", version=f"vramlens {__version__}")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in SUBCOMMANDS:
+        try:
+            module = importlib.import_module(f"vramlens.cli.{name}")
+        except ModuleNotFoundError as error:
+            if error.name == f"vramlens.cli.{name}":
+                continue  # subcommand not built into this copy
+            raise
+        module.add_parser(subparsers)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    handler = getattr(args, "handler", None)
+    if handler is None:
+        parser.print_help()
+        return 2
+    try:
+        return handler(args)
+    except KeyboardInterrupt:
+        print("vramlens: interrupted.", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())
