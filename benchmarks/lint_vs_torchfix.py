@@ -19,7 +19,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from _lint_bench_common import count_lines, modeling_files, transformers_src, vramlens_cmd
+from lint_false_positives import count_lines, modeling_files, transformers_src, vramlens_cmd
 
 
 def timed(cmd: list[str]) -> float:
