@@ -27,6 +27,8 @@ def build_parser() -> argparse.ArgumentParser:
         try:
             module = importlib.import_module(f"vramlens.cli.{name}")
         except ModuleNotFoundError as error:
+            if error.name and not error.name.startswith("vramlens."):
+                continue  # its third-party dependency is absent here (e.g. pygls on a GPU box)
             if error.name == f"vramlens.cli.{name}":
                 continue  # subcommand not built into this copy
             raise

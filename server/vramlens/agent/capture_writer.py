@@ -1,0 +1,62 @@
+"""Writing a capture folder so that no reader ever sees half of one.
+
+The folder is filled under a hidden staging name beside its final place, then renamed.
+The server side uses ``write_json_atomically`` too, when it adds what it measured.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pickle
+import shutil
+import tempfile
+
+META_FILE = "capture.json"
+SNAPSHOT_FILE = "snapshot.pickle"
+FORMAT_NAME = "vramlens-capture"
+FORMAT_VERSION = 1
+
+
+def write_json_atomically(path: str, data: dict) -> None:
+    directory = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", dir=directory)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            json.dump(data, out, indent=2, sort_keys=True, default=str)
+            out.write("\n")
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def write_capture(final_dir: str, meta: dict, snapshot: dict | None) -> None:
+    """Write capture.json (+ snapshot.pickle, as torch's _dump_snapshot does) and publish the folder."""
+    parent = os.path.dirname(os.path.abspath(final_dir))
+    os.makedirs(parent, exist_ok=True)
+    staging = tempfile.mkdtemp(prefix="." + os.path.basename(final_dir) + ".staging-", dir=parent)
+    try:
+        meta = dict(meta, format=FORMAT_NAME, version=FORMAT_VERSION)
+        if snapshot is not None:
+            with open(os.path.join(staging, SNAPSHOT_FILE), "wb") as out:
+                pickle.dump(snapshot, out)  # the call torch.cuda.memory._dump_snapshot makes
+            meta["snapshot"] = SNAPSHOT_FILE
+        else:
+            meta["snapshot"] = None
+        write_json_atomically(os.path.join(staging, META_FILE), meta)
+        _publish(staging, final_dir)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+
+
+def _publish(staging: str, final_dir: str) -> None:
+    if os.path.exists(final_dir):
+        retired = staging + ".retired"
+        os.replace(final_dir, retired)
+        os.replace(staging, final_dir)
+        shutil.rmtree(retired, ignore_errors=True)
+    else:
+        os.replace(staging, final_dir)

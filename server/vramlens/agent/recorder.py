@@ -1,0 +1,81 @@
+"""Allocator history, the OOM observer, and the snapshot taken at the moment that matters."""
+
+from __future__ import annotations
+
+import time
+
+
+class OomRecord:
+    """What the OOM observer saw at the first OOM (later ones are only counted)."""
+
+    def __init__(self):
+        self.first: dict | None = None
+        self.snapshot: dict | None = None
+        self.count = 0
+
+
+class Recorder:
+    def __init__(self, torch, device: int, stacks: str, max_entries: int, on_oom_sample):
+        self.torch = torch
+        self.device = device
+        self.stacks = stacks
+        self.max_entries = max_entries
+        self.oom = OomRecord()
+        self._on_oom_sample = on_oom_sample  # (phase) -> in-process NVML sample or None
+
+    def start(self) -> None:
+        torch = self.torch
+        torch.cuda.memory._record_memory_history(
+            enabled="all", context="all", stacks=self.stacks, max_entries=self.max_entries
+        )
+        # The observer may be attached only once CUDA is initialised (it segfaults otherwise).
+        torch._C._cuda_attach_out_of_memory_observer(self._observe_oom)
+
+    def _observe_oom(self, device, requested, device_limit, device_free) -> None:
+        # Called by the allocator before the OutOfMemoryError unwinds, with its lock released:
+        # the memory state here is the state of the failure, which the traceback loses.
+        self.oom.count += 1
+        if self.oom.first is not None:
+            return
+        cuda = self.torch.cuda
+        record = {
+            "device": int(device),
+            "requested": int(requested),
+            "device_limit": int(device_limit),
+            "device_free": int(device_free),
+            "time": time.time(),
+        }
+        try:
+            record["allocated"] = int(cuda.memory_allocated(device))
+            record["reserved"] = int(cuda.memory_reserved(device))
+        except Exception:
+            record["allocated"] = record["reserved"] = None
+        record["nvml"] = self._on_oom_sample("oom")
+        self.oom.first = record
+        try:
+            self.oom.snapshot = cuda.memory._snapshot()
+        except Exception:
+            self.oom.snapshot = None
+
+    def snapshot_now(self) -> dict | None:
+        try:
+            return self.torch.cuda.memory._snapshot()
+        except Exception:
+            return None
+
+    def stats(self) -> dict:
+        try:
+            stats = self.torch.cuda.memory_stats(self.device)
+        except Exception:
+            return {}
+        pick = {
+            "allocated": "allocated_bytes.all.current",
+            "reserved": "reserved_bytes.all.current",
+            "peak_allocated": "allocated_bytes.all.peak",
+            "peak_reserved": "reserved_bytes.all.peak",
+            "num_alloc_retries": "num_alloc_retries",
+            "num_ooms": "num_ooms",
+            "num_device_alloc": "num_device_alloc",
+            "num_device_free": "num_device_free",
+        }
+        return {name: stats.get(key) for name, key in pick.items()}

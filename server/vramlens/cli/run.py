@@ -1,0 +1,67 @@
+"""`vramlens run`: run a script under allocator instrumentation and write a capture."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from vramlens.capture.errors import CaptureError
+from vramlens.runner import RunOptions, run_script
+from vramlens.units import parse_size_or_fraction
+
+
+def add_parser(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "run",
+        help="run a script under CUDA memory instrumentation and write a capture",
+        description="Run SCRIPT in the chosen interpreter as if run directly, recording the allocator's "
+        "history, the OOM (if any) and NVML samples into a capture folder.",
+    )
+    parser.add_argument("--python", default=sys.executable, help="interpreter that has torch (default: this one)")
+    parser.add_argument("-o", "--output", type=Path, help="capture folder (default: .vramlens/captures/SCRIPT-TIME)")
+    parser.add_argument("--stacks", choices=("python", "all"), default="python", help="python (cheap, default) or all (adds C++ frames)")
+    parser.add_argument("--max-entries", type=int, default=1_000_000, help="allocator history kept (ring buffer; default 1000000)")
+    parser.add_argument("--memory-limit", metavar="SIZE|FRACTION", help="cap the allocator, e.g. 24GiB or 0.2: would it fit on a smaller card?")
+    parser.add_argument("--timeout", type=float, metavar="SECONDS", help="end the script (and its process tree) after this long, keeping the capture")
+    parser.add_argument("--sample-interval", type=float, default=0.5, metavar="SECONDS", help="NVML sampling period (default 0.5)")
+    parser.add_argument("--source-root", type=Path, help="folder of the user's code (default: the script's folder)")
+    parser.add_argument("--analyze", action="store_true", help="print the analysis of the capture when the run ends")
+    parser.add_argument("script", type=Path)
+    parser.add_argument("args", nargs=argparse.REMAINDER, help="arguments passed to the script")
+    parser.set_defaults(handler=handle)
+
+
+def handle(args: argparse.Namespace) -> int:
+    limit_bytes = limit_fraction = None
+    if args.memory_limit:
+        try:
+            limit_bytes, limit_fraction = parse_size_or_fraction(args.memory_limit)
+        except ValueError as error:
+            print(f"vramlens: --memory-limit {error}.", file=sys.stderr)
+            return 2
+    options = RunOptions(
+        script=args.script,
+        args=list(args.args),
+        python=args.python,
+        capture_dir=args.output,
+        stacks=args.stacks,
+        max_entries=args.max_entries,
+        memory_limit_bytes=limit_bytes,
+        memory_limit_fraction=limit_fraction,
+        memory_limit_text=args.memory_limit,
+        timeout_s=args.timeout,
+        sample_interval_s=args.sample_interval,
+        source_root=args.source_root,
+    )
+    try:
+        result = run_script(options)
+    except CaptureError as error:
+        print(f"vramlens: {error}", file=sys.stderr)
+        return 2
+    print(f"vramlens: {result.status}; capture written to {result.capture_dir}", file=sys.stderr)
+    if args.analyze:
+        from vramlens.cli import main as cli_main
+
+        cli_main(["analyze", str(result.capture_dir)])
+    return result.exit_code

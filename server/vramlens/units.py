@@ -1,0 +1,44 @@
+"""Byte sizes at the edges: parse what people type, print what people read (binary units)."""
+
+from __future__ import annotations
+
+import re
+
+_UNITS = {
+    "": 1, "b": 1,
+    "k": 1024, "kb": 1000, "kib": 1024,
+    "m": 1024**2, "mb": 1000**2, "mib": 1024**2,
+    "g": 1024**3, "gb": 1000**3, "gib": 1024**3,
+    "t": 1024**4, "tb": 1000**4, "tib": 1024**4,
+}
+_SIZE = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:e[0-9]+)?)\s*([a-z]*)\s*$", re.IGNORECASE)
+
+
+def parse_size(text: str) -> int:
+    """'24GiB' → 25769803776; '141e9' → 141000000000; '512' → 512 (bytes)."""
+    match = _SIZE.match(text)
+    if not match or match.group(2).lower() not in _UNITS:
+        raise ValueError(f"not a size: {text!r} (examples: 24GiB, 8192MiB, 141e9)")
+    return int(float(match.group(1)) * _UNITS[match.group(2).lower()])
+
+
+def parse_size_or_fraction(text: str) -> tuple[int | None, float | None]:
+    """A memory limit: a size ('24GiB') or a fraction of the device (0 < f ≤ 1)."""
+    try:
+        value = float(text)
+    except ValueError:
+        return parse_size(text), None
+    if 0 < value <= 1:
+        return None, value
+    return parse_size(text), None
+
+
+def format_bytes(size: int | None) -> str:
+    if size is None:
+        return "unknown"
+    sign = "-" if size < 0 else ""
+    size = abs(size)
+    for unit, scale in (("GiB", 1024**3), ("MiB", 1024**2), ("KiB", 1024)):
+        if size >= scale:
+            return f"{sign}{size / scale:.2f} {unit}"
+    return f"{sign}{size} B"
