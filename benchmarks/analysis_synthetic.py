@@ -1,0 +1,110 @@
+"""Time `vramlens analyze` against a bare `pickle.load` on a synthetic 1,000,000-entry snapshot.
+
+The snapshot is hand-built for local timing only (its numbers mean nothing): a training loop
+whose frames look like torch's — frame dicts shared between entries, one frames list per
+allocation, alloc / free_requested / free_completed triples, a slow leak, an OOM at the end.
+Usage: python benchmarks/analysis_synthetic.py [ENTRIES] [--keep FILE]
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+import pickle
+import random
+import resource
+import sys
+import tempfile
+import time
+
+MIB = 1024 * 1024
+ROOT = "/srv/app"
+SITE = "/opt/conda/lib/python3.12/site-packages"
+
+
+def _frame(filename: str, line: int, name: str) -> dict:
+    return {"filename": filename, "line": line, "name": name}
+
+
+def build_snapshot(entries: int = 1_000_000, seed: int = 0) -> dict:
+    rng = random.Random(seed)
+    module_call = [_frame(f"{SITE}/torch/nn/modules/module.py", 1762, "_call_impl"),
+                   _frame(f"{SITE}/torch/nn/modules/module.py", 1751, "_wrapped_call_impl")]
+    outer = [_frame(f"{ROOT}/train.py", 80, "main"), _frame(f"{ROOT}/train.py", 95, "<module>"),
+             _frame("<frozen runpy>", 88, "_run_code"), _frame("<frozen runpy>", 198, "_run_module_as_main")]
+    step = _frame(f"{ROOT}/train.py", 42, "step")
+    stacks = []
+    for layer in range(12):
+        model_line = _frame(f"{ROOT}/model/net.py", 30 + layer, "forward")
+        inner = _frame(f"{SITE}/torch/nn/modules/linear.py", 125, "forward")
+        stacks.append([inner, *module_call, model_line, *module_call, step, *outer])
+    leak_stack = [_frame(f"{ROOT}/train.py", 47, "step"), *outer]
+    sizes = [4 * MIB, 8 * MIB, 512 * 1024, 16 * MIB, 2048, 65536]
+    trace: list[dict] = []
+    live: list[tuple[int, int, list]] = []
+    next_addr = 0x7F0000000000
+    time_us = 1_700_000_000_000_000
+    trace.append({"action": "segment_alloc", "addr": next_addr, "size": 64 * 1024**3, "stream": 0, "frames": [], "time_us": time_us})
+    while len(trace) < entries - 1:
+        time_us += rng.randint(1, 20)
+        if len(live) < 40 or rng.random() < 0.5:
+            stack = rng.choice(stacks) if rng.random() > 0.02 else leak_stack
+            size = rng.choice(sizes)
+            frames = list(stack)  # torch builds one list per traceback, sharing the frame dicts
+            trace.append({"action": "alloc", "addr": next_addr, "size": size, "stream": 0, "frames": frames, "time_us": time_us})
+            live.append((next_addr, size, frames))
+            next_addr += size
+        else:
+            position = rng.randrange(len(live))
+            addr, size, frames = live[position]
+            if frames[0] is leak_stack[0]:
+                continue  # the leak keeps what it allocated
+            live[position] = live[-1]
+            live.pop()
+            for action in ("free_requested", "free_completed"):
+                trace.append({"action": action, "addr": addr, "size": size, "stream": 0, "frames": frames, "time_us": time_us})
+    trace.append({"action": "oom", "addr": 0, "size": 2 * 1024**3, "device_free": 100 * MIB, "stream": 0, "frames": [], "time_us": time_us})
+    blocks = [{"address": addr, "size": size, "requested_size": size, "state": "active_allocated", "frames": frames}
+              for addr, size, frames in live]
+    segment = {"device": 0, "address": 0x7F0000000000, "total_size": 64 * 1024**3, "allocated_size": sum(b["size"] for b in blocks),
+               "active_size": 0, "requested_size": 0, "stream": 0, "segment_type": "large", "segment_pool_id": (0, 0),
+               "is_expandable": False, "frames": [], "blocks": blocks}
+    return {"segments": [segment], "device_traces": [trace], "allocator_settings": {}, "external_annotations": []}
+
+
+def _peak_rss_mib() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def main() -> None:
+    entries = int(sys.argv[1]) if len(sys.argv) > 1 and sys.argv[1].isdigit() else 1_000_000
+    keep = sys.argv[sys.argv.index("--keep") + 1] if "--keep" in sys.argv else None
+    path = keep or os.path.join(tempfile.mkdtemp(), "synthetic.pickle")
+    if not os.path.exists(path):
+        snapshot = build_snapshot(entries)
+        with open(path, "wb") as out:
+            pickle.dump(snapshot, out, protocol=4)
+        del snapshot
+        gc.collect()
+    print(f"snapshot: {os.path.getsize(path) / MIB:.1f} MiB, {entries} entries")
+    # Each measurement runs in a fresh process so peak memory is its own.
+    for mode in ("load", "analyze"):
+        pid = os.fork()
+        if pid == 0:
+            start = time.perf_counter()
+            if mode == "load":
+                with open(path, "rb") as handle:
+                    pickle.load(handle)
+            else:
+                from vramlens.analysis import analyze_path
+
+                analyze_path(path, total_memory=80 * 1024**3)
+            print(f"{mode:8s} {time.perf_counter() - start:6.2f} s   peak RSS {_peak_rss_mib():7.0f} MiB", flush=True)
+            os._exit(0)
+        os.waitpid(pid, 0)
+    if not keep:
+        os.unlink(path)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,88 @@
+"""Every byte that can be accounted for at the moment that matters (the OOM, else the peak):
+allocated, cached (reserved - allocated) with its largest free block, reserved, what the driver
+saw, and what lies outside PyTorch (this process's context and libraries, other processes)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from vramlens.analysis.model import Accounting
+
+
+def _epoch_seconds(iso: str | None) -> float | None:
+    if not iso:
+        return None
+    try:
+        return datetime.fromisoformat(str(iso).replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
+
+
+def nvml_sample(meta: dict, moment: str, time_us: int | None) -> dict | None:
+    """The NVML sample for the moment: the OOM's own sample, else the one nearest in time, else the busiest."""
+    samples = [s for s in ((meta.get("nvml") or {}).get("samples") or []) if isinstance(s, dict)]
+    if moment == "oom":
+        own = (meta.get("oom") or {}).get("nvml")
+        if isinstance(own, dict) and own.get("device_used") is not None:
+            return own
+        for sample in samples:
+            if sample.get("phase") == "oom":
+                return sample
+    started = _epoch_seconds(meta.get("started_at"))
+    if samples and time_us and started is not None:
+        at = time_us / 1e6 - started
+        return min(samples, key=lambda s: abs((s.get("t") or 0.0) - at))
+    measured = [s for s in samples if s.get("device_used") is not None]
+    if not measured:
+        return None
+    return max(measured, key=lambda s: (s.get("process_used") or 0, s.get("device_used") or 0))
+
+
+def device_total(meta: dict, total_memory: int | None) -> int | None:
+    if total_memory:
+        return total_memory
+    recorded = (meta.get("environment") or {}).get("total_memory")
+    if recorded:
+        return recorded
+    for sample in (meta.get("nvml") or {}).get("samples") or []:
+        if sample.get("device_total"):
+            return sample["device_total"]
+    return None
+
+
+def allocator_limit(meta: dict, total: int | None) -> tuple[int | None, bool]:
+    """The ceiling the allocator failed against (a fraction cap, or the device) and whether it is a cap."""
+    oom_limit = (meta.get("oom") or {}).get("device_limit")
+    cap = (meta.get("memory_limit") or {}).get("bytes")
+    limit = oom_limit or cap or total
+    is_cap = bool(cap) and (total is None or (limit or 0) < total)
+    return limit, is_cap
+
+
+def account(
+    *, moment: str, allocated: int, reserved: int, largest_free_block: int | None, pool: str | None,
+    request: int | None, device_free: int | None, sample: dict | None, total: int | None,
+    limit: int | None, limit_is_cap: bool,
+) -> Accounting:
+    driver_used = process_used = other = None
+    phase = None
+    if sample:
+        driver_used, process_used = sample.get("device_used"), sample.get("process_used")
+        other, phase = sample.get("other_processes_used"), sample.get("phase")
+        total = total or sample.get("device_total")
+    if driver_used is None and device_free is not None and total:
+        driver_used, phase = total - device_free, "oom (driver free memory)"
+    non_pytorch = max(driver_used - reserved, 0) if driver_used is not None else None
+    context = max(process_used - reserved, 0) if process_used is not None else None
+    if other is None and context is not None and non_pytorch is not None:
+        other = max(non_pytorch - context, 0)
+    fits = None
+    if request is not None and largest_free_block is not None:
+        fits = largest_free_block >= request
+    return Accounting(
+        moment=moment, allocated=allocated, reserved=reserved, cached=max(reserved - allocated, 0),
+        largest_free_block=largest_free_block, largest_free_pool=pool, free_block_fits_request=fits,
+        driver_used=driver_used, process_used=process_used, non_pytorch=non_pytorch,
+        context_and_libraries=context, other_processes=other, device_total=total, limit=limit,
+        limit_is_cap=limit_is_cap, request=request, device_free=device_free, nvml_phase=phase,
+    )

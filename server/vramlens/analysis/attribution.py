@@ -1,0 +1,128 @@
+"""Per-line results from the replay's aggregates: live bytes at the moment that matters,
+share, totals, growth across the run, common block sizes and the call path."""
+
+from __future__ import annotations
+
+from vramlens.analysis.model import BEFORE_TRACE_FUNCTION, LIBRARY_ONLY_FUNCTION, NO_FRAME_FUNCTION, LineStat
+from vramlens.analysis.normalize import ALLOCATED, block_frames, block_requested_size, block_state
+from vramlens.analysis.replay import (
+    AT_OOM, AT_PEAK, BEFORE_TRACE, BLOCKS, COUNT, FLOORS, FRAMES, GROWTH_WINDOWS, KEY, LIBRARY_ONLY, LIVE,
+    MIN_BLOCK, NO_FRAME, OFFSET, OFFSET_BLOCKS, SIZES, TOTAL, ReplayResult, _new_line, frames_key,
+)
+from vramlens.analysis.sources import NATIVE, USER, SourceResolver
+
+_PSEUDO_FUNCTIONS = {NO_FRAME: NO_FRAME_FUNCTION, LIBRARY_ONLY: LIBRARY_ONLY_FUNCTION, BEFORE_TRACE: BEFORE_TRACE_FUNCTION}
+MIN_GROWTH = 1024 * 1024  # growth below this is noise, not a leak
+CALL_PATH_DEPTH = 6
+
+
+def add_blocks_from_before_trace(replay: ReplayResult, segments: list[dict], resolver: SourceResolver) -> int:
+    """Blocks live at the end that the trace never allocated were live all along: give them to their
+    lines as a constant. Returns the bytes allocated at the start of the trace."""
+    start_allocated = replay.pre_freed
+    if replay.pre_freed and BEFORE_TRACE in replay.lines:
+        acc = replay.lines[BEFORE_TRACE]
+        acc[OFFSET] += replay.pre_freed
+        acc[OFFSET_BLOCKS] += -acc[BLOCKS] if acc[BLOCKS] < 0 else 0
+    for segment in segments:
+        for block in segment.get("blocks") or ():
+            if block_state(block) != ALLOCATED or block.get("address") in replay.end_live:
+                continue
+            size = ((block_requested_size(block) + 511) >> 9) << 9 or MIN_BLOCK
+            frames = block_frames(block)
+            key = frames_key(frames, resolver)
+            acc = replay.lines.get(key)
+            if acc is None:
+                acc = replay.lines[key] = _new_line(key, frames)
+            acc[OFFSET] += size
+            acc[OFFSET_BLOCKS] += 1
+            acc[TOTAL] += size
+            acc[COUNT] += 1
+            acc[SIZES][size] = acc[SIZES].get(size, 0) + 1
+            start_allocated += size
+    return start_allocated
+
+
+def growth_of(floors: list) -> tuple[bool, int]:
+    """Whether a line's floor (its live bytes just before each of its allocations, lowest per window
+    of the run) keeps rising: ≥3 windows, never falling, rising at least twice, over half the run."""
+    points = [(slot, value) for slot, value in enumerate(floors) if value is not None]
+    if len(points) < 3:
+        return False, 0
+    values = [value for _, value in points]
+    rise = values[-1] - values[0]
+    steps_up = sum(1 for a, b in zip(values, values[1:]) if b > a)
+    never_falls = all(b >= a for a, b in zip(values, values[1:]))
+    spans_run = points[-1][0] - points[0][0] >= GROWTH_WINDOWS // 2
+    return (never_falls and steps_up >= 2 and rise >= MIN_GROWTH and spans_run), max(rise, 0)
+
+
+def call_path(frames: list | None, key, resolver: SourceResolver) -> list[str]:
+    """The frames from the user line inward, e.g. ["train.py:42 step", "torch/nn/modules/linear.py:125 forward"]."""
+    if not frames:
+        return []
+    python = [f for f in frames if resolver.kind(f.get("filename", "??")) != NATIVE]
+    user_at = next((i for i, f in enumerate(python) if (f.get("filename"), f.get("line")) == key), None)
+    chosen = python[: user_at + 1] if user_at is not None else python[:CALL_PATH_DEPTH]
+    chosen = list(reversed(chosen))
+    if len(chosen) > CALL_PATH_DEPTH:
+        chosen = chosen[: CALL_PATH_DEPTH - 1] + chosen[-1:]
+    return [f"{resolver.short(f.get('filename', '??'))}:{f.get('line')} {f.get('name', '?')}" for f in chosen]
+
+
+def _function_of(acc: list, resolver: SourceResolver) -> str:
+    key = acc[KEY]
+    if key in _PSEUDO_FUNCTIONS:
+        return _PSEUDO_FUNCTIONS[key]
+    for frame in acc[FRAMES] or ():
+        if frame.get("filename") == key[0] and frame.get("line") == key[1]:
+            return frame.get("name", "?")
+    return "?"
+
+
+def line_stats(replay: ReplayResult, moment: str, resolver: SourceResolver, live_blocks_by_line: dict | None = None) -> list[LineStat]:
+    """Every line that allocated, by live bytes at ``moment`` ("oom" or "peak"), largest first."""
+    slot = AT_OOM if moment == "oom" else AT_PEAK if moment == "peak" else LIVE
+    accs = list(replay.lines.values())
+    live_of = {id(acc): max(acc[slot] + acc[OFFSET], 0) for acc in accs}
+    total_live = sum(live_of.values()) or 1
+    stats = []
+    for acc in accs:
+        key = acc[KEY]
+        growing, growth = growth_of(acc[FLOORS])
+        histogram = sorted(acc[SIZES].items(), key=lambda item: (-item[1], -item[0]))[:5]
+        is_user = key[0] is not None
+        blocks = (live_blocks_by_line or {}).get(id(acc))
+        if blocks is None:
+            blocks = acc[BLOCKS] + acc[OFFSET_BLOCKS] if slot == LIVE else 0
+        stats.append(LineStat(
+            path=key[0], line=key[1] if is_user else None, function=_function_of(acc, resolver),
+            live_bytes=live_of[id(acc)], share=live_of[id(acc)] / total_live,
+            allocated_bytes=acc[TOTAL], count=acc[COUNT], growing=growing and is_user or (growing and key == NO_FRAME),
+            growth_bytes=growth, live_blocks=blocks, size_histogram=histogram,
+            call_path=call_path(acc[FRAMES], key, resolver),
+            local_path=resolver.local_path(key[0]) if is_user else None,
+            source=resolver.source_line(key[0], key[1]) if is_user else None,
+        ))
+    stats.sort(key=lambda s: (-s.live_bytes, -s.allocated_bytes, s.path or "", s.line or 0))
+    return stats
+
+
+def live_blocks_at_oom(replay: ReplayResult) -> dict:
+    """id(accumulator) -> blocks it held at the OOM (trace-allocated ones; older ones are added as offsets)."""
+    counts: dict = {}
+    for _size, acc, _index in (replay.live_at_oom or {}).values():
+        counts[id(acc)] = counts.get(id(acc), 0) + 1
+    for acc in replay.lines.values():
+        if acc[OFFSET_BLOCKS]:
+            counts[id(acc)] = counts.get(id(acc), 0) + acc[OFFSET_BLOCKS]
+    return counts
+
+
+def oldest_live_index(replay: ReplayResult, key) -> int | None:
+    """Trace position of the oldest block of ``key`` still live at the OOM: an earlier iteration's, for a leak."""
+    indices = [index for _size, acc, index in (replay.live_at_oom or replay.end_live).values() if acc[KEY] == key]
+    return min(indices) if indices else None
+
+
+__all__ = ["USER", "add_blocks_from_before_trace", "call_path", "growth_of", "line_stats", "live_blocks_at_oom", "oldest_live_index"]

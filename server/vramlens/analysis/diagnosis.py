@@ -1,0 +1,179 @@
+"""Classify the run and say why, with numbers.
+
+Causes: working_set, retained_references, fragmentation, outside_allocator (OOM runs);
+cached_not_leak, retained_references, no_problem (completed runs). Confidence is 0–1
+(high ≥ 0.75, medium ≥ 0.5, low below; docs/analysis-json.md says how each is set).
+Fragmentation is never concluded from reserved − allocated alone: it needs a request that
+the free reserved memory could hold in total but no single free block could.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from vramlens.analysis.model import Accounting, Diagnosis, LineStat
+from vramlens.analysis.units import format_bytes as fmt
+
+MIB = 1024 * 1024
+OUTSIDE_SHARE = 0.10  # of the device: below this, memory outside PyTorch is the usual context overhead
+GROWING_SHARE = 0.30  # growing lines must hold this much of the live bytes to call it retained references
+CACHE_RATIO = 1.5
+CACHE_GAP = 256 * MIB
+
+
+@dataclass
+class RunFacts:
+    """What the classification needs beyond the accounting."""
+
+    outcome: str
+    peak_allocated: int
+    peak_reserved: int
+    end_allocated: int
+    end_reserved: int
+    oom_count: int = 0
+    oldest_live_fraction: dict | None = None  # line -> position of its oldest live block in the history (0..1)
+
+
+def _where(line: LineStat) -> str:
+    if line.path is None:
+        return line.function
+    return f"{line.path.replace(chr(92), '/').rsplit('/', 1)[-1]}:{line.line}"
+
+
+def effective_limit(acc: Accounting) -> int | None:
+    """What PyTorch could have reserved: the cap when it binds, else the device minus what others hold."""
+    if acc.limit is None:
+        return None
+    if acc.limit_is_cap or acc.non_pytorch is None:
+        return acc.limit
+    return min(acc.limit, (acc.device_total or acc.limit) - acc.non_pytorch)
+
+
+def _cap_bound(acc: Accounting) -> bool:
+    return acc.limit_is_cap and acc.limit is not None and acc.request is not None and acc.reserved + acc.request > acc.limit
+
+
+def _outside_allocator(acc: Accounting) -> Diagnosis | None:
+    if acc.request is None or acc.non_pytorch is None or _cap_bound(acc):
+        return None
+    total = acc.device_total or acc.limit
+    if not total or acc.non_pytorch < OUTSIDE_SHARE * total:
+        return None
+    free_now = acc.device_free if acc.device_free is not None else max(total - acc.reserved - acc.non_pytorch, 0)
+    if free_now >= acc.request or free_now + acc.non_pytorch < acc.request:
+        return None  # either the driver had room (not this cause) or even without it the request would not fit
+    evidence = [
+        f"The driver saw {fmt(acc.driver_used)} in use on a {fmt(total)} device, of which PyTorch reserved only {fmt(acc.reserved)}.",
+        f"{fmt(acc.non_pytorch)} ({acc.non_pytorch / total:.0%} of the device) was held outside PyTorch's allocator.",
+        f"The request of {fmt(acc.request)} met {fmt(free_now)} free; without the memory held outside PyTorch it would have fit.",
+    ]
+    if acc.context_and_libraries is not None:
+        evidence.append(
+            f"This process held {fmt(acc.context_and_libraries)} outside PyTorch (CUDA context and other libraries); "
+            f"other processes held {fmt(acc.other_processes)}."
+        )
+    confidence = 0.9 if acc.context_and_libraries is not None or acc.device_free is not None else 0.7
+    return Diagnosis("outside_allocator", confidence, evidence)
+
+
+def _fragmentation(acc: Accounting) -> Diagnosis | None:
+    if acc.request is None or acc.largest_free_block is None:
+        return None
+    if acc.cached < acc.request or acc.largest_free_block >= acc.request:
+        return None
+    pool = acc.largest_free_pool or "large"
+    evidence = [
+        f"PyTorch had {fmt(acc.cached)} reserved but free (reserved {fmt(acc.reserved)} − allocated {fmt(acc.allocated)}), "
+        f"more than the {fmt(acc.request)} request.",
+        f"The largest free block in the {pool} pool was only {fmt(acc.largest_free_block)}, so no block could hold the request.",
+    ]
+    limit = effective_limit(acc)
+    if limit is not None:
+        evidence.append(
+            f"Packed tightly, allocated {fmt(acc.allocated)} + request {fmt(acc.request)} = "
+            f"{fmt(acc.allocated + acc.request)} would have fit under the {fmt(limit)} limit."
+        )
+    confidence = 0.85 if acc.cached >= 1.25 * acc.request else 0.65
+    return Diagnosis("fragmentation", confidence, evidence)
+
+
+def _growing(lines: list[LineStat]) -> list[LineStat]:
+    return [line for line in lines if line.growing and line.live_bytes > 0]
+
+
+def _retained(lines: list[LineStat], facts: RunFacts, moment: str) -> Diagnosis | None:
+    growing = _growing(lines)
+    held = sum(line.share for line in growing)
+    if not growing or held < GROWING_SHARE:
+        return None
+    top = max(growing, key=lambda line: line.live_bytes)
+    evidence = [
+        f"{len(growing)} line(s) kept growing from iteration to iteration and held {held:.0%} of the live bytes at the {moment}.",
+        f"{_where(top)} rose by {fmt(top.growth_bytes)} across the run and held {fmt(top.live_bytes)} "
+        f"in {top.live_blocks} block(s) at the {moment}.",
+    ]
+    oldest = (facts.oldest_live_fraction or {}).get((top.path, top.line))
+    if oldest is not None:
+        evidence.append(
+            f"Its oldest block still live was allocated {oldest:.0%} of the way into the recorded history: "
+            "allocations from earlier iterations were never released."
+        )
+    return Diagnosis("retained_references", min(0.95, 0.55 + 0.4 * held), evidence)
+
+
+def _working_set(acc: Accounting, lines: list[LineStat]) -> Diagnosis:
+    limit = effective_limit(acc)
+    evidence = []
+    confidence = 0.6
+    if acc.request is not None and limit is not None:
+        need = acc.allocated + acc.request
+        evidence.append(
+            f"Live tensors held {fmt(acc.allocated)}; with the {fmt(acc.request)} request that is {fmt(need)}, "
+            f"against a limit of {fmt(limit)}{' (a fraction cap)' if acc.limit_is_cap else ''}."
+        )
+        if need > limit:
+            evidence.append(f"Even perfectly packed the step needed {fmt(need - limit)} more than the limit.")
+            confidence = 0.85
+        else:
+            evidence.append(
+                f"Free reserved memory ({fmt(acc.cached)}) was smaller than the request, so the cache could not serve it."
+            )
+    if acc.largest_free_block is not None and acc.request is not None:
+        evidence.append(f"The largest free block in PyTorch's cache was {fmt(acc.largest_free_block)}.")
+    user_lines = [line for line in lines if line.live_bytes > 0][:3]
+    if user_lines:
+        evidence.append(
+            "Most live bytes came from " + ", ".join(f"{_where(l)} ({fmt(l.live_bytes)}, {l.share:.0%})" for l in user_lines) + "."
+        )
+    return Diagnosis("working_set", confidence, evidence)
+
+
+def _completed(acc: Accounting, lines: list[LineStat], facts: RunFacts) -> Diagnosis:
+    retained = _retained(lines, facts, "peak")
+    if retained:
+        retained.confidence = min(retained.confidence, 0.8)
+        return retained
+    reserved = max(facts.peak_reserved, facts.end_reserved)
+    gap = reserved - facts.peak_allocated
+    if reserved >= CACHE_RATIO * max(facts.peak_allocated, 1) and gap >= CACHE_GAP:
+        return Diagnosis("cached_not_leak", 0.8, [
+            f"PyTorch reserved up to {fmt(reserved)} while live tensors never exceeded {fmt(facts.peak_allocated)}.",
+            f"The {fmt(gap)} difference is the caching allocator keeping freed blocks for reuse, not a leak.",
+            f"At the end {fmt(facts.end_allocated)} was allocated and {fmt(facts.end_reserved)} reserved; nothing kept growing.",
+        ])
+    evidence = [
+        f"The run completed; live tensors peaked at {fmt(facts.peak_allocated)} and PyTorch reserved at most {fmt(reserved)}.",
+        "No line kept growing across the run.",
+    ]
+    if acc.limit:
+        evidence.append(f"The peak used {facts.peak_allocated / acc.limit:.0%} of the {fmt(acc.limit)} limit.")
+    return Diagnosis("no_problem", 0.7, evidence)
+
+
+def diagnose(acc: Accounting, lines: list[LineStat], facts: RunFacts) -> Diagnosis:
+    if facts.outcome != "oom":
+        return _completed(acc, lines, facts)
+    diagnosis = _outside_allocator(acc) or _fragmentation(acc) or _retained(lines, facts, "OOM") or _working_set(acc, lines)
+    if facts.oom_count > 1:
+        diagnosis.evidence.append(f"The run hit {facts.oom_count} OOMs; this diagnosis is about the first.")
+    return diagnosis

@@ -1,0 +1,138 @@
+"""Capture -> Analysis: the steps in order, each in its own module."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from vramlens.analysis.accounting import account, allocator_limit, device_total, nvml_sample
+from vramlens.analysis.attribution import add_blocks_from_before_trace, line_stats, live_blocks_at_oom
+from vramlens.analysis.diagnosis import RunFacts, diagnose
+from vramlens.analysis.freeblocks import free_blocks_at_end, free_blocks_at_oom, largest_free
+from vramlens.analysis.model import Analysis, OomEvent, Timeline, TimelinePoint
+from vramlens.analysis.normalize import (
+    allocator_settings, device_segments, device_trace, expandable_segments_on, pick_device, pool_for_request,
+)
+from vramlens.analysis.recommend import recommend
+from vramlens.analysis.replay import KEY, replay
+from vramlens.analysis.sources import SourceResolver
+from vramlens.capture import Capture, CaptureError, load_capture
+
+ENVIRONMENT_KEYS = ("gpu_name", "device_index", "total_memory", "compute_capability", "driver", "torch", "cuda",
+                    "cudnn", "allocator_backend", "allocator_settings", "alloc_env")
+
+
+def analyze_path(path: str | Path, total_memory: int | None = None, source_root: str | None = None) -> Analysis:
+    return analyze_capture(load_capture(path), total_memory=total_memory, source_root=source_root)
+
+
+def _check_usable(capture: Capture, trace: list) -> None:
+    meta = capture.meta
+    if meta.get("status") == "no_cuda":
+        raise CaptureError("This capture has no CUDA allocator history: the script never used CUDA in that interpreter.")
+    if not trace:
+        raise CaptureError(
+            "The snapshot holds no allocator trace: record it with torch.cuda.memory._record_memory_history() "
+            "before the allocations (or use `vramlens run`)."
+        )
+
+
+def _timeline(rep, start_allocated: int, start_reserved: int) -> Timeline:
+    points = [TimelinePoint(i, t, start_allocated + a, start_reserved + r) for i, t, a, r in rep.points]
+    return Timeline(
+        entries=rep.entries, points=points, start_allocated=start_allocated, start_reserved=start_reserved,
+        end_allocated=start_allocated + rep.end_allocated, end_reserved=start_reserved + rep.end_reserved,
+        peak_allocated=start_allocated + rep.peak_allocated, peak_reserved=start_reserved + rep.peak_reserved,
+        peak_index=rep.peak_index, peak_time_us=rep.peak_time_us, oom_index=rep.oom_index, oom_time_us=rep.oom_time_us,
+        allocated_at_oom=None if rep.allocated_at_oom is None else start_allocated + rep.allocated_at_oom,
+        reserved_at_oom=None if rep.reserved_at_oom is None else start_reserved + rep.reserved_at_oom,
+    )
+
+
+def _oldest_live_fractions(rep, keys: list) -> dict:
+    """For the given lines: how far into the history their oldest block still live (at the OOM or end) was made."""
+    wanted = set(keys)
+    oldest: dict = {}
+    for _size, acc, index in (rep.live_at_oom if rep.live_at_oom is not None else rep.end_live).values():
+        key = acc[KEY]
+        if key in wanted and (key not in oldest or index < oldest[key]):
+            oldest[key] = index
+    return {key: index / max(rep.entries - 1, 1) for key, index in oldest.items()}
+
+
+def analyze_capture(capture: Capture, total_memory: int | None = None, source_root: str | None = None) -> Analysis:
+    meta, snapshot = capture.meta, capture.snapshot
+    device = pick_device(snapshot, meta)
+    trace = device_trace(snapshot, device)
+    _check_usable(capture, trace)
+    segments = device_segments(snapshot, device)
+    settings = allocator_settings(snapshot, meta)
+    notes: list[str] = []
+
+    recorded_root = meta.get("source_root")
+    local_root = source_root or (recorded_root if recorded_root and os.path.isdir(recorded_root) else None)
+    resolver = SourceResolver(recorded_root, local_root)
+    rep = replay(trace, resolver)
+
+    start_allocated = add_blocks_from_before_trace(rep, segments, resolver)
+    final_reserved = sum(segment.get("total_size", 0) for segment in segments)
+    start_reserved = final_reserved - rep.end_reserved
+    if start_reserved < 0:
+        notes.append("The trace freed more segments than the snapshot explains; reserved bytes before it are taken as 0.")
+        start_reserved = 0
+    timeline = _timeline(rep, start_allocated, start_reserved)
+
+    meta_oom = meta.get("oom") or {}
+    outcome = "oom" if rep.oom_index is not None or meta.get("status") == "oom" or meta_oom else "completed"
+    moment = "oom" if rep.oom_index is not None else ("end" if outcome == "oom" else "peak")
+    request = meta_oom.get("requested") or rep.oom_request
+    device_free = meta_oom.get("device_free", rep.oom_device_free)
+
+    lines = line_stats(rep, moment, resolver, live_blocks_at_oom(rep) if moment == "oom" else None)
+    if moment == "oom":
+        allocated = meta_oom.get("allocated") or timeline.allocated_at_oom
+        reserved = meta_oom.get("reserved") or timeline.reserved_at_oom
+        free = free_blocks_at_oom(segments, rep)
+        when_us = rep.oom_time_us
+    elif moment == "end":
+        allocated, reserved = timeline.end_allocated, timeline.end_reserved
+        free, when_us = free_blocks_at_end(segments), None
+        notes.append("The run hit an OOM the trace does not hold; the numbers are from the end of the trace.")
+    else:
+        allocated, reserved = timeline.peak_allocated, start_reserved + rep.reserved_at_peak
+        free, when_us = free_blocks_at_end(segments), rep.peak_time_us
+    pool = pool_for_request(request) if request else "large"
+    largest = min(largest_free(free, pool), max(reserved - allocated, 0)) if free or segments else None
+
+    total = device_total(meta, total_memory)
+    limit, limit_is_cap = allocator_limit(meta, total)
+    accounting = account(
+        moment=moment, allocated=allocated, reserved=reserved, largest_free_block=largest, pool=pool,
+        request=request if outcome == "oom" else None, device_free=device_free if outcome == "oom" else None,
+        sample=nvml_sample(meta, moment, when_us), total=total, limit=limit, limit_is_cap=limit_is_cap,
+    )
+    growing_keys = [(line.path, line.line) for line in lines if line.growing]
+    facts = RunFacts(
+        outcome=outcome, peak_allocated=timeline.peak_allocated, peak_reserved=timeline.peak_reserved,
+        end_allocated=timeline.end_allocated, end_reserved=timeline.end_reserved,
+        oom_count=max(rep.oom_count, meta_oom.get("count") or 0),
+        oldest_live_fraction=_oldest_live_fractions(rep, growing_keys),
+    )
+    diagnosis = diagnose(accounting, lines, facts)
+    expandable_on = expandable_segments_on(settings, segments)
+    recommendations = recommend(diagnosis, accounting, lines, settings, expandable_on)
+
+    environment = {key: (meta.get("environment") or {}).get(key) for key in ENVIRONMENT_KEYS}
+    environment["allocator_settings"] = settings
+    environment["expandable_segments"] = expandable_on
+    environment["total_memory"] = total
+    environment["device_index"] = device
+    oom = None
+    if outcome == "oom":
+        oom = OomEvent(request=request, device_free=device_free, device_limit=meta_oom.get("device_limit") or limit,
+                       count=facts.oom_count, index=rep.oom_index)
+    return Analysis(
+        outcome=outcome, status=meta.get("status"), diagnosis=diagnosis, accounting=accounting, timeline=timeline,
+        oom=oom, lines=lines, recommendations=recommendations, environment=environment,
+        allocator_settings=settings, source_root=recorded_root, local_root=resolver.local_root, notes=notes,
+    )

@@ -1,0 +1,140 @@
+"""What to try, fitted to the cause and to the allocator settings the run already had.
+
+Allocator knobs are experiments to measure with `vramlens run`, never promised fixes, and
+``empty_cache()`` is never offered for a live-memory peak: it only returns unused cache.
+"""
+
+from __future__ import annotations
+
+from vramlens.analysis.diagnosis import effective_limit
+from vramlens.analysis.model import Accounting, Diagnosis, LineStat, Recommendation
+from vramlens.analysis.units import format_bytes as fmt
+
+
+def _where(line: LineStat) -> str:
+    name = (line.path or "").replace("\\", "/").rsplit("/", 1)[-1]
+    return f"{name}:{line.line}" if line.path else line.function
+
+
+def _top_user_lines(lines: list[LineStat], count: int = 3) -> list[LineStat]:
+    return [line for line in lines if line.path is not None and line.live_bytes > 0][:count]
+
+
+def _working_set(acc: Accounting, lines: list[LineStat]) -> list[Recommendation]:
+    limit = effective_limit(acc)
+    top = _top_user_lines(lines)
+    where = ", ".join(f"{_where(l)} ({fmt(l.live_bytes)})" for l in top) or "the largest allocations"
+    recs = []
+    if acc.request is not None and limit is not None:
+        over = acc.allocated + acc.request - limit
+        if over > 0:
+            recs.append(Recommendation(
+                f"Shrink the live working set by at least {fmt(over)}: it needs that much more than the {fmt(limit)} "
+                f"{'cap' if acc.limit_is_cap else 'limit'}; the lines holding most are {where}.",
+                f"Live tensors ({fmt(acc.allocated)}) plus the {fmt(acc.request)} request exceed the limit even without any cache.",
+            ))
+    recs.append(Recommendation(
+        f"Reduce the batch or sequence length feeding {where}, or trade compute for memory with activation "
+        "checkpointing (torch.utils.checkpoint) and bf16 autocast.",
+        "These shrink the tensors that are live at the same time, which is what ran out.",
+    ))
+    no_frame = next((l for l in lines if l.path is None and l.live_bytes > 0 and "autograd" in l.function), None)
+    if no_frame and no_frame.share >= 0.2:
+        recs.append(Recommendation(
+            "Gradients and backward temporaries are a large share: consider gradient accumulation over smaller "
+            "micro-batches, or setting optimizer.zero_grad(set_to_none=True).",
+            f"{fmt(no_frame.live_bytes)} ({no_frame.share:.0%}) was allocated by the autograd engine with no Python frame.",
+        ))
+    return recs
+
+
+def _fragmentation(acc: Accounting, settings: dict, expandable_on: bool) -> list[Recommendation]:
+    recs = []
+    if not expandable_on:
+        recs.append(Recommendation(
+            "As an experiment, rerun with PYTORCH_ALLOC_CONF=expandable_segments:True and measure with `vramlens run` again.",
+            "Expandable segments let the allocator grow one segment instead of leaving unusable holes; "
+            "it often helps with fragmentation but is not guaranteed to.",
+            experiment=True,
+        ))
+    if "max_split_size_mb" not in settings:
+        recs.append(Recommendation(
+            "As a second experiment, try PYTORCH_ALLOC_CONF=max_split_size_mb:256 (or a size near your large requests) "
+            "and compare the peak reserved with `vramlens run`.",
+            "It stops big cached blocks from being split for small requests, which can keep large holes usable.",
+            experiment=True,
+        ))
+    recs.append(Recommendation(
+        "Allocate large, long-lived buffers once and early (or reuse them), and avoid interleaving "
+        "short-lived and long-lived tensors of very different sizes.",
+        f"{fmt(acc.cached)} was free inside PyTorch's reserved memory but split into pieces smaller than the request.",
+    ))
+    return recs
+
+
+def _retained(lines: list[LineStat]) -> list[Recommendation]:
+    growing = [l for l in lines if l.growing and l.live_bytes > 0][:3]
+    where = ", ".join(f"{_where(l)} (+{fmt(l.growth_bytes)})" for l in growing)
+    return [
+        Recommendation(
+            f"Find what keeps the tensors from {where} alive across iterations: a list, dict or attribute that "
+            "stores outputs or losses.",
+            "Their live bytes rose every iteration and blocks from earlier iterations were still live.",
+        ),
+        Recommendation(
+            "Store .item() for scalars you log and .detach() (or .detach().cpu()) for tensors you keep, so the "
+            "autograd graph of each iteration can be freed.",
+            "A kept tensor that requires grad holds its whole graph, including every saved activation.",
+        ),
+    ]
+
+
+def _outside(acc: Accounting) -> list[Recommendation]:
+    recs = []
+    if acc.other_processes:
+        recs.append(Recommendation(
+            f"Other processes held {fmt(acc.other_processes)} on this GPU: stop them, or run on a GPU they do not use "
+            "(CUDA_VISIBLE_DEVICES).",
+            "That memory is invisible to PyTorch's allocator yet counts against the device.",
+        ))
+    if acc.context_and_libraries:
+        recs.append(Recommendation(
+            f"This process held {fmt(acc.context_and_libraries)} outside PyTorch's allocator (CUDA context and other "
+            "libraries: CuPy, TensorFlow/JAX preallocation, NCCL, cuDNN/cuBLAS workspaces): release or cap those "
+            "libraries' pools before the PyTorch work.",
+            "Bytes held by another allocator in the same process are not reusable by PyTorch.",
+        ))
+    if not recs:
+        recs.append(Recommendation(
+            f"Find what holds the {fmt(acc.non_pytorch)} outside PyTorch (nvidia-smi lists processes) and free it.",
+            "Without that memory the request would have fit.",
+        ))
+    return recs
+
+
+def _cached(acc: Accounting) -> list[Recommendation]:
+    return [
+        Recommendation(
+            "Nothing to fix: the gap between reserved and allocated memory is PyTorch's cache, reused by later allocations.",
+            "nvidia-smi shows reserved memory as used, which looks like a leak but is not one.",
+        ),
+        Recommendation(
+            "Only if another process must use that memory, call torch.cuda.empty_cache() after the phase that needed it.",
+            "It returns unused cache to the driver; it frees no live tensor and costs new cudaMalloc calls later.",
+        ),
+    ]
+
+
+def recommend(diagnosis: Diagnosis, acc: Accounting, lines: list[LineStat], settings: dict, expandable_on: bool) -> list[Recommendation]:
+    cause = diagnosis.cause
+    if cause == "working_set":
+        return _working_set(acc, lines)
+    if cause == "fragmentation":
+        return _fragmentation(acc, settings, expandable_on)
+    if cause == "retained_references":
+        return _retained(lines)
+    if cause == "outside_allocator":
+        return _outside(acc)
+    if cause == "cached_not_leak":
+        return _cached(acc)
+    return []

@@ -1,0 +1,197 @@
+"""One pass over the allocator trace: the timeline, the peak, the OOM, and per-line aggregates.
+
+The trace is a ring buffer, so the pass counts everything relative to its first entry and
+the absolute state at the start is reconstructed afterwards from the final ``segments``
+minus what the trace did. The loop keeps no per-entry objects: per line it aggregates into
+one small list, and per live block it keeps one tuple until the block is freed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from vramlens.analysis.sources import LIBRARY, USER, SourceResolver
+
+# Keys of the pseudo-lines (real lines are (filename, line)).
+NO_FRAME = (None, 0)
+LIBRARY_ONLY = (None, 1)
+BEFORE_TRACE = (None, 2)
+
+# Slots of a line's accumulator list (a list, not an object: it is touched on every event).
+LIVE, TOTAL, COUNT, SIZES, FLOORS, FRAMES, BLOCKS, AT_PEAK, AT_OOM, KEY, OFFSET, OFFSET_BLOCKS = range(12)
+
+GROWTH_WINDOWS = 8
+TIMELINE_POINTS = 400
+MIN_BLOCK = 512
+
+
+def _new_line(key, frames) -> list:
+    return [0, 0, 0, {}, [None] * GROWTH_WINDOWS, frames, 0, 0, 0, key, 0, 0]
+
+
+@dataclass
+class ReplayResult:
+    entries: int
+    lines: dict  # key -> accumulator list
+    points: list  # (index, time_us, max allocated, max reserved) relative to the start
+    end_allocated: int  # relative
+    end_reserved: int  # relative
+    peak_allocated: int  # relative
+    peak_reserved: int  # relative: the highest reserved anywhere in the trace
+    peak_index: int | None
+    peak_time_us: int | None
+    end_live: dict  # addr -> (size, accumulator, index) of blocks allocated in the trace and never freed
+    pre_freed: int  # bytes freed in the trace that it never allocated: they existed at its start
+    reserved_at_peak: int = 0  # relative: reserved when allocated peaked
+    oom_index: int | None = None
+    oom_time_us: int | None = None
+    oom_request: int | None = None
+    oom_device_free: int | None = None
+    oom_count: int = 0
+    allocated_at_oom: int | None = None  # relative
+    reserved_at_oom: int | None = None  # relative
+    live_at_oom: dict | None = None  # addr -> (size, accumulator, index)
+    segment_events_after_oom: list = field(default_factory=list)  # (action, addr, size)
+    pre_freed_after_oom: list = field(default_factory=list)  # (addr, size): live at the OOM, from before the trace
+
+
+def frames_key(frames, resolver: SourceResolver):
+    """The line a frames list belongs to: its innermost user frame, or a pseudo-line."""
+    if not frames:
+        return NO_FRAME
+    kinds, classify = resolver.kind_cache, resolver.kind
+    python_seen = False
+    for frame in frames:
+        filename = frame.get("filename", "??")
+        kind = kinds.get(filename) or classify(filename)
+        if kind == USER:
+            return (filename, frame.get("line"))
+        if kind == LIBRARY:
+            python_seen = True
+    return LIBRARY_ONLY if python_seen else NO_FRAME
+
+
+def replay(trace: list, resolver: SourceResolver) -> ReplayResult:  # noqa: C901 - one hot loop, kept whole on purpose
+    entries = len(trace)
+    window = max(1, -(-entries // GROWTH_WINDOWS))
+    bucket = max(1, entries // TIMELINE_POINTS)
+    kinds, classify = resolver.kind_cache, resolver.kind
+    lines: dict = {}
+    live: dict = {}
+    points: list = []
+    allocated = reserved = 0
+    bucket_allocated = bucket_reserved = 0
+    peak = reserved_at_peak = max_reserved = 0
+    peak_index = peak_time = None
+    peak_pending = False
+    next_point = bucket - 1
+    pre_freed = 0
+    result = ReplayResult(entries, lines, points, 0, 0, 0, 0, None, None, {}, 0)
+    oom_seen = False
+    before = None
+
+    for index, entry in enumerate(trace):
+        action = entry["action"]
+        if action == "alloc":
+            size = entry["size"]
+            size = ((size + 511) >> 9) << 9 or MIN_BLOCK
+            frames = entry.get("frames")
+            key = NO_FRAME
+            if frames:
+                python_seen = False
+                for frame in frames:
+                    filename = frame["filename"]
+                    kind = kinds.get(filename) or classify(filename)
+                    if kind == USER:
+                        key = (filename, frame["line"])
+                        break
+                    if kind == LIBRARY:
+                        python_seen = True
+                else:
+                    key = LIBRARY_ONLY if python_seen else NO_FRAME
+            acc = lines.get(key)
+            if acc is None:
+                acc = lines[key] = _new_line(key, frames)
+            current = acc[LIVE]
+            floors = acc[FLOORS]
+            slot = index // window
+            floor = floors[slot]
+            if floor is None or current < floor:
+                floors[slot] = current
+            acc[LIVE] = current + size
+            acc[TOTAL] += size
+            acc[COUNT] += 1
+            acc[BLOCKS] += 1
+            sizes = acc[SIZES]
+            sizes[size] = sizes.get(size, 0) + 1
+            live[entry["addr"]] = (size, acc, index)
+            allocated += size
+            if allocated > bucket_allocated:
+                bucket_allocated = allocated
+                if allocated > peak:
+                    peak = allocated
+                    reserved_at_peak = reserved
+                    peak_index = index
+                    peak_pending = True
+        elif action == "free_requested" or action == "free" or (action == "free_completed" and entry["addr"] in live):
+            if peak_pending:  # the state right before the first drop after a new peak is the peak state
+                for acc in lines.values():
+                    acc[AT_PEAK] = acc[LIVE]
+                peak_pending = False
+            block = live.pop(entry["addr"], None)
+            if block is None:  # freed here, allocated before the trace began
+                size = ((entry["size"] + 511) >> 9) << 9 or MIN_BLOCK
+                pre_freed += size
+                if before is None:
+                    before = lines[BEFORE_TRACE] = _new_line(BEFORE_TRACE, None)
+                before[LIVE] -= size
+                before[BLOCKS] -= 1
+                if oom_seen:
+                    result.pre_freed_after_oom.append((entry["addr"], size))
+            else:
+                size, acc = block[0], block[1]
+                acc[LIVE] -= size
+                acc[BLOCKS] -= 1
+            allocated -= size
+        elif action == "segment_alloc" or action == "segment_map":
+            reserved += entry["size"]
+            if reserved > bucket_reserved:
+                bucket_reserved = reserved
+                if reserved > max_reserved:
+                    max_reserved = reserved
+            if oom_seen:
+                result.segment_events_after_oom.append((action, entry["addr"], entry["size"]))
+        elif action == "segment_free" or action == "segment_unmap":
+            reserved -= entry["size"]
+            if oom_seen:
+                result.segment_events_after_oom.append((action, entry["addr"], entry["size"]))
+        elif action == "oom":
+            result.oom_count += 1
+            if not oom_seen:
+                oom_seen = True
+                result.oom_index = index
+                result.oom_time_us = entry.get("time_us")
+                result.oom_request = entry.get("size")
+                result.oom_device_free = entry.get("device_free", entry.get("addr"))
+                result.allocated_at_oom = allocated
+                result.reserved_at_oom = reserved
+                result.live_at_oom = dict(live)
+                for acc in lines.values():
+                    acc[AT_OOM] = acc[LIVE]
+        if index == next_point:
+            points.append((index, entry.get("time_us"), bucket_allocated, bucket_reserved))
+            bucket_allocated, bucket_reserved = allocated, reserved
+            next_point += bucket
+
+    if peak_pending:
+        for acc in lines.values():
+            acc[AT_PEAK] = acc[LIVE]
+    if entries and (not points or points[-1][0] != entries - 1):
+        points.append((entries - 1, trace[-1].get("time_us"), bucket_allocated, bucket_reserved))
+    if peak_index is not None:
+        peak_time = trace[peak_index].get("time_us")
+    result.end_allocated, result.end_reserved = allocated, reserved
+    result.peak_allocated, result.peak_reserved, result.reserved_at_peak = peak, max_reserved, reserved_at_peak
+    result.peak_index, result.peak_time_us = peak_index, peak_time
+    result.end_live, result.pre_freed = live, pre_freed
+    return result

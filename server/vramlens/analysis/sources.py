@@ -1,0 +1,100 @@
+"""Which frames are the user's code, and where their files are on this machine.
+
+User code = frames under the source root; torch, site-packages, the standard library,
+C++ frames (``??``) and ``<frozen …>`` are the call path, never the culprit. A capture from
+another machine is mapped onto local files by path suffix (the longest existing suffix wins).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import PurePosixPath
+
+USER, LIBRARY, NATIVE = 1, 2, 3
+
+_NATIVE_SUFFIXES = (".cpp", ".cc", ".cxx", ".c", ".h", ".hpp", ".cu", ".cuh")
+_LIBRARY_MARKERS = ("/site-packages/", "/dist-packages/", "/lib/python3", "/lib64/python3", "/torch/", "/vramlens/agent/")
+
+
+def frame_kind(filename: str, recorded_root: str | None) -> int:
+    """USER, LIBRARY or NATIVE for one frame's file name."""
+    if not filename or filename == "??" or filename.startswith("<") or filename.endswith(_NATIVE_SUFFIXES):
+        return NATIVE
+    normalized = filename.replace("\\", "/")
+    if recorded_root:
+        root = recorded_root.replace("\\", "/").rstrip("/") + "/"
+        if not normalized.startswith(root):
+            return LIBRARY
+        normalized = "/" + normalized[len(root):]  # markers count only inside the root (a venv in the project)
+    if any(marker in normalized for marker in _LIBRARY_MARKERS):
+        return LIBRARY
+    if normalized.startswith("torch/"):
+        return LIBRARY
+    return USER
+
+
+def short_path(filename: str, recorded_root: str | None = None) -> str:
+    """A path a reader recognises: relative to the root, from ``torch/``, or after site-packages."""
+    normalized = filename.replace("\\", "/")
+    if recorded_root:
+        root = recorded_root.replace("\\", "/").rstrip("/") + "/"
+        if normalized.startswith(root):
+            return normalized[len(root):]
+    for marker in ("/site-packages/", "/dist-packages/"):
+        if marker in normalized:
+            return normalized.split(marker, 1)[1]
+    if "/torch/" in normalized:
+        return "torch/" + normalized.rsplit("/torch/", 1)[1]
+    return PurePosixPath(normalized).name or normalized
+
+
+class SourceResolver:
+    """Classifies frames and finds their files here; every answer is cached per file name."""
+
+    def __init__(self, recorded_root: str | None = None, local_root: str | None = None):
+        self.recorded_root = recorded_root or None
+        self.local_root = os.path.abspath(local_root) if local_root else None
+        self.kind_cache: dict[str, int] = {}
+        self._local: dict[str, str | None] = {}
+        self._lines: dict[str, list[str] | None] = {}
+
+    def kind(self, filename: str) -> int:
+        kind = self.kind_cache.get(filename)
+        if kind is None:
+            kind = self.kind_cache[filename] = frame_kind(filename, self.recorded_root)
+        return kind
+
+    def short(self, filename: str) -> str:
+        return short_path(filename, self.recorded_root)
+
+    def local_path(self, filename: str | None) -> str | None:
+        """The file on this machine that the recorded path stands for, or None."""
+        if not filename:
+            return None
+        if filename not in self._local:
+            self._local[filename] = self._find_local(filename)
+        return self._local[filename]
+
+    def _find_local(self, filename: str) -> str | None:
+        parts = [p for p in filename.replace("\\", "/").split("/") if p]
+        if self.local_root:
+            for start in range(len(parts)):  # longest suffix first
+                candidate = os.path.join(self.local_root, *parts[start:])
+                if os.path.isfile(candidate):
+                    return candidate
+        return filename if os.path.isfile(filename) else None
+
+    def source_line(self, filename: str | None, line: int | None) -> str | None:
+        local = self.local_path(filename)
+        if local is None or not line:
+            return None
+        if local not in self._lines:
+            try:
+                with open(local, encoding="utf-8", errors="replace") as handle:
+                    self._lines[local] = handle.read().splitlines()
+            except OSError:
+                self._lines[local] = None
+        lines = self._lines[local]
+        if lines is None or not 0 < line <= len(lines):
+            return None
+        return lines[line - 1].strip()

@@ -1,0 +1,132 @@
+"""`vramlens analyze PATH`: why the GPU ran out of memory, in text or --json."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from vramlens.analysis import analyze_path, to_json
+from vramlens.analysis.model import Accounting, Analysis, LineStat
+from vramlens.analysis.units import format_bytes as fmt
+from vramlens.analysis.units import parse_size
+from vramlens.capture import CaptureError
+
+TOP_LINES = 8
+
+
+def add_parser(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "analyze", help="diagnose a capture folder or a raw snapshot pickle",
+        description="Explain where the GPU memory went: accounting, cause, lines responsible, what to try.",
+    )
+    parser.add_argument("path", help="capture folder, its capture.json, or a torch.cuda.memory._dump_snapshot pickle")
+    parser.add_argument("--json", action="store_true", help="print the documented JSON schema instead of text")
+    parser.add_argument("--total-memory", metavar="SIZE", help="device memory when the snapshot cannot say (e.g. 24GiB, 141e9)")
+    parser.add_argument("--source-root", metavar="DIR", help="local folder the recorded paths map onto by path suffix")
+    parser.add_argument("--top", type=int, default=TOP_LINES, help=f"how many lines to show (default {TOP_LINES})")
+    parser.set_defaults(handler=run)
+
+
+def load_analysis(args) -> Analysis:
+    """Shared by analyze and report: parse the options and analyze, raising CaptureError/ValueError for the user."""
+    total = parse_size(args.total_memory) if getattr(args, "total_memory", None) else None
+    return analyze_path(args.path, total_memory=total, source_root=getattr(args, "source_root", None))
+
+
+def fail(message: str) -> int:
+    print(f"vramlens: {message}", file=sys.stderr)
+    return 2
+
+
+def run(args) -> int:
+    try:
+        analysis = load_analysis(args)
+    except (CaptureError, ValueError) as error:
+        return fail(str(error))
+    if args.json:
+        json.dump(to_json(analysis), sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        sys.stdout.write(render_text(analysis, args.path, args.top))
+    return 0
+
+
+def accounting_rows(acc: Accounting, peak_allocated: int) -> list[tuple[str, str, str]]:
+    """(label, value, remark) rows of the accounting table, shared with the Markdown report."""
+    free_remark = ""
+    if acc.largest_free_block is not None:
+        free_remark = f"largest free block {fmt(acc.largest_free_block)} ({acc.largest_free_pool} pool)"
+        if acc.request is not None:
+            free_remark += ": could hold the request" if acc.free_block_fits_request else ": could not hold the request"
+    outside_remark = ""
+    if acc.context_and_libraries is not None:
+        outside_remark = f"this process {fmt(acc.context_and_libraries)} (context, libraries); other processes {fmt(acc.other_processes)}"
+    elif acc.other_processes is not None:
+        outside_remark = f"other processes {fmt(acc.other_processes)}"
+    limit_label = "fraction cap" if acc.limit_is_cap else "device total"
+    rows = [
+        ("allocated (live tensors)", fmt(acc.allocated), ""),
+        ("cached (reserved − allocated)", fmt(acc.cached), free_remark),
+        ("reserved by PyTorch", fmt(acc.reserved), ""),
+        ("non-PyTorch (driver used − reserved)", fmt(acc.non_pytorch), outside_remark),
+        ("driver-visible used", fmt(acc.driver_used), f"NVML sample: {acc.nvml_phase}" if acc.nvml_phase else ""),
+        (f"limit ({limit_label})", fmt(acc.limit), f"device total {fmt(acc.device_total)}" if acc.limit_is_cap else ""),
+        ("failed request", fmt(acc.request) if acc.request is not None else "none", ""),
+        ("peak allocated (whole trace)", fmt(peak_allocated), ""),
+    ]
+    return rows
+
+
+def _line_title(line: LineStat) -> str:
+    if line.path is None:
+        return line.function
+    return f"{line.path}:{line.line} in {line.function}"
+
+
+def render_text(analysis: Analysis, path: str, top: int = TOP_LINES) -> str:
+    acc, diagnosis = analysis.accounting, analysis.diagnosis
+    out = [f"VRAM Lens — {path}"]
+    if analysis.outcome == "oom":
+        out.append(f"Outcome: out of memory (request {fmt(acc.request)})")
+    else:
+        out.append("Outcome: completed")
+    moment = {"oom": "at the OOM", "peak": "at the allocated peak", "end": "at the end of the trace"}[acc.moment]
+    out += ["", f"Memory {moment}"]
+    rows = accounting_rows(acc, analysis.timeline.peak_allocated)
+    width = max(len(label) for label, _, _ in rows)
+    for label, value, remark in rows:
+        out.append(f"  {label:<{width}}  {value:>12}" + (f"   {remark}" if remark else ""))
+    out += ["", f"Cause: {diagnosis.cause} (confidence {diagnosis.confidence:.2f}, {diagnosis.confidence_label})"]
+    out += [f"  - {fact}" for fact in diagnosis.evidence]
+    if analysis.recommendations:
+        out += ["", "What to try"]
+        for number, rec in enumerate(analysis.recommendations, 1):
+            tag = " [experiment: measure it]" if rec.experiment else ""
+            out += [f"  {number}. {rec.action}{tag}", f"     why: {rec.reason}"]
+    shown = [line for line in analysis.lines if line.live_bytes > 0 or line.allocated_bytes > 0][:top]
+    if shown:
+        out += ["", f"Top lines (live bytes {moment})"]
+    for number, line in enumerate(shown, 1):
+        growth = f", growing +{fmt(line.growth_bytes)}" if line.growing else ""
+        out.append(
+            f"  {number}. {_line_title(line)}: {fmt(line.live_bytes)} live ({line.share:.0%}){growth}; "
+            f"{line.count} allocations, {fmt(line.allocated_bytes)} in total"
+        )
+        if line.local_path and line.local_path != line.path:
+            out.append(f"     local file: {line.local_path}")
+        if line.source:
+            out.append(f"     > {line.source}")
+        if line.call_path:
+            out.append(f"     call path: {' → '.join(line.call_path)}")
+        if line.size_histogram:
+            out.append("     block sizes: " + ", ".join(f"{fmt(size)} ×{count}" for size, count in line.size_histogram[:3]))
+    out += [f"Note: {note}" for note in analysis.notes]
+    return "\n".join(out) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:  # for `python -m vramlens.cli.analyze`
+    parser = argparse.ArgumentParser(prog="vramlens")
+    add_parser(parser.add_subparsers())
+    args = parser.parse_args(["analyze", *(argv if argv is not None else sys.argv[1:])])
+    return args.handler(args)
