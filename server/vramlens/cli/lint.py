@@ -1,0 +1,71 @@
+"""`vramlens lint PATH...`: static checks for memory-wasting PyTorch code (argparse adapter only)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from vramlens.lint import fix_file, iter_python_files, lint_file, unknown_selectors
+from vramlens.lint.findings import Finding
+
+_SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "lint",
+        help="find PyTorch code that wastes GPU memory (no GPU needed, nothing is run)",
+        description="Static checks for PyTorch code that keeps autograd graphs alive or wastes GPU memory. "
+        "Exit status: 0 when clean, 1 when findings remain, 2 on usage errors.",
+    )
+    parser.add_argument("paths", nargs="+", metavar="PATH", help="Python files or folders to check")
+    parser.add_argument("--json", action="store_true", help="print findings as JSON (schema in docs/lint.md)")
+    parser.add_argument("--fix", action="store_true", help="apply the safe default fix of each finding in place")
+    parser.add_argument("--select", default="", metavar="CODES", help="comma-separated rule slugs, codes or code prefixes to report")
+    parser.add_argument("--ignore", default="", metavar="CODES", help="comma-separated rule slugs, codes or code prefixes to skip")
+    parser.set_defaults(handler=run_lint)
+
+
+def _split(value: str) -> list[str]:
+    return [part.strip() for part in value.split(",") if part.strip()]
+
+
+def run_lint(args: argparse.Namespace) -> int:
+    select, ignore = _split(args.select), _split(args.ignore)
+    unknown = unknown_selectors(select + ignore)
+    if unknown:
+        print(f"vramlens lint: unknown rule or code {', '.join(unknown)}; see docs/lint.md for the list.", file=sys.stderr)
+        return 2
+    files = list(iter_python_files(args.paths))
+    missing = [str(f) for f in files if not f.exists()]
+    if missing:
+        print(f"vramlens lint: no such file or folder: {', '.join(missing)}", file=sys.stderr)
+        return 2
+    fixed = 0
+    findings: list[Finding] = []
+    for path in files:
+        if args.fix:
+            result = fix_file(path, select, ignore)
+            if result is not None:
+                fixed += result.applied
+        findings.extend(lint_file(path, select, ignore))
+    if args.json:
+        print(json.dumps({"findings": [f.to_dict() for f in findings]}, indent=2))
+    else:
+        _print_text(findings, len(files), fixed if args.fix else None)
+    return 1 if any(f.severity in ("error", "warning") for f in findings) else 0
+
+
+def _print_text(findings: list[Finding], file_count: int, fixed: int | None) -> None:
+    for finding in findings:
+        print(f"{finding.path}:{finding.line}:{finding.column + 1}: {finding.code} [{finding.rule}] {finding.severity}: {finding.message}")
+        if finding.fixes and fixed is None:
+            print(f"    fix available: {finding.fixes[0].title} (run with --fix)")
+    counts = {}
+    for finding in findings:
+        counts[finding.severity] = counts.get(finding.severity, 0) + 1
+    summary = ", ".join(f"{counts[s]} {s}{'s' if counts[s] != 1 else ''}" for s in sorted(counts, key=_SEVERITY_ORDER.get))
+    checked = f"{file_count} file{'s' if file_count != 1 else ''} checked"
+    applied = f", {fixed} fix{'es' if fixed != 1 else ''} applied" if fixed is not None else ""
+    print(f"{checked}{applied}: {summary or 'no findings'}.", file=sys.stderr if findings else sys.stdout)

@@ -1,0 +1,49 @@
+"""empty-cache-in-loop: torch.cuda.empty_cache() or gc.collect() on every iteration."""
+
+from __future__ import annotations
+
+import ast
+
+from .syntax import call_name, is_small_constant_loop
+from .walker import LintContext
+
+_TARGETS = {"torch.cuda.empty_cache", "cuda.empty_cache", "gc.collect"}
+
+
+def _is_availability_check(test: ast.AST) -> bool:
+    return "is_available" in ast.unparse(test)
+
+
+def _runs_every_iteration(ctx: LintContext) -> bool:
+    """No step modulus, threshold or except clause between the innermost loop and the call."""
+    innermost = ctx.loops[-1]
+    inside = ctx.blocks[ctx.blocks.index(innermost) + 1 :] if innermost in ctx.blocks else []
+    for block in inside:
+        if isinstance(block, ast.ExceptHandler):
+            return False
+        if isinstance(block, (ast.If, ast.Match)) and not (isinstance(block, ast.If) and _is_availability_check(block.test)):
+            return False
+    return True
+
+
+class EmptyCacheInLoop:
+    def check_scope(self, ctx: LintContext) -> None:
+        pass
+
+    def check_statement(self, stmt: ast.stmt, ctx: LintContext) -> None:
+        pass
+
+    def check_call(self, call: ast.Call, ctx: LintContext) -> None:
+        name = call_name(call)
+        if ctx.facts.torch_alias and name.startswith(f"{ctx.facts.torch_alias}."):
+            name = "torch." + name.split(".", 1)[1]
+        if name not in _TARGETS or not ctx.loops or is_small_constant_loop(ctx.loops[-1]):
+            return
+        if not _runs_every_iteration(ctx):
+            return
+        what = "gc.collect()" if name == "gc.collect" else "empty_cache()"
+        message = (
+            f"{what} on every iteration does not lower peak memory — the next iteration re-allocates the "
+            "same blocks — but slows every step; call it rarely (e.g. every N steps) or not at all."
+        )
+        ctx.report("VL401", call, message)

@@ -1,0 +1,92 @@
+"""The driver: source text in, findings out. One parse, one ordered walk, every rule family."""
+
+from __future__ import annotations
+
+import ast
+import os
+import warnings
+from pathlib import Path
+from typing import Iterable, Iterator
+
+from .catalog import check, is_enabled
+from .empty_cache_in_loop import EmptyCacheInLoop
+from .facts import gather_facts
+from .findings import Finding
+from .host_tensor_to_device import HostTensorToDevice
+from .missing_no_grad import MissingNoGrad
+from .oom_retry_in_except import OomRetryInExcept
+from .retain_graph_in_loop import RetainGraphInLoop
+from .retained_graph import RetainedGraph
+from .source import decode_source
+from .walker import LintContext, Walker
+
+_SKIPPED_FOLDERS = {".git", ".hg", ".venv", "venv", "env", "__pycache__", "node_modules", ".tox", ".mypy_cache", "site-packages", "build", "dist"}
+
+
+def _families() -> list:
+    return [RetainedGraph(), MissingNoGrad(), RetainGraphInLoop(), EmptyCacheInLoop(), HostTensorToDevice(), OomRetryInExcept()]
+
+
+def parse_error(path: str, message: str, line: int = 1, column: int = 0) -> Finding:
+    info = check("VL000")
+    return Finding(path, max(line, 1), max(column, 0), max(line, 1), max(column, 0), info.code, info.rule, info.severity, message)
+
+
+def parse(text: str) -> ast.Module:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # invalid escape sequences and the like are not our findings
+        return ast.parse(text)
+
+
+def lint_source(text: str, path: str = "<source>", select: list[str] | None = None, ignore: list[str] | None = None) -> list[Finding]:
+    """All enabled findings for one file's text, sorted by position. Never raises on bad input."""
+    try:
+        tree = parse(text)
+    except SyntaxError as error:
+        return [parse_error(path, f"cannot parse this file: {error.msg} (line {error.lineno}); nothing else was checked.", error.lineno or 1, (error.offset or 1) - 1)]
+    except (ValueError, RecursionError, MemoryError) as error:
+        return [parse_error(path, f"cannot parse this file: {error}; nothing else was checked.")]
+    ctx = LintContext(path, text, tree, gather_facts(tree))
+    try:
+        Walker(ctx, _families()).run()
+    except RecursionError:
+        return [parse_error(path, "this file nests too deeply to analyse; nothing was checked.")]
+    findings = [f for f in ctx.findings.values() if is_enabled(f.code, select, ignore)]
+    return sorted(findings, key=lambda f: f.sort_key)
+
+
+def lint_bytes(data: bytes, path: str, select: list[str] | None = None, ignore: list[str] | None = None) -> list[Finding]:
+    decoded = decode_source(data)
+    findings = lint_source(decoded.text, path, select, ignore)
+    if decoded.problem and not any(f.code == "VL000" for f in findings):
+        findings.insert(0, parse_error(path, f"this file contains {decoded.problem}; they were replaced before checking."))
+    return findings
+
+
+def lint_file(path: str | os.PathLike, select: list[str] | None = None, ignore: list[str] | None = None) -> list[Finding]:
+    try:
+        data = Path(path).read_bytes()
+    except OSError as error:
+        return [parse_error(str(path), f"cannot read this file: {error.strerror or error}.")]
+    return lint_bytes(data, str(path), select, ignore)
+
+
+def iter_python_files(paths: Iterable[str | os.PathLike]) -> Iterator[Path]:
+    """Files named on the command line, and every .py file below the folders named there."""
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            for root, folders, files in os.walk(path):
+                folders[:] = sorted(f for f in folders if f not in _SKIPPED_FOLDERS and not f.startswith("."))
+                for name in sorted(files):
+                    if name.endswith((".py", ".pyw")):
+                        yield Path(root) / name
+        else:
+            yield path
+
+
+def lint_paths(paths: Iterable[str | os.PathLike], select: list[str] | None = None, ignore: list[str] | None = None) -> list[Finding]:
+    findings: list[Finding] = []
+    for path in iter_python_files(paths):
+        findings.extend(lint_file(path, select, ignore))
+    return findings

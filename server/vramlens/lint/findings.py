@@ -1,0 +1,72 @@
+"""The findings model: what a rule reports and the exact text edits that fix it.
+
+Positions follow the JSON schema documented in docs/lint.md: lines are 1-based,
+columns are 0-based character offsets within the line (not bytes).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Edit:
+    """Replace the text between two positions with ``new_text`` (an insertion when they are equal)."""
+
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+    new_text: str
+
+    def to_dict(self) -> dict:
+        return {
+            "line": self.line,
+            "column": self.column,
+            "end_line": self.end_line,
+            "end_column": self.end_column,
+            "new_text": self.new_text,
+        }
+
+
+@dataclass(frozen=True)
+class Fix:
+    """One safe change; all its edits are applied together or not at all."""
+
+    title: str
+    edits: tuple[Edit, ...]
+
+    def to_dict(self) -> dict:
+        return {"title": self.title, "edits": [edit.to_dict() for edit in self.edits]}
+
+
+@dataclass(frozen=True)
+class Finding:
+    path: str
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+    code: str
+    rule: str
+    severity: str  # "error" | "warning" | "info"
+    message: str
+    fixes: tuple[Fix, ...] = field(default=())
+
+    def to_dict(self) -> dict:
+        return {
+            "path": self.path,
+            "line": self.line,
+            "column": self.column,
+            "end_line": self.end_line,
+            "end_column": self.end_column,
+            "code": self.code,
+            "rule": self.rule,
+            "severity": self.severity,
+            "message": self.message,
+            "fixes": [fix.to_dict() for fix in self.fixes],
+        }
+
+    @property
+    def sort_key(self) -> tuple:
+        return (self.path, self.line, self.column, self.code)

@@ -1,0 +1,96 @@
+"""host-tensor-to-device: a constant tensor built on the CPU, then copied to the GPU, again and again."""
+
+from __future__ import annotations
+
+import ast
+
+from .edits import replace_node
+from .findings import Fix
+from .syntax import call_name, dotted, last_name
+from .walker import LintContext
+
+# Factories that take ``device=``; the first group is constant whatever its arguments.
+_SHAPED = {"zeros", "ones", "full", "eye", "arange", "linspace", "logspace", "empty", "rand", "randn", "randint"}
+_FROM_DATA = {"tensor", "as_tensor", "Tensor", "FloatTensor", "LongTensor", "IntTensor", "BoolTensor", "HalfTensor"}
+_TAKES_DEVICE = _SHAPED | {"tensor", "as_tensor"}
+_TORCH_DTYPES = ("float", "half", "bfloat16", "double", "int", "long", "bool", "uint8", "complex")
+
+
+def _is_constant(node: ast.AST) -> bool:
+    if isinstance(node, ast.Constant):
+        return True
+    if isinstance(node, (ast.List, ast.Tuple)):
+        return all(_is_constant(elt) for elt in node.elts)
+    if isinstance(node, ast.UnaryOp):
+        return _is_constant(node.operand)
+    if isinstance(node, ast.Name):
+        return node.id.isupper()
+    return isinstance(node, ast.Attribute) and (dotted(node) or "").startswith("torch.")
+
+
+def _factory(call: ast.Call, ctx: LintContext) -> str | None:
+    """The torch factory called by ``call`` when it builds a constant host tensor."""
+    name = call_name(call)
+    short = last_name(name)
+    head = name.split(".", 1)[0]
+    is_torch = head in {"torch", ctx.facts.torch_alias} or ctx.facts.imported_names.get(name, "").startswith("torch.")
+    if not is_torch or any(kw.arg == "device" for kw in call.keywords):
+        return None
+    if short in _SHAPED:
+        return short
+    if short in _FROM_DATA and all(_is_constant(a) for a in call.args) and call.args:
+        return short
+    return None
+
+
+def _device_argument(move: ast.Call, ctx: LintContext) -> str | None:
+    """The device a ``.cuda()`` / ``.to(dev)`` call moves to, when it is only a device."""
+    if move.func.attr == "cuda":
+        return '"cuda"' if not move.args and not move.keywords else None
+    if len(move.args) == 1 and not move.keywords:
+        arg = move.args[0]
+        text = ctx.positions.segment(arg)
+        looks_dtype = (dotted(arg) or "").split(".")[-1].startswith(_TORCH_DTYPES) and "device" not in text
+        if isinstance(arg, ast.Constant) and isinstance(arg.value, str) or not looks_dtype:
+            return text
+        return None
+    if not move.args and len(move.keywords) == 1 and move.keywords[0].arg == "device":
+        return ctx.positions.segment(move.keywords[0].value)
+    return None
+
+
+class HostTensorToDevice:
+    def check_scope(self, ctx: LintContext) -> None:
+        pass
+
+    def check_statement(self, stmt: ast.stmt, ctx: LintContext) -> None:
+        pass
+
+    def check_call(self, call: ast.Call, ctx: LintContext) -> None:
+        func = call.func
+        if not (isinstance(func, ast.Attribute) and func.attr in {"cuda", "to"} and isinstance(func.value, ast.Call)):
+            return
+        in_forward = ctx.scope.name == "forward"
+        if not ctx.loops and not in_forward:
+            return
+        created = func.value
+        factory = _factory(created, ctx)
+        if factory is None:
+            return
+        device = _device_argument(call, ctx)
+        if func.attr == "to" and device is None:
+            return  # a dtype conversion, not a move
+        where = "forward call" if in_forward and not ctx.loops else "iteration"
+        message = (
+            f"torch.{factory}(...) is built in host memory and copied to the GPU on every {where}, an extra "
+            "allocation and transfer each time; create it with device=... (or register it once as a buffer)."
+        )
+        fixes = ()
+        if factory in _TAKES_DEVICE and not any(isinstance(a, ast.Starred) for a in created.args) and not any(
+            kw.arg is None for kw in created.keywords
+        ):
+            text = ctx.positions.segment(created)
+            separator = ", " if created.args or created.keywords else ""
+            new_text = f"{text[:-1].rstrip()}{separator}device={device})"
+            fixes = (Fix(f"Create it on the device (device={device})", (replace_node(ctx.positions, call, new_text),)),)
+        ctx.report("VL501", call, message, fixes)

@@ -1,0 +1,157 @@
+"""How long a container or accumulator lives compared with the values stored into it.
+
+A store is only a leak when the place outlives the iteration (a name bound before a
+training or data loop and never re-created in it) or the call (an attribute of self, of a
+class, or a module global), and when the graph it keeps is not backpropagated on purpose.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from .syntax import (
+    assigned_names,
+    dotted,
+    is_backward_call,
+    iter_own_nodes,
+    is_small_constant_loop,
+    iterates_data,
+    names_in,
+    trains,
+)
+from .walker import LintContext
+
+OUTLIVES_CALL = "call"
+OUTLIVES_ITERATION = "iteration"
+
+
+
+def _loop_facts(loop: ast.AST, ctx: LintContext) -> tuple[bool, set[str]]:
+    """(is a training or data loop, names re-created inside it), computed once per loop."""
+    key = ("loop", id(loop))
+    facts = ctx.memo.get(key)
+    if facts is None:
+        repeating = not is_small_constant_loop(loop) and (trains(loop) or iterates_data(loop))
+        facts = ctx.memo[key] = (repeating, assigned_names(loop))
+    return facts
+
+
+def _scope_assigned(ctx: LintContext) -> set[str]:
+    key = ("assigned", id(ctx.scope.node))
+    names = ctx.memo.get(key)
+    if names is None:
+        names = ctx.memo[key] = assigned_names(ctx.scope.node)
+    return names
+
+
+def is_repeating_loop(loop: ast.AST, ctx: LintContext) -> bool:
+    return _loop_facts(loop, ctx)[0]
+
+
+def rebound_in(loop: ast.AST, name: str, ctx: LintContext) -> bool:
+    return name in _loop_facts(loop, ctx)[1]
+
+
+def enclosing_repeating_loop(name: str, ctx: LintContext) -> ast.AST | None:
+    """The innermost training/data loop whose iterations all share ``name``; None if it is fresh each time."""
+    for loop in reversed(ctx.loops):
+        if rebound_in(loop, name, ctx):
+            return None
+        if is_repeating_loop(loop, ctx):
+            return loop
+    return None
+
+
+def is_attribute_store(name: str, ctx: LintContext) -> bool:
+    head = name.split(".", 1)[0]
+    if "." not in name:
+        return False
+    cls = ctx.scope.cls
+    return head in {"self", "cls"} or (cls is not None and head == cls.name) or head in ctx.facts.module_classes
+
+
+def is_global_name(name: str, ctx: LintContext) -> bool:
+    head = name.split(".", 1)[0]
+    scope = ctx.scope
+    if isinstance(scope.node, ast.Module):
+        return False
+    if head in scope.declared_global:
+        return True
+    return head in ctx.facts.globals and head not in _scope_assigned(ctx)
+
+
+def lifetime(name: str, ctx: LintContext) -> str | None:
+    """OUTLIVES_CALL, OUTLIVES_ITERATION or None when the place is as short-lived as the value."""
+    resolved = ctx.state.resolve(name)
+    if enclosing_repeating_loop(resolved, ctx) is not None:
+        return OUTLIVES_ITERATION
+    if any(rebound_in(loop, resolved, ctx) for loop in ctx.loops):
+        return None
+    if is_attribute_store(resolved, ctx) or is_global_name(resolved, ctx):
+        if isinstance(ctx.scope.node, ast.Module) or resolved in _scope_assigned(ctx):
+            return None  # re-created on every call: holds at most one call's graph
+        return OUTLIVES_CALL
+    return None
+
+
+def consumption_scope(name: str, ctx: LintContext) -> ast.AST:
+    """Where a later backward through ``name`` would be written."""
+    if is_attribute_store(name, ctx) and ctx.scope.cls is not None:
+        return ctx.scope.cls
+    if is_attribute_store(name, ctx) or is_global_name(name, ctx):
+        return ctx.tree
+    return ctx.scope.node
+
+
+def backpropagated(name: str, ctx: LintContext) -> bool:
+    """True when the graph kept in ``name`` (or in anything computed from it) is fed to backward."""
+    scope = consumption_scope(ctx.state.resolve(name), ctx)
+    derived = {name, ctx.state.resolve(name)}
+    assignments = [node for node in ast.walk(scope) if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign))]
+    for _ in range(4):
+        grown = False
+        for node in assignments:
+            if node.value is None or not (names_in(node.value) & derived):
+                continue
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                for sub in ast.walk(target):
+                    sub_name = dotted(sub) if isinstance(sub, (ast.Name, ast.Attribute)) else None
+                    if sub_name and sub_name not in derived:
+                        derived.add(sub_name)
+                        grown = True
+        if not grown:
+            break
+    for node in ast.walk(scope):
+        if isinstance(node, ast.Call) and is_backward_call(node):
+            if names_in(node) & derived:
+                return True
+    return False
+
+
+def _binds(node: ast.AST, name: str) -> bool:
+    if isinstance(node, (ast.Assign, ast.AnnAssign)):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        return any(dotted(sub) == name for target in targets for sub in ast.walk(target))
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "detach_":
+        return dotted(node.func.value) == name
+    return False
+
+
+def carried_across(loop_stack: list[ast.AST], name: str, stmt: ast.stmt, ctx: LintContext) -> ast.AST | None:
+    """The training/data loop across whose iterations ``stmt`` threads ``name`` into itself.
+
+    ``h = cell(x, h)`` carries ``h`` unless another statement of the loop re-binds or detaches it.
+    """
+    for loop in reversed(loop_stack):
+        others = [node for node in iter_loop_nodes(loop) if node is not stmt and _binds(node, name)]
+        if others:
+            return None
+        if is_repeating_loop(loop, ctx):
+            return loop
+    return None
+
+
+def iter_loop_nodes(loop: ast.AST):
+    for stmt in loop.body:
+        yield from iter_own_nodes(stmt)

@@ -1,0 +1,75 @@
+"""oom-retry-in-except: retrying the forward pass inside the except block of an out-of-memory error.
+
+While the handler runs, the exception's traceback references every frame of the failed
+attempt and so every tensor those frames hold: the retry starts with that memory still taken.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from .syntax import call_name, dotted, iter_own_nodes, last_name
+from .walker import LintContext
+
+_GENERIC = {"RuntimeError", "Exception", "BaseException"}
+_NOT_RETRIES = {"empty_cache", "collect", "print", "warn", "warning", "info", "debug", "error", "exception", "sleep", "format", "str", "synchronize", "zero_grad", "reset_peak_memory_stats"}
+
+
+def _caught(handler: ast.ExceptHandler) -> set[str]:
+    if handler.type is None:
+        return {"BaseException"}
+    nodes = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+    return {last_name(dotted(node) or "") for node in nodes}
+
+
+def _mentions_oom(handler: ast.ExceptHandler) -> bool:
+    return any(
+        isinstance(node, ast.Constant) and isinstance(node.value, str) and "out of memory" in node.value.lower()
+        for node in ast.walk(handler)
+    )
+
+
+def catches_oom(handler: ast.ExceptHandler) -> bool:
+    caught = _caught(handler)
+    return "OutOfMemoryError" in caught or (bool(caught & _GENERIC) and _mentions_oom(handler))
+
+
+class OomRetryInExcept:
+    def check_scope(self, ctx: LintContext) -> None:
+        pass
+
+    def check_statement(self, stmt: ast.stmt, ctx: LintContext) -> None:
+        pass
+
+    def check_call(self, call: ast.Call, ctx: LintContext) -> None:
+        handler_index = next((i for i in range(len(ctx.blocks) - 1, -1, -1) if isinstance(ctx.blocks[i], ast.ExceptHandler)), None)
+        if handler_index is None or handler_index == 0:
+            return
+        handler, attempt = ctx.blocks[handler_index], ctx.blocks[handler_index - 1]
+        if not isinstance(attempt, ast.Try) or not catches_oom(handler) or ctx.memo.get(("oom", id(handler))):
+            return
+        if not self._is_retry(call, attempt, ctx):
+            return
+        ctx.memo[("oom", id(handler))] = True
+        message = (
+            "this retry runs inside the out-of-memory except block, where the exception's traceback still holds "
+            "every tensor of the failed attempt, so it starts with that memory still allocated; set a flag here "
+            "and retry after the except block."
+        )
+        ctx.report("VL601", call, message)
+
+    def _is_retry(self, call: ast.Call, attempt: ast.Try, ctx: LintContext) -> bool:
+        name = call_name(call)
+        short = last_name(name) if name else ""
+        if short in _NOT_RETRIES:
+            return False
+        if ctx.evaluator.is_model_call(call) or short == ctx.scope.name:
+            return True
+        attempted = {call_name(c) for stmt in attempt.body for c in own_calls_deep(stmt)}
+        return bool(name) and name in attempted and (ctx.evaluator.returns_graph(call) is not None or short in {"forward", "step", "generate"} or "train" in short or "run" in short)
+
+
+def own_calls_deep(stmt: ast.stmt):
+    for node in iter_own_nodes(stmt):
+        if isinstance(node, ast.Call):
+            yield node

@@ -1,0 +1,254 @@
+"""retained-graph: a value that may carry autograd history is kept somewhere that outlives it.
+
+Every kept tensor pins its whole graph: the activations saved for backward and, through
+grad_fn, every earlier step that is still reachable.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from .edits import detach_edits
+from .findings import Fix
+from .lifetime import OUTLIVES_CALL, backpropagated, carried_across, lifetime
+from .syntax import base_dotted, call_name, dotted, is_autograd_function_class, last_name
+from .walker import LintContext
+
+_APPENDERS = {"append", "extend", "insert", "appendleft", "add", "push", "put"}
+_CONCATENATORS = {"cat", "concat", "concatenate", "stack", "hstack", "vstack", "dstack", "column_stack"}
+_TENSOR_FACTORIES = {"zeros", "ones", "randn", "rand", "empty", "full", "zeros_like", "ones_like", "randn_like", "empty_like"}
+_LIFETIME_WORDS = {OUTLIVES_CALL: "for as long as the object or module lives", "iteration": "across every iteration of the loop"}
+
+
+def _fixes(ctx: LintContext, values: list[ast.AST], scalar: bool) -> tuple[Fix, ...]:
+    values = [value for value in values if ctx.tainted(value)]
+    if not values:
+        return ()
+    texts = ", ".join(f"`{ctx.positions.segment(v)}`" for v in values)
+    detach = Fix(f"Store {texts} detached (.detach())", tuple(e for v in values for e in detach_edits(ctx.positions, v)))
+    if not scalar or len(values) != 1:
+        return (detach,)
+    item = Fix(
+        f"Store {texts} as a Python number (.item(); waits for the GPU)",
+        detach_edits(ctx.positions, values[0], method="item"),
+    )
+    return (detach, item)
+
+
+def _looks_scalar(ctx: LintContext, place: str, value: ast.AST) -> bool:
+    """Losses and running totals are 0-d tensors, where .item() is a safe alternative."""
+    text = f"{place} {ctx.positions.segment(value)}".lower()
+    return any(word in text for word in ("loss", "total", "running", "score", "acc", "sum", "avg"))
+
+
+def _stored_values(call: ast.Call) -> list[ast.AST]:
+    method = call.func.attr
+    if method == "insert":
+        return call.args[1:2]
+    if method == "extend":
+        return []  # an iterable: no single expression to detach
+    args = list(call.args)
+    if len(args) == 1 and isinstance(args[0], (ast.Tuple, ast.List)):
+        return list(args[0].elts)
+    return args
+
+
+class RetainedGraph:
+    def check_scope(self, ctx: LintContext) -> None:
+        pass
+
+    def check_call(self, call: ast.Call, ctx: LintContext) -> None:
+        pass
+
+    def check_statement(self, stmt: ast.stmt, ctx: LintContext) -> None:
+        if isinstance(stmt, ast.AugAssign) and isinstance(stmt.op, ast.Add):
+            self._accumulate(stmt, stmt.target, stmt.value, ctx)
+        elif isinstance(stmt, ast.Assign):
+            self._assign(stmt, ctx)
+        elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None and isinstance(stmt.target, ast.Attribute):
+            self._attribute_store(stmt, stmt.target, stmt.value, ctx)
+        elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+            call = stmt.value
+            if isinstance(call.func, ast.Attribute) and call.func.attr in _APPENDERS:
+                self._append(stmt, call, ctx)
+
+    # -- accumulators ---------------------------------------------------------------------
+    def _accumulate(self, stmt: ast.stmt, target: ast.AST, value: ast.AST, ctx: LintContext) -> None:
+        name = dotted(target)
+        if name is None or not ctx.tainted(value):
+            return
+        kept = lifetime(name, ctx)
+        if kept is None or backpropagated(name, ctx):
+            return
+        message = (
+            f"`{name}` accumulates tensors that carry autograd history, so it keeps the graph of every step "
+            f"{_LIFETIME_WORDS[kept]} alive; add a detached value or a Python number instead."
+        )
+        ctx.report("VL101", stmt, message, _fixes(ctx, [value], _looks_scalar(ctx, name, value)))
+
+    def _assign(self, stmt: ast.Assign, ctx: LintContext) -> None:
+        value = stmt.value
+        if len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+            name = stmt.targets[0].id
+            if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add) and dotted(value.left) == name:
+                self._accumulate_rebinding(stmt, name, value.right, ctx)
+                return
+            if isinstance(value, ast.Call) and last_name(call_name(value)) in _CONCATENATORS and value.args:
+                self._concatenate(stmt, name, value, ctx)
+                return
+        if isinstance(value, ast.Call) and self._recurrent(stmt, value, ctx):
+            return
+        for target in stmt.targets:
+            if isinstance(target, ast.Subscript):
+                self._key_store(stmt, target, value, ctx)
+            elif isinstance(target, ast.Attribute):
+                self._attribute_store(stmt, target, value, ctx)
+            elif isinstance(target, ast.Name):
+                self._global_store(stmt, target, ctx)
+
+    def _accumulate_rebinding(self, stmt: ast.Assign, name: str, value: ast.AST, ctx: LintContext) -> None:
+        """``total = total + loss`` is ``total += loss`` spelled out; the assignment itself is not a reset."""
+        if not ctx.tainted(value) or carried_across(ctx.loops, name, stmt, ctx) is None or backpropagated(name, ctx):
+            return
+        message = (
+            f"`{name}` accumulates tensors that carry autograd history, so it keeps the graph of every "
+            "iteration alive; add a detached value or a Python number instead."
+        )
+        ctx.report("VL101", stmt, message, _fixes(ctx, [value], _looks_scalar(ctx, name, value)))
+
+    def _concatenate(self, stmt: ast.Assign, name: str, call: ast.Call, ctx: LintContext) -> None:
+        parts = call.args[0]
+        if not isinstance(parts, (ast.Tuple, ast.List)) or not any(dotted(e) == name for e in parts.elts):
+            return
+        others = [e for e in parts.elts if dotted(e) != name]
+        if not any(ctx.tainted(e) for e in others):
+            return
+        if carried_across(ctx.loops, name, stmt, ctx) is None or backpropagated(name, ctx):
+            return
+        message = (
+            f"`{name}` grows by concatenating tensors that carry autograd history, so each iteration's graph "
+            "stays alive through the result; concatenate detached values."
+        )
+        ctx.report("VL104", stmt, message, _fixes(ctx, others, False))
+
+    # -- containers -----------------------------------------------------------------------
+    def _append(self, stmt: ast.Expr, call: ast.Call, ctx: LintContext) -> None:
+        container = base_dotted(call.func.value)
+        if container is None or not any(ctx.tainted(arg) for arg in call.args):
+            return
+        kept = lifetime(container, ctx)
+        if kept is None or backpropagated(container, ctx):
+            return
+        message = (
+            f"`{container}` keeps tensors that carry autograd history {_LIFETIME_WORDS[kept]}, so every stored "
+            "graph (with its saved activations) stays in memory; store detached tensors or Python numbers."
+        )
+        values = _stored_values(call)
+        scalar = len(values) == 1 and _looks_scalar(ctx, container, values[0])
+        ctx.report("VL102", stmt, message, _fixes(ctx, values, scalar))
+
+    def _key_store(self, stmt: ast.Assign, target: ast.Subscript, value: ast.AST, ctx: LintContext) -> None:
+        container = base_dotted(target.value)
+        if container is None or not ctx.tainted(value):
+            return
+        kept = lifetime(container, ctx)
+        if kept is None or backpropagated(container, ctx):
+            return
+        message = (
+            f"`{container}` keeps tensors that carry autograd history {_LIFETIME_WORDS[kept]}, so every stored "
+            "graph stays in memory; store detached tensors or Python numbers."
+        )
+        ctx.report("VL103", stmt, message, _fixes(ctx, [value], _looks_scalar(ctx, container, value)))
+
+    # -- attributes and globals -----------------------------------------------------------
+    def _attribute_store(self, stmt: ast.stmt, target: ast.Attribute, value: ast.AST, ctx: LintContext) -> None:
+        name = dotted(target)
+        if name is None:
+            return
+        head = name.split(".", 1)[0]
+        if head == "ctx" and self._ctx_store(stmt, value, ctx):
+            return
+        if not ctx.tainted(value) or backpropagated(name, ctx):
+            return
+        scope = ctx.scope
+        in_forward = scope.name in {"forward", "__call__"} and head == "self"
+        on_class = scope.cls is not None and head in {scope.cls.name, "cls"}
+        if not (in_forward or on_class) or "loss" in target.attr.lower():
+            return  # a stored loss is there to be backpropagated by its owner
+        where = "the module" if in_forward else "the class"
+        message = (
+            f"`{name}` keeps the graph of the last call alive on {where} between calls, so its activations "
+            "are never freed while the next step allocates its own; store a detached tensor."
+        )
+        ctx.report("VL105", stmt, message, _fixes(ctx, [value], False))
+
+    def _ctx_store(self, stmt: ast.stmt, value: ast.AST, ctx: LintContext) -> bool:
+        """``ctx.y = out`` in autograd.Function.forward: output -> grad_fn -> ctx -> output, a cycle."""
+        scope = ctx.scope
+        if scope.name != "forward" or scope.cls is None or not is_autograd_function_class(scope.cls):
+            return False
+        name = dotted(value)
+        returned = {
+            sub.id for node in ast.walk(scope.node) if isinstance(node, ast.Return) and node.value is not None
+            for sub in ast.walk(node.value) if isinstance(sub, ast.Name)
+        }
+        if name is None or name not in returned:
+            return True
+        message = (
+            f"storing the output `{name}` on ctx makes a reference cycle (output -> grad_fn -> ctx -> output) "
+            "that keeps it and its graph alive after backward; use ctx.save_for_backward."
+        )
+        ctx.report("VL105", stmt, message)
+        return True
+
+    def _global_store(self, stmt: ast.Assign, target: ast.Name, ctx: LintContext) -> None:
+        if target.id not in ctx.scope.declared_global or not ctx.tainted(stmt.value):
+            return
+        if backpropagated(target.id, ctx):
+            return
+        message = (
+            f"the module global `{target.id}` keeps the graph of the call that set it alive after the call "
+            "returns; store a detached tensor."
+        )
+        ctx.report("VL105", stmt, message, _fixes(ctx, [stmt.value], False))
+
+    # -- recurrent state ------------------------------------------------------------------
+    def _recurrent(self, stmt: ast.Assign, call: ast.Call, ctx: LintContext) -> bool:
+        """``out, h = rnn(x, h)`` in a training/data loop with nothing that detaches ``h``."""
+        if not ctx.evaluator.is_model_call(call) and not ctx.tainted(call):
+            return False
+        targets = {dotted(sub) for t in stmt.targets for sub in ast.walk(t) if isinstance(sub, ast.Name)}
+        arg_names = [sub for arg in call.args for sub in _flat_names(arg)]
+        carried = [node for node in arg_names if node.id in targets]
+        carried = [node for node in carried if carried_across(ctx.loops, node.id, stmt, ctx) is not None]
+        if not carried:
+            return False
+        names = ", ".join(dict.fromkeys(f"`{node.id}`" for node in carried))
+        message = (
+            f"the recurrent state {names} is fed back without .detach(), so every iteration's graph is chained "
+            "to the next and memory grows until the loop ends; detach it before reuse."
+        )
+        fixes = ()
+        if all(self._safe_to_detach(node, call, ctx) for node in carried):
+            edits = tuple(e for node in carried for e in detach_edits(ctx.positions, node))
+            fixes = (Fix(f"Detach {names} before it is fed back", edits),)
+        ctx.report("VL106", stmt, message, fixes)
+        return True
+
+    def _safe_to_detach(self, node: ast.Name, call: ast.Call, ctx: LintContext) -> bool:
+        """A bare name may hold a tuple (LSTM) or None; detach only what is known to be a tensor."""
+        if any(isinstance(arg, (ast.Tuple, ast.List)) and node in arg.elts for arg in call.args):
+            return True
+        for assign in ast.walk(ctx.scope.node):
+            if isinstance(assign, ast.Assign) and any(dotted(t) == node.id for t in assign.targets):
+                if isinstance(assign.value, ast.Call) and last_name(call_name(assign.value)) in _TENSOR_FACTORIES:
+                    return "lstm" not in call_name(call).lower()
+        return False
+
+
+def _flat_names(node: ast.AST) -> list[ast.Name]:
+    if isinstance(node, ast.Name):
+        return [node]
+    if isinstance(node, (ast.Tuple, ast.List)):
+        return [name for elt in node.elts for name in _flat_names(elt)]
+    return []

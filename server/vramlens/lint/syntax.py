@@ -1,0 +1,205 @@
+"""Small AST helpers shared by the rule families: names, torch aliases, loop shapes."""
+
+from __future__ import annotations
+
+import ast
+import re
+
+SMALL_LOOP_BOUND = 16
+
+# Callee names that denote a network, a layer or a loss: calling one builds graph.
+_MODEL_WORDS = re.compile(
+    r"model|net|encoder|decoder|criterion|loss|generator|discriminator|critic|actor|policy|backbone|"
+    r"classifier|transformer|lstm|rnn|gru|layer|embed|conv|linear|mlp|unet|vae|teacher|student|"
+    r"attention|qfunc|head",
+    re.IGNORECASE,
+)
+_MODEL_EXACT = {"g", "d", "e", "fc", "cell", "block", "f_theta", "q", "pi", "module"}
+_NOT_MODEL_WORDS = re.compile(r"optim|sched|logger|writer|loader|dataset|tokenizer|metric|meter|scaler", re.IGNORECASE)
+
+# Iterables that are batches of data or training steps rather than positions in a sequence.
+_DATA_ITERABLE = re.compile(r"load|data|batch|epoch|iter|train|val|test|eval|sample|episode", re.IGNORECASE)
+_EVAL_ITERABLE = re.compile(r"val|test|eval|dev_", re.IGNORECASE)
+
+
+def dotted(node: ast.AST) -> str | None:
+    """``a.b.c`` for Name/Attribute chains, else None."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return ".".join(reversed(parts))
+    return None
+
+
+def base_dotted(node: ast.AST) -> str | None:
+    """The container a store or call goes into: ``self.buf[k]`` -> ``self.buf``."""
+    while isinstance(node, ast.Subscript):
+        node = node.value
+    return dotted(node)
+
+
+def call_name(call: ast.Call) -> str:
+    return dotted(call.func) or ""
+
+
+def last_name(name: str) -> str:
+    return name.rsplit(".", 1)[-1]
+
+
+def looks_like_model(name: str) -> bool:
+    short = last_name(name)
+    if _NOT_MODEL_WORDS.search(short):
+        return False
+    return short.lower() in _MODEL_EXACT or bool(_MODEL_WORDS.search(short))
+
+
+def names_in(node: ast.AST) -> set[str]:
+    """Every plain and dotted name read inside ``node``."""
+    found: set[str] = set()
+    for child in ast.walk(node):
+        if isinstance(child, (ast.Name, ast.Attribute)):
+            name = dotted(child)
+            if name:
+                found.add(name)
+    return found
+
+
+def iter_own_nodes(node: ast.AST):
+    """Walk ``node`` without entering nested functions, lambdas or classes."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        for child in ast.iter_child_nodes(current):
+            if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+                stack.append(child)
+
+
+def is_small_constant_loop(loop: ast.AST) -> bool:
+    """``for _ in range(3)`` or a loop over a short literal: it cannot grow without bound."""
+    if not isinstance(loop, (ast.For, ast.AsyncFor)):
+        return False
+    it = loop.iter
+    if isinstance(it, (ast.Tuple, ast.List, ast.Set)):
+        return len(it.elts) <= SMALL_LOOP_BOUND
+    if isinstance(it, ast.Call) and call_name(it) == "range" and it.args:
+        bound = it.args[1] if len(it.args) > 1 else it.args[0]
+        return isinstance(bound, ast.Constant) and isinstance(bound.value, int) and bound.value <= SMALL_LOOP_BOUND
+    return False
+
+
+def is_large_constant_range(loop: ast.AST) -> bool:
+    if not isinstance(loop, (ast.For, ast.AsyncFor)):
+        return False
+    it = loop.iter
+    if isinstance(it, ast.Call) and call_name(it) == "range" and it.args:
+        bound = it.args[1] if len(it.args) > 1 else it.args[0]
+        return isinstance(bound, ast.Constant) and isinstance(bound.value, int) and bound.value > SMALL_LOOP_BOUND
+    return False
+
+
+def iterates_data(loop: ast.AST) -> bool:
+    if isinstance(loop, ast.While):
+        return True
+    return bool(_DATA_ITERABLE.search(ast.unparse(loop.iter))) or is_large_constant_range(loop)
+
+
+def iterates_eval_data(loop: ast.AST) -> bool:
+    return isinstance(loop, (ast.For, ast.AsyncFor)) and bool(_EVAL_ITERABLE.search(ast.unparse(loop.iter)))
+
+
+def assigned_names(body_owner: ast.AST) -> set[str]:
+    """Names (re)bound or cleared anywhere inside a loop body, nested functions excluded."""
+    found: set[str] = set()
+    for node in iter_own_nodes(body_owner):
+        if isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                for sub in ast.walk(target):
+                    if isinstance(sub, (ast.Name, ast.Attribute)) and isinstance(sub.ctx, ast.Store):
+                        name = dotted(sub)
+                        if name:
+                            found.add(name)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            if node.func.attr in {"clear", "detach_", "zero_"}:
+                name = dotted(node.func.value)
+                if name:
+                    found.add(name)
+        elif isinstance(node, ast.Delete):
+            for target in node.targets:
+                name = base_dotted(target)
+                if name:
+                    found.add(name)
+    return found
+
+
+def method_name(call: ast.Call) -> str:
+    """The last name of the callee, even on a call chain: ``scaler.scale(loss).backward`` -> ``backward``."""
+    func = call.func
+    if isinstance(func, ast.Attribute):
+        return func.attr
+    return func.id if isinstance(func, ast.Name) else ""
+
+
+def receiver_name(call: ast.Call) -> str:
+    func = call.func
+    return (dotted(func.value) or "") if isinstance(func, ast.Attribute) else ""
+
+
+def is_backward_call(call: ast.Call) -> bool:
+    short = method_name(call)
+    if short in {"backward", "manual_backward"}:
+        return True
+    return short == "grad" and "autograd" in call_name(call)
+
+
+_OPTIMIZER_RECEIVER = re.compile(r"optim|^opt|_opt|opt_|scaler|solver", re.IGNORECASE)
+
+
+def is_optimizer_step(call: ast.Call) -> bool:
+    return method_name(call) == "step" and bool(_OPTIMIZER_RECEIVER.search(last_name(receiver_name(call))))
+
+
+def trains(node: ast.AST) -> bool:
+    """True when a backward pass, autograd.grad or an optimizer step happens inside ``node``."""
+    return any(
+        isinstance(child, ast.Call) and (is_backward_call(child) or is_optimizer_step(child))
+        for child in iter_own_nodes(node)
+    )
+
+
+def leading_indent(line: str) -> str:
+    return line[: len(line) - len(line.lstrip(" \t"))]
+
+
+def class_bases(cls: ast.ClassDef) -> list[str]:
+    return [dotted(base) or "" for base in cls.bases]
+
+
+def is_module_class(cls: ast.ClassDef) -> bool:
+    return any(last_name(b) in {"Module", "LightningModule"} or b.endswith("Model") for b in class_bases(cls))
+
+
+def is_autograd_function_class(cls: ast.ClassDef) -> bool:
+    return any(last_name(b) == "Function" for b in class_bases(cls))
+
+
+def own_calls(stmt: ast.stmt):
+    """Calls in the statement itself, not in the statements nested inside it."""
+    if isinstance(stmt, (ast.For, ast.AsyncFor)):
+        roots = [stmt.iter]
+    elif isinstance(stmt, (ast.While, ast.If)):
+        roots = [stmt.test]
+    elif isinstance(stmt, (ast.With, ast.AsyncWith)):
+        roots = [item.context_expr for item in stmt.items]
+    elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Try)) or type(stmt).__name__ in {"TryStar", "Match"}:
+        roots = []
+    else:
+        roots = [stmt]
+    for root in roots:
+        for node in iter_own_nodes(root):
+            if isinstance(node, ast.Call):
+                yield node

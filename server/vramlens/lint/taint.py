@@ -1,0 +1,144 @@
+"""A small taint analysis: which values may carry autograd history.
+
+Sources are calls of models, layers and losses, tensor operations on their results and
+parameters. Sanitizers are the operations that return a value without history
+(``.item()``, ``.detach()``, ``.data``, ``float()``...). ``.clone()``, ``.cpu()``, ``.to()`` and
+``.cuda()`` keep the history, so they propagate taint like any other tensor operation.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from typing import Callable
+
+from .facts import FileFacts
+from .syntax import call_name, dotted, last_name, looks_like_model
+
+CLEAN_METHODS = frozenset({
+    "item", "tolist", "detach", "detach_", "numpy", "size", "dim", "numel", "nelement", "argmax", "argmin",
+    "argsort", "nonzero", "long", "int", "bool", "byte", "short", "eq", "ne", "gt", "lt", "ge", "le",
+    "isnan", "isinf", "isfinite", "all", "any", "data_ptr", "element_size", "stride", "is_contiguous",
+    "get_device", "state_dict", "keys", "__len__", "equal", "allclose",
+})
+CLEAN_ATTRIBUTES = frozenset({
+    "data", "shape", "dtype", "device", "grad", "ndim", "requires_grad", "is_cuda", "is_leaf", "training", "layout",
+})
+CLEAN_FUNCTIONS = frozenset({
+    "float", "int", "bool", "len", "str", "repr", "round", "print", "isinstance", "type", "id", "hash", "format",
+    "range", "argmax", "argmin", "multinomial", "randint", "zeros_like", "ones_like", "empty_like", "rand_like",
+    "randn_like", "full_like", "no_grad", "tensor", "equal", "allclose", "isnan", "isinf", "isfinite",
+    "getattr", "hasattr", "setattr", "callable", "max_memory_allocated", "memory_allocated",
+})
+CLEAN_MODULE_PREFIXES = ("np.", "numpy.", "math.", "logging.", "logger.", "os.", "time.", "json.", "wandb.", "re.")
+# Methods of a module that manage it rather than run it.
+MODULE_MANAGEMENT = frozenset({
+    "eval", "train", "to", "cuda", "cpu", "state_dict", "load_state_dict", "named_parameters", "zero_grad",
+    "apply", "modules", "children", "named_modules", "named_children", "half", "float", "double", "bfloat16",
+    "requires_grad_", "register_buffer", "register_forward_hook", "register_full_backward_hook", "buffers",
+    "register_parameter", "add_module", "save_pretrained", "get_submodule", "extra_repr", "type",
+})
+PARAMETER_METHODS = frozenset({"parameters", "named_parameters"})
+
+
+@dataclass
+class TaintState:
+    """What is known at one program point of one scope."""
+
+    names: set[str] = field(default_factory=set)  # plain and dotted names that may carry history
+    aliases: dict[str, str] = field(default_factory=dict)  # local name -> the container it refers to
+    grad_off: bool = False
+
+    def copy(self) -> TaintState:
+        return TaintState(set(self.names), dict(self.aliases), self.grad_off)
+
+    def merge(self, other: TaintState) -> None:
+        """Join after branches: anything tainted on either path stays tainted."""
+        self.names |= other.names
+        self.aliases = {k: v for k, v in self.aliases.items() if other.aliases.get(k) == v}
+
+    def resolve(self, name: str) -> str:
+        head, _, rest = name.partition(".")
+        target = self.aliases.get(head)
+        if target is None:
+            return name
+        return f"{target}.{rest}" if rest else target
+
+
+class TaintEvaluator:
+    """Answers "may this expression carry autograd history here?" for one file."""
+
+    def __init__(self, facts: FileFacts, returns_graph: Callable[[ast.Call], bool]) -> None:
+        self.facts = facts
+        self.returns_graph = returns_graph
+
+    def is_model_call(self, call: ast.Call) -> bool:
+        """A call that runs a network, a layer or a loss (the sources of the analysis)."""
+        func = call.func
+        name = dotted(func) or ""
+        if name in self.facts.module_names:
+            return True
+        if isinstance(func, ast.Attribute):
+            receiver = dotted(func.value) or ""
+            if func.attr in MODULE_MANAGEMENT or func.attr in CLEAN_METHODS:
+                return False
+            if receiver in self.facts.module_names:
+                return True  # model.encode(x), self.backbone.forward_features(x)
+            if receiver == "self" and self.returns_graph(call) is not None:
+                return False  # a method of this class: judged by what it returns
+        if name.startswith(("nn.", "torch.nn.")) or name.startswith(CLEAN_MODULE_PREFIXES):
+            return False
+        short = last_name(name)
+        if short.startswith(("build_", "create_", "make_", "get_", "load_", "init_", "set_", "save_", "log_")):
+            return False
+        return bool(name) and looks_like_model(name)
+
+    def tainted(self, expr: ast.AST | None, state: TaintState) -> bool:
+        if expr is None or state.grad_off:
+            return False
+        return self._tainted(expr, state)
+
+    def _tainted(self, expr: ast.AST, state: TaintState) -> bool:
+        if isinstance(expr, ast.Name):
+            return state.resolve(expr.id) in state.names or expr.id in state.names
+        if isinstance(expr, ast.Attribute):
+            if expr.attr in CLEAN_ATTRIBUTES:
+                return False
+            name = dotted(expr)
+            if name and (name in state.names or state.resolve(name) in state.names):
+                return True
+            receiver = dotted(expr.value) or ""
+            if receiver in self.facts.module_names and expr.attr in {"weight", "bias"}:
+                return True  # a parameter
+            return self._tainted(expr.value, state)
+        if isinstance(expr, ast.Call):
+            return self._call_tainted(expr, state)
+        if isinstance(expr, (ast.Constant, ast.JoinedStr, ast.Lambda, ast.Compare)):
+            return False
+        if isinstance(expr, ast.IfExp):
+            return self._tainted(expr.body, state) or self._tainted(expr.orelse, state)
+        return any(self._tainted(child, state) for child in ast.iter_child_nodes(expr) if isinstance(child, ast.expr))
+
+    def _call_tainted(self, call: ast.Call, state: TaintState) -> bool:
+        func = call.func
+        name = call_name(call)
+        short = func.attr if isinstance(func, ast.Attribute) else last_name(name)
+        if isinstance(func, ast.Attribute) and short in CLEAN_METHODS:
+            return False
+        if not isinstance(func, ast.Attribute) or "." in name:
+            if short in CLEAN_FUNCTIONS and not (isinstance(func, ast.Attribute) and short == "float"):
+                return False
+        if name.startswith(CLEAN_MODULE_PREFIXES):
+            return False
+        if short in PARAMETER_METHODS:
+            return True
+        if self.is_model_call(call):
+            return True
+        local = self.returns_graph(call)
+        if local:
+            return True
+        if isinstance(func, ast.Attribute) and self._tainted(func.value, state):
+            return True
+        return any(self._tainted(arg, state) for arg in call.args) or any(
+            self._tainted(kw.value, state) for kw in call.keywords
+        )

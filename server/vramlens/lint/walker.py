@@ -1,0 +1,341 @@
+"""One ordered walk over a parsed file that keeps taint state and hands each statement to the rules.
+
+Statements are visited in program order per scope (module, function). Loop bodies are walked
+twice, the first time silently, so that values carried from one iteration into the next are
+already tainted when the rules look at them.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from .catalog import check
+from .facts import FileFacts
+from .edits import Positions
+from .findings import Finding, Fix
+from .gradmode import decorated_without_grad, with_disables_grad, with_enables_grad
+from .syntax import dotted, own_calls, trains
+from .taint import TaintEvaluator, TaintState
+
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef)
+_LOOPS = (ast.For, ast.AsyncFor, ast.While)
+_MAX_REPLAYED_LOOP_DEPTH = 3  # deeper loops are walked once, to keep the cost linear in practice
+_CONTAINER_METHODS = {"append", "extend", "insert", "add", "update", "appendleft", "push", "put"}
+
+
+@dataclass
+class Scope:
+    node: ast.AST  # ast.Module or a function definition
+    cls: ast.ClassDef | None
+    parent: Scope | None = None
+    declared_global: set[str] = field(default_factory=set)
+    returns_graph: bool = False
+    _trains: bool | None = None
+
+    @property
+    def name(self) -> str:
+        return getattr(self.node, "name", "<module>")
+
+    @property
+    def trains(self) -> bool:
+        """Whether a backward pass or optimizer step happens somewhere in this scope."""
+        if self._trains is None:
+            self._trains = trains(self.node)
+        return self._trains
+
+
+class RuleFamily(Protocol):
+    def check_scope(self, ctx: LintContext) -> None: ...
+    def check_statement(self, stmt: ast.stmt, ctx: LintContext) -> None: ...
+    def check_call(self, call: ast.Call, ctx: LintContext) -> None: ...
+
+
+class LintContext:
+    """What a rule sees while the walk stands on one statement."""
+
+    def __init__(self, path: str, text: str, tree: ast.Module, facts: FileFacts) -> None:
+        self.path = path
+        self.text = text
+        self.positions = Positions(text)
+        self.tree = tree
+        self.facts = facts
+        self.findings: dict[tuple[str, int, int], Finding] = {}
+        self.scope: Scope = Scope(tree, None)
+        self.state = TaintState()
+        self.loops: list[ast.AST] = []  # enclosing loops of the current scope, outermost first
+        self.blocks: list[ast.AST] = []  # enclosing compound statements and except handlers
+        self.memo: dict = {}  # per-file caches shared by the rules, keyed by (kind, id(node))
+        self.evaluator: TaintEvaluator  # set by the walker
+
+    def tainted(self, expr: ast.AST | None) -> bool:
+        return self.evaluator.tainted(expr, self.state)
+
+    def report(self, code: str, node: ast.AST, message: str, fixes: tuple[Fix, ...] = (), end: ast.AST | None = None) -> None:
+        line, column = self.positions.start(node)
+        end_line, end_column = self.positions.end(end or node)
+        self.report_span(code, (line, column, end_line, end_column), message, fixes)
+
+    def report_span(self, code: str, span: tuple[int, int, int, int], message: str, fixes: tuple[Fix, ...] = ()) -> None:
+        info = check(code)
+        line, column, end_line, end_column = span
+        finding = Finding(self.path, line, column, end_line, end_column, code, info.rule, info.severity, message, fixes)
+        self.findings.setdefault((code, line, column), finding)
+
+
+class Walker:
+    def __init__(self, ctx: LintContext, families: list[RuleFamily]) -> None:
+        self.ctx = ctx
+        self.families = families
+        self.silent = False
+        self._return_memo: dict[int, bool] = {}
+        ctx.evaluator = TaintEvaluator(ctx.facts, self.returns_graph)
+
+    # -- scopes ---------------------------------------------------------------------------
+    def run(self) -> None:
+        self._walk_scope(self.ctx.tree, cls=None, grad_off=self.ctx.facts.grad_off_everywhere)
+
+    def _walk_scope(self, node: ast.AST, cls: ast.ClassDef | None, grad_off: bool) -> Scope:
+        ctx = self.ctx
+        saved = (ctx.scope, ctx.state, ctx.loops, ctx.blocks)
+        if isinstance(node, _SCOPES) and decorated_without_grad(node):
+            grad_off = True
+        ctx.scope = Scope(node, cls, parent=saved[0] if node is not ctx.tree else None)
+        ctx.state = TaintState(grad_off=grad_off)
+        ctx.loops, ctx.blocks = [], []
+        try:
+            if not self.silent:
+                for family in self.families:
+                    family.check_scope(ctx)
+            self._block(node.body)
+            return ctx.scope
+        finally:
+            ctx.scope, ctx.state, ctx.loops, ctx.blocks = saved
+
+    def returns_graph(self, call: ast.Call) -> bool | None:
+        """For a call of a function or method defined in this file: does it return graph? Else None."""
+        func = self._local_callee(call)
+        if func is None:
+            return None
+        key = id(func)
+        if key not in self._return_memo:
+            self._return_memo[key] = False  # recursion guard
+            was_silent, self.silent = self.silent, True
+            try:
+                cls = self.ctx.scope.cls if isinstance(call.func, ast.Attribute) else None
+                scope = self._walk_scope(func, cls=cls, grad_off=self.ctx.facts.grad_off_everywhere)
+            finally:
+                self.silent = was_silent
+            self._return_memo[key] = scope.returns_graph
+        return self._return_memo[key]
+
+    def _local_callee(self, call: ast.Call) -> ast.AST | None:
+        facts = self.ctx.facts
+        if isinstance(call.func, ast.Name):
+            return facts.functions.get(call.func.id)
+        name = dotted(call.func) or ""
+        cls = self.ctx.scope.cls
+        if cls is not None and name.startswith("self.") and name.count(".") == 1:
+            return facts.methods.get((cls.name, name[5:]))
+        return None
+
+    # -- statements -----------------------------------------------------------------------
+    def _block(self, stmts: list[ast.stmt]) -> None:
+        for stmt in stmts:
+            self._statement(stmt)
+
+    def _statement(self, stmt: ast.stmt) -> None:
+        ctx = self.ctx
+        if not self.silent:
+            for family in self.families:
+                family.check_statement(stmt, ctx)
+            for call in own_calls(stmt):
+                for family in self.families:
+                    family.check_call(call, ctx)
+        handler = getattr(self, f"_visit_{type(stmt).__name__}", None)
+        if handler is not None:
+            handler(stmt)
+
+    def _visit_FunctionDef(self, stmt: ast.FunctionDef) -> None:
+        if not self.silent:
+            cls = self.ctx.blocks[-1] if self.ctx.blocks and isinstance(self.ctx.blocks[-1], ast.ClassDef) else None
+            self._walk_scope(stmt, cls=cls, grad_off=self.ctx.state.grad_off)
+
+    _visit_AsyncFunctionDef = _visit_FunctionDef
+
+    def _visit_ClassDef(self, stmt: ast.ClassDef) -> None:
+        if self.silent:
+            return
+        self.ctx.blocks.append(stmt)
+        try:
+            self._block(stmt.body)
+        finally:
+            self.ctx.blocks.pop()
+
+    def _visit_Assign(self, stmt: ast.Assign) -> None:
+        tainted = self.ctx.tainted(stmt.value)
+        for target in stmt.targets:
+            self._bind(target, stmt.value, tainted)
+
+    def _visit_AnnAssign(self, stmt: ast.AnnAssign) -> None:
+        if stmt.value is not None:
+            self._bind(stmt.target, stmt.value, self.ctx.tainted(stmt.value))
+
+    def _visit_AugAssign(self, stmt: ast.AugAssign) -> None:
+        name = dotted(stmt.target) if not isinstance(stmt.target, ast.Subscript) else None
+        if name and self.ctx.tainted(stmt.value):
+            self.ctx.state.names.add(self.ctx.state.resolve(name))
+
+    def _visit_Expr(self, stmt: ast.Expr) -> None:
+        call = stmt.value
+        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)):
+            return
+        state = self.ctx.state
+        receiver = dotted(call.func.value)
+        if receiver is None:
+            return
+        if call.func.attr == "detach_":
+            state.names.discard(state.resolve(receiver))
+        elif call.func.attr in _CONTAINER_METHODS and any(self.ctx.tainted(arg) for arg in call.args):
+            state.names.add(state.resolve(receiver))  # the container now holds graph
+
+    def _visit_Return(self, stmt: ast.Return) -> None:
+        if self.ctx.tainted(stmt.value):
+            self.ctx.scope.returns_graph = True
+
+    def _visit_Global(self, stmt: ast.Global) -> None:
+        self.ctx.scope.declared_global.update(stmt.names)
+
+    def _visit_If(self, stmt: ast.If) -> None:
+        self._branches([stmt.body, stmt.orelse], stmt)
+
+    def _visit_Match(self, stmt: ast.AST) -> None:
+        self._branches([case.body for case in stmt.cases] + [[]], stmt)
+
+    def _branches(self, bodies: list[list[ast.stmt]], owner: ast.AST) -> None:
+        ctx = self.ctx
+        entry = ctx.state
+        merged: TaintState | None = None
+        ctx.blocks.append(owner)
+        try:
+            for body in bodies:
+                ctx.state = entry.copy()
+                self._block(body)
+                if merged is None:
+                    merged = ctx.state
+                else:
+                    merged.merge(ctx.state)
+        finally:
+            ctx.blocks.pop()
+        ctx.state = merged if merged is not None else entry
+
+    def _visit_For(self, stmt: ast.For) -> None:
+        self._loop(stmt)
+
+    _visit_AsyncFor = _visit_For
+    _visit_While = _visit_For
+
+    def _loop(self, stmt: ast.AST) -> None:
+        ctx = self.ctx
+        entry = ctx.state.copy()
+        ctx.loops.append(stmt)
+        ctx.blocks.append(stmt)
+        try:
+            if len(ctx.loops) <= _MAX_REPLAYED_LOOP_DEPTH:
+                was_silent, self.silent = self.silent, True
+                try:
+                    self._loop_iteration(stmt)
+                finally:
+                    self.silent = was_silent
+                ctx.state.merge(entry)
+            self._loop_iteration(stmt)
+        finally:
+            ctx.loops.pop()
+            ctx.blocks.pop()
+        ctx.state.merge(entry)
+        self._block(stmt.orelse)
+
+    def _loop_iteration(self, stmt: ast.AST) -> None:
+        if isinstance(stmt, (ast.For, ast.AsyncFor)):
+            self._bind(stmt.target, None, self.ctx.tainted(stmt.iter))
+        self._block(stmt.body)
+
+    def _visit_With(self, stmt: ast.With) -> None:
+        ctx = self.ctx
+        saved = ctx.state.grad_off
+        if with_disables_grad(stmt):
+            ctx.state.grad_off = True
+        elif with_enables_grad(stmt):
+            ctx.state.grad_off = False
+        for item in stmt.items:
+            if item.optional_vars is not None:
+                self._bind(item.optional_vars, None, False)
+        ctx.blocks.append(stmt)
+        try:
+            self._block(stmt.body)
+        finally:
+            ctx.blocks.pop()
+            ctx.state.grad_off = saved
+
+    _visit_AsyncWith = _visit_With
+
+    def _visit_Try(self, stmt: ast.Try) -> None:
+        ctx = self.ctx
+        entry = ctx.state.copy()
+        ctx.blocks.append(stmt)
+        try:
+            self._block(stmt.body)
+            self._block(stmt.orelse)
+            after_body = ctx.state
+            for handler in stmt.handlers:
+                ctx.state = entry.copy()
+                ctx.state.merge(after_body)
+                ctx.blocks.append(handler)
+                try:
+                    self._block(handler.body)
+                finally:
+                    ctx.blocks.pop()
+                after_body.merge(ctx.state)
+            ctx.state = after_body
+        finally:
+            ctx.blocks.pop()
+        self._block(stmt.finalbody)
+
+    _visit_TryStar = _visit_Try
+
+    # -- bindings -------------------------------------------------------------------------
+    def _bind(self, target: ast.AST, value: ast.AST | None, tainted: bool) -> None:
+        state = self.ctx.state
+        if isinstance(target, (ast.Tuple, ast.List)):
+            values = value.elts if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts) else None
+            for index, element in enumerate(target.elts):
+                if values is not None:
+                    self._bind(element, values[index], self.ctx.tainted(values[index]))
+                else:
+                    self._bind(element, None, tainted)
+            return
+        if isinstance(target, ast.Starred):
+            self._bind(target.value, None, tainted)
+            return
+        if isinstance(target, ast.Subscript):
+            if tainted:
+                container = dotted(target.value)
+                if container:
+                    state.names.add(state.resolve(container))
+            return
+        name = dotted(target)
+        if name is None:
+            return
+        if isinstance(target, ast.Name):
+            source = dotted(value) if isinstance(value, (ast.Name, ast.Attribute)) else None
+            if source and source != name:
+                state.aliases[name] = state.resolve(source)
+            else:
+                state.aliases.pop(name, None)
+        resolved = state.resolve(name)
+        if tainted:
+            state.names.add(resolved)
+        else:
+            state.names.discard(resolved)
+            state.names.discard(name)

@@ -1,0 +1,3 @@
+from vramlens.lsp.server import serve
+
+serve()
