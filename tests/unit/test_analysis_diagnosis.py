@@ -1,0 +1,103 @@
+"""Classification, evidence and recommendations on hand-built runs, one per cause."""
+
+from test_analysis_builder import MIB, SnapshotBuilder, user_stack
+from test_analysis_attribution import leaky_loop
+
+from vramlens.analysis import analyze_capture, to_json
+from vramlens.capture import Capture
+
+GIB = 1024 * MIB
+
+
+def analyze(snapshot, meta=None, **options):
+    return analyze_capture(Capture(snapshot, meta or {}, None), **options)
+
+
+def capped_meta(cap: int, request: int, device_total: int = 80 * GIB, **extra) -> dict:
+    return {"status": "oom", "memory_limit": {"bytes": cap, "fraction": cap / device_total},
+            "environment": {"total_memory": device_total},
+            "oom": {"requested": request, "device_limit": cap, "device_free": 70 * GIB, "count": 1}, **extra}
+
+
+def checkerboard() -> SnapshotBuilder:
+    builder = SnapshotBuilder().segment(0, 1536 * MIB)
+    for i in range(64):
+        builder.alloc(i * 24 * MIB, 24 * MIB, user_stack(27, function="serve"))
+    for i in range(0, 64, 2):
+        builder.free(i * 24 * MIB)
+    return builder.oom(96 * MIB, 70 * GIB)
+
+
+def test_fragmentation_needs_free_reserved_above_request_and_no_fitting_block():
+    analysis = analyze(checkerboard().snapshot(), capped_meta(1600 * MIB, 96 * MIB))
+    assert analysis.diagnosis.cause == "fragmentation"
+    assert analysis.accounting.cached == 768 * MIB
+    assert analysis.accounting.largest_free_block == 24 * MIB
+    assert analysis.accounting.free_block_fits_request is False
+    assert any("24.00 MiB" in fact for fact in analysis.diagnosis.evidence)
+    actions = " ".join(r.action for r in analysis.recommendations)
+    assert "expandable_segments:True" in actions and all(r.experiment for r in analysis.recommendations[:1])
+
+
+def test_no_expandable_segments_advice_when_it_is_already_on():
+    meta = capped_meta(1600 * MIB, 96 * MIB, environment={"total_memory": 80 * GIB,
+                                                          "alloc_env": {"PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:True"}})
+    analysis = analyze(checkerboard().snapshot(), meta)
+    assert analysis.diagnosis.cause == "fragmentation"
+    assert "expandable_segments" not in " ".join(r.action for r in analysis.recommendations)
+
+
+def test_large_cache_alone_is_not_fragmentation():
+    # 1 GiB cached in one free block: the 1.5 GiB request is bigger than all free reserved memory.
+    builder = SnapshotBuilder().segment(0, 2 * GIB).alloc(0, 1 * GIB, user_stack(42)).oom(1536 * MIB, 70 * GIB)
+    analysis = analyze(builder.snapshot(), capped_meta(2 * GIB + 256 * MIB, 1536 * MIB))
+    assert analysis.accounting.cached == 1 * GIB
+    assert analysis.diagnosis.cause == "working_set"
+    text = " ".join(r.action for r in analysis.recommendations)
+    assert "empty_cache" not in text
+    assert "needs that much more" in text and "256.00 MiB" in text  # 1 GiB live + 1.5 GiB request - 2.25 GiB cap
+
+
+def test_outside_allocator_when_other_processes_hold_the_device():
+    builder = SnapshotBuilder().segment(0, 2 * GIB).alloc(0, 1 * GIB, user_stack(30)).oom(4 * GIB, 1 * GIB)
+    sample = {"phase": "oom", "device_total": 80 * GIB, "device_used": 79 * GIB, "process_used": 2 * GIB + 512 * MIB,
+              "other_processes_used": 76 * GIB + 512 * MIB}
+    meta = {"status": "oom", "environment": {"total_memory": 80 * GIB},
+            "oom": {"requested": 4 * GIB, "device_limit": 80 * GIB, "device_free": 1 * GIB, "nvml": sample}}
+    analysis = analyze(builder.snapshot(), meta)
+    assert analysis.diagnosis.cause == "outside_allocator"
+    acc = analysis.accounting
+    assert acc.non_pytorch == 77 * GIB and acc.context_and_libraries == 512 * MIB and acc.other_processes == 76 * GIB + 512 * MIB
+    assert "Other processes held 76.50 GiB" in analysis.recommendations[0].action
+
+
+def test_retained_references_when_a_line_keeps_growing_until_the_oom():
+    builder = leaky_loop(40).oom(64 * MIB, 70 * GIB)
+    analysis = analyze(builder.snapshot(), capped_meta(4096 * MIB, 64 * MIB))
+    assert analysis.diagnosis.cause == "retained_references"
+    assert analysis.lines[0].line == 21 and analysis.lines[0].growing
+    assert any(".detach()" in r.action for r in analysis.recommendations)
+
+
+def test_cached_not_leak_for_growing_batches_that_leave_cache_behind():
+    builder = SnapshotBuilder()
+    for step in range(1, 9):
+        builder.segment(step * 4 * GIB, step * 256 * MIB).alloc(step * 4 * GIB, step * 256 * MIB, user_stack(15))
+        builder.free(step * 4 * GIB)
+    analysis = analyze(builder.snapshot(), {"status": "completed"})
+    assert analysis.outcome == "completed"
+    assert analysis.diagnosis.cause == "cached_not_leak"
+    assert analysis.lines[0].line == 15 and analysis.lines[0].live_bytes == 2 * GIB  # at the peak
+    assert analysis.accounting.moment == "peak"
+
+
+def test_healthy_loop_is_no_problem_and_json_has_the_schema():
+    builder = SnapshotBuilder().segment(0, 256 * MIB)
+    for _ in range(10):
+        builder.alloc(0, 200 * MIB, user_stack(8)).free(0)
+    data = to_json(analyze(builder.snapshot(), {"status": "completed"}))
+    assert data["cause"] == "no_problem" and data["outcome"] == "completed" and data["schema_version"] == 1
+    assert set(data["memory"]) >= {"allocated", "reserved", "peak_allocated", "driver_used", "non_pytorch", "request"}
+    assert data["memory"]["driver_used"] is None and data["memory"]["request"] is None
+    assert set(data["lines"][0]) >= {"path", "line", "function", "live_bytes", "share", "allocated_bytes", "count", "growing"}
+    assert data["recommendations"] == [] and data["timeline"]["points"]
