@@ -5,7 +5,7 @@
 def train_step(model, segments, optimizer):
     memory, norm = None, None
     for segment in segments:
-        out, memory, norm = model(segment, memory, norm)
+        out, memory, norm = model(segment, memory, norm)  # expect: retained-graph
         loss = out.loss
         loss.backward(retain_graph=True)  # expect: retain-graph-in-loop
     optimizer.step()
