@@ -6,7 +6,7 @@ import ast
 
 from .edits import replace_node
 from .findings import Fix
-from .syntax import call_name, dotted, last_name
+from .syntax import call_name, dotted, iter_own_nodes, last_name
 from .walker import LintContext
 
 # Factories that take ``device=``; the first group is constant whatever its arguments.
@@ -16,16 +16,23 @@ _TAKES_DEVICE = _SHAPED | {"tensor", "as_tensor"}
 _TORCH_DTYPES = ("float", "half", "bfloat16", "double", "int", "long", "bool", "uint8", "complex")
 
 
-def _is_constant(node: ast.AST) -> bool:
+_SHAPE_METHODS = {"float", "long", "int", "half", "double", "bool", "view", "reshape", "unsqueeze", "expand", "t", "repeat", "flatten", "permute", "transpose", "contiguous"}
+_COMBINERS = {"meshgrid", "stack", "cat", "outer", "cartesian_prod"}
+
+
+def _is_constant(node: ast.AST, nested: bool = False) -> bool:
+    """Literal values and scalar arithmetic; a bare variable (``torch.tensor(labels)``) is data."""
     if isinstance(node, ast.Constant):
         return True
     if isinstance(node, (ast.List, ast.Tuple)):
-        return all(_is_constant(elt) for elt in node.elts)
+        return all(_is_constant(elt, True) for elt in node.elts)
     if isinstance(node, ast.UnaryOp):
-        return _is_constant(node.operand)
+        return _is_constant(node.operand, nested)
+    if isinstance(node, ast.BinOp):
+        return _is_constant(node.left, True) and _is_constant(node.right, True)
     if isinstance(node, ast.Name):
-        return node.id.isupper()
-    return isinstance(node, ast.Attribute) and (dotted(node) or "").startswith("torch.")
+        return nested or node.id.isupper()
+    return isinstance(node, ast.Attribute) and (nested or (dotted(node) or "").startswith("torch."))
 
 
 def _factory(call: ast.Call, ctx: LintContext) -> str | None:
@@ -59,6 +66,36 @@ def _device_argument(move: ast.Call, ctx: LintContext) -> str | None:
     return None
 
 
+def _host_names(ctx: LintContext) -> set[str]:
+    """Names the current scope binds to host tensors built from constants (``fy, fx = meshgrid(arange...)``)."""
+    key = ("host-names", id(ctx.scope.node))
+    names = ctx.memo.get(key)
+    if names is None:
+        names = ctx.memo[key] = set()
+        for node in iter_own_nodes(ctx.scope.node):
+            if isinstance(node, ast.Assign) and _is_host_constant(node.value, ctx, names):
+                for target in node.targets:
+                    names.update(sub.id for sub in ast.walk(target) if isinstance(sub, ast.Name))
+    return names
+
+
+def _is_host_constant(node: ast.AST, ctx: LintContext, names: set[str] | None = None) -> bool:
+    names = _host_names(ctx) if names is None else names
+    if isinstance(node, ast.Name):
+        return node.id in names
+    if not isinstance(node, ast.Call):
+        return False
+    if _factory(node, ctx) is not None:
+        return True
+    func = node.func
+    if isinstance(func, ast.Attribute) and func.attr in _SHAPE_METHODS:
+        return _is_host_constant(func.value, ctx, names)
+    if last_name(call_name(node)) in _COMBINERS and node.args:
+        parts = node.args[0].elts if isinstance(node.args[0], (ast.List, ast.Tuple)) and len(node.args) == 1 else node.args
+        return all(_is_host_constant(part, ctx, names) for part in parts)
+    return False
+
+
 class HostTensorToDevice:
     def check_scope(self, ctx: LintContext) -> None:
         pass
@@ -75,18 +112,19 @@ class HostTensorToDevice:
             return
         created = func.value
         factory = _factory(created, ctx)
-        if factory is None:
+        if factory is None and not _is_host_constant(created, ctx):
             return
         device = _device_argument(call, ctx)
         if func.attr == "to" and device is None:
             return  # a dtype conversion, not a move
         where = "forward call" if in_forward and not ctx.loops else "iteration"
+        what = f"torch.{factory}(...)" if factory else f"`{ctx.positions.segment(created)}`"
         message = (
-            f"torch.{factory}(...) is built in host memory and copied to the GPU on every {where}, an extra "
+            f"{what} is built in host memory and copied to the GPU on every {where}, an extra "
             "allocation and transfer each time; create it with device=... (or register it once as a buffer)."
         )
         fixes = ()
-        if factory in _TAKES_DEVICE and not any(isinstance(a, ast.Starred) for a in created.args) and not any(
+        if factory in _TAKES_DEVICE and device is not None and not any(isinstance(a, ast.Starred) for a in created.args) and not any(
             kw.arg is None for kw in created.keywords
         ):
             text = ctx.positions.segment(created)

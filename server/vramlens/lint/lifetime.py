@@ -31,9 +31,19 @@ def _loop_facts(loop: ast.AST, ctx: LintContext) -> tuple[bool, set[str]]:
     key = ("loop", id(loop))
     facts = ctx.memo.get(key)
     if facts is None:
-        repeating = not is_small_constant_loop(loop) and (trains(loop) or iterates_data(loop))
+        repeating = not is_small_constant_loop(loop) and (
+            trains(loop) or iterates_data(loop) or _runs_model_outside_forward(loop, ctx)
+        )
         facts = ctx.memo[key] = (repeating, assigned_names(loop))
     return facts
+
+
+def _runs_model_outside_forward(loop: ast.AST, ctx: LintContext) -> bool:
+    """A loop that calls a model each turn, outside a module's own forward (where loops are time steps)."""
+    cls = ctx.scope.cls
+    if cls is not None and cls.name in ctx.facts.module_classes:
+        return False
+    return any(isinstance(node, ast.Call) and ctx.evaluator.is_model_call(node) for node in iter_loop_nodes(loop))
 
 
 def _scope_assigned(ctx: LintContext) -> set[str]:

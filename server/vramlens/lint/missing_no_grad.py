@@ -80,7 +80,7 @@ class MissingNoGrad:
             f"`{scope.name}` runs the model with autograd recording on, so every intermediate activation is "
             "kept for a backward pass that never comes; run it under torch.no_grad()."
         )
-        ctx.report_span("VL201", _def_span(scope.node, ctx), message, self._decorator_fix(scope.node, ctx))
+        ctx.report("VL201", call, message, self._decorator_fix(scope.node, ctx))
 
     def check_call(self, call: ast.Call, ctx: LintContext) -> None:
         pass
@@ -122,14 +122,15 @@ class MissingNoGrad:
 
     # -- loops over validation data and code after model.eval() ------------------------------
     def _eval_loop(self, loop: ast.For, ctx: LintContext) -> None:
-        if graph_building_call(loop.body, ctx) is None or _does_gradient_work(loop):
+        call = graph_building_call(loop.body, ctx)
+        if call is None or _does_gradient_work(loop):
             return
         ctx.memo[("eval-loop", id(loop))] = True
         message = (
             f"this loop over `{ctx.positions.segment(loop.iter)}` runs the model with autograd recording on, "
             "so each batch keeps its activations for a backward pass that never comes; wrap it in torch.no_grad()."
         )
-        ctx.report_span("VL201", _header_span(loop, ctx), message, self._region_fix(loop, ctx))
+        ctx.report("VL201", call, message, self._region_fix(loop, ctx))
 
     def _after_eval(self, stmt: ast.Expr, ctx: LintContext) -> None:
         following = _following(stmt, ctx)
@@ -199,17 +200,3 @@ def _following(stmt: ast.stmt, ctx: LintContext) -> list[ast.stmt]:
             if candidate is stmt:
                 return stmts[index + 1 :]
     return []
-
-
-def _def_span(func: ast.AST, ctx: LintContext) -> tuple[int, int, int, int]:
-    line, column = ctx.positions.start(func)
-    text = ctx.positions.line(line)
-    name_at = text.find(func.name, column)
-    end = name_at + len(func.name) if name_at >= 0 else len(text)
-    return line, column, line, end
-
-
-def _header_span(stmt: ast.stmt, ctx: LintContext) -> tuple[int, int, int, int]:
-    line, column = ctx.positions.start(stmt)
-    end_line, end_column = ctx.positions.end(stmt.iter)
-    return line, column, end_line, end_column

@@ -12,7 +12,7 @@ from .syntax import call_name, dotted, iter_own_nodes, last_name
 from .walker import LintContext
 
 _GENERIC = {"RuntimeError", "Exception", "BaseException"}
-_NOT_RETRIES = {"empty_cache", "collect", "print", "warn", "warning", "info", "debug", "error", "exception", "sleep", "format", "str", "synchronize", "zero_grad", "reset_peak_memory_stats"}
+_NOT_RETRIES = {"append", "extend", "insert", "add", "update", "pop", "clear", "item", "cpu", "detach", "empty_cache", "collect", "print", "warn", "warning", "info", "debug", "error", "exception", "sleep", "format", "str", "synchronize", "zero_grad", "reset_peak_memory_stats"}
 
 
 def _caught(handler: ast.ExceptHandler) -> set[str]:
@@ -66,7 +66,7 @@ class OomRetryInExcept:
         if ctx.evaluator.is_model_call(call) or short == ctx.scope.name:
             return True
         attempted = {call_name(c) for stmt in attempt.body for c in own_calls_deep(stmt)}
-        return bool(name) and name in attempted and (ctx.evaluator.returns_graph(call) is not None or short in {"forward", "step", "generate"} or "train" in short or "run" in short)
+        return bool(name) and name in attempted  # the same operation, attempted again
 
 
 def own_calls_deep(stmt: ast.stmt):

@@ -74,7 +74,7 @@ class RetainedGraph:
 
     # -- accumulators ---------------------------------------------------------------------
     def _accumulate(self, stmt: ast.stmt, target: ast.AST, value: ast.AST, ctx: LintContext) -> None:
-        name = dotted(target)
+        name = base_dotted(target)  # ``totals[key] += loss`` accumulates into ``totals``
         if name is None or not ctx.tainted(value):
             return
         kept = lifetime(name, ctx)
@@ -98,11 +98,11 @@ class RetainedGraph:
                 return
         if isinstance(value, ast.Call) and self._recurrent(stmt, value, ctx):
             return
-        for target in stmt.targets:
+        for target in _flat_targets(stmt.targets):
             if isinstance(target, ast.Subscript):
                 self._key_store(stmt, target, value, ctx)
             elif isinstance(target, ast.Attribute):
-                self._attribute_store(stmt, target, value, ctx)
+                self._attribute_store(stmt, target, value, ctx, part_of_tuple=target not in stmt.targets)
             elif isinstance(target, ast.Name):
                 self._global_store(stmt, target, ctx)
 
@@ -161,7 +161,9 @@ class RetainedGraph:
         ctx.report("VL103", stmt, message, _fixes(ctx, [value], _looks_scalar(ctx, container, value)))
 
     # -- attributes and globals -----------------------------------------------------------
-    def _attribute_store(self, stmt: ast.stmt, target: ast.Attribute, value: ast.AST, ctx: LintContext) -> None:
+    def _attribute_store(
+        self, stmt: ast.stmt, target: ast.Attribute, value: ast.AST, ctx: LintContext, part_of_tuple: bool = False
+    ) -> None:
         name = dotted(target)
         if name is None:
             return
@@ -180,7 +182,7 @@ class RetainedGraph:
             f"`{name}` keeps the graph of the last call alive on {where} between calls, so its activations "
             "are never freed while the next step allocates its own; store a detached tensor."
         )
-        ctx.report("VL105", stmt, message, _fixes(ctx, [value], False))
+        ctx.report("VL105", stmt, message, () if part_of_tuple else _fixes(ctx, [value], False))
 
     def _ctx_store(self, stmt: ast.stmt, value: ast.AST, ctx: LintContext) -> bool:
         """``ctx.y = out`` in autograd.Function.forward: output -> grad_fn -> ctx -> output, a cycle."""
@@ -188,11 +190,14 @@ class RetainedGraph:
         if scope.name != "forward" or scope.cls is None or not is_autograd_function_class(scope.cls):
             return False
         name = dotted(value)
+        stored = dotted(stmt.targets[0]) if isinstance(stmt, ast.Assign) else None
         returned = {
-            sub.id for node in ast.walk(scope.node) if isinstance(node, ast.Return) and node.value is not None
-            for sub in ast.walk(node.value) if isinstance(sub, ast.Name)
+            dotted(sub) for node in ast.walk(scope.node) if isinstance(node, ast.Return) and node.value is not None
+            for sub in ast.walk(node.value) if isinstance(sub, (ast.Name, ast.Attribute))
         }
-        if name is None or name not in returned:
+        if stored in returned:
+            name = stored
+        elif name is None or name not in returned:
             return True
         message = (
             f"storing the output `{name}` on ctx makes a reference cycle (output -> grad_fn -> ctx -> output) "
@@ -244,6 +249,16 @@ class RetainedGraph:
                 if isinstance(assign.value, ast.Call) and last_name(call_name(assign.value)) in _TENSOR_FACTORIES:
                     return "lstm" not in call_name(call).lower()
         return False
+
+
+def _flat_targets(targets: list[ast.AST]) -> list[ast.AST]:
+    flat = []
+    for target in targets:
+        if isinstance(target, (ast.Tuple, ast.List)):
+            flat.extend(_flat_targets(target.elts))
+        else:
+            flat.append(target.value if isinstance(target, ast.Starred) else target)
+    return flat
 
 
 def _flat_names(node: ast.AST) -> list[ast.Name]:

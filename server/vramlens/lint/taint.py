@@ -39,6 +39,16 @@ MODULE_MANAGEMENT = frozenset({
     "register_parameter", "add_module", "save_pretrained", "get_submodule", "extra_repr", "type",
 })
 PARAMETER_METHODS = frozenset({"parameters", "named_parameters"})
+# Methods of plain containers and helpers whose receiver name may still look like a model ("losses").
+NOT_FORWARD_METHODS = frozenset({
+    "append", "extend", "insert", "pop", "get", "items", "keys", "values", "update", "clear", "copy", "add",
+    "remove", "index", "count", "sort", "join", "split", "format", "write", "read", "close", "log", "info",
+    "save", "load", "size", "numel", "dim", "reset", "zero_", "fill_", "setdefault",
+})
+# Model methods that switch recording off themselves (Hugging Face ``generate`` is decorated with no_grad).
+NO_GRAD_METHODS = frozenset({"generate"})
+# Results that are summaries (Python objects), not tensors with history.
+_SUMMARY_WORDS = ("stats", "statistics", "metric", "report", "summary")
 
 
 @dataclass
@@ -65,6 +75,12 @@ class TaintState:
         return f"{target}.{rest}" if rest else target
 
 
+def is_summary_name(name: str) -> bool:
+    """``batch_stats``, ``compute_metrics``: Python summaries rather than tensors."""
+    lowered = name.lower()
+    return any(word in lowered for word in _SUMMARY_WORDS)
+
+
 class TaintEvaluator:
     """Answers "may this expression carry autograd history here?" for one file."""
 
@@ -82,8 +98,10 @@ class TaintEvaluator:
             receiver = dotted(func.value) or ""
             if func.attr in MODULE_MANAGEMENT or func.attr in CLEAN_METHODS:
                 return False
-            if receiver in self.facts.module_names:
-                return True  # model.encode(x), self.backbone.forward_features(x)
+            if func.attr in NOT_FORWARD_METHODS or func.attr in NO_GRAD_METHODS:
+                return False
+            if receiver in self.facts.module_names or (receiver and looks_like_model(receiver)):
+                return True  # model.encode(x), self.backbone.forward_features(x), model.generate(ids)
             if receiver == "self" and self.returns_graph(call) is not None:
                 return False  # a method of this class: judged by what it returns
         if name.startswith(("nn.", "torch.nn.")) or name.startswith(CLEAN_MODULE_PREFIXES):
@@ -128,8 +146,8 @@ class TaintEvaluator:
         if not isinstance(func, ast.Attribute) or "." in name:
             if short in CLEAN_FUNCTIONS and not (isinstance(func, ast.Attribute) and short == "float"):
                 return False
-        if name.startswith(CLEAN_MODULE_PREFIXES):
-            return False
+        if name.startswith(CLEAN_MODULE_PREFIXES) or is_summary_name(short) or "tokenizer" in name.lower():
+            return False  # summaries and decoded text are Python objects, not tensors
         if short in PARAMETER_METHODS:
             return True
         if self.is_model_call(call):

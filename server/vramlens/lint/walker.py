@@ -17,7 +17,7 @@ from .edits import Positions
 from .findings import Finding, Fix
 from .gradmode import decorated_without_grad, with_disables_grad, with_enables_grad
 from .syntax import dotted, own_calls, trains
-from .taint import TaintEvaluator, TaintState
+from .taint import TaintEvaluator, TaintState, is_summary_name
 
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef)
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
@@ -103,6 +103,7 @@ class Walker:
             grad_off = True
         ctx.scope = Scope(node, cls, parent=saved[0] if node is not ctx.tree else None)
         ctx.state = TaintState(grad_off=grad_off)
+        ctx.state.names.update(_activation_parameters(node, cls, ctx.facts))
         ctx.loops, ctx.blocks = [], []
         try:
             if not self.silent:
@@ -334,8 +335,24 @@ class Walker:
             else:
                 state.aliases.pop(name, None)
         resolved = state.resolve(name)
-        if tainted:
+        if tainted and not (isinstance(target, ast.Name) and is_summary_name(target.id)):
             state.names.add(resolved)
         else:
             state.names.discard(resolved)
             state.names.discard(name)
+
+
+def _activation_parameters(node: ast.AST, cls: ast.ClassDef | None, facts: FileFacts) -> set[str]:
+    """Parameters that receive activations: a module's forward() inputs, and what an image pool is fed."""
+    if cls is None or not isinstance(node, _SCOPES):
+        return set()
+    receives_activations = (node.name == "forward" and cls.name in facts.module_classes) or "pool" in cls.name.lower()
+    if not receives_activations:
+        return set()
+    args = node.args.posonlyargs + node.args.args + node.args.kwonlyargs
+    defaults = dict(zip([a.arg for a in (node.args.posonlyargs + node.args.args)][::-1], node.args.defaults[::-1]))
+    return {
+        arg.arg for arg in args[1:]
+        if not isinstance(defaults.get(arg.arg), ast.Constant)
+        and not (isinstance(arg.annotation, ast.Name) and arg.annotation.id in {"int", "float", "bool", "str"})
+    }
