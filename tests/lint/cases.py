@@ -1,0 +1,399 @@
+"""Small sources for the rule tests: one flagged case per check, with the text its default fix must give."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from textwrap import dedent
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    code: str
+    line: int
+    source: str
+    fixed: str | None  # the file after `--fix`; None when the check offers no fix
+
+
+def _src(text: str) -> str:
+    return dedent(text).lstrip("\n")
+
+
+TRAIN_HEADER = """\
+import torch
+import torch.nn as nn
+
+model = nn.Linear(4, 4)
+criterion = nn.MSELoss()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+"""
+
+POSITIVE_CASES = [
+    Case("accumulate_loss", "VL101", 14, TRAIN_HEADER + _src("""
+        def train(loader):
+            total = 0.0
+            for x, y in loader:
+                loss = criterion(model(x), y)
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+                total += loss
+            return total
+        """), TRAIN_HEADER + _src("""
+        def train(loader):
+            total = 0.0
+            for x, y in loader:
+                loss = criterion(model(x), y)
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+                total += loss.detach()
+            return total
+        """)),
+    Case("accumulate_spelled_out", "VL101", 14, TRAIN_HEADER + _src("""
+        def train(loader):
+            total = 0.0
+            for x, y in loader:
+                loss = criterion(model(x), y)
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+                total = total + loss * 2
+            return total
+        """), TRAIN_HEADER + _src("""
+        def train(loader):
+            total = 0.0
+            for x, y in loader:
+                loss = criterion(model(x), y)
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+                total = total + (loss * 2).detach()
+            return total
+        """)),
+    Case("append_through_alias", "VL102", 14, TRAIN_HEADER + _src("""
+        class Trainer:
+            def __init__(self):
+                self.history = []
+
+            def step(self, x):
+                buf = self.history
+                out = model(x)
+                buf.append(out)
+                return out
+        """), TRAIN_HEADER + _src("""
+        class Trainer:
+            def __init__(self):
+                self.history = []
+
+            def step(self, x):
+                buf = self.history
+                out = model(x)
+                buf.append(out.detach())
+                return out
+        """)),
+    Case("dict_store_clone_keeps_graph", "VL103", 14, TRAIN_HEADER + _src("""
+        def train(loader):
+            outputs = {}
+            for i, (x, y) in enumerate(loader):
+                out = model(x)
+                loss = criterion(out, y)
+                loss.backward()
+                optimizer.step()
+                outputs[i] = out.clone().cpu()
+            return outputs
+        """), TRAIN_HEADER + _src("""
+        def train(loader):
+            outputs = {}
+            for i, (x, y) in enumerate(loader):
+                out = model(x)
+                loss = criterion(out, y)
+                loss.backward()
+                optimizer.step()
+                outputs[i] = out.clone().cpu().detach()
+            return outputs
+        """)),
+    Case("cat_accumulator", "VL104", 12, TRAIN_HEADER + _src("""
+        def predict_all(loader):
+            preds = torch.empty(0)
+            with torch.no_grad():
+                pass
+            for x in loader:
+                preds = torch.cat((preds, model(x).cpu()))
+            return preds
+        """), None),
+    Case("self_attribute_in_forward", "VL105", 14, TRAIN_HEADER + _src("""
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(4, 4)
+
+            def forward(self, x):
+                out = self.fc(x)
+                self.last = out
+                return out
+        """), TRAIN_HEADER + _src("""
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(4, 4)
+
+            def forward(self, x):
+                out = self.fc(x)
+                self.last = out.detach()
+                return out
+        """)),
+    Case("recurrent_state", "VL106", 12, TRAIN_HEADER + _src("""
+        rnn = nn.GRU(4, 4)
+
+        def train(loader):
+            h = torch.zeros(1, 1, 4)
+            for x, y in loader:
+                out, h = rnn(x, h)
+                loss = criterion(out, y)
+                loss.backward()
+                optimizer.step()
+        """), TRAIN_HEADER + _src("""
+        rnn = nn.GRU(4, 4)
+
+        def train(loader):
+            h = torch.zeros(1, 1, 4)
+            for x, y in loader:
+                out, h = rnn(x, h.detach())
+                loss = criterion(out, y)
+                loss.backward()
+                optimizer.step()
+        """)),
+    Case("predict_without_no_grad", "VL201", 9, TRAIN_HEADER + _src("""
+        def predict(x):
+            model.eval()
+            return model(x).argmax(dim=-1)
+        """), TRAIN_HEADER + _src("""
+        @torch.no_grad()
+        def predict(x):
+            model.eval()
+            return model(x).argmax(dim=-1)
+        """)),
+    Case("validation_loop_in_training_function", "VL201", 14, TRAIN_HEADER + _src("""
+        def fit(train_loader, val_loader):
+            for x, y in train_loader:
+                loss = criterion(model(x), y)
+                loss.backward()
+                optimizer.step()
+            correct = 0
+            for x, y in val_loader:
+                out = model(x)
+                correct += (out.argmax(1) == y).sum().item()
+            return correct
+        """), TRAIN_HEADER + _src("""
+        def fit(train_loader, val_loader):
+            for x, y in train_loader:
+                loss = criterion(model(x), y)
+                loss.backward()
+                optimizer.step()
+            correct = 0
+            with torch.no_grad():
+                for x, y in val_loader:
+                    out = model(x)
+                    correct += (out.argmax(1) == y).sum().item()
+            return correct
+        """)),
+    Case("retain_graph_in_loop", "VL301", 10, TRAIN_HEADER + _src("""
+        def train(loader):
+            for x, y in loader:
+                loss = criterion(model(x), y)
+                loss.backward(retain_graph=True)
+                optimizer.step()
+        """), None),
+    Case("empty_cache_every_step", "VL401", 12, TRAIN_HEADER + _src("""
+        def train(loader):
+            for x, y in loader:
+                loss = criterion(model(x), y)
+                loss.backward()
+                optimizer.step()
+                torch.cuda.empty_cache()
+        """), None),
+    Case("host_tensor_in_loop", "VL501", 9, TRAIN_HEADER + _src("""
+        def train(loader, device):
+            for x, y in loader:
+                weights = torch.tensor([1.0, 2.0, 3.0, 4.0]).to(device)
+                loss = criterion(model(x) * weights, y)
+                loss.backward()
+        """), TRAIN_HEADER + _src("""
+        def train(loader, device):
+            for x, y in loader:
+                weights = torch.tensor([1.0, 2.0, 3.0, 4.0], device=device)
+                loss = criterion(model(x) * weights, y)
+                loss.backward()
+        """)),
+    Case("oom_retry_in_handler", "VL601", 12, TRAIN_HEADER + _src("""
+        def run(batch):
+            try:
+                out = model(batch)
+            except torch.cuda.OutOfMemoryError:
+                torch.cuda.empty_cache()
+                out = model(batch[: len(batch) // 2])
+            return out
+        """), None),
+]
+
+# Look-alikes that must stay silent: (name, code that must not appear, source).
+NEGATIVE_CASES = [
+    ("accumulate_item", "VL101", TRAIN_HEADER + _src("""
+        def train(loader):
+            total = 0.0
+            for x, y in loader:
+                loss = criterion(model(x), y)
+                loss.backward()
+                total += loss.item()
+        """)),
+    ("accumulate_float_after_reassign", "VL101", TRAIN_HEADER + _src("""
+        def train(loader):
+            total = 0.0
+            for x, y in loader:
+                loss = criterion(model(x), y)
+                loss.backward()
+                loss = float(loss)
+                total += loss
+        """)),
+    ("accumulate_then_backward", "VL101", TRAIN_HEADER + _src("""
+        def train(batches):
+            total_loss = 0
+            for x, y in batches:
+                total_loss += criterion(model(x), y)
+            total_loss.backward()
+            optimizer.step()
+        """)),
+    ("list_recreated_each_iteration", "VL102", TRAIN_HEADER + _src("""
+        def train(loader):
+            for x, y in loader:
+                parts = []
+                parts.append(criterion(model(x), y))
+                sum(parts).backward()
+        """)),
+    ("list_cleared_each_iteration", "VL102", TRAIN_HEADER + _src("""
+        def train(loader):
+            parts = []
+            for x, y in loader:
+                parts.clear()
+                parts.append(model(x))
+                optimizer.step()
+        """)),
+    ("small_constant_loop", "VL102", TRAIN_HEADER + _src("""
+        def heads(x):
+            outs = []
+            for k in range(3):
+                outs.append(model(x))
+            return torch.stack(outs)
+        """)),
+    ("append_detached", "VL102", TRAIN_HEADER + _src("""
+        def train(loader):
+            losses = []
+            for x, y in loader:
+                loss = criterion(model(x), y)
+                loss.backward()
+                losses.append(loss.detach())
+        """)),
+    ("forward_time_steps", "VL102", TRAIN_HEADER + _src("""
+        class Decoder(nn.Module):
+            def forward(self, x, steps):
+                outs = []
+                h = x
+                for t in range(steps):
+                    h = self.cell(h)
+                    outs.append(h)
+                return torch.stack(outs)
+        """)),
+    ("stored_loss_attribute", "VL105", TRAIN_HEADER + _src("""
+        class ContentLoss(nn.Module):
+            def forward(self, x):
+                self.loss = criterion(x, self.target)
+                return x
+        """)),
+    ("recurrent_state_detached", "VL106", TRAIN_HEADER + _src("""
+        rnn = nn.GRU(4, 4)
+
+        def train(loader):
+            h = torch.zeros(1, 1, 4)
+            for x, y in loader:
+                h = h.detach()
+                out, h = rnn(x, h)
+                criterion(out, y).backward()
+        """)),
+    ("predict_decorated", "VL201", TRAIN_HEADER + _src("""
+        @torch.inference_mode()
+        def predict(x):
+            return model(x)
+        """)),
+    ("predict_bare_decorator", "VL201", TRAIN_HEADER + _src("""
+        @torch.no_grad
+        def predict(x):
+            return model(x)
+        """)),
+    ("evaluate_with_block", "VL201", TRAIN_HEADER + _src("""
+        def evaluate(loader):
+            model.eval()
+            with torch.set_grad_enabled(False):
+                for x, y in loader:
+                    model(x)
+        """)),
+    ("module_level_grad_off", "VL201", "import torch\ntorch.set_grad_enabled(False)\n" + TRAIN_HEADER + _src("""
+        def predict(x):
+            return model(x)
+        """)),
+    ("inference_named_but_trains", "VL201", TRAIN_HEADER + _src("""
+        def sample_and_learn(x, y):
+            loss = criterion(model(x), y)
+            loss.backward()
+            optimizer.step()
+        """)),
+    ("retain_graph_once", "VL301", TRAIN_HEADER + _src("""
+        def step(x, y):
+            out = model(x)
+            criterion(out, y).backward(retain_graph=True)
+            out.sum().backward()
+        """)),
+    ("retain_graph_two_heads", "VL301", TRAIN_HEADER + _src("""
+        def step(losses):
+            for i in range(2):
+                losses[i].backward(retain_graph=True)
+        """)),
+    ("empty_cache_periodic", "VL401", TRAIN_HEADER + _src("""
+        def train(loader):
+            for step, (x, y) in enumerate(loader):
+                criterion(model(x), y).backward()
+                if step % 100 == 0:
+                    torch.cuda.empty_cache()
+        """)),
+    ("device_at_creation", "VL501", TRAIN_HEADER + _src("""
+        def train(loader, device):
+            for x, y in loader:
+                w = torch.tensor([1.0, 2.0], device=device)
+                x = torch.from_numpy(x).to(device)
+        """)),
+    ("dtype_conversion_not_a_move", "VL501", TRAIN_HEADER + _src("""
+        def train(loader):
+            for x, y in loader:
+                w = torch.zeros(4).to(torch.float16)
+        """)),
+    ("oom_flag_then_retry", "VL601", TRAIN_HEADER + _src("""
+        def run(batch):
+            oom = False
+            try:
+                out = model(batch)
+            except torch.cuda.OutOfMemoryError:
+                oom = True
+            if oom:
+                torch.cuda.empty_cache()
+                out = model(batch[: len(batch) // 2])
+            return out
+        """)),
+    ("runtime_error_not_oom", "VL601", TRAIN_HEADER + _src("""
+        def run(batch):
+            try:
+                out = model(batch)
+            except RuntimeError:
+                out = model(batch.float())
+            return out
+        """)),
+]

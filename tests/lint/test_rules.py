@@ -1,0 +1,95 @@
+"""Every check: flagged where it should be, silent on look-alikes, and its fix is exact, idempotent and parses."""
+
+from __future__ import annotations
+
+import ast
+
+import pytest
+
+from cases import NEGATIVE_CASES, POSITIVE_CASES
+from vramlens.lint import CHECKS, apply_fix, fix_source, lint_source
+
+FIXABLE = [case for case in POSITIVE_CASES if case.fixed is not None]
+
+
+@pytest.mark.parametrize("case", POSITIVE_CASES, ids=[c.name for c in POSITIVE_CASES])
+def test_check_reports_the_offending_line(case):
+    found = {(f.line, f.code) for f in lint_source(case.source, "case.py")}
+    assert (case.line, case.code) in found
+
+
+@pytest.mark.parametrize("case", POSITIVE_CASES, ids=[c.name for c in POSITIVE_CASES])
+def test_finding_carries_its_catalog_entry(case):
+    finding = next(f for f in lint_source(case.source) if f.code == case.code)
+    entry = next(c for c in CHECKS if c.code == case.code)
+    assert (finding.rule, finding.severity) == (entry.rule, entry.severity)
+    assert finding.message.endswith(".") and len(finding.message) > 40
+
+
+@pytest.mark.parametrize("name,code,source", NEGATIVE_CASES, ids=[n[0] for n in NEGATIVE_CASES])
+def test_look_alike_is_not_flagged(name, code, source):
+    assert [f for f in lint_source(source) if f.code == code] == []
+
+
+@pytest.mark.parametrize("case", FIXABLE, ids=[c.name for c in FIXABLE])
+def test_fix_produces_exact_text(case):
+    assert fix_source(case.source).text == case.fixed
+
+
+@pytest.mark.parametrize("case", FIXABLE, ids=[c.name for c in FIXABLE])
+def test_fix_is_idempotent_and_removes_the_finding(case):
+    once = fix_source(case.source).text
+    twice = fix_source(once)
+    assert twice.text == once and twice.applied == 0
+    assert case.code not in {f.code for f in lint_source(once)}
+
+
+@pytest.mark.parametrize("case", FIXABLE, ids=[c.name for c in FIXABLE])
+def test_every_offered_fix_parses(case):
+    for finding in lint_source(case.source):
+        for fix in finding.fixes:
+            fixed = apply_fix(case.source, fix)
+            assert fixed is not None
+            ast.parse(fixed)
+
+
+def test_item_is_offered_for_scalar_losses_with_a_sync_note():
+    case = next(c for c in POSITIVE_CASES if c.name == "accumulate_loss")
+    finding = next(f for f in lint_source(case.source) if f.code == "VL101")
+    titles = [fix.title for fix in finding.fixes]
+    assert ".detach()" in titles[0] and ".item()" in titles[1] and "GPU" in titles[1]
+    assert "total += loss.item()" in apply_fix(case.source, finding.fixes[1])
+
+
+def test_clone_cpu_to_do_not_cut_the_graph_but_detach_item_data_do():
+    template = "import torch.nn as nn\nmodel = nn.Linear(2, 2)\nkeep = []\ndef step(x):\n    keep.append(model(x){})\n"
+    for suffix in (".clone()", ".cpu()", ".to('cpu')", ".cuda()"):
+        assert [f.code for f in lint_source(template.format(suffix))] == ["VL102"], suffix
+    for suffix in (".detach()", ".item()", ".data", ".tolist()", ".detach().numpy()"):
+        assert lint_source(template.format(suffix)) == [], suffix
+
+
+def test_no_grad_fix_adds_import_when_torch_is_not_imported():
+    source = '"""Doc."""\nfrom __future__ import annotations\n\ndef predict(model, x):\n    model.eval()\n    return model(x)\n'
+    fixed = fix_source(source).text
+    assert fixed == '"""Doc."""\nfrom __future__ import annotations\nimport torch\n\n@torch.no_grad()\ndef predict(model, x):\n    model.eval()\n    return model(x)\n'
+
+
+def test_no_grad_fix_uses_the_alias_in_use_and_keeps_indentation():
+    source = "import torch as th\n\nclass Runner:\n    @property\n    def x(self):\n        return 1\n\n    @staticmethod\n    def evaluate(model, x):\n        return model(x)\n"
+    fixed = fix_source(source).text
+    assert "    @th.no_grad()\n    @staticmethod\n    def evaluate" in fixed
+    ast.parse(fixed)
+
+
+def test_no_grad_is_not_offered_when_backward_is_reachable():
+    source = "import torch\n\ndef evaluate(model, x):\n    return model(x)\n\ndef train(model, x):\n    evaluate(model, x).sum().backward()\n"
+    assert [f for f in lint_source(source) if f.code == "VL201"] == []
+
+
+def test_columns_count_characters_not_bytes():
+    source = "import torch.nn as nn\nmodel = nn.Linear(2, 2)\nkeep = []\ndef step(x):\n    é = 1; keep.append(model(x))\n"
+    finding = lint_source(source)[0]
+    assert finding.column == source.splitlines()[4].index("keep")
+    fixed = fix_source(source).text
+    assert "keep.append(model(x).detach())" in fixed
