@@ -1,0 +1,66 @@
+"""Analysis time and peak memory on a real snapshot, against a bare pickle.load of the same file
+and against PyTorch's own `torch.cuda._memory_viz.trace`, side by side in one run.
+
+    python benchmarks/analysis_vs_load.py SNAPSHOT.pickle [--rounds 5] [--total-memory BYTES]
+
+Each measurement runs in a fresh interpreter (so peak RSS is its own), the variants alternate
+within every round, and medians are printed. `vramlens` = restricted load + the whole analysis
+(replay, attribution, accounting, diagnosis) without printing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+VARIANTS = {
+    "pickle.load": "import pickle; pickle.load(open(PATH, 'rb'))",
+    "vramlens analyze": "from vramlens.analysis.engine import analyze_path; analyze_path(PATH, total_memory=TOTAL)",
+    "_memory_viz.trace": "import pickle; from torch.cuda import _memory_viz; _memory_viz.trace(pickle.load(open(PATH, 'rb')))",
+}
+
+
+def measure(code: str, path: str, total: int | None) -> tuple[float, int]:
+    program = f"PATH = {path!r}; TOTAL = {total!r}\n{code}"
+    start = time.perf_counter()
+    child = subprocess.Popen([sys.executable, "-c", program], stdout=subprocess.DEVNULL)
+    _, status, usage = os.wait4(child.pid, 0)
+    elapsed = time.perf_counter() - start
+    if status != 0:
+        raise SystemExit(f"variant failed: {code}")
+    return elapsed, usage.ru_maxrss * 1024
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("snapshot")
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--total-memory", type=int)
+    parser.add_argument("--skip-torch", action="store_true", help="leave out _memory_viz.trace (no torch here)")
+    args = parser.parse_args()
+    variants = {k: v for k, v in VARIANTS.items() if not (args.skip_torch and "torch" in v)}
+    times = {name: [] for name in variants}
+    peaks = {name: [] for name in variants}
+    baseline = measure("pass", args.snapshot, None)  # interpreter start-up alone
+    for _ in range(args.rounds):
+        for name, code in variants.items():
+            elapsed, peak = measure(code, args.snapshot, args.total_memory)
+            times[name].append(elapsed)
+            peaks[name].append(peak)
+    size = os.path.getsize(args.snapshot)
+    print(f"snapshot {args.snapshot}: {size / 2**20:.1f} MiB; {args.rounds} rounds; python {sys.version.split()[0]}; {os.cpu_count()} cores")
+    print(f"interpreter start-up alone: {baseline[0]:.2f} s, {baseline[1] / 2**20:.0f} MiB")
+    load_time = statistics.median(times["pickle.load"])
+    load_peak = statistics.median(peaks["pickle.load"])
+    print(f"{'variant':<20} {'median s':>9} {'x load':>7} {'peak MiB':>9} {'x load':>7}")
+    for name in variants:
+        t, p = statistics.median(times[name]), statistics.median(peaks[name])
+        print(f"{name:<20} {t:>9.2f} {t / load_time:>7.2f} {p / 2**20:>9.0f} {p / load_peak:>7.2f}")
+
+
+if __name__ == "__main__":
+    main()
