@@ -41,28 +41,25 @@ def build_snapshot(entries: int = 1_000_000, seed: int = 0) -> dict:
     leak_stack = [_frame(f"{ROOT}/train.py", 47, "step"), *outer]
     sizes = [4 * MIB, 8 * MIB, 512 * 1024, 16 * MIB, 2048, 65536]
     trace: list[dict] = []
-    live: list[tuple[int, int, list]] = []
+    live: list[tuple[int, int, list]] = []  # a training step's working set, freed oldest first
+    kept: list[tuple[int, int, list]] = []  # the slow leak
     next_addr = 0x7F0000000000
     time_us = 1_700_000_000_000_000
     trace.append({"action": "segment_alloc", "addr": next_addr, "size": 64 * 1024**3, "stream": 0, "frames": [], "time_us": time_us})
     while len(trace) < entries - 1:
         time_us += rng.randint(1, 20)
-        if len(live) < 40 or rng.random() < 0.5:
-            stack = rng.choice(stacks) if rng.random() > 0.02 else leak_stack
+        if len(live) < 200 and rng.random() < 0.6:
+            leak = rng.random() < 0.005
+            frames = list(leak_stack if leak else rng.choice(stacks))  # one list per traceback, shared frame dicts
             size = rng.choice(sizes)
-            frames = list(stack)  # torch builds one list per traceback, sharing the frame dicts
             trace.append({"action": "alloc", "addr": next_addr, "size": size, "stream": 0, "frames": frames, "time_us": time_us})
-            live.append((next_addr, size, frames))
+            (kept if leak else live).append((next_addr, size, frames))
             next_addr += size
-        else:
-            position = rng.randrange(len(live))
-            addr, size, frames = live[position]
-            if frames[0] is leak_stack[0]:
-                continue  # the leak keeps what it allocated
-            live[position] = live[-1]
-            live.pop()
+        elif live:
+            addr, size, frames = live.pop(rng.randrange(min(len(live), 8)))
             for action in ("free_requested", "free_completed"):
                 trace.append({"action": action, "addr": addr, "size": size, "stream": 0, "frames": frames, "time_us": time_us})
+    live += kept
     trace.append({"action": "oom", "addr": 0, "size": 2 * 1024**3, "device_free": 100 * MIB, "stream": 0, "frames": [], "time_us": time_us})
     blocks = [{"address": addr, "size": size, "requested_size": size, "state": "active_allocated", "frames": frames}
               for addr, size, frames in live]
@@ -95,11 +92,16 @@ def main() -> None:
             if mode == "load":
                 with open(path, "rb") as handle:
                     pickle.load(handle)
+                extra = ""
             else:
-                from vramlens.analysis import analyze_path
+                from vramlens.analysis import analyze_capture
+                from vramlens.capture import load_capture
 
-                analyze_path(path, total_memory=80 * 1024**3)
-            print(f"{mode:8s} {time.perf_counter() - start:6.2f} s   peak RSS {_peak_rss_mib():7.0f} MiB", flush=True)
+                capture = load_capture(path)
+                loaded = time.perf_counter()
+                analyze_capture(capture, total_memory=80 * 1024**3)
+                extra = f"   (safe load {loaded - start:.2f} s + analysis {time.perf_counter() - loaded:.2f} s)"
+            print(f"{mode:8s} {time.perf_counter() - start:6.2f} s   peak RSS {_peak_rss_mib():7.0f} MiB{extra}", flush=True)
             os._exit(0)
         os.waitpid(pid, 0)
     if not keep:

@@ -133,7 +133,9 @@ def replay(trace: list, resolver: SourceResolver) -> ReplayResult:  # noqa: C901
                     reserved_at_peak = reserved
                     peak_index = index
                     peak_pending = True
-        elif action == "free_requested" or action == "free" or (action == "free_completed" and entry["addr"] in live):
+        elif action == "free_completed":
+            pass  # allocated bytes already dropped at free_requested (torch's own accounting does the same)
+        elif action == "free_requested" or action == "free":
             if peak_pending:  # the state right before the first drop after a new peak is the peak state
                 for acc in lines.values():
                     acc[AT_PEAK] = acc[LIVE]
