@@ -76,6 +76,9 @@ def account(
     context = max(process_used - reserved, 0) if process_used is not None else None
     if other is None and context is not None and non_pytorch is not None:
         other = max(non_pytorch - context, 0)
+    unattributed = None
+    if non_pytorch is not None and context is not None and other is not None:
+        unattributed = max(non_pytorch - context - other, 0)
     fits = None
     if request is not None and largest_free_block is not None:
         fits = largest_free_block >= request
@@ -83,6 +86,6 @@ def account(
         moment=moment, allocated=allocated, reserved=reserved, cached=max(reserved - allocated, 0),
         largest_free_block=largest_free_block, largest_free_pool=pool, free_block_fits_request=fits,
         driver_used=driver_used, process_used=process_used, non_pytorch=non_pytorch,
-        context_and_libraries=context, other_processes=other, device_total=total, limit=limit,
+        context_and_libraries=context, other_processes=other, unattributed=unattributed, device_total=total, limit=limit,
         limit_is_cap=limit_is_cap, request=request, device_free=device_free, nvml_phase=phase,
     )

@@ -6,10 +6,10 @@ from __future__ import annotations
 from vramlens.analysis.model import BEFORE_TRACE_FUNCTION, LIBRARY_ONLY_FUNCTION, NO_FRAME_FUNCTION, LineStat
 from vramlens.analysis.normalize import ALLOCATED, block_frames, block_requested_size, block_state
 from vramlens.analysis.replay import (
-    AT_OOM, AT_PEAK, BEFORE_TRACE, BLOCKS, COUNT, FLOORS, FRAMES, GROWTH_WINDOWS, KEY, LIBRARY_ONLY, LIVE,
-    MIN_BLOCK, NO_FRAME, OFFSET, OFFSET_BLOCKS, SIZES, TOTAL, ReplayResult, _new_line, frames_key,
+    AT_OOM, AT_PEAK, BEFORE_TRACE, BLOCKS, BLOCKS_AT_OOM, BLOCKS_AT_PEAK, COUNT, FLOORS, FRAMES, GROWTH_WINDOWS, KEY, LIBRARY_ONLY, LIVE,
+    MIN_BLOCK, NO_FRAME, OFFSET, OFFSET_BLOCKS, SIZES, TOTAL, ReplayResult, new_line, frames_key,
 )
-from vramlens.analysis.sources import NATIVE, USER, SourceResolver
+from vramlens.analysis.sources import NATIVE, SourceResolver
 
 _PSEUDO_FUNCTIONS = {NO_FRAME: NO_FRAME_FUNCTION, LIBRARY_ONLY: LIBRARY_ONLY_FUNCTION, BEFORE_TRACE: BEFORE_TRACE_FUNCTION}
 MIN_GROWTH = 1024 * 1024  # growth below this is noise, not a leak
@@ -21,9 +21,9 @@ def add_blocks_from_before_trace(replay: ReplayResult, segments: list[dict], res
     lines as a constant. Returns the bytes allocated at the start of the trace."""
     start_allocated = replay.pre_freed
     if replay.pre_freed and BEFORE_TRACE in replay.lines:
-        acc = replay.lines[BEFORE_TRACE]
+        acc = replay.lines[BEFORE_TRACE]  # its counts went negative, one per block freed
         acc[OFFSET] += replay.pre_freed
-        acc[OFFSET_BLOCKS] += -acc[BLOCKS] if acc[BLOCKS] < 0 else 0
+        acc[OFFSET_BLOCKS] += -acc[BLOCKS]
     for segment in segments:
         for block in segment.get("blocks") or ():
             if block_state(block) != ALLOCATED or block.get("address") in replay.end_live:
@@ -33,7 +33,7 @@ def add_blocks_from_before_trace(replay: ReplayResult, segments: list[dict], res
             key = frames_key(frames, resolver)
             acc = replay.lines.get(key)
             if acc is None:
-                acc = replay.lines[key] = _new_line(key, frames)
+                acc = replay.lines[key] = new_line(key, frames)
             acc[OFFSET] += size
             acc[OFFSET_BLOCKS] += 1
             acc[TOTAL] += size
@@ -80,9 +80,9 @@ def _function_of(acc: list, resolver: SourceResolver) -> str:
     return "?"
 
 
-def line_stats(replay: ReplayResult, moment: str, resolver: SourceResolver, live_blocks_by_line: dict | None = None) -> list[LineStat]:
-    """Every line that allocated, by live bytes at ``moment`` ("oom" or "peak"), largest first."""
-    slot = AT_OOM if moment == "oom" else AT_PEAK if moment == "peak" else LIVE
+def line_stats(replay: ReplayResult, moment: str, resolver: SourceResolver) -> list[LineStat]:
+    """Every line that allocated, by live bytes at ``moment`` ("oom", "peak" or "end"), largest first."""
+    slot, blocks_slot = {"oom": (AT_OOM, BLOCKS_AT_OOM), "peak": (AT_PEAK, BLOCKS_AT_PEAK)}.get(moment, (LIVE, BLOCKS))
     accs = list(replay.lines.values())
     live_of = {id(acc): max(acc[slot] + acc[OFFSET], 0) for acc in accs}
     total_live = sum(live_of.values()) or 1
@@ -92,13 +92,11 @@ def line_stats(replay: ReplayResult, moment: str, resolver: SourceResolver, live
         growing, growth = growth_of(acc[FLOORS])
         histogram = sorted(acc[SIZES].items(), key=lambda item: (-item[1], -item[0]))[:5]
         is_user = key[0] is not None
-        blocks = (live_blocks_by_line or {}).get(id(acc))
-        if blocks is None:
-            blocks = acc[BLOCKS] + acc[OFFSET_BLOCKS] if slot == LIVE else 0
+        blocks = max(acc[blocks_slot] + acc[OFFSET_BLOCKS], 0)
         stats.append(LineStat(
             path=key[0], line=key[1] if is_user else None, function=_function_of(acc, resolver),
             live_bytes=live_of[id(acc)], share=live_of[id(acc)] / total_live,
-            allocated_bytes=acc[TOTAL], count=acc[COUNT], growing=growing and is_user or (growing and key == NO_FRAME),
+            allocated_bytes=acc[TOTAL], count=acc[COUNT], growing=growing and key != BEFORE_TRACE,
             growth_bytes=growth, live_blocks=blocks, size_histogram=histogram,
             call_path=call_path(acc[FRAMES], key, resolver),
             local_path=resolver.local_path(key[0]) if is_user else None,
@@ -108,21 +106,3 @@ def line_stats(replay: ReplayResult, moment: str, resolver: SourceResolver, live
     return stats
 
 
-def live_blocks_at_oom(replay: ReplayResult) -> dict:
-    """id(accumulator) -> blocks it held at the OOM (trace-allocated ones; older ones are added as offsets)."""
-    counts: dict = {}
-    for _size, acc, _index in (replay.live_at_oom or {}).values():
-        counts[id(acc)] = counts.get(id(acc), 0) + 1
-    for acc in replay.lines.values():
-        if acc[OFFSET_BLOCKS]:
-            counts[id(acc)] = counts.get(id(acc), 0) + acc[OFFSET_BLOCKS]
-    return counts
-
-
-def oldest_live_index(replay: ReplayResult, key) -> int | None:
-    """Trace position of the oldest block of ``key`` still live at the OOM: an earlier iteration's, for a leak."""
-    indices = [index for _size, acc, index in (replay.live_at_oom or replay.end_live).values() if acc[KEY] == key]
-    return min(indices) if indices else None
-
-
-__all__ = ["USER", "add_blocks_from_before_trace", "call_path", "growth_of", "line_stats", "live_blocks_at_oom", "oldest_live_index"]

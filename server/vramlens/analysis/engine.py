@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 
 from vramlens.analysis.accounting import account, allocator_limit, device_total, nvml_sample
-from vramlens.analysis.attribution import add_blocks_from_before_trace, line_stats, live_blocks_at_oom
+from vramlens.analysis.attribution import add_blocks_from_before_trace, line_stats
 from vramlens.analysis.diagnosis import RunFacts, diagnose
 from vramlens.analysis.freeblocks import free_blocks_at_end, free_blocks_at_oom, largest_free
 from vramlens.analysis.model import Analysis, OomEvent, Timeline, TimelinePoint
@@ -103,7 +103,7 @@ def analyze_capture(capture: Capture, total_memory: int | None = None, source_ro
     request = meta_oom.get("requested") or rep.oom_request
     device_free = meta_oom.get("device_free", rep.oom_device_free)
 
-    lines = line_stats(rep, moment, resolver, live_blocks_at_oom(rep) if moment == "oom" else None)
+    lines = line_stats(rep, moment, resolver)
     if moment == "oom":
         allocated = meta_oom.get("allocated") or timeline.allocated_at_oom
         reserved = meta_oom.get("reserved") or timeline.reserved_at_oom

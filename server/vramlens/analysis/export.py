@@ -50,6 +50,7 @@ def to_json(analysis: Analysis) -> dict:
             "end_allocated": timeline.end_allocated, "end_reserved": timeline.end_reserved,
             "driver_used": acc.driver_used, "process_used": acc.process_used, "non_pytorch": acc.non_pytorch,
             "context_and_libraries": acc.context_and_libraries, "other_processes": acc.other_processes,
+            "unattributed": acc.unattributed,
             "device_total": acc.device_total, "limit": acc.limit, "limit_is_cap": acc.limit_is_cap,
             "request": acc.request, "device_free": acc.device_free, "nvml_phase": acc.nvml_phase,
         },

@@ -18,15 +18,15 @@ LIBRARY_ONLY = (None, 1)
 BEFORE_TRACE = (None, 2)
 
 # Slots of a line's accumulator list (a list, not an object: it is touched on every event).
-LIVE, TOTAL, COUNT, SIZES, FLOORS, FRAMES, BLOCKS, AT_PEAK, AT_OOM, KEY, OFFSET, OFFSET_BLOCKS = range(12)
+LIVE, TOTAL, COUNT, SIZES, FLOORS, FRAMES, BLOCKS, AT_PEAK, AT_OOM, KEY, OFFSET, OFFSET_BLOCKS, BLOCKS_AT_PEAK, BLOCKS_AT_OOM = range(14)
 
 GROWTH_WINDOWS = 8
 TIMELINE_POINTS = 400
 MIN_BLOCK = 512
 
 
-def _new_line(key, frames) -> list:
-    return [0, 0, 0, {}, [None] * GROWTH_WINDOWS, frames, 0, 0, 0, key, 0, 0]
+def new_line(key, frames) -> list:
+    return [0, 0, 0, {}, [None] * GROWTH_WINDOWS, frames, 0, 0, 0, key, 0, 0, 0, 0]
 
 
 @dataclass
@@ -111,7 +111,7 @@ def replay(trace: list, resolver: SourceResolver) -> ReplayResult:  # noqa: C901
                     key = LIBRARY_ONLY if python_seen else NO_FRAME
             acc = lines.get(key)
             if acc is None:
-                acc = lines[key] = _new_line(key, frames)
+                acc = lines[key] = new_line(key, frames)
             current = acc[LIVE]
             floors = acc[FLOORS]
             slot = index // window
@@ -139,13 +139,14 @@ def replay(trace: list, resolver: SourceResolver) -> ReplayResult:  # noqa: C901
             if peak_pending:  # the state right before the first drop after a new peak is the peak state
                 for acc in lines.values():
                     acc[AT_PEAK] = acc[LIVE]
+                    acc[BLOCKS_AT_PEAK] = acc[BLOCKS]
                 peak_pending = False
             block = live.pop(entry["addr"], None)
             if block is None:  # freed here, allocated before the trace began
                 size = ((entry["size"] + 511) >> 9) << 9 or MIN_BLOCK
                 pre_freed += size
                 if before is None:
-                    before = lines[BEFORE_TRACE] = _new_line(BEFORE_TRACE, None)
+                    before = lines[BEFORE_TRACE] = new_line(BEFORE_TRACE, None)
                 before[LIVE] -= size
                 before[BLOCKS] -= 1
                 if oom_seen:
@@ -180,6 +181,7 @@ def replay(trace: list, resolver: SourceResolver) -> ReplayResult:  # noqa: C901
                 result.live_at_oom = dict(live)
                 for acc in lines.values():
                     acc[AT_OOM] = acc[LIVE]
+                    acc[BLOCKS_AT_OOM] = acc[BLOCKS]
         if index == next_point:
             points.append((index, entry.get("time_us"), bucket_allocated, bucket_reserved))
             bucket_allocated, bucket_reserved = allocated, reserved
@@ -188,6 +190,7 @@ def replay(trace: list, resolver: SourceResolver) -> ReplayResult:  # noqa: C901
     if peak_pending:
         for acc in lines.values():
             acc[AT_PEAK] = acc[LIVE]
+            acc[BLOCKS_AT_PEAK] = acc[BLOCKS]
     if entries and (not points or points[-1][0] != entries - 1):
         points.append((entries - 1, trace[-1].get("time_us"), bucket_allocated, bucket_reserved))
     if peak_index is not None:

@@ -61,7 +61,10 @@ def accounting_rows(acc: Accounting, peak_allocated: int) -> list[tuple[str, str
             free_remark += ": could hold the request" if acc.free_block_fits_request else ": could not hold the request"
     outside_remark = ""
     if acc.context_and_libraries is not None:
-        outside_remark = f"this process {fmt(acc.context_and_libraries)} (context, libraries); other processes {fmt(acc.other_processes)}"
+        outside_remark = (f"this process {fmt(acc.context_and_libraries)} (context, libraries); "
+                          f"other processes {fmt(acc.other_processes)}")
+        if acc.unattributed:
+            outside_remark += f"; no process (driver) {fmt(acc.unattributed)}"
     elif acc.other_processes is not None:
         outside_remark = f"other processes {fmt(acc.other_processes)}"
     limit_label = "fraction cap" if acc.limit_is_cap else "device total"

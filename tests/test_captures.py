@@ -1,0 +1,123 @@
+"""The analysis on real captures recorded on an H200 (tests/fixtures/captures, see its README).
+
+For each capture: the cause the scenario was written to produce, the top user line (by live
+bytes) is one the scenario marks ``# vramlens: culprit``, and the accounting adds up. Frames
+point to the recording machine's paths; they are mapped onto this checkout by path suffix.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from vramlens.analysis import analyze_path, to_json
+
+REPO = Path(__file__).resolve().parents[1]
+CAPTURES = REPO / "tests" / "fixtures" / "captures"
+SCENARIOS = REPO / "scenarios"
+MARKER = re.compile(r"#\s*vramlens:\s*culprit")
+
+# capture -> (scenario script, expected cause)
+EXPECTED = {
+    "working_set": ("working_set.py", "working_set"),
+    "working_set_stacks_all": ("working_set.py", "working_set"),
+    "retained_references": ("retained_references.py", "retained_references"),
+    "fragmentation": ("fragmentation.py", "fragmentation"),
+    "outside_allocator": ("outside_allocator.py", "outside_allocator"),
+    "cached_not_leak": ("cached_not_leak.py", "cached_not_leak"),
+    "no_problem": ("no_problem.py", "no_problem"),
+    "server_dump.pickle": ("server_dump.py", "retained_references"),
+}
+
+
+def culprit_lines(script: str) -> set[int]:
+    text = (SCENARIOS / script).read_text(encoding="utf-8").splitlines()
+    return {number for number, line in enumerate(text, 1) if MARKER.search(line)}
+
+
+def analyze_fixture(name: str):
+    path = CAPTURES / name
+    if not path.exists():
+        pytest.skip(f"fixture {name} not recorded yet")
+    if name.endswith(".pickle"):  # a server's own dump: /srv/app/x.py maps onto scenarios/x.py
+        total = int((CAPTURES / name.replace(".pickle", ".total_memory")).read_text().strip())
+        return analyze_path(path, total_memory=total, source_root=str(SCENARIOS))
+    return analyze_path(path, source_root=str(REPO))  # /<anywhere>/scenarios/x.py maps by its suffix
+
+
+@pytest.fixture(scope="module", params=sorted(EXPECTED))
+def fixture(request):
+    return request.param, analyze_fixture(request.param)
+
+
+def test_cause(fixture):
+    name, analysis = fixture
+    assert analysis.diagnosis.cause == EXPECTED[name][1], analysis.diagnosis.evidence
+    assert 0.0 <= analysis.diagnosis.confidence <= 1.0 and analysis.diagnosis.evidence
+
+
+def test_top_user_line_is_a_marked_culprit(fixture):
+    name, analysis = fixture
+    script, _ = EXPECTED[name]
+    marked = culprit_lines(script)
+    user_lines = [line for line in analysis.lines if line.path is not None and line.live_bytes > 0]
+    assert user_lines, "no user line holds live bytes"
+    top = user_lines[0]
+    if not marked:
+        pytest.skip(f"{script} marks no culprit (a healthy run)")
+    assert top.path.endswith(script) and top.line in marked, (top.path, top.line, marked)
+    assert top.local_path == str(SCENARIOS / script)  # mapped onto this checkout by suffix
+    assert "vramlens: culprit" in (top.source or "")
+
+
+def test_accounting_invariants(fixture):
+    _, analysis = fixture
+    acc, timeline = analysis.accounting, analysis.timeline
+    assert 0 <= acc.allocated <= acc.reserved
+    assert acc.cached == acc.reserved - acc.allocated
+    assert acc.largest_free_block is None or 0 <= acc.largest_free_block <= acc.cached
+    assert timeline.peak_allocated <= timeline.peak_reserved
+    assert all(point.allocated <= point.reserved for point in timeline.points)
+    assert acc.allocated <= timeline.peak_allocated or acc.moment == "oom"
+    if acc.driver_used is not None:
+        assert acc.driver_used >= acc.reserved and acc.non_pytorch == acc.driver_used - acc.reserved
+        assert acc.driver_used <= (acc.device_total or acc.driver_used)
+    if acc.context_and_libraries is not None and acc.other_processes is not None:
+        assert acc.context_and_libraries + acc.other_processes + (acc.unattributed or 0) == acc.non_pytorch
+    live_total = sum(line.live_bytes for line in analysis.lines)
+    assert abs(live_total - (acc.allocated if acc.moment != "oom" else timeline.allocated_at_oom)) <= 2 * 1024 * 1024
+    assert analysis.lines == sorted(analysis.lines, key=lambda line: -line.live_bytes)
+
+
+def test_oom_runs_record_the_request_and_json_is_complete(fixture):
+    name, analysis = fixture
+    data = to_json(analysis)
+    assert data["outcome"] == ("oom" if name in {"working_set", "working_set_stacks_all", "retained_references",
+                                                  "fragmentation", "outside_allocator"} else "completed")
+    if data["outcome"] == "oom":
+        assert data["memory"]["request"] and data["memory"]["request"] > 0
+    assert data["cause"] == EXPECTED[name][1]
+    assert [line["live_bytes"] for line in data["lines"]] == sorted((line["live_bytes"] for line in data["lines"]), reverse=True)
+
+
+def test_backward_allocations_are_not_pinned_on_a_user_line():
+    analysis = analyze_fixture("working_set")
+    frameless = [line for line in analysis.lines if line.path is None and "autograd" in line.function]
+    assert frameless and frameless[0].live_bytes > 0  # the OOM happened in loss.backward()
+
+
+def test_stacks_all_gives_the_same_attribution_as_python_stacks():
+    python, native = analyze_fixture("working_set"), analyze_fixture("working_set_stacks_all")
+    top = lambda analysis: [(l.line, l.live_bytes) for l in analysis.lines if l.path][:3]  # noqa: E731
+    assert top(python) == top(native)
+    assert all("??" not in step for line in native.lines for step in line.call_path)
+
+
+def test_raw_pickle_maps_server_paths_onto_local_scenarios():
+    analysis = analyze_fixture("server_dump.pickle")
+    top = next(line for line in analysis.lines if line.path)
+    assert top.path.startswith("/srv/app/") and top.local_path == str(SCENARIOS / "server_dump.py")
+    assert top.growing
+    assert analysis.accounting.device_total == 150109880320
