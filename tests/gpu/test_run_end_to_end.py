@@ -172,3 +172,18 @@ def test_nvml_samples_by_pid(vramlens, tmp_path):
     assert {"start", "exit"} <= phases
     ours = [s for s in nvml["samples"] if s["process_used"]]
     assert ours and all(s["device_used"] >= s["process_used"] for s in ours)
+
+
+def test_allocator_setting_is_tried_as_a_measured_experiment(vramlens, tmp_path):
+    script = os.path.join(SCENARIOS, "fragmentation.py")
+    run = vramlens("run", "-o", tmp_path / "cap", "--memory-limit", "1600MiB",
+                   "--try-alloc-conf", "expandable_segments:True", script)
+    assert run.returncode == 1, run.stderr  # the baseline's exit code
+    meta = load_meta(tmp_path / "cap")
+    [trial] = meta["interventions"]
+    assert trial["setting"] == "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True"
+    assert trial["baseline"]["oom"] is True
+    trial_meta = load_meta(tmp_path / trial["capture"])
+    assert "expandable_segments:True" in trial_meta["environment"]["alloc_env"]["PYTORCH_CUDA_ALLOC_CONF"]
+    assert trial["result"]["oom"] == (trial_meta["oom"] is not None)
+    assert trial["verdict"] in {"prevented the OOM", "did not prevent the OOM"}

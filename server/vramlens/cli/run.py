@@ -7,7 +7,8 @@ import sys
 from pathlib import Path
 
 from vramlens.capture.errors import CaptureError
-from vramlens.runner import RunOptions, run_script
+from vramlens.runner import RunOptions
+from vramlens.runner.experiment import run_with_experiments
 from vramlens.units import parse_size_or_fraction
 
 
@@ -26,6 +27,10 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--timeout", type=float, metavar="SECONDS", help="end the script (and its process tree) after this long, keeping the capture")
     parser.add_argument("--sample-interval", type=float, default=0.5, metavar="SECONDS", help="NVML sampling period (default 0.5)")
     parser.add_argument("--source-root", type=Path, help="folder of the user's code (default: the script's folder)")
+    parser.add_argument(
+        "--try-alloc-conf", action="append", default=[], metavar="SETTING",
+        help="then run again with this allocator setting (e.g. expandable_segments:True) and record both; repeatable",
+    )
     parser.add_argument("--analyze", action="store_true", help="print the analysis of the capture when the run ends")
     parser.add_argument("script", type=Path)
     parser.add_argument("args", nargs=argparse.REMAINDER, help="arguments passed to the script")
@@ -55,11 +60,13 @@ def handle(args: argparse.Namespace) -> int:
         source_root=args.source_root,
     )
     try:
-        result = run_script(options)
+        result, trials = run_with_experiments(options, args.try_alloc_conf)
     except CaptureError as error:
         print(f"vramlens: {error}", file=sys.stderr)
         return 2
     print(f"vramlens: {result.status}; capture written to {result.capture_dir}", file=sys.stderr)
+    for setting, trial in zip(args.try_alloc_conf, trials):
+        print(f"vramlens: with {setting}: {trial.status}; capture written to {trial.capture_dir}", file=sys.stderr)
     if args.analyze:
         from vramlens.cli import main as cli_main
 
