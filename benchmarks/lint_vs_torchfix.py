@@ -60,6 +60,16 @@ def in_process_linter():
     return None, None
 
 
+def cpu_name() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--files", type=int, default=200, help="number of modeling files (default 200)")
@@ -73,7 +83,7 @@ def main() -> None:
     files = spread(every, args.files)
     lines = count_lines(files)
     paths = [str(p) for p in files]
-    print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}")
+    print(f"machine: {cpu_name()}, {os.cpu_count()} cores, Python {platform.python_version()}")
     print(f"files: {len(files)} transformers modeling files, {lines} lines")
     print(f"commands: {args.torchfix} FILES  |  {' '.join(vramlens_cmd())} lint FILES")
 
