@@ -25,10 +25,10 @@ ENVIRONMENT_KEYS = ("gpu_name", "device_index", "total_memory", "compute_capabil
 
 
 def analyze_path(path: str | Path, total_memory: int | None = None, source_root: str | None = None) -> Analysis:
-    return analyze_capture(_load(Path(path)), total_memory=total_memory, source_root=source_root)
+    return analyze_capture(load_any(Path(path)), total_memory=total_memory, source_root=source_root)
 
 
-def _load(path: Path) -> Capture:
+def load_any(path: Path) -> Capture:
     meta_path = path / META_FILE if path.is_dir() else path
     if meta_path.name == META_FILE and meta_path.is_file():
         # capture.json says "snapshot": null when the run never reached CUDA; the loader expects a name.

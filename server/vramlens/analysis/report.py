@@ -1,0 +1,140 @@
+"""The reproducibility report in Markdown: setup, what happened, the diagnosis, the lines, the plot."""
+
+from __future__ import annotations
+
+from vramlens.analysis.model import Analysis
+from vramlens.analysis.runfacts import run_settings
+from vramlens.analysis.units import format_bytes as fmt
+
+UNKNOWN = "unknown (the capture does not show it)"
+
+
+def _cell(text) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def _allocator_text(analysis: Analysis) -> str:
+    """The settings a user wrote (the env var torch records), not every default torch reports."""
+    env = analysis.environment
+    written = [f"{name}={value}" for name, value in sorted((env.get("alloc_env") or {}).items()) if value]
+    recorded = analysis.allocator_settings
+    for name in ("PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_ALLOC_CONF"):
+        if recorded.get(name) and not any(item.startswith(name + "=") for item in written):
+            written.append(f"{name}={recorded[name]}")
+    expandable = "on" if env.get("expandable_segments") else "off"
+    return (", ".join(written) or "defaults") + f"; expandable segments {expandable}"
+
+
+def _setup(analysis: Analysis, meta: dict) -> list[str]:
+    env = analysis.environment
+    total = env.get("total_memory")
+    limit = meta.get("memory_limit") or {}
+    settings = run_settings(meta.get("argv"))
+    allocator_settings = _allocator_text(analysis)
+    rows = [
+        ("GPU", f"{env.get('gpu_name') or 'unknown'}, {fmt(total)} total" + (f" ({total} bytes)" if total else "")),
+        ("Driver / CUDA", f"{env.get('driver') or 'unknown'} / {env.get('cuda') or 'unknown'}"),
+        ("torch", env.get("torch") or "unknown"),
+        ("Allocator", f"{env.get('allocator_backend') or 'unknown'} backend; settings: {allocator_settings}"),
+        ("Memory cap", f"{fmt(limit['bytes'])} (fraction {limit.get('fraction'):.4f})" if limit.get("bytes") else "none"),
+        ("Command", " ".join(meta.get("argv") or []) or "unknown"),
+        ("Precision", settings["precision"] or UNKNOWN),
+        ("Batch size", settings["batch_size"] or UNKNOWN),
+        ("Input length", settings["input_length"] or UNKNOWN),
+    ]
+    return ["## Setup", "", "| | |", "|---|---|", *[f"| {k} | {_cell(v)} |" for k, v in rows], ""]
+
+
+def _memory(analysis: Analysis) -> list[str]:
+    acc, timeline = analysis.accounting, analysis.timeline
+    moment = {"oom": "at the OOM", "peak": "at the allocated peak", "end": "at the end of the trace"}[acc.moment]
+    rows = [
+        ("allocated (live tensors)", acc.allocated),
+        ("cached (reserved − allocated)", acc.cached),
+        (f"largest free block ({acc.largest_free_pool} pool)", acc.largest_free_block),
+        ("reserved by PyTorch", acc.reserved),
+        ("peak allocated / peak reserved", f"{fmt(timeline.peak_allocated)} / {fmt(timeline.peak_reserved)}"),
+        ("driver-visible used (same moment)", acc.driver_used),
+        ("non-PyTorch (driver used − reserved)", acc.non_pytorch),
+        ("… this process: CUDA context and other libraries", acc.context_and_libraries),
+        ("… other processes", acc.other_processes),
+        ("limit" + (" (fraction cap)" if acc.limit_is_cap else " (device total)"), acc.limit),
+    ]
+    lines = [f"## Memory {moment}", "", "| | |", "|---|---:|"]
+    for label, value in rows:
+        lines.append(f"| {label} | {value if isinstance(value, str) else fmt(value)} |")
+    return lines + [""]
+
+
+def _failure(analysis: Analysis, meta: dict) -> list[str]:
+    out = ["## What happened", ""]
+    status = analysis.status or analysis.outcome
+    if analysis.outcome == "oom" and analysis.oom:
+        out.append(f"The run ended with status `{status}`: a request of {fmt(analysis.oom.request)} failed"
+                   + (f" ({analysis.oom.count} OOMs in all)." if analysis.oom.count > 1 else "."))
+    else:
+        out.append(f"The run ended with status `{status}`" + (f", exit code {meta['exit_code']}." if meta.get("exit_code") is not None else "."))
+    exception = meta.get("exception") or {}
+    if exception.get("traceback"):
+        out += ["", "```", exception["traceback"].rstrip(), "```"]
+    elif exception.get("message"):
+        out += ["", f"> {exception.get('type', 'Exception')}: {exception['message']}"]
+    return out + [""]
+
+
+def _interventions(meta: dict) -> list[str]:
+    tried = meta.get("interventions") or []
+    out = ["## Interventions tried", ""]
+    if not tried:
+        return out + ["None recorded: no allocator setting was tried and measured for this run.", ""]
+    out += ["| setting | result | measured |", "|---|---|---|"]
+    for item in tried:
+        measured = ", ".join(f"{key} {fmt(value) if isinstance(value, int) else value}"
+                             for key, value in item.items() if key not in ("setting", "status"))
+        out.append(f"| `{_cell(item.get('setting'))}` | {_cell(item.get('status', 'unknown'))} | {_cell(measured) or '—'} |")
+    return out + [""]
+
+
+def _diagnosis(analysis: Analysis) -> list[str]:
+    d = analysis.diagnosis
+    out = ["## Diagnosis", "", f"**{d.cause}** (confidence {d.confidence:.2f}, {d.confidence_label})", ""]
+    out += [f"- {fact}" for fact in d.evidence]
+    if analysis.recommendations:
+        out += ["", "What to try:", ""]
+        for number, rec in enumerate(analysis.recommendations, 1):
+            out.append(f"{number}. {rec.action}{' *(an experiment: measure it)*' if rec.experiment else ''} — {rec.reason}")
+    return out + [""]
+
+
+def _lines(analysis: Analysis, top: int) -> list[str]:
+    shown = [line for line in analysis.lines if line.live_bytes > 0][:top]
+    out = ["## Top lines", "", "| line | live | share | allocated in total | count | growing | source |",
+           "|---|---:|---:|---:|---:|---|---|"]
+    for line in shown:
+        where = f"`{line.path}:{line.line}` {line.function}" if line.path else line.function
+        source = f"`{_cell(line.source)}`" if line.source else ""
+        out.append(f"| {_cell(where)} | {fmt(line.live_bytes)} | {line.share:.0%} | {fmt(line.allocated_bytes)} | "
+                   f"{line.count} | {'yes' if line.growing else 'no'} | {source} |")
+    paths = [line for line in shown if line.call_path and line.path]
+    if paths:
+        out += ["", "Call paths:", ""] + [f"- `{line.path}:{line.line}`: {' → '.join(line.call_path)}" for line in paths]
+    return out + [""]
+
+
+def build_report(analysis: Analysis, meta: dict, svg_name: str | None, title: str, top: int = 8) -> str:
+    out = [f"# GPU memory report: {title}", ""]
+    out += _setup(analysis, meta)
+    out += _failure(analysis, meta)
+    out += _memory(analysis)
+    out += _diagnosis(analysis)
+    out += _lines(analysis, top)
+    out += _interventions(meta)
+    out += ["## Timeline", ""]
+    if svg_name:
+        out.append(f"![allocated and reserved over the recorded history]({svg_name})")
+    else:
+        out.append("Write the report to a file (`-o report.md`) to get the timeline plot beside it.")
+    out += ["", f"Peak allocated {fmt(analysis.timeline.peak_allocated)} at trace entry {analysis.timeline.peak_index}; "
+            f"{analysis.timeline.entries} entries recorded."]
+    out += [f"> Note: {note}" for note in analysis.notes]
+    return "\n".join(out) + "\n"

@@ -1,0 +1,58 @@
+"""`vramlens report PATH [--redact] [-o FILE]`: a Markdown report to attach to an issue."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+from vramlens.analysis.engine import analyze_capture, load_any
+from vramlens.analysis.redact import redact
+from vramlens.analysis.report import build_report
+from vramlens.analysis.timeline_svg import timeline_svg
+from vramlens.analysis.units import parse_size
+from vramlens.capture import CaptureError
+from vramlens.cli.analyze import fail
+
+
+def add_parser(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "report", help="write a reproducibility report in Markdown",
+        description="A Markdown report (setup, failure, accounting, diagnosis, lines, timeline plot) for sharing.",
+    )
+    parser.add_argument("path", help="capture folder, its capture.json, or a raw snapshot pickle")
+    parser.add_argument("-o", "--output", metavar="FILE", help="write here (the plot goes beside it as FILE-timeline.svg)")
+    parser.add_argument("--redact", action="store_true", help="hide paths outside the source root, the home folder and user names")
+    parser.add_argument("--total-memory", metavar="SIZE", help="device memory when the snapshot cannot say (e.g. 24GiB)")
+    parser.add_argument("--source-root", metavar="DIR", help="local folder the recorded paths map onto by path suffix")
+    parser.set_defaults(handler=run)
+
+
+def run(args) -> int:
+    try:
+        total = parse_size(args.total_memory) if args.total_memory else None
+        capture = load_any(Path(args.path))
+        analysis = analyze_capture(capture, total_memory=total, source_root=args.source_root)
+    except (CaptureError, ValueError) as error:
+        return fail(str(error))
+    meta = capture.meta
+    title = os.path.basename(meta.get("script") or str(args.path).rstrip("/"))
+    svg_name = None
+    if args.output:
+        output = Path(args.output)
+        svg_path = output.with_name(output.stem + "-timeline.svg")
+        svg_name = svg_path.name
+    text = build_report(analysis, meta, svg_name, title)
+    if args.redact:
+        text = redact(text, [analysis.source_root, analysis.local_root])
+    if not args.output:
+        sys.stdout.write(text)
+        return 0
+    try:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        output.write_text(text, encoding="utf-8")
+        svg_path.write_text(timeline_svg(analysis.timeline, analysis.accounting.limit), encoding="utf-8")
+    except OSError as error:
+        return fail(f"cannot write the report to {output}: {error.strerror}.")
+    print(f"Report written to {output} (timeline plot: {svg_path.name}).")
+    return 0

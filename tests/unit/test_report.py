@@ -1,0 +1,93 @@
+"""`vramlens report`: the Markdown facts, the timeline SVG beside it, and redaction."""
+
+import json
+import pickle
+import xml.etree.ElementTree as ET
+
+from test_analysis_builder import MIB, SnapshotBuilder, frame
+
+from vramlens.analysis.redact import redact
+from vramlens.analysis.runfacts import run_settings
+from vramlens.cli import main
+
+HOME = "/home/alice"
+ROOT = f"{HOME}/proj"
+SITE = f"{HOME}/.venv/lib/python3.12/site-packages"
+
+
+def write_capture(folder, argv=None, interventions=None):
+    stack = [frame(f"{SITE}/torch/nn/modules/linear.py", 125, "forward"), frame(f"{ROOT}/train.py", 42, "step")]
+    builder = SnapshotBuilder().segment(0, 1024 * MIB)
+    builder.alloc(0, 600 * MIB, stack).oom(512 * MIB, 70 * 1024 * MIB)
+    folder.mkdir()
+    with open(folder / "snapshot.pickle", "wb") as handle:
+        pickle.dump(builder.snapshot(), handle, protocol=4)
+    traceback = (f'Traceback (most recent call last):\n  File "{ROOT}/train.py", line 42, in step\n'
+                 f'  File "{SITE}/torch/nn/modules/linear.py", line 125, in forward\n'
+                 f'  File "/opt/alice-tools/helpers.py", line 3, in wrap\n'
+                 "torch.OutOfMemoryError: CUDA out of memory (user alice).\n")
+    meta = {
+        "format": "vramlens-capture", "version": 1, "snapshot": "snapshot.pickle", "status": "oom", "exit_code": 1,
+        "script": f"{ROOT}/train.py", "argv": argv or ["train.py"], "cwd": ROOT, "source_root": ROOT,
+        "memory_limit": {"bytes": 1024 * MIB, "fraction": 0.0125, "requested": "1GiB"},
+        "environment": {"gpu_name": "NVIDIA H200", "total_memory": 80 * 1024**3, "torch": "2.11.0+cu130",
+                        "allocator_backend": "native", "driver": "580.1", "cuda": "13.0"},
+        "exception": {"type": "torch.OutOfMemoryError", "message": "CUDA out of memory.", "traceback": traceback},
+        "oom": {"requested": 512 * MIB, "device_limit": 1024 * MIB, "device_free": 70 * 1024 * MIB, "count": 1},
+        "interventions": interventions or [],
+    }
+    (folder / "capture.json").write_text(json.dumps(meta))
+    return folder
+
+
+def test_report_has_setup_failure_diagnosis_and_a_linked_plot(tmp_path, capsys):
+    capture = write_capture(tmp_path / "cap", argv=["train.py", "--bs", "64", "--seq-len=2048", "--bf16"],
+                            interventions=[{"setting": "PYTORCH_ALLOC_CONF=expandable_segments:True",
+                                            "status": "oom", "peak_reserved": 1000 * MIB}])
+    out = tmp_path / "out" / "report.md"
+    assert main(["report", str(capture), "-o", str(out)]) == 0
+    text = out.read_text()
+    for fact in ("NVIDIA H200, 80.00 GiB", "2.11.0+cu130", "native backend", "| Batch size | 64 |",
+                 "| Input length | 2048 |", "| Precision | bf16 |", "a request of 512.00 MiB failed",
+                 "torch.OutOfMemoryError", "**working_set**", "| `PYTORCH_ALLOC_CONF=expandable_segments:True` | oom | peak_reserved 1000.00 MiB |",
+                 "![allocated and reserved over the recorded history](report-timeline.svg)", f"`{ROOT}/train.py:42` step"):
+        assert fact in text, fact
+    svg = ET.parse(out.with_name("report-timeline.svg")).getroot()
+    texts = [element.text or "" for element in svg.iter()]
+    assert any("limit 1.00 GiB" in t for t in texts) and "OOM" in texts
+    assert len(svg.findall("{http://www.w3.org/2000/svg}polyline")) == 2
+
+
+def test_unknown_run_settings_are_said_to_be_unknown_never_guessed(tmp_path, capsys):
+    assert main(["report", str(write_capture(tmp_path / "cap"))]) == 0
+    text = capsys.readouterr().out
+    assert "| Batch size | unknown" in text and "| Precision | unknown" in text
+    assert "None recorded" in text
+
+
+def test_run_settings_from_argv():
+    assert run_settings(["t.py", "--batch-size=8", "--dtype", "float16", "--max-length", "512"]) == {
+        "batch_size": "8", "precision": "float16", "input_length": "512"}
+    assert run_settings(["t.py", "--amp"])["precision"] == "amp (autocast)"
+    assert run_settings(None) == {"batch_size": None, "input_length": None, "precision": None}
+
+
+def test_redacted_report_hides_home_user_and_outside_paths(tmp_path, capsys):
+    assert main(["report", str(write_capture(tmp_path / "cap")), "--redact"]) == 0
+    text = capsys.readouterr().out
+    assert "alice" not in text and "/home/" not in text
+    assert "~/proj/train.py" in text  # inside the source root: kept, home shortened
+    assert "<site-packages>/torch/nn/modules/linear.py" in text
+    assert "<outside>/helpers.py" in text
+
+
+def test_redact_leaves_urls_and_numbers_alone():
+    text = "see https://docs.pytorch.org/docs/stable/notes/cuda.html and 3/4 of /opt/x/y.py"
+    result = redact(text, ["/srv"])
+    assert "https://docs.pytorch.org/docs/stable/notes/cuda.html" in result and "3/4" in result
+    assert "<outside>/y.py" in result
+
+
+def test_report_errors_are_one_sentence(tmp_path, capsys):
+    assert main(["report", str(tmp_path / "missing")]) == 2
+    assert "Nothing at" in capsys.readouterr().err
