@@ -59,10 +59,16 @@ def allocator_limit(meta: dict, total: int | None) -> tuple[int | None, bool]:
     return limit, is_cap
 
 
+def other_process_usage(sample: dict | None, own_pid: int | None) -> list[tuple[int, int]]:
+    """(pid, bytes) of every process NVML listed besides the script, largest first."""
+    rows = [(p.get("pid"), p.get("used")) for p in (sample or {}).get("processes") or [] if isinstance(p, dict)]
+    return sorted(((pid, used) for pid, used in rows if pid != own_pid and used), key=lambda row: -row[1])
+
+
 def account(
     *, moment: str, allocated: int, reserved: int, largest_free_block: int | None, pool: str | None,
     request: int | None, device_free: int | None, sample: dict | None, total: int | None,
-    limit: int | None, limit_is_cap: bool,
+    limit: int | None, limit_is_cap: bool, own_pid: int | None = None,
 ) -> Accounting:
     driver_used = process_used = other = None
     phase = None
@@ -86,6 +92,7 @@ def account(
         moment=moment, allocated=allocated, reserved=reserved, cached=max(reserved - allocated, 0),
         largest_free_block=largest_free_block, largest_free_pool=pool, free_block_fits_request=fits,
         driver_used=driver_used, process_used=process_used, non_pytorch=non_pytorch,
-        context_and_libraries=context, other_processes=other, unattributed=unattributed, device_total=total, limit=limit,
+        context_and_libraries=context, other_processes=other,
+        other_process_usage=other_process_usage(sample, own_pid) if other else [], unattributed=unattributed, device_total=total, limit=limit,
         limit_is_cap=limit_is_cap, request=request, device_free=device_free, nvml_phase=phase,
     )

@@ -125,6 +125,7 @@ def analyze_capture(capture: Capture, total_memory: int | None = None, source_ro
         moment=moment, allocated=allocated, reserved=reserved, largest_free_block=largest, pool=pool,
         request=request if outcome == "oom" else None, device_free=device_free if outcome == "oom" else None,
         sample=nvml_sample(meta, moment, when_us), total=total, limit=limit, limit_is_cap=limit_is_cap,
+        own_pid=(meta.get("nvml") or {}).get("pid"),
     )
     growing_keys = [(line.path, line.line) for line in lines if line.growing]
     facts = RunFacts(

@@ -51,6 +51,7 @@ def to_json(analysis: Analysis) -> dict:
             "driver_used": acc.driver_used, "process_used": acc.process_used, "non_pytorch": acc.non_pytorch,
             "context_and_libraries": acc.context_and_libraries, "other_processes": acc.other_processes,
             "unattributed": acc.unattributed,
+            "other_process_usage": [{"pid": pid, "used": used} for pid, used in acc.other_process_usage],
             "device_total": acc.device_total, "limit": acc.limit, "limit_is_cap": acc.limit_is_cap,
             "request": acc.request, "device_free": acc.device_free, "nvml_phase": acc.nvml_phase,
         },

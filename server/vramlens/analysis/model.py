@@ -81,6 +81,7 @@ class Accounting:
     non_pytorch: int | None = None  # driver-visible use outside PyTorch's reserved memory
     context_and_libraries: int | None = None  # this process, outside reserved
     other_processes: int | None = None
+    other_process_usage: list[tuple[int, int]] = field(default_factory=list)  # (pid, bytes), largest first
     unattributed: int | None = None  # used on the device but owned by no listed process (driver reservations)
     device_total: int | None = None
     limit: int | None = None  # the allocator's ceiling: device total or a fraction cap

@@ -92,9 +92,10 @@ def _retained(lines: list[LineStat]) -> list[Recommendation]:
 def _outside(acc: Accounting) -> list[Recommendation]:
     recs = []
     if acc.other_processes:
+        listed = ", ".join(f"PID {pid} {fmt(used)}" for pid, used in acc.other_process_usage[:5])
         recs.append(Recommendation(
-            f"Other processes held {fmt(acc.other_processes)} on this GPU: stop them, or run on a GPU they do not use "
-            "(CUDA_VISIBLE_DEVICES).",
+            f"Other processes held {fmt(acc.other_processes)} on this GPU{f' ({listed})' if listed else ''}: stop them, "
+            "or run on a GPU they do not use (CUDA_VISIBLE_DEVICES).",
             "That memory is invisible to PyTorch's allocator yet counts against the device.",
         ))
     if acc.context_and_libraries:
