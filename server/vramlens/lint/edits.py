@@ -7,18 +7,21 @@ position goes through ``Positions`` before it leaves the linter.
 from __future__ import annotations
 
 import ast
+import re
 
 from .findings import Edit
 from .syntax import leading_indent
 
 INDENT_UNIT = "    "
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 _ATOMS = (ast.Name, ast.Attribute, ast.Call, ast.Subscript, ast.Constant, ast.List, ast.Tuple, ast.Dict)
 
 
 class Positions:
     def __init__(self, text: str) -> None:
         self.text = text
-        self.lines = text.splitlines()
+        # Only \r\n, \r and \n end lines for the tokenizer; str.splitlines also splits on \f and others.
+        self.lines = _LINE_BREAK.split(text)
 
     def line(self, lineno: int) -> str:
         return self.lines[lineno - 1] if 0 < lineno <= len(self.lines) else ""
@@ -36,7 +39,13 @@ class Positions:
         return node.end_lineno, self.char_column(node.end_lineno, node.end_col_offset)
 
     def segment(self, node: ast.AST) -> str:
-        return ast.get_source_segment(self.text, node) or ""
+        """The source text of ``node`` (``ast.get_source_segment`` re-splits the whole file each call)."""
+        line, column = self.start(node)
+        end_line, end_column = self.end(node)
+        if line == end_line:
+            return self.line(line)[column:end_column]
+        parts = [self.line(line)[column:], *self.lines[line : end_line - 1], self.line(end_line)[:end_column]]
+        return "\n".join(parts)
 
 
 def insert_after(positions: Positions, node: ast.AST, text: str) -> Edit:

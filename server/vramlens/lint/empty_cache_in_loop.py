@@ -27,11 +27,7 @@ def _runs_every_iteration(ctx: LintContext) -> bool:
 
 
 class EmptyCacheInLoop:
-    def check_scope(self, ctx: LintContext) -> None:
-        pass
 
-    def check_statement(self, stmt: ast.stmt, ctx: LintContext) -> None:
-        pass
 
     def check_call(self, call: ast.Call, ctx: LintContext) -> None:
         name = call_name(call)

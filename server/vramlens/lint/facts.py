@@ -6,7 +6,7 @@ import ast
 from dataclasses import dataclass, field
 
 from .gradmode import module_disables_grad
-from .syntax import call_name, dotted, is_module_class, last_name
+from .syntax import call_name, dotted, is_backward_call, is_module_class, is_optimizer_step, last_name
 
 _CONSTRUCTOR_PREFIXES = ("build_", "create_", "make_", "get_", "load_", "init_", "instantiate")
 _MODULE_CHAIN_METHODS = {"to", "cuda", "cpu", "eval", "train", "half", "float", "double", "bfloat16", "requires_grad_"}
@@ -23,6 +23,23 @@ class FileFacts:
     imported_names: dict[str, str] = field(default_factory=dict)  # local name -> torch.<name>
     future_import_end: int = 0  # last line of the docstring / __future__ imports
     grad_off_everywhere: bool = False
+    own_calls: dict[int, list[ast.Call]] = field(default_factory=dict)  # id(stmt) -> calls in its own expressions
+    calls_within: dict[int, list[ast.Call]] = field(default_factory=dict)  # id(stmt or scope) -> every call inside
+    _trains: dict[int, bool] = field(default_factory=dict)
+
+    def calls_of(self, stmt: ast.AST) -> list[ast.Call]:
+        return self.own_calls.get(id(stmt), [])
+
+    def calls_inside(self, node: ast.AST) -> list[ast.Call]:
+        """Every call in ``node`` (a statement, function or module), nested definitions excluded."""
+        return self.calls_within.get(id(node), [])
+
+    def trains(self, node: ast.AST) -> bool:
+        """A backward pass, autograd.grad or an optimizer step happens inside ``node``."""
+        key = id(node)
+        if key not in self._trains:
+            self._trains[key] = any(is_backward_call(c) or is_optimizer_step(c) for c in self.calls_inside(node))
+        return self._trains[key]
 
 
 def _unwrap_module_chain(value: ast.AST) -> ast.AST:
@@ -60,34 +77,115 @@ def _store_targets(node: ast.AST) -> list[str]:
     return [name for target in targets if (name := dotted(target))]
 
 
+_NESTED_BODIES = ("body", "orelse", "finalbody")
+_SCOPE_NODES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
+def _header_roots(stmt: ast.stmt) -> list[ast.AST]:
+    """The expressions that belong to the statement itself rather than to the statements nested in it."""
+    if isinstance(stmt, (ast.For, ast.AsyncFor)):
+        return [stmt.target, stmt.iter]
+    if isinstance(stmt, (ast.While, ast.If)):
+        return [stmt.test]
+    if isinstance(stmt, (ast.With, ast.AsyncWith)):
+        return [item.context_expr for item in stmt.items]
+    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return list(stmt.decorator_list)
+    if isinstance(stmt, ast.Try) or type(stmt).__name__ in {"TryStar", "Match"}:
+        return []
+    return [stmt]
+
+
+# Leaves and markers that never contain a call; skipping them halves the cost of the walk.
+_NO_CALLS_INSIDE = (ast.Name, ast.Constant, ast.expr_context, ast.operator, ast.unaryop, ast.cmpop, ast.boolop, ast.Lambda)
+
+
+def _calls_in(root: ast.AST, found: list[ast.Call]) -> None:
+    stack = [root]
+    pop, push, extend = stack.pop, stack.append, stack.extend
+    while stack:
+        node = pop()
+        if type(node) is ast.Call:
+            found.append(node)
+        for name in node._fields:
+            value = getattr(node, name, None)
+            if type(value) is list:
+                extend(v for v in value if isinstance(v, ast.AST) and not isinstance(v, _NO_CALLS_INSIDE))
+            elif isinstance(value, ast.AST) and not isinstance(value, _NO_CALLS_INSIDE):
+                push(value)
+
+
+def _nested_bodies(stmt: ast.stmt):
+    for name in _NESTED_BODIES:
+        body = getattr(stmt, name, None)
+        if body:
+            yield body
+    for handler in getattr(stmt, "handlers", ()):
+        yield handler.body
+    for case in getattr(stmt, "cases", ()):
+        yield case.body
+
+
+class _Indexer:
+    """One pass over every statement: calls per statement and per block, definitions, imports."""
+
+    def __init__(self, facts: FileFacts) -> None:
+        self.facts = facts
+        self.assignments: list[ast.AST] = []
+
+    def block(self, stmts: list[ast.stmt], into: list[ast.Call]) -> None:
+        for stmt in stmts:
+            self.statement(stmt, into)
+
+    def statement(self, stmt: ast.stmt, into: list[ast.Call]) -> None:
+        own: list[ast.Call] = []
+        for root in _header_roots(stmt):
+            _calls_in(root, own)
+        self.facts.own_calls[id(stmt)] = own
+        self._note(stmt)
+        inner = list(own)
+        for body in _nested_bodies(stmt):
+            self.block(body, inner)
+        self.facts.calls_within[id(stmt)] = inner
+        if not isinstance(stmt, _SCOPE_NODES):
+            into.extend(inner)  # nested definitions keep their calls to themselves
+        else:
+            into.extend(own)
+
+    def _note(self, stmt: ast.stmt) -> None:
+        facts = self.facts
+        if isinstance(stmt, ast.ClassDef):
+            if is_module_class(stmt):
+                facts.module_classes.add(stmt.name)
+            for item in stmt.body:
+                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    facts.methods[(stmt.name, item.name)] = item
+        elif isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None:
+            self.assignments.append(stmt)
+        elif isinstance(stmt, ast.Import):
+            for alias in stmt.names:
+                if alias.name == "torch":
+                    facts.torch_alias = alias.asname or "torch"
+        elif isinstance(stmt, ast.ImportFrom) and stmt.module == "torch":
+            for alias in stmt.names:
+                facts.imported_names[alias.asname or alias.name] = f"torch.{alias.name}"
+
+
 def gather_facts(tree: ast.Module) -> FileFacts:
     facts = FileFacts(grad_off_everywhere=module_disables_grad(tree))
-    assignments: list[ast.AST] = []
     for stmt in tree.body:
         if isinstance(stmt, (ast.Assign, ast.AnnAssign)):
             facts.globals.update(n for n in _store_targets(stmt) if "." not in n)
         elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
             facts.functions[stmt.name] = stmt
     _note_header(tree, facts)
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ClassDef):
-            if is_module_class(node):
-                facts.module_classes.add(node.name)
-            for item in node.body:
-                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                    facts.methods[(node.name, item.name)] = item
-        elif isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
-            assignments.append(node)
-        elif isinstance(node, ast.Import):
-            for alias in node.names:
-                if alias.name == "torch":
-                    facts.torch_alias = alias.asname or "torch"
-        elif isinstance(node, ast.ImportFrom) and node.module == "torch":
-            for alias in node.names:
-                facts.imported_names[alias.asname or alias.name] = f"torch.{alias.name}"
+    indexer = _Indexer(facts)
+    module_calls: list[ast.Call] = []
+    indexer.block(tree.body, module_calls)
+    facts.calls_within[id(tree)] = module_calls
     # Two rounds so ``model = Net(); ema = deepcopy(model)`` resolves whatever the order.
     for _ in range(2):
-        for node in assignments:
+        for node in indexer.assignments:
             if constructs_module(node.value, facts):
                 facts.module_names.update(_store_targets(node))
     return facts

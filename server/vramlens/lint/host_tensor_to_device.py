@@ -97,11 +97,7 @@ def _is_host_constant(node: ast.AST, ctx: LintContext, names: set[str] | None = 
 
 
 class HostTensorToDevice:
-    def check_scope(self, ctx: LintContext) -> None:
-        pass
 
-    def check_statement(self, stmt: ast.stmt, ctx: LintContext) -> None:
-        pass
 
     def check_call(self, call: ast.Call, ctx: LintContext) -> None:
         func = call.func

@@ -13,11 +13,9 @@ from .syntax import (
     assigned_names,
     dotted,
     is_backward_call,
-    iter_own_nodes,
     is_small_constant_loop,
     iterates_data,
     names_in,
-    trains,
 )
 from .walker import LintContext
 
@@ -32,7 +30,7 @@ def _loop_facts(loop: ast.AST, ctx: LintContext) -> tuple[bool, set[str]]:
     facts = ctx.memo.get(key)
     if facts is None:
         repeating = not is_small_constant_loop(loop) and (
-            trains(loop) or iterates_data(loop) or _runs_model_outside_forward(loop, ctx)
+            ctx.facts.trains(loop) or iterates_data(loop) or _runs_model_outside_forward(loop, ctx)
         )
         facts = ctx.memo[key] = (repeating, assigned_names(loop))
     return facts
@@ -43,7 +41,7 @@ def _runs_model_outside_forward(loop: ast.AST, ctx: LintContext) -> bool:
     cls = ctx.scope.cls
     if cls is not None and cls.name in ctx.facts.module_classes:
         return False
-    return any(isinstance(node, ast.Call) and ctx.evaluator.is_model_call(node) for node in iter_loop_nodes(loop))
+    return any(ctx.evaluator.is_model_call(call) for call in ctx.facts.calls_inside(loop))
 
 
 def _scope_assigned(ctx: LintContext) -> set[str]:
@@ -113,30 +111,38 @@ def consumption_scope(name: str, ctx: LintContext) -> ast.AST:
     return ctx.scope.node
 
 
+def _dataflow(scope: ast.AST, ctx: LintContext) -> tuple[list[tuple[set[str], set[str]]], list[set[str]]]:
+    """(target names, value names) of every assignment in ``scope``, and the names each backward call reads."""
+    key = ("dataflow", id(scope))
+    flow = ctx.memo.get(key)
+    if flow is None:
+        edges, backward_reads = [], []
+        for node in ast.walk(scope):
+            if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and node.value is not None:
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                stored = {dotted(sub) for t in targets for sub in ast.walk(t) if isinstance(sub, (ast.Name, ast.Attribute))}
+                edges.append((stored - {None}, names_in(node.value)))
+            elif isinstance(node, ast.Call) and is_backward_call(node):
+                backward_reads.append(names_in(node))
+        flow = ctx.memo[key] = (edges, backward_reads)
+    return flow
+
+
 def backpropagated(name: str, ctx: LintContext) -> bool:
     """True when the graph kept in ``name`` (or in anything computed from it) is fed to backward."""
-    scope = consumption_scope(ctx.state.resolve(name), ctx)
+    edges, backward_reads = _dataflow(consumption_scope(ctx.state.resolve(name), ctx), ctx)
+    if not backward_reads:
+        return False
     derived = {name, ctx.state.resolve(name)}
-    assignments = [node for node in ast.walk(scope) if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign))]
     for _ in range(4):
         grown = False
-        for node in assignments:
-            if node.value is None or not (names_in(node.value) & derived):
-                continue
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            for target in targets:
-                for sub in ast.walk(target):
-                    sub_name = dotted(sub) if isinstance(sub, (ast.Name, ast.Attribute)) else None
-                    if sub_name and sub_name not in derived:
-                        derived.add(sub_name)
-                        grown = True
+        for stored, read in edges:
+            if read & derived and not stored <= derived:
+                derived |= stored
+                grown = True
         if not grown:
             break
-    for node in ast.walk(scope):
-        if isinstance(node, ast.Call) and is_backward_call(node):
-            if names_in(node) & derived:
-                return True
-    return False
+    return any(read & derived for read in backward_reads)
 
 
 def _binds(node: ast.AST, name: str) -> bool:
@@ -164,4 +170,4 @@ def carried_across(loop_stack: list[ast.AST], name: str, stmt: ast.stmt, ctx: Li
 
 def iter_loop_nodes(loop: ast.AST):
     for stmt in loop.body:
-        yield from iter_own_nodes(stmt)
+        yield from ast.walk(stmt)

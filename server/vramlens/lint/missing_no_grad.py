@@ -13,7 +13,7 @@ import re
 from .edits import insert_line_above, wrap_in_with
 from .findings import Edit, Fix
 from .gradmode import with_disables_grad, with_enables_grad
-from .syntax import iter_own_nodes, iterates_eval_data, method_name, own_calls, receiver_name, trains
+from .syntax import iterates_eval_data, method_name, receiver_name
 from .walker import LintContext, Scope
 
 _INFERENCE_WORDS = {
@@ -45,7 +45,7 @@ def graph_building_call(stmts: list[ast.stmt], ctx: LintContext, grad_off: bool 
                 return found
             continue
         if not grad_off:
-            for call in own_calls(stmt):
+            for call in ctx.facts.calls_of(stmt):
                 if ctx.evaluator.is_model_call(call) or ctx.evaluator.returns_graph(call):
                     return call
         for field in ("body", "orelse", "finalbody", "handlers", "cases"):
@@ -59,10 +59,8 @@ def graph_building_call(stmts: list[ast.stmt], ctx: LintContext, grad_off: bool 
     return None
 
 
-def _does_gradient_work(node: ast.AST) -> bool:
-    return trains(node) or any(
-        isinstance(child, ast.Call) and method_name(child) in _GRADIENT_WORK for child in iter_own_nodes(node)
-    )
+def _does_gradient_work(node: ast.AST, ctx: LintContext) -> bool:
+    return ctx.facts.trains(node) or any(method_name(call) in _GRADIENT_WORK for call in ctx.facts.calls_inside(node))
 
 
 class MissingNoGrad:
@@ -73,7 +71,7 @@ class MissingNoGrad:
         if not self._is_inference_function(scope, ctx):
             return
         call = graph_building_call(scope.node.body, ctx)
-        if call is None or _does_gradient_work(scope.node) or self._called_by_training(scope, ctx):
+        if call is None or _does_gradient_work(scope.node, ctx) or self._called_by_training(scope, ctx):
             return
         ctx.memo[("inference", id(scope.node))] = True
         message = (
@@ -82,8 +80,6 @@ class MissingNoGrad:
         )
         ctx.report("VL201", call, message, self._decorator_fix(scope.node, ctx))
 
-    def check_call(self, call: ast.Call, ctx: LintContext) -> None:
-        pass
 
     def check_statement(self, stmt: ast.stmt, ctx: LintContext) -> None:
         if ctx.state.grad_off or ctx.memo.get(("inference", id(ctx.scope.node))):
@@ -114,16 +110,17 @@ class MissingNoGrad:
         callers = ctx.memo.get("training-callees")
         if callers is None:
             callers = set()
-            for node in ast.walk(ctx.tree):
-                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)) and trains(node):
-                    callers.update(method_name(c) for c in iter_own_nodes(node) if isinstance(c, ast.Call))
+            scopes = [ctx.tree, *ctx.facts.functions.values(), *ctx.facts.methods.values()]
+            for node in scopes:
+                if ctx.facts.trains(node):
+                    callers.update(method_name(c) for c in ctx.facts.calls_inside(node))
             ctx.memo["training-callees"] = callers
         return scope.name in callers
 
     # -- loops over validation data and code after model.eval() ------------------------------
     def _eval_loop(self, loop: ast.For, ctx: LintContext) -> None:
         call = graph_building_call(loop.body, ctx)
-        if call is None or _does_gradient_work(loop):
+        if call is None or _does_gradient_work(loop, ctx):
             return
         ctx.memo[("eval-loop", id(loop))] = True
         message = (
@@ -136,10 +133,10 @@ class MissingNoGrad:
         following = _following(stmt, ctx)
         region: list[ast.stmt] = []
         for later in following:
-            if any(isinstance(c, ast.Call) and method_name(c) == "train" for c in iter_own_nodes(later)):
+            if any(method_name(c) == "train" for c in ctx.facts.calls_inside(later)):
                 break
             region.append(later)
-        if any(_does_gradient_work(s) for s in region):
+        if any(_does_gradient_work(s, ctx) for s in region):
             return
         for later in region:
             if isinstance(later, (ast.For, ast.AsyncFor)) and iterates_eval_data(later):
@@ -158,7 +155,7 @@ class MissingNoGrad:
     def _region_fix(self, stmt: ast.stmt, ctx: LintContext) -> tuple[Fix, ...]:
         scope = ctx.scope
         if isinstance(scope.node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            if not _does_gradient_work(scope.node) and not self._called_by_training(scope, ctx):
+            if not _does_gradient_work(scope.node, ctx) and not self._called_by_training(scope, ctx):
                 return self._decorator_fix(scope.node, ctx)
         prefix, extra = _no_grad_name(ctx)
         edit = wrap_in_with(ctx.positions, stmt, f"{prefix}()")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import ast
 
-from .syntax import call_name, dotted, iter_own_nodes, last_name
+from .syntax import call_name, dotted, last_name
 from .walker import LintContext
 
 _GENERIC = {"RuntimeError", "Exception", "BaseException"}
@@ -35,11 +35,7 @@ def catches_oom(handler: ast.ExceptHandler) -> bool:
 
 
 class OomRetryInExcept:
-    def check_scope(self, ctx: LintContext) -> None:
-        pass
 
-    def check_statement(self, stmt: ast.stmt, ctx: LintContext) -> None:
-        pass
 
     def check_call(self, call: ast.Call, ctx: LintContext) -> None:
         handler_index = next((i for i in range(len(ctx.blocks) - 1, -1, -1) if isinstance(ctx.blocks[i], ast.ExceptHandler)), None)
@@ -65,11 +61,5 @@ class OomRetryInExcept:
             return False
         if ctx.evaluator.is_model_call(call) or short == ctx.scope.name:
             return True
-        attempted = {call_name(c) for stmt in attempt.body for c in own_calls_deep(stmt)}
+        attempted = {call_name(c) for stmt in attempt.body for c in ctx.facts.calls_inside(stmt)}
         return bool(name) and name in attempted  # the same operation, attempted again
-
-
-def own_calls_deep(stmt: ast.stmt):
-    for node in iter_own_nodes(stmt):
-        if isinstance(node, ast.Call):
-            yield node

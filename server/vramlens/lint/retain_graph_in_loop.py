@@ -18,11 +18,7 @@ def _flag_set(call: ast.Call) -> str | None:
 
 
 class RetainGraphInLoop:
-    def check_scope(self, ctx: LintContext) -> None:
-        pass
 
-    def check_statement(self, stmt: ast.stmt, ctx: LintContext) -> None:
-        pass
 
     def check_call(self, call: ast.Call, ctx: LintContext) -> None:
         if not is_backward_call(call):

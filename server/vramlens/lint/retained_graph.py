@@ -54,11 +54,7 @@ def _stored_values(call: ast.Call) -> list[ast.AST]:
 
 
 class RetainedGraph:
-    def check_scope(self, ctx: LintContext) -> None:
-        pass
 
-    def check_call(self, call: ast.Call, ctx: LintContext) -> None:
-        pass
 
     def check_statement(self, stmt: ast.stmt, ctx: LintContext) -> None:
         if isinstance(stmt, ast.AugAssign) and isinstance(stmt.op, ast.Add):
@@ -220,11 +216,10 @@ class RetainedGraph:
     # -- recurrent state ------------------------------------------------------------------
     def _recurrent(self, stmt: ast.Assign, call: ast.Call, ctx: LintContext) -> bool:
         """``out, h = rnn(x, h)`` in a training/data loop with nothing that detaches ``h``."""
-        if not ctx.evaluator.is_model_call(call) and not ctx.tainted(call):
+        targets = {sub.id for t in stmt.targets for sub in _flat_names(t)}
+        carried = [sub for arg in call.args for sub in _flat_names(arg) if sub.id in targets]
+        if not carried or not (ctx.evaluator.is_model_call(call) or ctx.tainted(call)):
             return False
-        targets = {dotted(sub) for t in stmt.targets for sub in ast.walk(t) if isinstance(sub, ast.Name)}
-        arg_names = [sub for arg in call.args for sub in _flat_names(arg)]
-        carried = [node for node in arg_names if node.id in targets]
         carried = [node for node in carried if carried_across(ctx.loops, node.id, stmt, ctx) is not None]
         if not carried:
             return False

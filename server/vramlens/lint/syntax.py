@@ -101,14 +101,19 @@ def is_large_constant_range(loop: ast.AST) -> bool:
     return False
 
 
+def _iterable_words(loop: ast.AST) -> str:
+    """The names an iterable is built from (``enumerate(val_loader)`` -> ``enumerate val_loader``)."""
+    return " ".join(names_in(loop.iter))
+
+
 def iterates_data(loop: ast.AST) -> bool:
     if isinstance(loop, ast.While):
         return True
-    return bool(_DATA_ITERABLE.search(ast.unparse(loop.iter))) or is_large_constant_range(loop)
+    return bool(_DATA_ITERABLE.search(_iterable_words(loop))) or is_large_constant_range(loop)
 
 
 def iterates_eval_data(loop: ast.AST) -> bool:
-    return isinstance(loop, (ast.For, ast.AsyncFor)) and bool(_EVAL_ITERABLE.search(ast.unparse(loop.iter)))
+    return isinstance(loop, (ast.For, ast.AsyncFor)) and bool(_EVAL_ITERABLE.search(_iterable_words(loop)))
 
 
 def assigned_names(body_owner: ast.AST) -> set[str]:
@@ -163,14 +168,6 @@ def is_optimizer_step(call: ast.Call) -> bool:
     return method_name(call) == "step" and bool(_OPTIMIZER_RECEIVER.search(last_name(receiver_name(call))))
 
 
-def trains(node: ast.AST) -> bool:
-    """True when a backward pass, autograd.grad or an optimizer step happens inside ``node``."""
-    return any(
-        isinstance(child, ast.Call) and (is_backward_call(child) or is_optimizer_step(child))
-        for child in iter_own_nodes(node)
-    )
-
-
 def leading_indent(line: str) -> str:
     return line[: len(line) - len(line.lstrip(" \t"))]
 
@@ -185,21 +182,3 @@ def is_module_class(cls: ast.ClassDef) -> bool:
 
 def is_autograd_function_class(cls: ast.ClassDef) -> bool:
     return any(last_name(b) == "Function" for b in class_bases(cls))
-
-
-def own_calls(stmt: ast.stmt):
-    """Calls in the statement itself, not in the statements nested inside it."""
-    if isinstance(stmt, (ast.For, ast.AsyncFor)):
-        roots = [stmt.iter]
-    elif isinstance(stmt, (ast.While, ast.If)):
-        roots = [stmt.test]
-    elif isinstance(stmt, (ast.With, ast.AsyncWith)):
-        roots = [item.context_expr for item in stmt.items]
-    elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Try)) or type(stmt).__name__ in {"TryStar", "Match"}:
-        roots = []
-    else:
-        roots = [stmt]
-    for root in roots:
-        for node in iter_own_nodes(root):
-            if isinstance(node, ast.Call):
-                yield node

@@ -16,7 +16,7 @@ from .facts import FileFacts
 from .edits import Positions
 from .findings import Finding, Fix
 from .gradmode import decorated_without_grad, with_disables_grad, with_enables_grad
-from .syntax import dotted, own_calls, trains
+from .syntax import dotted
 from .taint import TaintEvaluator, TaintState, is_summary_name
 
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -32,24 +32,14 @@ class Scope:
     parent: Scope | None = None
     declared_global: set[str] = field(default_factory=set)
     returns_graph: bool = False
-    _trains: bool | None = None
 
     @property
     def name(self) -> str:
         return getattr(self.node, "name", "<module>")
 
-    @property
-    def trains(self) -> bool:
-        """Whether a backward pass or optimizer step happens somewhere in this scope."""
-        if self._trains is None:
-            self._trains = trains(self.node)
-        return self._trains
-
 
 class RuleFamily(Protocol):
-    def check_scope(self, ctx: LintContext) -> None: ...
-    def check_statement(self, stmt: ast.stmt, ctx: LintContext) -> None: ...
-    def check_call(self, call: ast.Call, ctx: LintContext) -> None: ...
+    """A rule family implements any of ``check_scope(ctx)``, ``check_statement(stmt, ctx)``, ``check_call(call, ctx)``."""
 
 
 class LintContext:
@@ -66,11 +56,17 @@ class LintContext:
         self.state = TaintState()
         self.loops: list[ast.AST] = []  # enclosing loops of the current scope, outermost first
         self.blocks: list[ast.AST] = []  # enclosing compound statements and except handlers
+        self._taint_cache: dict[int, bool] = {}  # valid for the statement being visited
         self.memo: dict = {}  # per-file caches shared by the rules, keyed by (kind, id(node))
         self.evaluator: TaintEvaluator  # set by the walker
 
     def tainted(self, expr: ast.AST | None) -> bool:
-        return self.evaluator.tainted(expr, self.state)
+        """Memoised per statement: the rules and the transfer function ask about the same expressions."""
+        key = id(expr)
+        cached = self._taint_cache.get(key)
+        if cached is None:
+            cached = self._taint_cache[key] = self.evaluator.tainted(expr, self.state)
+        return cached
 
     def report(self, code: str, node: ast.AST, message: str, fixes: tuple[Fix, ...] = (), end: ast.AST | None = None) -> None:
         line, column = self.positions.start(node)
@@ -87,7 +83,10 @@ class LintContext:
 class Walker:
     def __init__(self, ctx: LintContext, families: list[RuleFamily]) -> None:
         self.ctx = ctx
-        self.families = families
+        # Only the hooks a family defines are called: this loop runs for every statement and call.
+        self.scope_hooks = [f.check_scope for f in families if hasattr(f, "check_scope")]
+        self.statement_hooks = [f.check_statement for f in families if hasattr(f, "check_statement")]
+        self.call_hooks = [f.check_call for f in families if hasattr(f, "check_call")]
         self.silent = False
         self._return_memo: dict[int, bool] = {}
         ctx.evaluator = TaintEvaluator(ctx.facts, self.returns_graph)
@@ -107,8 +106,8 @@ class Walker:
         ctx.loops, ctx.blocks = [], []
         try:
             if not self.silent:
-                for family in self.families:
-                    family.check_scope(ctx)
+                for hook in self.scope_hooks:
+                    hook(ctx)
             self._block(node.body)
             return ctx.scope
         finally:
@@ -148,15 +147,19 @@ class Walker:
 
     def _statement(self, stmt: ast.stmt) -> None:
         ctx = self.ctx
+        ctx._taint_cache = {}
         if not self.silent:
-            for family in self.families:
-                family.check_statement(stmt, ctx)
-            for call in own_calls(stmt):
-                for family in self.families:
-                    family.check_call(call, ctx)
-        handler = getattr(self, f"_visit_{type(stmt).__name__}", None)
-        if handler is not None:
-            handler(stmt)
+            for hook in self.statement_hooks:
+                hook(stmt, ctx)
+            if self.call_hooks:
+                for call in ctx.facts.calls_of(stmt):
+                    for hook in self.call_hooks:
+                        hook(call, ctx)
+        kind = type(stmt)
+        visit = _VISITORS.get(kind)
+        if visit is None:
+            visit = _VISITORS[kind] = getattr(Walker, f"_visit_{kind.__name__}", _no_transfer)
+        visit(self, stmt)
 
     def _visit_FunctionDef(self, stmt: ast.FunctionDef) -> None:
         if not self.silent:
@@ -243,7 +246,8 @@ class Walker:
         ctx.loops.append(stmt)
         ctx.blocks.append(stmt)
         try:
-            if len(ctx.loops) <= _MAX_REPLAYED_LOOP_DEPTH:
+            # Replay for carried taint; inside a replay, nested loops run once (keeps the cost linear).
+            if not self.silent and len(ctx.loops) <= _MAX_REPLAYED_LOOP_DEPTH:
                 was_silent, self.silent = self.silent, True
                 try:
                     self._loop_iteration(stmt)
@@ -340,6 +344,13 @@ class Walker:
         else:
             state.names.discard(resolved)
             state.names.discard(name)
+
+
+_VISITORS: dict[type, object] = {}
+
+
+def _no_transfer(walker: Walker, stmt: ast.stmt) -> None:
+    """Statements that bind nothing (pass, raise, import...) leave the taint state as it is."""
 
 
 def _activation_parameters(node: ast.AST, cls: ast.ClassDef | None, facts: FileFacts) -> set[str]:

@@ -1,0 +1,115 @@
+"""`vramlens lint`: exit codes, --json schema, --select/--ignore, --fix writing files."""
+
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import sys
+
+import pytest
+
+from cases import POSITIVE_CASES
+from vramlens.cli import main
+
+LEAKY = next(c for c in POSITIVE_CASES if c.name == "accumulate_loss")
+CLEAN = "import torch\n\n\ndef add(a, b):\n    return a + b\n"
+INFO_ONLY = next(c for c in POSITIVE_CASES if c.name == "empty_cache_every_step")
+
+
+@pytest.fixture
+def project(tmp_path):
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "train.py").write_text(LEAKY.source)
+    (tmp_path / "pkg" / "clean.py").write_text(CLEAN)
+    (tmp_path / "pkg" / "notes.txt").write_text("total += loss")
+    return tmp_path
+
+
+def run(*argv: str) -> int:
+    return main(["lint", *argv])
+
+
+def test_exit_code_is_1_with_warnings_and_0_when_clean(project):
+    assert run(str(project / "pkg" / "train.py")) == 1
+    assert run(str(project / "pkg" / "clean.py")) == 0
+
+
+def test_info_findings_alone_do_not_fail(tmp_path, capsys):
+    path = tmp_path / "info.py"
+    path.write_text(INFO_ONLY.source)
+    assert run(str(path)) == 0
+    assert "VL401" in capsys.readouterr().out
+
+
+def test_folder_is_walked_for_python_files(project, capsys):
+    assert run(str(project)) == 1
+    out = capsys.readouterr().out
+    assert "train.py:14:" in out and "notes.txt" not in out
+
+
+def test_json_schema(project, capsys):
+    run("--json", str(project))
+    payload = json.loads(capsys.readouterr().out)
+    assert set(payload) == {"findings"}
+    finding = payload["findings"][0]
+    assert set(finding) == {"path", "line", "column", "end_line", "end_column", "code", "rule", "severity", "message", "fixes"}
+    assert finding["code"] == "VL101" and finding["rule"] == "retained-graph" and finding["severity"] == "warning"
+    assert (finding["line"], finding["column"]) == (14, 8)
+    fix = finding["fixes"][0]
+    assert set(fix) == {"title", "edits"}
+    assert set(fix["edits"][0]) == {"line", "column", "end_line", "end_column", "new_text"}
+    assert fix["edits"][0]["new_text"] == ".detach()"
+
+
+def test_select_and_ignore(project, capsys):
+    target = str(project / "pkg" / "train.py")
+    assert run("--select", "missing-no-grad", target) == 0
+    assert run("--select", "VL1", target) == 1
+    assert run("--ignore", "retained-graph", target) == 0
+    assert run("--ignore", "VL101", target) == 0
+    assert run("--select", "retained-graph", "--ignore", "VL101", target) == 0
+    capsys.readouterr()
+    assert run("--select", "no-such-rule", target) == 2
+    assert "unknown rule" in capsys.readouterr().err
+
+
+def test_missing_path_is_a_usage_error(tmp_path, capsys):
+    assert run(str(tmp_path / "absent.py")) == 2
+    assert "no such file" in capsys.readouterr().err
+
+
+def test_fix_writes_the_file_and_exit_reflects_what_remains(project):
+    path = project / "pkg" / "train.py"
+    assert run("--fix", str(path)) == 0
+    assert path.read_text() == LEAKY.fixed
+    assert run("--fix", str(path)) == 0
+    assert path.read_text() == LEAKY.fixed
+    ast.parse(path.read_text())
+
+
+def test_fix_keeps_latin1_encoding_and_bom(tmp_path):
+    latin = tmp_path / "latin.py"
+    latin.write_bytes(b"# -*- coding: latin-1 -*-\n# caf\xe9\n" + LEAKY.source.encode())
+    bom = tmp_path / "bom.py"
+    bom.write_bytes(b"\xef\xbb\xbf" + LEAKY.source.encode())
+    run("--fix", str(latin), str(bom))
+    assert b"caf\xe9" in latin.read_bytes() and b"loss.detach()" in latin.read_bytes()
+    assert bom.read_bytes().startswith(b"\xef\xbb\xbf") and b"loss.detach()" in bom.read_bytes()
+
+
+def test_fix_never_writes_a_file_it_could_not_decode(tmp_path):
+    path = tmp_path / "broken.py"
+    data = LEAKY.source.encode() + b"# \xff\xfe\n"
+    path.write_bytes(data)
+    run("--fix", str(path))
+    assert path.read_bytes() == data
+
+
+def test_console_entry_point(project):
+    result = subprocess.run(
+        [sys.executable, "-m", "vramlens", "lint", "--json", str(project / "pkg" / "train.py")],
+        capture_output=True, text=True, check=False,
+    )
+    assert result.returncode == 1
+    assert json.loads(result.stdout)["findings"][0]["code"] == "VL101"
