@@ -1,0 +1,44 @@
+"""`vramlens serve` starts the same server over stdio."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+import pytest_lsp
+from lsprotocol import types
+from pytest_lsp import ClientServerConfig, LanguageClient
+
+URI = "file:///workspace/predict.py"
+SOURCE = "import torch\n\ndef predict(model, x):\n    model.eval()\n    return model(x)\n"
+
+
+@pytest_lsp.fixture(config=ClientServerConfig(server_command=[sys.executable, "-m", "vramlens", "serve"]))
+async def client(lsp_client: LanguageClient):
+    await lsp_client.initialize_session(
+        types.InitializeParams(capabilities=pytest_lsp.client_capabilities("visual-studio-code"))
+    )
+    yield
+    await lsp_client.shutdown_session()
+
+
+@pytest.mark.asyncio
+async def test_serve_publishes_lint_diagnostics_and_decorator_fix(client: LanguageClient):
+    client.text_document_did_open(
+        types.DidOpenTextDocumentParams(
+            text_document=types.TextDocumentItem(uri=URI, language_id="python", version=1, text=SOURCE)
+        )
+    )
+    await client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+    diagnostics = list(client.diagnostics[URI])
+    assert [d.code for d in diagnostics] == ["VL201"]
+    actions = await client.text_document_code_action_async(
+        types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=URI),
+            range=diagnostics[0].range,
+            context=types.CodeActionContext(diagnostics=diagnostics),
+        )
+    )
+    edit = actions[0].edit.changes[URI][0]
+    assert edit.new_text == "@torch.no_grad()\n"
+    assert edit.range.start == types.Position(line=2, character=0)
