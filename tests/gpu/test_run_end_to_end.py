@@ -19,6 +19,15 @@ def culprit_lines(script):
         return {number for number, text in enumerate(source, 1) if "# vramlens: culprit" in text}
 
 
+def running(pid):
+    """True while the process runs; a zombie nobody has reaped yet has ended."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
 def load_meta(capture):
     with open(os.path.join(capture, "capture.json")) as meta:
         return json.load(meta)
@@ -49,8 +58,9 @@ def test_each_outcome_is_recorded_and_diagnosed(vramlens, tmp_path, name, option
     report = json.loads(analysis.stdout)
     print(name, report["cause"], report["confidence"], report["lines"][:2])
     assert report["cause"] == cause
-    top_user_line = next(line for line in report["lines"] if line["path"])
-    assert top_user_line["line"] in culprit_lines(script)
+    if culprit_lines(script):  # a healthy run has no culprit to name
+        top_user_line = next(line for line in report["lines"] if line["path"])
+        assert top_user_line["line"] in culprit_lines(script)
 
 
 def test_argv_main_cwd_and_exit_code_are_the_scripts(vramlens, tmp_path):
@@ -106,8 +116,7 @@ def test_hang_is_ended_by_timeout_with_its_process_tree(vramlens, tmp_path):
     assert meta["stats"]["allocated"] >= 256 * 2**20
     grandchild = int(pid_file.read_text())
     time.sleep(0.5)
-    with pytest.raises(ProcessLookupError):
-        os.kill(grandchild, 0)
+    assert not running(grandchild)
 
 
 def test_on_demand_signal_writes_a_capture_without_stopping(vramlens, tmp_path):
