@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from textwrap import dedent
+from textwrap import dedent, indent
 
 
 @dataclass(frozen=True)
@@ -12,7 +12,15 @@ class Case:
     code: str
     line: int
     source: str
-    fixed: str | None  # the file after `--fix`; None when the check offers no fix
+    fix: tuple[str, str] | None  # (text, replacement) that `--fix` must make once; None: no fix offered
+
+    @property
+    def fixed(self) -> str | None:
+        if self.fix is None:
+            return None
+        old, new = self.fix
+        assert self.source.count(old) == 1, f"{self.name}: {old!r} must occur exactly once"
+        return self.source.replace(old, new)
 
 
 def _src(text: str) -> str:
@@ -28,49 +36,34 @@ criterion = nn.MSELoss()
 optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
 """
 
+
+
+def _accumulating_loop(statement: str) -> str:
+    """A training loop whose last statement (line 14) is ``statement``."""
+    return TRAIN_HEADER + _src(f"""
+        def train(loader):
+            total = 0.0
+            for x, y in loader:
+                loss = criterion(model(x), y)
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+                {statement}
+            return total
+        """)
+
+
+VAL_LOOP = """\
+    for x, y in val_loader:
+        out = model(x)
+        correct += (out.argmax(1) == y).sum().item()
+"""
+
 POSITIVE_CASES = [
-    Case("accumulate_loss", "VL101", 14, TRAIN_HEADER + _src("""
-        def train(loader):
-            total = 0.0
-            for x, y in loader:
-                loss = criterion(model(x), y)
-                optimizer.zero_grad()
-                loss.backward()
-                optimizer.step()
-                total += loss
-            return total
-        """), TRAIN_HEADER + _src("""
-        def train(loader):
-            total = 0.0
-            for x, y in loader:
-                loss = criterion(model(x), y)
-                optimizer.zero_grad()
-                loss.backward()
-                optimizer.step()
-                total += loss.detach()
-            return total
-        """)),
-    Case("accumulate_spelled_out", "VL101", 14, TRAIN_HEADER + _src("""
-        def train(loader):
-            total = 0.0
-            for x, y in loader:
-                loss = criterion(model(x), y)
-                optimizer.zero_grad()
-                loss.backward()
-                optimizer.step()
-                total = total + loss * 2
-            return total
-        """), TRAIN_HEADER + _src("""
-        def train(loader):
-            total = 0.0
-            for x, y in loader:
-                loss = criterion(model(x), y)
-                optimizer.zero_grad()
-                loss.backward()
-                optimizer.step()
-                total = total + (loss * 2).detach()
-            return total
-        """)),
+    Case("accumulate_loss", "VL101", 14, _accumulating_loop("total += loss"),
+         ("total += loss\n", "total += loss.detach()\n")),
+    Case("accumulate_spelled_out", "VL101", 14, _accumulating_loop("total = total + loss * 2"),
+         ("total = total + loss * 2", "total = total + (loss * 2).detach()")),
     Case("append_through_alias", "VL102", 14, TRAIN_HEADER + _src("""
         class Trainer:
             def __init__(self):
@@ -81,17 +74,7 @@ POSITIVE_CASES = [
                 out = model(x)
                 buf.append(out)
                 return out
-        """), TRAIN_HEADER + _src("""
-        class Trainer:
-            def __init__(self):
-                self.history = []
-
-            def step(self, x):
-                buf = self.history
-                out = model(x)
-                buf.append(out.detach())
-                return out
-        """)),
+        """), ("buf.append(out)", "buf.append(out.detach())")),
     Case("dict_store_clone_keeps_graph", "VL103", 14, TRAIN_HEADER + _src("""
         def train(loader):
             outputs = {}
@@ -102,17 +85,7 @@ POSITIVE_CASES = [
                 optimizer.step()
                 outputs[i] = out.clone().cpu()
             return outputs
-        """), TRAIN_HEADER + _src("""
-        def train(loader):
-            outputs = {}
-            for i, (x, y) in enumerate(loader):
-                out = model(x)
-                loss = criterion(out, y)
-                loss.backward()
-                optimizer.step()
-                outputs[i] = out.clone().cpu().detach()
-            return outputs
-        """)),
+        """), ("out.clone().cpu()\n", "out.clone().cpu().detach()\n")),
     Case("cat_accumulator", "VL104", 12, TRAIN_HEADER + _src("""
         def predict_all(loader):
             preds = torch.empty(0)
@@ -132,17 +105,7 @@ POSITIVE_CASES = [
                 out = self.fc(x)
                 self.last = out
                 return out
-        """), TRAIN_HEADER + _src("""
-        class Net(nn.Module):
-            def __init__(self):
-                super().__init__()
-                self.fc = nn.Linear(4, 4)
-
-            def forward(self, x):
-                out = self.fc(x)
-                self.last = out.detach()
-                return out
-        """)),
+        """), ("self.last = out\n", "self.last = out.detach()\n")),
     Case("recurrent_state", "VL106", 12, TRAIN_HEADER + _src("""
         rnn = nn.GRU(4, 4)
 
@@ -153,27 +116,12 @@ POSITIVE_CASES = [
                 loss = criterion(out, y)
                 loss.backward()
                 optimizer.step()
-        """), TRAIN_HEADER + _src("""
-        rnn = nn.GRU(4, 4)
-
-        def train(loader):
-            h = torch.zeros(1, 1, 4)
-            for x, y in loader:
-                out, h = rnn(x, h.detach())
-                loss = criterion(out, y)
-                loss.backward()
-                optimizer.step()
-        """)),
+        """), ("rnn(x, h)", "rnn(x, h.detach())")),
     Case("predict_without_no_grad", "VL201", 9, TRAIN_HEADER + _src("""
         def predict(x):
             model.eval()
             return model(x).argmax(dim=-1)
-        """), TRAIN_HEADER + _src("""
-        @torch.no_grad()
-        def predict(x):
-            model.eval()
-            return model(x).argmax(dim=-1)
-        """)),
+        """), ("def predict", "@torch.no_grad()\ndef predict")),
     Case("validation_loop_in_training_function", "VL201", 14, TRAIN_HEADER + _src("""
         def fit(train_loader, val_loader):
             for x, y in train_loader:
@@ -185,19 +133,7 @@ POSITIVE_CASES = [
                 out = model(x)
                 correct += (out.argmax(1) == y).sum().item()
             return correct
-        """), TRAIN_HEADER + _src("""
-        def fit(train_loader, val_loader):
-            for x, y in train_loader:
-                loss = criterion(model(x), y)
-                loss.backward()
-                optimizer.step()
-            correct = 0
-            with torch.no_grad():
-                for x, y in val_loader:
-                    out = model(x)
-                    correct += (out.argmax(1) == y).sum().item()
-            return correct
-        """)),
+        """), (VAL_LOOP, "    with torch.no_grad():\n" + indent(VAL_LOOP, "    "))),
     Case("retain_graph_in_loop", "VL301", 10, TRAIN_HEADER + _src("""
         def train(loader):
             for x, y in loader:
@@ -219,13 +155,7 @@ POSITIVE_CASES = [
                 weights = torch.tensor([1.0, 2.0, 3.0, 4.0]).to(device)
                 loss = criterion(model(x) * weights, y)
                 loss.backward()
-        """), TRAIN_HEADER + _src("""
-        def train(loader, device):
-            for x, y in loader:
-                weights = torch.tensor([1.0, 2.0, 3.0, 4.0], device=device)
-                loss = criterion(model(x) * weights, y)
-                loss.backward()
-        """)),
+        """), ("]).to(device)", "], device=device)")),
     Case("oom_retry_in_handler", "VL601", 12, TRAIN_HEADER + _src("""
         def run(batch):
             try:

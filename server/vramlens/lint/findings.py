@@ -6,7 +6,7 @@ columns are 0-based character offsets within the line (not bytes).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 
 
 @dataclass(frozen=True)
@@ -19,14 +19,6 @@ class Edit:
     end_column: int
     new_text: str
 
-    def to_dict(self) -> dict:
-        return {
-            "line": self.line,
-            "column": self.column,
-            "end_line": self.end_line,
-            "end_column": self.end_column,
-            "new_text": self.new_text,
-        }
 
 
 @dataclass(frozen=True)
@@ -36,8 +28,6 @@ class Fix:
     title: str
     edits: tuple[Edit, ...]
 
-    def to_dict(self) -> dict:
-        return {"title": self.title, "edits": [edit.to_dict() for edit in self.edits]}
 
 
 @dataclass(frozen=True)
@@ -54,18 +44,8 @@ class Finding:
     fixes: tuple[Fix, ...] = field(default=())
 
     def to_dict(self) -> dict:
-        return {
-            "path": self.path,
-            "line": self.line,
-            "column": self.column,
-            "end_line": self.end_line,
-            "end_column": self.end_column,
-            "code": self.code,
-            "rule": self.rule,
-            "severity": self.severity,
-            "message": self.message,
-            "fixes": [fix.to_dict() for fix in self.fixes],
-        }
+        """The JSON form documented in docs/lint.md (fixes and edits become lists of objects)."""
+        return asdict(self, dict_factory=dict)
 
     @property
     def sort_key(self) -> tuple:

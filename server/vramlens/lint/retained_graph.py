@@ -71,10 +71,16 @@ class RetainedGraph:
     # -- accumulators ---------------------------------------------------------------------
     def _accumulate(self, stmt: ast.stmt, target: ast.AST, value: ast.AST, ctx: LintContext) -> None:
         name = base_dotted(target)  # ``totals[key] += loss`` accumulates into ``totals``
-        if name is None or not ctx.tainted(value):
-            return
-        kept = lifetime(name, ctx)
-        if kept is None or backpropagated(name, ctx):
+        if name is not None and ctx.tainted(value):
+            self._report_accumulation(stmt, name, value, _leak_lifetime(name, ctx), ctx)
+
+    def _accumulate_rebinding(self, stmt: ast.Assign, name: str, value: ast.AST, ctx: LintContext) -> None:
+        """``total = total + loss`` is ``total += loss`` spelled out; the assignment itself is not a reset."""
+        if ctx.tainted(value) and carried_across(ctx.loops, name, stmt, ctx) is not None and not backpropagated(name, ctx):
+            self._report_accumulation(stmt, name, value, "iteration", ctx)
+
+    def _report_accumulation(self, stmt: ast.stmt, name: str, value: ast.AST, kept: str | None, ctx: LintContext) -> None:
+        if kept is None:
             return
         message = (
             f"`{name}` accumulates tensors that carry autograd history, so it keeps the graph of every step "
@@ -95,22 +101,12 @@ class RetainedGraph:
         if isinstance(value, ast.Call) and self._recurrent(stmt, value, ctx):
             return
         for target in _flat_targets(stmt.targets):
-            if isinstance(target, ast.Subscript):
-                self._key_store(stmt, target, value, ctx)
+            if isinstance(target, ast.Subscript) and ctx.tainted(value):
+                self._store(stmt, "VL103", base_dotted(target.value), [value], ctx)
             elif isinstance(target, ast.Attribute):
                 self._attribute_store(stmt, target, value, ctx, part_of_tuple=target not in stmt.targets)
             elif isinstance(target, ast.Name):
                 self._global_store(stmt, target, ctx)
-
-    def _accumulate_rebinding(self, stmt: ast.Assign, name: str, value: ast.AST, ctx: LintContext) -> None:
-        """``total = total + loss`` is ``total += loss`` spelled out; the assignment itself is not a reset."""
-        if not ctx.tainted(value) or carried_across(ctx.loops, name, stmt, ctx) is None or backpropagated(name, ctx):
-            return
-        message = (
-            f"`{name}` accumulates tensors that carry autograd history, so it keeps the graph of every "
-            "iteration alive; add a detached value or a Python number instead."
-        )
-        ctx.report("VL101", stmt, message, _fixes(ctx, [value], _looks_scalar(ctx, name, value)))
 
     def _concatenate(self, stmt: ast.Assign, name: str, call: ast.Call, ctx: LintContext) -> None:
         parts = call.args[0]
@@ -129,32 +125,22 @@ class RetainedGraph:
 
     # -- containers -----------------------------------------------------------------------
     def _append(self, stmt: ast.Expr, call: ast.Call, ctx: LintContext) -> None:
-        container = base_dotted(call.func.value)
-        if container is None or not any(ctx.tainted(arg) for arg in call.args):
+        if any(ctx.tainted(arg) for arg in call.args):
+            self._store(stmt, "VL102", base_dotted(call.func.value), _stored_values(call), ctx)
+
+    def _store(self, stmt: ast.stmt, code: str, container: str | None, values: list[ast.AST], ctx: LintContext) -> None:
+        """A value goes into ``container`` (by append or by key): a leak when the container outlives it."""
+        if container is None:
             return
-        kept = lifetime(container, ctx)
-        if kept is None or backpropagated(container, ctx):
+        kept = _leak_lifetime(container, ctx)
+        if kept is None:
             return
         message = (
             f"`{container}` keeps tensors that carry autograd history {_LIFETIME_WORDS[kept]}, so every stored "
             "graph (with its saved activations) stays in memory; store detached tensors or Python numbers."
         )
-        values = _stored_values(call)
         scalar = len(values) == 1 and _looks_scalar(ctx, container, values[0])
-        ctx.report("VL102", stmt, message, _fixes(ctx, values, scalar))
-
-    def _key_store(self, stmt: ast.Assign, target: ast.Subscript, value: ast.AST, ctx: LintContext) -> None:
-        container = base_dotted(target.value)
-        if container is None or not ctx.tainted(value):
-            return
-        kept = lifetime(container, ctx)
-        if kept is None or backpropagated(container, ctx):
-            return
-        message = (
-            f"`{container}` keeps tensors that carry autograd history {_LIFETIME_WORDS[kept]}, so every stored "
-            "graph stays in memory; store detached tensors or Python numbers."
-        )
-        ctx.report("VL103", stmt, message, _fixes(ctx, [value], _looks_scalar(ctx, container, value)))
+        ctx.report(code, stmt, message, _fixes(ctx, values, scalar))
 
     # -- attributes and globals -----------------------------------------------------------
     def _attribute_store(
@@ -244,6 +230,12 @@ class RetainedGraph:
                 if isinstance(assign.value, ast.Call) and last_name(call_name(assign.value)) in _TENSOR_FACTORIES:
                     return "lstm" not in call_name(call).lower()
         return False
+
+
+def _leak_lifetime(name: str, ctx: LintContext) -> str | None:
+    """How long ``name`` outlives what is stored in it, unless that graph is backpropagated on purpose."""
+    kept = lifetime(name, ctx)
+    return None if kept is None or backpropagated(name, ctx) else kept
 
 
 def _flat_targets(targets: list[ast.AST]) -> list[ast.AST]:
