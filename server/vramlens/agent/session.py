@@ -137,6 +137,9 @@ class Session:
         else:
             moment = status
         meta = dict(self.meta)
+        if isinstance(snapshot, dict) and snapshot.get("allocator_settings") is not None:
+            # torch 2.3+ reports the settings actually in force, parsed: keep them with the env vars.
+            meta["environment"] = dict(meta["environment"], allocator_settings=snapshot["allocator_settings"])
         meta.update(
             status=status,
             exit_code=exit_code,
