@@ -28,17 +28,25 @@ def _frame(filename: str, line: int, name: str) -> dict:
 
 def build_snapshot(entries: int = 1_000_000, seed: int = 0) -> dict:
     rng = random.Random(seed)
-    module_call = [_frame(f"{SITE}/torch/nn/modules/module.py", 1762, "_call_impl"),
-                   _frame(f"{SITE}/torch/nn/modules/module.py", 1751, "_wrapped_call_impl")]
-    outer = [_frame(f"{ROOT}/train.py", 80, "main"), _frame(f"{ROOT}/train.py", 95, "<module>"),
-             _frame("<frozen runpy>", 88, "_run_code"), _frame("<frozen runpy>", 198, "_run_module_as_main")]
-    step = _frame(f"{ROOT}/train.py", 42, "step")
+    # Shaped like benchmarks/record_million.py: nested nn.Sequential forward (user frame 10 deep),
+    # frameless backward allocations, and Adam's step.
+    module_call = [_frame(f"{SITE}/torch/nn/modules/module.py", 1790, "_call_impl"),
+                   _frame(f"{SITE}/torch/nn/modules/module.py", 1779, "_wrapped_call_impl")]
+    container = _frame(f"{SITE}/torch/nn/modules/container.py", 253, "forward")
+    outer = [_frame(f"{ROOT}/train.py", 95, "<module>")]
+    forward_line = _frame(f"{ROOT}/train.py", 42, "<module>")
     stacks = []
-    for layer in range(12):
-        model_line = _frame(f"{ROOT}/model/net.py", 30 + layer, "forward")
-        inner = _frame(f"{SITE}/torch/nn/modules/linear.py", 125, "forward")
-        stacks.append([inner, *module_call, model_line, *module_call, step, *outer])
-    leak_stack = [_frame(f"{ROOT}/train.py", 47, "step"), *outer]
+    for op in (_frame(f"{SITE}/torch/nn/modules/linear.py", 134, "forward"),
+               _frame(f"{SITE}/torch/nn/modules/activation.py", 734, "forward")):
+        stacks.append([op, *module_call, container, *module_call, container, *module_call, forward_line, *outer])
+    stacks.append([])  # the autograd engine's allocations carry no Python frame
+    stacks.append([])
+    stacks.append([_frame(f"{SITE}/torch/optim/adam.py", 402, "_single_tensor_adam"),
+                   _frame(f"{SITE}/torch/optim/adam.py", 238, "step"),
+                   _frame(f"{SITE}/torch/optim/optimizer.py", 81, "_use_grad"),
+                   _frame(f"{SITE}/torch/optim/optimizer.py", 533, "wrapper"),
+                   _frame(f"{ROOT}/train.py", 45, "<module>"), *outer])
+    leak_stack = [_frame(f"{ROOT}/train.py", 47, "<module>"), *outer]
     sizes = [4 * MIB, 8 * MIB, 512 * 1024, 16 * MIB, 2048, 65536]
     trace: list[dict] = []
     live: list[tuple[int, int, list]] = []  # a training step's working set, freed oldest first

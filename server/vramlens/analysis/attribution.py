@@ -6,8 +6,8 @@ from __future__ import annotations
 from vramlens.analysis.model import BEFORE_TRACE_FUNCTION, LIBRARY_ONLY_FUNCTION, NO_FRAME_FUNCTION, LineStat
 from vramlens.analysis.normalize import ALLOCATED, block_frames, block_requested_size, block_state
 from vramlens.analysis.replay import (
-    AT_OOM, AT_PEAK, BEFORE_TRACE, BLOCKS, BLOCKS_AT_OOM, BLOCKS_AT_PEAK, COUNT, FLOORS, FRAMES, GROWTH_WINDOWS, KEY, LIBRARY_ONLY, LIVE,
-    MIN_BLOCK, NO_FRAME, OFFSET, OFFSET_BLOCKS, SIZES, TOTAL, ReplayResult, new_line, frames_key,
+    AT_OOM, AT_PEAK, BEFORE_TRACE, BLOCKS, BLOCKS_AT_OOM, BLOCKS_AT_PEAK, FLOORS, FRAMES, GROWTH_WINDOWS, KEY, LIBRARY_ONLY, LIVE,
+    MIN_BLOCK, NO_FRAME, NO_SAMPLE, OFFSET, OFFSET_BLOCKS, SIZES, ReplayResult, new_line, frames_key,
 )
 from vramlens.analysis.sources import NATIVE, SourceResolver
 
@@ -36,8 +36,6 @@ def add_blocks_from_before_trace(replay: ReplayResult, segments: list[dict], res
                 acc = replay.lines[key] = new_line(key, frames)
             acc[OFFSET] += size
             acc[OFFSET_BLOCKS] += 1
-            acc[TOTAL] += size
-            acc[COUNT] += 1
             acc[SIZES][size] = acc[SIZES].get(size, 0) + 1
             start_allocated += size
     return start_allocated
@@ -46,7 +44,7 @@ def add_blocks_from_before_trace(replay: ReplayResult, segments: list[dict], res
 def growth_of(floors: list) -> tuple[bool, int]:
     """Whether a line's floor (its live bytes just before each of its allocations, lowest per window
     of the run) keeps rising: ≥3 windows, never falling, rising at least twice, over half the run."""
-    points = [(slot, value) for slot, value in enumerate(floors) if value is not None]
+    points = [(slot, value) for slot, value in enumerate(floors) if value is not None and value != NO_SAMPLE]
     if len(points) < 3:
         return False, 0
     values = [value for _, value in points]
@@ -96,7 +94,7 @@ def line_stats(replay: ReplayResult, moment: str, resolver: SourceResolver) -> l
         stats.append(LineStat(
             path=key[0], line=key[1] if is_user else None, function=_function_of(acc, resolver),
             live_bytes=live_of[id(acc)], share=live_of[id(acc)] / total_live,
-            allocated_bytes=acc[TOTAL], count=acc[COUNT], growing=growing and key != BEFORE_TRACE,
+            allocated_bytes=sum(size * count for size, count in acc[SIZES].items()), count=sum(acc[SIZES].values()), growing=growing and key != BEFORE_TRACE,
             growth_bytes=growth, live_blocks=blocks, size_histogram=histogram,
             call_path=call_path(acc[FRAMES], key, resolver),
             local_path=resolver.local_path(key[0]) if is_user else None,

@@ -8,6 +8,7 @@ one small list, and per live block it keeps one tuple until the block is freed.
 
 from __future__ import annotations
 
+import gc
 from dataclasses import dataclass, field
 
 from vramlens.analysis.sources import LIBRARY, USER, SourceResolver
@@ -18,7 +19,9 @@ LIBRARY_ONLY = (None, 1)
 BEFORE_TRACE = (None, 2)
 
 # Slots of a line's accumulator list (a list, not an object: it is touched on every event).
-LIVE, TOTAL, COUNT, SIZES, FLOORS, FRAMES, BLOCKS, AT_PEAK, AT_OOM, KEY, OFFSET, OFFSET_BLOCKS, BLOCKS_AT_PEAK, BLOCKS_AT_OOM = range(14)
+# Count and total are not kept: they follow from SIZES (block size -> allocations).
+LIVE, SIZES, FLOORS, FRAMES, BLOCKS, AT_PEAK, AT_OOM, KEY, OFFSET, OFFSET_BLOCKS, BLOCKS_AT_PEAK, BLOCKS_AT_OOM = range(12)
+NO_SAMPLE = 1 << 62  # a window in which the line never allocated
 
 GROWTH_WINDOWS = 8
 TIMELINE_POINTS = 400
@@ -26,7 +29,7 @@ MIN_BLOCK = 512
 
 
 def new_line(key, frames) -> list:
-    return [0, 0, 0, {}, [None] * GROWTH_WINDOWS, frames, 0, 0, 0, key, 0, 0, 0, 0]
+    return [0, {}, [NO_SAMPLE] * GROWTH_WINDOWS, frames, 0, 0, 0, key, 0, 0, 0, 0]
 
 
 @dataclass
@@ -71,11 +74,23 @@ def frames_key(frames, resolver: SourceResolver):
     return LIBRARY_ONLY if python_seen else NO_FRAME
 
 
-def replay(trace: list, resolver: SourceResolver) -> ReplayResult:  # noqa: C901 - one hot loop, kept whole on purpose
+def replay(trace: list, resolver: SourceResolver) -> ReplayResult:
+    """Replay with the cyclic GC paused: the loop makes no cycles, yet each collection would walk
+    the whole snapshot (millions of objects) again."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _replay(trace, resolver)
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _replay(trace: list, resolver: SourceResolver) -> ReplayResult:  # noqa: C901 - one hot loop, kept whole on purpose
     entries = len(trace)
     window = max(1, -(-entries // GROWTH_WINDOWS))
     bucket = max(1, entries // TIMELINE_POINTS)
-    kinds, classify = resolver.kind_cache, resolver.kind
+    user, not_user, classify = resolver.user_files, resolver.other_files, resolver.kind
     lines: dict = {}
     live: dict = {}
     points: list = []
@@ -93,34 +108,28 @@ def replay(trace: list, resolver: SourceResolver) -> ReplayResult:  # noqa: C901
     for index, entry in enumerate(trace):
         action = entry["action"]
         if action == "alloc":
-            size = entry["size"]
-            size = ((size + 511) >> 9) << 9 or MIN_BLOCK
+            size = ((entry["size"] + 511) >> 9) << 9 or MIN_BLOCK
             frames = entry.get("frames")
             key = NO_FRAME
             if frames:
-                python_seen = False
                 for frame in frames:
                     filename = frame["filename"]
-                    kind = kinds.get(filename) or classify(filename)
-                    if kind == USER:
+                    if filename in not_user:  # a set test per frame: most frames are torch's
+                        continue
+                    if filename in user or classify(filename) == USER:
                         key = (filename, frame["line"])
                         break
-                    if kind == LIBRARY:
-                        python_seen = True
                 else:
-                    key = LIBRARY_ONLY if python_seen else NO_FRAME
+                    key = frames_key(frames, resolver)  # no user frame: library-only or native (rare)
             acc = lines.get(key)
             if acc is None:
                 acc = lines[key] = new_line(key, frames)
             current = acc[LIVE]
             floors = acc[FLOORS]
             slot = index // window
-            floor = floors[slot]
-            if floor is None or current < floor:
+            if current < floors[slot]:
                 floors[slot] = current
             acc[LIVE] = current + size
-            acc[TOTAL] += size
-            acc[COUNT] += 1
             acc[BLOCKS] += 1
             sizes = acc[SIZES]
             sizes[size] = sizes.get(size, 0) + 1
@@ -152,7 +161,7 @@ def replay(trace: list, resolver: SourceResolver) -> ReplayResult:  # noqa: C901
                 if oom_seen:
                     result.pre_freed_after_oom.append((entry["addr"], size))
             else:
-                size, acc = block[0], block[1]
+                size, acc, _ = block
                 acc[LIVE] -= size
                 acc[BLOCKS] -= 1
             allocated -= size

@@ -55,6 +55,8 @@ class SourceResolver:
         self.recorded_root = recorded_root or None
         self.local_root = os.path.abspath(local_root) if local_root else None
         self.kind_cache: dict[str, int] = {}
+        self.user_files: set[str] = set()  # the same answers as sets, for the replay's hot loop
+        self.other_files: set[str] = set()
         self._local: dict[str, str | None] = {}
         self._lines: dict[str, list[str] | None] = {}
 
@@ -62,6 +64,7 @@ class SourceResolver:
         kind = self.kind_cache.get(filename)
         if kind is None:
             kind = self.kind_cache[filename] = frame_kind(filename, self.recorded_root)
+            (self.user_files if kind == USER else self.other_files).add(filename)
         return kind
 
     def short(self, filename: str) -> str:
