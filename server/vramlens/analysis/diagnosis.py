@@ -34,12 +34,6 @@ class RunFacts:
     oldest_live_fraction: dict | None = None  # line -> position of its oldest live block in the history (0..1)
 
 
-def _where(line: LineStat) -> str:
-    if line.path is None:
-        return line.function
-    return f"{line.path.replace(chr(92), '/').rsplit('/', 1)[-1]}:{line.line}"
-
-
 def effective_limit(acc: Accounting) -> int | None:
     """What PyTorch could have reserved: the cap when it binds, else the device minus what others hold."""
     if acc.limit is None:
@@ -109,7 +103,7 @@ def _retained(lines: list[LineStat], facts: RunFacts, moment: str) -> Diagnosis 
     top = max(growing, key=lambda line: line.live_bytes)
     evidence = [
         f"{len(growing)} line(s) kept growing from iteration to iteration and held {held:.0%} of the live bytes at the {moment}.",
-        f"{_where(top)} rose by {fmt(top.growth_bytes)} across the run and held {fmt(top.live_bytes)} "
+        f"{top.label} rose by {fmt(top.growth_bytes)} across the run and held {fmt(top.live_bytes)} "
         f"in {top.live_blocks} block(s) at the {moment}.",
     ]
     oldest = (facts.oldest_live_fraction or {}).get((top.path, top.line))
@@ -143,7 +137,7 @@ def _working_set(acc: Accounting, lines: list[LineStat]) -> Diagnosis:
     user_lines = [line for line in lines if line.live_bytes > 0][:3]
     if user_lines:
         evidence.append(
-            "Most live bytes came from " + ", ".join(f"{_where(l)} ({fmt(l.live_bytes)}, {l.share:.0%})" for l in user_lines) + "."
+            "Most live bytes came from " + ", ".join(f"{l.label} ({fmt(l.live_bytes)}, {l.share:.0%})" for l in user_lines) + "."
         )
     return Diagnosis("working_set", confidence, evidence)
 

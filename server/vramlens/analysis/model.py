@@ -66,6 +66,13 @@ class LineStat:
     def is_user_line(self) -> bool:
         return self.path is not None
 
+    @property
+    def label(self) -> str:
+        """``train.py:42`` for a user line, the pseudo-line's name otherwise."""
+        if self.path is None:
+            return self.function
+        return f"{self.path.replace(chr(92), '/').rsplit('/', 1)[-1]}:{self.line}"
+
 
 @dataclass
 class Accounting:

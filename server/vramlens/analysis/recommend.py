@@ -11,11 +11,6 @@ from vramlens.analysis.model import Accounting, Diagnosis, LineStat, Recommendat
 from vramlens.analysis.units import format_bytes as fmt
 
 
-def _where(line: LineStat) -> str:
-    name = (line.path or "").replace("\\", "/").rsplit("/", 1)[-1]
-    return f"{name}:{line.line}" if line.path else line.function
-
-
 def _top_user_lines(lines: list[LineStat], count: int = 3) -> list[LineStat]:
     return [line for line in lines if line.path is not None and line.live_bytes > 0][:count]
 
@@ -23,7 +18,7 @@ def _top_user_lines(lines: list[LineStat], count: int = 3) -> list[LineStat]:
 def _working_set(acc: Accounting, lines: list[LineStat]) -> list[Recommendation]:
     limit = effective_limit(acc)
     top = _top_user_lines(lines)
-    where = ", ".join(f"{_where(l)} ({fmt(l.live_bytes)})" for l in top) or "the largest allocations"
+    where = ", ".join(f"{l.label} ({fmt(l.live_bytes)})" for l in top) or "the largest allocations"
     recs = []
     if acc.request is not None and limit is not None:
         over = acc.allocated + acc.request - limit
@@ -74,7 +69,7 @@ def _fragmentation(acc: Accounting, settings: dict, expandable_on: bool) -> list
 
 def _retained(lines: list[LineStat]) -> list[Recommendation]:
     growing = [l for l in lines if l.growing and l.live_bytes > 0][:3]
-    where = ", ".join(f"{_where(l)} (+{fmt(l.growth_bytes)})" for l in growing)
+    where = ", ".join(f"{l.label} (+{fmt(l.growth_bytes)})" for l in growing)
     return [
         Recommendation(
             f"Find what keeps the tensors from {where} alive across iterations: a list, dict or attribute that "
