@@ -91,3 +91,13 @@ def test_redact_leaves_urls_and_numbers_alone():
 def test_report_errors_are_one_sentence(tmp_path, capsys):
     assert main(["report", str(tmp_path / "missing")]) == 2
     assert "Nothing at" in capsys.readouterr().err
+
+
+def test_raw_pickle_keeps_its_own_code_folder_when_redacting(tmp_path, capsys):
+    stack = [frame("/home/bob/srv/app/serve.py", 9, "handle"), frame("/home/bob/srv/app/main.py", 3, "<module>")]
+    builder = SnapshotBuilder().segment(0, 64 * MIB).alloc(0, 8 * MIB, stack)
+    path = tmp_path / "dump.pickle"
+    path.write_bytes(pickle.dumps(builder.snapshot(), protocol=4))
+    assert main(["report", str(path), "--redact"]) == 0
+    text = capsys.readouterr().out
+    assert "`~/srv/app/serve.py:9` handle" in text and "bob" not in text

@@ -131,3 +131,20 @@ class Analysis:
     source_root: str | None
     local_root: str | None
     notes: list[str] = field(default_factory=list)
+
+    @property
+    def user_root(self) -> str | None:
+        """The recorded source root, else (a raw pickle) the folder holding every user line's file."""
+        if self.source_root:
+            return self.source_root
+        folders = {line.path.replace("\\", "/").rsplit("/", 1)[0] for line in self.lines if line.path and "/" in line.path}
+        if not folders:
+            return None
+        parts = [folder.split("/") for folder in folders]
+        common = []
+        for pieces in zip(*parts):
+            if len(set(pieces)) != 1:
+                break
+            common.append(pieces[0])
+        root = "/".join(common)
+        return root if root.count("/") >= 1 else None  # never "/" itself

@@ -44,7 +44,7 @@ def run(args) -> int:
         svg_name = svg_path.name
     text = build_report(analysis, meta, svg_name, title)
     if args.redact:
-        text = redact(text, [analysis.source_root, analysis.local_root])
+        text = redact(text, [analysis.user_root, analysis.local_root])
     if not args.output:
         sys.stdout.write(text)
         return 0
