@@ -94,3 +94,15 @@ def test_suffix_mapping_prefers_the_longest_existing_suffix(tmp_path):
     assert resolver.local_path("/srv/app/model/train.py") == str(tmp_path / "model" / "train.py")
     assert resolver.source_line("/srv/app/model/train.py", 2) == "b = torch.empty(10)"
     assert resolver.local_path("/srv/app/nothing.py") is None
+
+
+def test_raw_pickle_with_source_root_blames_only_files_that_map_under_it(tmp_path):
+    (tmp_path / "serve.py").write_text("x = 1\n")
+    stack = [frame("/srv/app/vendor/helper.py", 5, "pad"), frame("/srv/app/serve.py", 1, "handle")]
+    builder = SnapshotBuilder().segment(0, 64 * MIB).alloc(0, 8 * MIB, stack)
+    [mapped] = analyze(builder.snapshot(), source_root=str(tmp_path)).lines
+    assert (mapped.path, mapped.line, mapped.source) == ("/srv/app/serve.py", 1, "x = 1")
+    [heuristic] = analyze(builder.snapshot()).lines  # no root: any file outside torch/site-packages is the user's
+    assert heuristic.path == "/srv/app/vendor/helper.py"
+    [unmapped] = analyze(builder.snapshot(), source_root=str(tmp_path / "elsewhere")).lines  # nothing maps: heuristic
+    assert unmapped.path == "/srv/app/vendor/helper.py"

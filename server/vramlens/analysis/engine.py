@@ -12,7 +12,7 @@ from vramlens.analysis.diagnosis import RunFacts, diagnose
 from vramlens.analysis.freeblocks import free_blocks_at_end, free_blocks_at_oom, largest_free
 from vramlens.analysis.model import Analysis, OomEvent, Timeline, TimelinePoint
 from vramlens.analysis.normalize import (
-    allocator_settings, device_segments, device_trace, expandable_segments_on, pick_device, pool_for_request,
+    allocator_settings, block_frames, device_segments, device_trace, expandable_segments_on, pick_device, pool_for_request,
 )
 from vramlens.analysis.recommend import recommend
 from vramlens.analysis.replay import KEY, replay
@@ -52,6 +52,18 @@ def _check_usable(capture: Capture, trace: list) -> None:
         )
 
 
+def _sample_filenames(trace: list, segments: list[dict], entries: int = 2000) -> set[str]:
+    """File names from the first allocations and the final blocks: enough to tell whether the
+    local source root holds this program's files."""
+    names = set()
+    for entry in trace[:entries]:
+        names.update(frame.get("filename", "??") for frame in entry.get("frames") or ())
+    for segment in segments:
+        for block in (segment.get("blocks") or ())[:entries]:
+            names.update(frame.get("filename", "??") for frame in block_frames(block))
+    return names
+
+
 def _timeline(rep, start_allocated: int, start_reserved: int) -> Timeline:
     points = [TimelinePoint(i, t, start_allocated + a, start_reserved + r) for i, t, a, r in rep.points]
     return Timeline(
@@ -87,6 +99,7 @@ def analyze_capture(capture: Capture, total_memory: int | None = None, source_ro
     recorded_root = meta.get("source_root")
     local_root = source_root or (recorded_root if recorded_root and os.path.isdir(recorded_root) else None)
     resolver = SourceResolver(recorded_root, local_root)
+    resolver.use_mapping_if_it_matches(_sample_filenames(trace, segments))
     rep = replay(trace, resolver)
 
     start_allocated = add_blocks_from_before_trace(rep, segments, resolver)

@@ -59,11 +59,33 @@ class SourceResolver:
         self.other_files: set[str] = set()
         self._local: dict[str, str | None] = {}
         self._lines: dict[str, list[str] | None] = {}
+        self._user_by_mapping = False
+
+    @property
+    def user_by_mapping(self) -> bool:
+        """A raw pickle with --source-root: user code is what maps onto a file under that root."""
+        return self._user_by_mapping
+
+    def use_mapping_if_it_matches(self, filenames) -> bool:
+        """Turn mapping-based user code on when the local root holds at least one of these files
+        (frames outside torch and site-packages); otherwise the heuristic alone decides."""
+        self._user_by_mapping = False
+        if self.recorded_root or not self.local_root:
+            return False
+        candidates = {name for name in filenames if frame_kind(name, None) == USER}
+        self._user_by_mapping = any(self.local_path(name) for name in candidates)
+        self.kind_cache.clear()
+        self.user_files.clear()
+        self.other_files.clear()
+        return self._user_by_mapping
 
     def kind(self, filename: str) -> int:
         kind = self.kind_cache.get(filename)
         if kind is None:
-            kind = self.kind_cache[filename] = frame_kind(filename, self.recorded_root)
+            kind = frame_kind(filename, self.recorded_root)
+            if kind == USER and self._user_by_mapping and self.local_path(filename) is None:
+                kind = LIBRARY  # in no folder of the user's project
+            self.kind_cache[filename] = kind
             (self.user_files if kind == USER else self.other_files).add(filename)
         return kind
 
