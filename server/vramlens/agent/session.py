@@ -221,13 +221,19 @@ def main(argv: list[str]) -> int:
         return _report_preflight(options.status_file, problem)
     write_json_atomically(options.status_file, {"phase": "running", "ok": True, "pid": os.getpid()})
 
+    agent_pid = os.getpid()
+
+    # Forked children (data loader workers) inherit these handlers; only the agent's own
+    # process may write the capture, so a child just ends as it would have.
     def on_demand(signum, frame):
-        session.write("on_demand", None, snapshot=session.recorder.snapshot_now())
+        if os.getpid() == agent_pid:
+            session.write("on_demand", None, snapshot=session.recorder.snapshot_now())
 
     def on_terminate(signum, frame):
         # The timeout (or a kill request): keep what was recorded, then stop at once.
-        session.write("terminated", 128 + signum)
-        sys.stdout.flush()
+        if os.getpid() == agent_pid:
+            session.write("terminated", 128 + signum)
+            sys.stdout.flush()
         os._exit(128 + signum)
 
     signal.signal(signal.SIGUSR1, on_demand)
