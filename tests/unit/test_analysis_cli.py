@@ -75,3 +75,10 @@ def test_truncated_pickle_is_a_clear_error(tmp_path):
     path.write_bytes(data[: len(data) // 2])
     result = run_cli("analyze", str(path))
     assert result.returncode == 2 and "truncated or damaged" in result.stderr
+
+
+def test_snapshot_of_an_unknown_shape_is_a_clear_error(tmp_path):
+    weird = write_pickle(tmp_path / "weird.pickle", {"segments": [], "device_traces": [[{"action": "alloc"}]]})
+    result = run_cli("analyze", weird)
+    assert result.returncode == 2 and "layout is not one this version understands" in result.stderr
+    assert "Traceback" not in result.stderr

@@ -101,3 +101,12 @@ def test_healthy_loop_is_no_problem_and_json_has_the_schema():
     assert data["memory"]["driver_used"] is None and data["memory"]["request"] is None
     assert set(data["lines"][0]) >= {"path", "line", "function", "live_bytes", "share", "allocated_bytes", "count", "growing"}
     assert data["recommendations"] == [] and data["timeline"]["points"]
+
+
+def test_a_cap_the_script_set_itself_is_recognised_from_the_oom_limit():
+    builder = SnapshotBuilder().segment(0, 2 * GIB).alloc(0, 2 * GIB, user_stack(42)).oom(1 * GIB, 70 * GIB)
+    meta = {"status": "oom", "environment": {"total_memory": 80 * GIB},
+            "oom": {"requested": 1 * GIB, "device_limit": 2 * GIB, "device_free": 70 * GIB}}
+    analysis = analyze(builder.snapshot(), meta)
+    assert analysis.accounting.limit == 2 * GIB and analysis.accounting.limit_is_cap
+    assert analysis.diagnosis.cause == "working_set"

@@ -55,7 +55,8 @@ def allocator_limit(meta: dict, total: int | None) -> tuple[int | None, bool]:
     oom_limit = (meta.get("oom") or {}).get("device_limit")
     cap = (meta.get("memory_limit") or {}).get("bytes")
     limit = oom_limit or cap or total
-    is_cap = bool(cap) and (total is None or (limit or 0) < total)
+    # A cap set by the script itself (set_per_process_memory_fraction) shows only as a limit below the total.
+    is_cap = limit is not None and limit < total if total else bool(cap)
     return limit, is_cap
 
 

@@ -88,6 +88,17 @@ def _oldest_live_fractions(rep, keys: list) -> dict:
 
 
 def analyze_capture(capture: Capture, total_memory: int | None = None, source_root: str | None = None) -> Analysis:
+    try:
+        return _analyze(capture, total_memory, source_root)
+    except (KeyError, TypeError, AttributeError, IndexError) as error:
+        # A pickle of builtins that is shaped unlike any torch snapshot: say so instead of a traceback.
+        raise CaptureError(
+            f"The snapshot's layout is not one this version understands ({type(error).__name__}: {error}); "
+            "it may be damaged or come from an unsupported torch release."
+        ) from None
+
+
+def _analyze(capture: Capture, total_memory: int | None, source_root: str | None) -> Analysis:
     meta, snapshot = capture.meta, capture.snapshot
     device = pick_device(snapshot, meta)
     trace = device_trace(snapshot, device)
