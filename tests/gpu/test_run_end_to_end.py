@@ -196,3 +196,24 @@ def test_allocator_setting_is_tried_as_a_measured_experiment(vramlens, tmp_path)
     assert "expandable_segments:True" in trial_meta["environment"]["alloc_env"]["PYTORCH_CUDA_ALLOC_CONF"]
     assert trial["result"]["oom"] == (trial_meta["oom"] is not None)
     assert trial["verdict"] in {"prevented the OOM", "did not prevent the OOM"}
+
+
+def test_timeout_with_forked_data_loader_workers(vramlens, tmp_path):
+    script = tmp_path / "loader.py"
+    script.write_text(
+        "import time, torch\n"
+        "from torch.utils.data import DataLoader, Dataset\n"
+        "class Slow(Dataset):\n"
+        "    def __len__(self): return 10**6\n"
+        "    def __getitem__(self, i):\n"
+        "        time.sleep(0.05)\n"
+        "        return torch.zeros(4)\n"
+        "kept = torch.empty(128 * 2**20, dtype=torch.uint8, device='cuda')\n"
+        "for batch in DataLoader(Slow(), batch_size=2, num_workers=2):\n"
+        "    pass\n"
+    )
+    run = vramlens("run", "--timeout", "10", "-o", tmp_path / "cap", script, cwd=tmp_path)
+    assert run.returncode == 124
+    meta = load_meta(tmp_path / "cap")
+    assert meta["status"] == "timeout"
+    assert meta["stats"]["allocated"] >= 128 * 2**20  # written by the agent, not by a worker
