@@ -110,3 +110,15 @@ def test_a_cap_the_script_set_itself_is_recognised_from_the_oom_limit():
     analysis = analyze(builder.snapshot(), meta)
     assert analysis.accounting.limit == 2 * GIB and analysis.accounting.limit_is_cap
     assert analysis.diagnosis.cause == "working_set"
+
+
+def test_context_overhead_on_a_small_card_is_not_outside_allocator():
+    # 8 GiB card: 0.9 GiB of context and driver reservation is normal; a leak-free working set ran out.
+    builder = SnapshotBuilder().segment(0, 7 * GIB).alloc(0, 7 * GIB - 64 * MIB, user_stack(42)).oom(128 * MIB, 40 * MIB)
+    sample = {"phase": "oom", "device_total": 8 * GIB, "device_used": 8 * GIB - 40 * MIB,
+              "process_used": 7 * GIB + 400 * MIB, "other_processes_used": 0}
+    meta = {"status": "oom", "environment": {"total_memory": 8 * GIB},
+            "oom": {"requested": 128 * MIB, "device_limit": 8 * GIB, "device_free": 40 * MIB, "nvml": sample}}
+    analysis = analyze(builder.snapshot(), meta)
+    assert analysis.accounting.non_pytorch > 0.1 * 8 * GIB
+    assert analysis.diagnosis.cause == "working_set"

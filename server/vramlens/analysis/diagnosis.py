@@ -15,7 +15,9 @@ from vramlens.analysis.model import Accounting, Diagnosis, LineStat
 from vramlens.analysis.units import format_bytes as fmt
 
 MIB = 1024 * 1024
-OUTSIDE_SHARE = 0.10  # of the device: below this, memory outside PyTorch is the usual context overhead
+OUTSIDE_SHARE = 0.10  # of the device: below this, memory outside PyTorch is not the story
+CONTEXT_ALLOWANCE = 1024 * MIB  # a CUDA context with library handles; unavoidable, so never blamed
+DRIVER_ALLOWANCE = 768 * MIB  # the driver's own reservation, when NVML cannot tell it apart
 GROWING_SHARE = 0.30  # growing lines must hold this much of the live bytes to call it retained references
 CACHE_RATIO = 1.5
 CACHE_GAP = 256 * MIB
@@ -47,14 +49,26 @@ def _cap_bound(acc: Accounting) -> bool:
     return acc.limit_is_cap and acc.limit is not None and acc.request is not None and acc.reserved + acc.request > acc.limit
 
 
+def avoidable_outside(acc: Accounting) -> int | None:
+    """Memory outside PyTorch that could have been someone else's to give back: other processes, and
+    this process's share beyond what a CUDA context (with cuBLAS/cuDNN handles) normally takes.
+    The driver's own reservation (used, but owned by no process) is never avoidable."""
+    if acc.non_pytorch is None:
+        return None
+    if acc.context_and_libraries is not None and acc.other_processes is not None:
+        return acc.other_processes + max(acc.context_and_libraries - CONTEXT_ALLOWANCE, 0)
+    return max(acc.non_pytorch - CONTEXT_ALLOWANCE - DRIVER_ALLOWANCE, 0)
+
+
 def _outside_allocator(acc: Accounting) -> Diagnosis | None:
     if acc.request is None or acc.non_pytorch is None or _cap_bound(acc):
         return None
     total = acc.device_total or acc.limit
-    if not total or acc.non_pytorch < OUTSIDE_SHARE * total:
+    avoidable = avoidable_outside(acc)
+    if not total or avoidable < OUTSIDE_SHARE * total:
         return None
     free_now = acc.device_free if acc.device_free is not None else max(total - acc.reserved - acc.non_pytorch, 0)
-    if free_now >= acc.request or free_now + acc.non_pytorch < acc.request:
+    if free_now >= acc.request or free_now + avoidable < acc.request:
         return None  # either the driver had room (not this cause) or even without it the request would not fit
     evidence = [
         f"The driver saw {fmt(acc.driver_used)} in use on a {fmt(total)} device, of which PyTorch reserved only {fmt(acc.reserved)}.",
