@@ -6,6 +6,7 @@ import xml.etree.ElementTree as ET
 
 from test_analysis_builder import MIB, SnapshotBuilder, frame
 
+from vramlens.analysis.interventions import read_interventions
 from vramlens.analysis.redact import redact
 from vramlens.analysis.runfacts import run_settings
 from vramlens.cli import main
@@ -43,13 +44,16 @@ def write_capture(folder, argv=None, interventions=None):
 def test_report_has_setup_failure_diagnosis_and_a_linked_plot(tmp_path, capsys):
     capture = write_capture(tmp_path / "cap", argv=["train.py", "--bs", "64", "--seq-len=2048", "--bf16"],
                             interventions=[{"setting": "PYTORCH_ALLOC_CONF=expandable_segments:True",
-                                            "status": "oom", "peak_reserved": 1000 * MIB}])
+                                            "verdict": "did not prevent the OOM", "capture": "cap--trial",
+                                            "baseline": {"status": "oom", "oom": True, "peak_reserved": 1000 * MIB},
+                                            "result": {"status": "oom", "oom": True, "peak_reserved": 1010 * MIB}}])
     out = tmp_path / "out" / "report.md"
     assert main(["report", str(capture), "-o", str(out)]) == 0
     text = out.read_text()
     for fact in ("NVIDIA H200, 80.00 GiB", "2.11.0+cu130", "native backend", "| Batch size | 64 |",
                  "| Input length | 2048 |", "| Precision | bf16 |", "a request of 512.00 MiB failed",
-                 "torch.OutOfMemoryError", "**working_set**", "| `PYTORCH_ALLOC_CONF=expandable_segments:True` | oom | peak_reserved 1000.00 MiB |",
+                 "torch.OutOfMemoryError", "**working_set**", "| `PYTORCH_ALLOC_CONF=expandable_segments:True` | did not prevent the OOM | oom, peak reserved 1000.00 MiB | "
+                 "oom, peak reserved 1010.00 MiB |", "Do not rely on PYTORCH_ALLOC_CONF=expandable_segments:True",
                  "![allocated and reserved over the recorded history](report-timeline.svg)", f"`{ROOT}/train.py:42` step"):
         assert fact in text, fact
     svg = ET.parse(out.with_name("report-timeline.svg")).getroot()
@@ -101,3 +105,12 @@ def test_raw_pickle_keeps_its_own_code_folder_when_redacting(tmp_path, capsys):
     assert main(["report", str(path), "--redact"]) == 0
     text = capsys.readouterr().out
     assert "`~/srv/app/serve.py:9` handle" in text and "bob" not in text
+
+
+def test_interventions_are_read_from_either_layout():
+    flat = read_interventions({"interventions": [{"setting": "PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:256",
+                                                  "status": "completed", "peak_reserved": 2 * 1024 * MIB}]})
+    assert flat[0].prevented_oom is True and "prevented the OOM (peak reserved 2.00 GiB)" in flat[0].summary()
+    nested = read_interventions({"interventions": [{"setting": "X=1", "verdict": "did not prevent the OOM",
+                                                    "result": {"oom": True}}]})
+    assert nested[0].prevented_oom is False

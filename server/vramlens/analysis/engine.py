@@ -9,6 +9,7 @@ from pathlib import Path
 from vramlens.analysis.accounting import account, allocator_limit, device_total, nvml_sample
 from vramlens.analysis.attribution import add_blocks_from_before_trace, line_stats
 from vramlens.analysis.diagnosis import RunFacts, diagnose
+from vramlens.analysis.interventions import read_interventions
 from vramlens.analysis.freeblocks import free_blocks_at_end, free_blocks_at_oom, largest_free
 from vramlens.analysis.model import Analysis, OomEvent, Timeline, TimelinePoint
 from vramlens.analysis.normalize import (
@@ -159,8 +160,10 @@ def _analyze(capture: Capture, total_memory: int | None, source_root: str | None
         oldest_live_fraction=_oldest_live_fractions(rep, growing_keys),
     )
     diagnosis = diagnose(accounting, lines, facts)
+    tried = read_interventions(meta)
+    diagnosis.evidence += [f"Tried on this script: {item.summary()}." for item in tried]
     expandable_on = expandable_segments_on(settings, segments)
-    recommendations = recommend(diagnosis, accounting, lines, settings, expandable_on)
+    recommendations = recommend(diagnosis, accounting, lines, settings, expandable_on, tried)
 
     environment = {key: (meta.get("environment") or {}).get(key) for key in ENVIRONMENT_KEYS}
     environment["allocator_settings"] = settings

@@ -7,6 +7,7 @@ Allocator knobs are experiments to measure with `vramlens run`, never promised f
 from __future__ import annotations
 
 from vramlens.analysis.diagnosis import effective_limit
+from vramlens.analysis.interventions import Intervention, tried_knob
 from vramlens.analysis.model import Accounting, Diagnosis, LineStat, Recommendation
 from vramlens.analysis.units import format_bytes as fmt
 
@@ -43,18 +44,30 @@ def _working_set(acc: Accounting, lines: list[LineStat]) -> list[Recommendation]
     return recs
 
 
-def _fragmentation(acc: Accounting, settings: dict, expandable_on: bool) -> list[Recommendation]:
-    recs = []
-    if not expandable_on:
+def _measured(item: Intervention) -> Recommendation:
+    if item.prevented_oom:
+        return Recommendation(
+            f"Use {item.setting}: measured on this script, it {item.verdict}.",
+            f"Measured, not assumed: {item.summary()}.",
+        )
+    return Recommendation(
+        f"Do not rely on {item.setting}: measured on this script, it {item.verdict}.",
+        f"Measured: {item.summary()}.",
+    )
+
+
+def _fragmentation(acc: Accounting, settings: dict, expandable_on: bool, tried: list[Intervention]) -> list[Recommendation]:
+    recs = [_measured(item) for item in tried]
+    if not expandable_on and not tried_knob(tried, "expandable_segments"):
         recs.append(Recommendation(
             "As an experiment, rerun with PYTORCH_ALLOC_CONF=expandable_segments:True and measure with `vramlens run` again.",
             "Expandable segments let the allocator grow one segment instead of leaving unusable holes; "
             "it often helps with fragmentation but is not guaranteed to.",
             experiment=True,
         ))
-    if "max_split_size_mb" not in settings:
+    if "max_split_size_mb" not in settings and not tried_knob(tried, "max_split_size"):
         recs.append(Recommendation(
-            "As a second experiment, try PYTORCH_ALLOC_CONF=max_split_size_mb:256 (or a size near your large requests) "
+            "As another experiment, try PYTORCH_ALLOC_CONF=max_split_size_mb:256 (or a size near your large requests) "
             "and compare the peak reserved with `vramlens run`.",
             "It stops big cached blocks from being split for small requests, which can keep large holes usable.",
             experiment=True,
@@ -121,12 +134,16 @@ def _cached(acc: Accounting) -> list[Recommendation]:
     ]
 
 
-def recommend(diagnosis: Diagnosis, acc: Accounting, lines: list[LineStat], settings: dict, expandable_on: bool) -> list[Recommendation]:
-    cause = diagnosis.cause
+def recommend(
+    diagnosis: Diagnosis, acc: Accounting, lines: list[LineStat], settings: dict, expandable_on: bool,
+    tried: list[Intervention] | None = None,
+) -> list[Recommendation]:
+    cause, tried = diagnosis.cause, tried or []
     if cause == "working_set":
-        return _working_set(acc, lines)
+        # A live working set is not changed by allocator knobs; a failed experiment confirms it.
+        return _working_set(acc, lines) + [_measured(item) for item in tried]
     if cause == "fragmentation":
-        return _fragmentation(acc, settings, expandable_on)
+        return _fragmentation(acc, settings, expandable_on, tried)
     if cause == "retained_references":
         return _retained(lines)
     if cause == "outside_allocator":

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from vramlens.analysis.interventions import read_interventions
 from vramlens.analysis.model import Analysis
 from vramlens.analysis.runfacts import run_settings
 from vramlens.analysis.units import format_bytes as fmt
@@ -83,16 +84,23 @@ def _failure(analysis: Analysis, meta: dict) -> list[str]:
 
 
 def _interventions(meta: dict) -> list[str]:
-    tried = meta.get("interventions") or []
+    tried = read_interventions(meta)
     out = ["## Interventions tried", ""]
     if not tried:
         return out + ["None recorded: no allocator setting was tried and measured for this run.", ""]
-    out += ["| setting | result | measured |", "|---|---|---|"]
+    out += ["| setting | verdict | before | after |", "|---|---|---|---|"]
     for item in tried:
-        measured = ", ".join(f"{key} {fmt(value) if isinstance(value, int) else value}"
-                             for key, value in item.items() if key not in ("setting", "status"))
-        out.append(f"| `{_cell(item.get('setting'))}` | {_cell(item.get('status', 'unknown'))} | {_cell(measured) or '—'} |")
+        out.append(f"| `{_cell(item.setting)}` | {_cell(item.verdict)} | {_cell(_measurement(item.baseline))} | "
+                   f"{_cell(_measurement(item.result))} |")
     return out + [""]
+
+
+def _measurement(run: dict) -> str:
+    if not run:
+        return "—"
+    parts = [str(run["status"])] if run.get("status") else []
+    parts += [f"{key.replace('_', ' ')} {fmt(run[key])}" for key in ("peak_allocated", "peak_reserved") if run.get(key) is not None]
+    return ", ".join(parts) or "—"
 
 
 def _diagnosis(analysis: Analysis) -> list[str]:
