@@ -143,3 +143,24 @@ def test_trial_under_expandable_segments_records_the_setting():
     trial = analyze_fixture("working_set_experiment--expandable-segments-true")
     assert trial.environment["expandable_segments"] is True
     assert not any("expandable_segments" in r.action for r in trial.recommendations)
+
+
+@pytest.mark.parametrize("name", ["no_problem", "retained_references", "cached_not_leak"])
+def test_ring_buffer_start_is_rebuilt_exactly_on_real_data(name):
+    """Drop the older part of a real trace, as a full ring buffer would: the state rebuilt at the new
+    start must equal what replaying the dropped part gives."""
+    path = CAPTURES / name
+    if not path.exists():
+        pytest.skip(f"fixture {name} not recorded yet")
+    from vramlens.analysis import analyze_capture
+    from vramlens.capture import Capture, load_capture
+
+    capture = load_capture(path)
+    trace = capture.snapshot["device_traces"][0]
+    for cut in (len(trace) // 3, len(trace) // 2, 2 * len(trace) // 3):
+        dropped = analyze_capture(Capture({"segments": [], "device_traces": [trace[:cut]]}, {}, None)).timeline
+        kept_snapshot = dict(capture.snapshot, device_traces=[trace[cut:]])
+        kept = analyze_capture(Capture(kept_snapshot, capture.meta, None), source_root=str(REPO))
+        assert kept.timeline.start_allocated == dropped.end_allocated
+        assert kept.timeline.start_reserved == dropped.end_reserved
+        assert kept.timeline.end_allocated == analyze_fixture(name).timeline.end_allocated
