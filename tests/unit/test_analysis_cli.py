@@ -82,3 +82,10 @@ def test_snapshot_of_an_unknown_shape_is_a_clear_error(tmp_path):
     result = run_cli("analyze", weird)
     assert result.returncode == 2 and "layout is not one this version understands" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_total_memory_below_the_drivers_free_count_never_gives_negative_usage(tmp_path, capsys):
+    path = write_pickle(tmp_path / "dump.pickle", checkerboard().snapshot())  # the driver said 70 GiB free
+    assert main(["analyze", path, "--json", "--total-memory", "1600MiB"]) == 0
+    memory = json.loads(capsys.readouterr().out)["memory"]
+    assert memory["driver_used"] is None and memory["non_pytorch"] is None

@@ -77,7 +77,8 @@ def account(
         driver_used, process_used = sample.get("device_used"), sample.get("process_used")
         other, phase = sample.get("other_processes_used"), sample.get("phase")
         total = total or sample.get("device_total")
-    if driver_used is None and device_free is not None and total:
+    if driver_used is None and device_free is not None and total and total - device_free >= reserved:
+        # Only when consistent: a --total-memory below what the driver called free is a cap, not the device.
         driver_used, phase = total - device_free, "oom (driver free memory)"
     non_pytorch = max(driver_used - reserved, 0) if driver_used is not None else None
     context = max(process_used - reserved, 0) if process_used is not None else None
