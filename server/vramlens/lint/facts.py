@@ -5,8 +5,8 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
-from .gradmode import module_disables_grad
-from .syntax import call_name, dotted, is_backward_call, is_module_class, is_optimizer_step, last_name
+from .gradmode import decorated_without_grad, module_disables_grad
+from .syntax import call_name, dotted, is_backward_call, is_module_class, is_optimizer_step, last_name, method_name
 
 _CONSTRUCTOR_PREFIXES = ("build_", "create_", "make_", "get_", "load_", "init_", "instantiate")
 _MODULE_CHAIN_METHODS = {"to", "cuda", "cpu", "eval", "train", "half", "float", "double", "bfloat16", "requires_grad_"}
@@ -26,6 +26,8 @@ class FileFacts:
     own_calls: dict[int, list[ast.Call]] = field(default_factory=dict)  # id(stmt) -> calls in its own expressions
     calls_within: dict[int, list[ast.Call]] = field(default_factory=dict)  # id(stmt or scope) -> every call inside
     _trains: dict[int, bool] = field(default_factory=dict)
+    _grad_off_callees: set[str] | None = None
+    _training_callees: set[str] | None = None
 
     def calls_of(self, stmt: ast.AST) -> list[ast.Call]:
         return self.own_calls.get(id(stmt), [])
@@ -33,6 +35,18 @@ class FileFacts:
     def calls_inside(self, node: ast.AST) -> list[ast.Call]:
         """Every call in ``node`` (a statement, function or module), nested definitions excluded."""
         return self.calls_within.get(id(node), [])
+
+    def called_only_without_grad(self, name: str) -> bool:
+        """Called from a @no_grad function of this file and from no training code (``generate`` -> ``_sample``)."""
+        if self._grad_off_callees is None:
+            self._grad_off_callees, self._training_callees = set(), set()
+            for func in [*self.functions.values(), *self.methods.values()]:
+                called = {method_name(call) for call in self.calls_inside(func)}
+                if decorated_without_grad(func):
+                    self._grad_off_callees |= called
+                elif self.trains(func):
+                    self._training_callees |= called
+        return name in self._grad_off_callees and name not in self._training_callees
 
     def trains(self, node: ast.AST) -> bool:
         """A backward pass, autograd.grad or an optimizer step happens inside ``node``."""

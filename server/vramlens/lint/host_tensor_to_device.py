@@ -57,9 +57,12 @@ def _device_argument(move: ast.Call, ctx: LintContext) -> str | None:
     if len(move.args) == 1 and not move.keywords:
         arg = move.args[0]
         text = ctx.positions.segment(arg)
-        looks_dtype = (dotted(arg) or "").split(".")[-1].startswith(_TORCH_DTYPES) and "device" not in text
-        if isinstance(arg, ast.Constant) and isinstance(arg.value, str) or not looks_dtype:
+        if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
             return text
+        if isinstance(arg, ast.Call) and last_name(call_name(arg)) == "device":
+            return text
+        if "dev" in last_name(dotted(arg) or "").lower():
+            return text  # ``device``, ``x.device``, ``self.dev``
         return None
     if not move.args and len(move.keywords) == 1 and move.keywords[0].arg == "device":
         return ctx.positions.segment(move.keywords[0].value)
@@ -96,6 +99,14 @@ def _is_host_constant(node: ast.AST, ctx: LintContext, names: set[str] | None = 
     return False
 
 
+def _may_move(move: ast.Call) -> bool:
+    """``.to(other_tensor)`` moves too; ``.to(torch.float16)`` or ``.to(dtype)`` does not."""
+    if not move.args:
+        return any(kw.arg == "device" for kw in move.keywords)
+    name = (dotted(move.args[0]) or "").lower()
+    return bool(name) and not last_name(name).startswith(_TORCH_DTYPES) and "dtype" not in name
+
+
 class HostTensorToDevice:
 
 
@@ -111,7 +122,7 @@ class HostTensorToDevice:
         if factory is None and not _is_host_constant(created, ctx):
             return
         device = _device_argument(call, ctx)
-        if func.attr == "to" and device is None:
+        if func.attr == "to" and device is None and not _may_move(call):
             return  # a dtype conversion, not a move
         where = "forward call" if in_forward and not ctx.loops else "iteration"
         what = f"torch.{factory}(...)" if factory else f"`{ctx.positions.segment(created)}`"

@@ -29,19 +29,9 @@ def _loop_facts(loop: ast.AST, ctx: LintContext) -> tuple[bool, set[str]]:
     key = ("loop", id(loop))
     facts = ctx.memo.get(key)
     if facts is None:
-        repeating = not is_small_constant_loop(loop) and (
-            ctx.facts.trains(loop) or iterates_data(loop) or _runs_model_outside_forward(loop, ctx)
-        )
+        repeating = not is_small_constant_loop(loop) and (ctx.facts.trains(loop) or iterates_data(loop))
         facts = ctx.memo[key] = (repeating, assigned_names(loop))
     return facts
-
-
-def _runs_model_outside_forward(loop: ast.AST, ctx: LintContext) -> bool:
-    """A loop that calls a model each turn, outside a module's own forward (where loops are time steps)."""
-    cls = ctx.scope.cls
-    if cls is not None and cls.name in ctx.facts.module_classes:
-        return False
-    return any(ctx.evaluator.is_model_call(call) for call in ctx.facts.calls_inside(loop))
 
 
 def _scope_assigned(ctx: LintContext) -> set[str]:
@@ -60,8 +50,16 @@ def rebound_in(loop: ast.AST, name: str, ctx: LintContext) -> bool:
     return name in _loop_facts(loop, ctx)[1]
 
 
+def in_module_method(ctx: LintContext) -> bool:
+    """Inside an nn.Module's methods loops build the forward graph on purpose (time steps, images, levels)."""
+    cls = ctx.scope.cls
+    return cls is not None and cls.name in ctx.facts.module_classes
+
+
 def enclosing_repeating_loop(name: str, ctx: LintContext) -> ast.AST | None:
     """The innermost training/data loop whose iterations all share ``name``; None if it is fresh each time."""
+    if in_module_method(ctx) and not (is_attribute_store(name, ctx) or is_global_name(name, ctx)):
+        return None
     for loop in reversed(ctx.loops):
         if rebound_in(loop, name, ctx):
             return None
@@ -155,10 +153,12 @@ def _binds(node: ast.AST, name: str) -> bool:
 
 
 def carried_across(loop_stack: list[ast.AST], name: str, stmt: ast.stmt, ctx: LintContext) -> ast.AST | None:
-    """The training/data loop across whose iterations ``stmt`` threads ``name`` into itself.
+    """The training or data loop across whose iterations ``stmt`` threads ``name`` into itself.
 
     ``h = cell(x, h)`` carries ``h`` unless another statement of the loop re-binds or detaches it.
     """
+    if in_module_method(ctx):
+        return None
     for loop in reversed(loop_stack):
         others = [node for node in iter_loop_nodes(loop) if node is not stmt and _binds(node, name)]
         if others:

@@ -21,6 +21,7 @@ _INFERENCE_WORDS = {
     "evaluation", "eval", "validate", "validation", "val", "valid", "test", "testing", "encode", "sample",
     "sampling", "decode", "translate", "beam", "greedy",
 }
+_MODULE_INFERENCE_WORDS = {"generate"}  # other module methods (encode, predict_*, sample) often serve forward()
 _INFERENCE_WRAPPER = re.compile(r"predictor|infer|pipeline|evaluat|sampler|service|handler|engine|runner", re.IGNORECASE)
 _GRADIENT_WORK = {"requires_grad_", "enable_grad", "grad", "backward", "vjp", "jvp", "hessian", "jacobian"}
 
@@ -100,9 +101,10 @@ class MissingNoGrad:
         if name.startswith("test_") and os.path.basename(ctx.path).startswith(("test_", "conftest")):
             return False  # a unit test, not an evaluation routine
         if cls is not None and cls.name in ctx.facts.module_classes:
-            if name.endswith("_step"):
-                return False  # Lightning runs *_step hooks under no_grad itself
-            return not _called_on_self(cls, name)  # a helper of forward()
+            # Lightning runs *_step hooks under no_grad itself; encode/decode/test helpers are parts of forward().
+            if name.endswith("_step") or not (_words(name) & _MODULE_INFERENCE_WORDS):
+                return False
+            return not _called_on_self(cls, name)
         return True
 
     def _called_by_training(self, scope: Scope, ctx: LintContext) -> bool:

@@ -101,7 +101,7 @@ class RetainedGraph:
         if isinstance(value, ast.Call) and self._recurrent(stmt, value, ctx):
             return
         for target in _flat_targets(stmt.targets):
-            if isinstance(target, ast.Subscript) and ctx.tainted(value):
+            if isinstance(target, ast.Subscript) and not _is_tensor_slice(target) and ctx.tainted(value):
                 self._store(stmt, "VL103", base_dotted(target.value), [value], ctx)
             elif isinstance(target, ast.Attribute):
                 self._attribute_store(stmt, target, value, ctx, part_of_tuple=target not in stmt.targets)
@@ -174,8 +174,8 @@ class RetainedGraph:
         name = dotted(value)
         stored = dotted(stmt.targets[0]) if isinstance(stmt, ast.Assign) else None
         returned = {
-            dotted(sub) for node in ast.walk(scope.node) if isinstance(node, ast.Return) and node.value is not None
-            for sub in ast.walk(node.value) if isinstance(sub, (ast.Name, ast.Attribute))
+            dotted(element) for node in ast.walk(scope.node) if isinstance(node, ast.Return) and node.value is not None
+            for element in (node.value.elts if isinstance(node.value, ast.Tuple) else [node.value])
         }
         if stored in returned:
             name = stored
@@ -230,6 +230,13 @@ class RetainedGraph:
                 if isinstance(assign.value, ast.Call) and last_name(call_name(assign.value)) in _TENSOR_FACTORIES:
                     return "lstm" not in call_name(call).lower()
         return False
+
+
+def _is_tensor_slice(target: ast.Subscript) -> bool:
+    """``out[:, i] = v`` writes into a tensor being built; ``d[key] = v`` stores into a container."""
+    index = target.slice
+    parts = index.elts if isinstance(index, ast.Tuple) else [index]
+    return any(isinstance(p, ast.Slice) or (isinstance(p, ast.Constant) and p.value is Ellipsis) for p in parts)
 
 
 def _leak_lifetime(name: str, ctx: LintContext) -> str | None:

@@ -7,19 +7,29 @@ import re
 
 SMALL_LOOP_BOUND = 16
 
-# Callee names that denote a network, a layer or a loss: calling one builds graph.
-_MODEL_WORDS = re.compile(
-    r"model|net|encoder|decoder|criterion|loss|generator|discriminator|critic|actor|policy|backbone|"
-    r"classifier|transformer|lstm|rnn|gru|layer|embed|conv|linear|mlp|unet|vae|teacher|student|"
-    r"attention|qfunc|head",
-    re.IGNORECASE,
-)
-_MODEL_EXACT = {"g", "d", "e", "fc", "cell", "block", "f_theta", "q", "pi", "module"}
-_NOT_MODEL_WORDS = re.compile(r"optim|sched|logger|writer|loader|dataset|tokenizer|metric|meter|scaler", re.IGNORECASE)
+# Callee names that denote a network, a layer or a loss: calling one builds graph. Matched per word
+# of the name (``loss_fn`` -> loss, ``netG`` -> net), so ``convert_ids`` is not a ``conv``.
+_MODEL_WORDS = frozenset({
+    "model", "models", "net", "network", "encoder", "decoder", "criterion", "loss", "generator", "discriminator",
+    "critic", "actor", "policy", "backbone", "classifier", "transformer", "lstm", "rnn", "gru", "layer", "embed",
+    "embedding", "conv", "linear", "mlp", "unet", "vae", "teacher", "student", "attention", "attn", "head", "fc",
+    "cell", "block", "module", "g", "d", "e", "q", "pi", "ema", "autoencoder", "denoiser", "proj", "projection",
+})
+_MODEL_SUFFIXES = ("net", "model", "former", "coder", "loss")
+_NOT_MODEL_WORDS = frozenset({
+    "optim", "optimizer", "opt", "sched", "scheduler", "logger", "writer", "loader", "dataloader", "dataset",
+    "tokenizer", "metric", "metrics", "meter", "scaler", "config", "processor", "path", "name", "names", "type",
+    "count", "size", "list", "dict", "ids", "mask", "cache", "state", "args", "kwargs", "fn_name", "info",
+})
+_WORD_SPLIT = re.compile(r"_+|(?<=[a-z0-9])(?=[A-Z])")
 
-# Iterables that are batches of data or training steps rather than positions in a sequence.
-_DATA_ITERABLE = re.compile(r"load|data|batch|epoch|iter|train|val|test|eval|sample|episode", re.IGNORECASE)
-_EVAL_ITERABLE = re.compile(r"val|test|eval|dev_", re.IGNORECASE)
+# Words of iterables that are batches of data or training steps rather than positions in a sequence.
+_EVAL_WORDS = frozenset({"val", "valid", "validation", "test", "testing", "eval", "evaluation", "dev", "holdout"})
+_DATA_WORDS = _EVAL_WORDS | frozenset({
+    "data", "dataset", "datasets", "batch", "batches", "minibatches", "epoch", "epochs", "iter", "iters",
+    "iteration", "iterations", "iterator", "train", "training", "sample", "samples", "episode", "episodes",
+    "examples", "dl", "queue",
+})
 
 
 def dotted(node: ast.AST) -> str | None:
@@ -49,11 +59,16 @@ def last_name(name: str) -> str:
     return name.rsplit(".", 1)[-1]
 
 
+def name_words(name: str) -> list[str]:
+    """``loss_fnG`` -> ["loss", "fn", "g"]; trailing digits dropped (``conv2`` -> conv)."""
+    return [w.lower().rstrip("0123456789") for w in _WORD_SPLIT.split(name) if w]
+
+
 def looks_like_model(name: str) -> bool:
-    short = last_name(name)
-    if _NOT_MODEL_WORDS.search(short):
+    words = name_words(last_name(name))
+    if not words or any(w in _NOT_MODEL_WORDS for w in words):
         return False
-    return short.lower() in _MODEL_EXACT or bool(_MODEL_WORDS.search(short))
+    return any(w in _MODEL_WORDS or (len(w) > 4 and w.endswith(_MODEL_SUFFIXES)) for w in words)
 
 
 def names_in(node: ast.AST) -> set[str]:
@@ -101,19 +116,37 @@ def is_large_constant_range(loop: ast.AST) -> bool:
     return False
 
 
-def _iterable_words(loop: ast.AST) -> str:
-    """The names an iterable is built from (``enumerate(val_loader)`` -> ``enumerate val_loader``)."""
-    return " ".join(names_in(loop.iter))
+def _iterable_words(loop: ast.AST) -> set[str]:
+    """The words of the names an iterable is built from (``enumerate(val_loader)`` -> enumerate, val, loader)."""
+    return {word for name in names_in(loop.iter) for part in name.split(".") for word in name_words(part)}
+
+
+def _is_loader(words: set[str]) -> bool:
+    return any(word.endswith("loader") for word in words)
+
+
+_STRUCTURE_WORDS = re.compile(r"layer|block|module|children|stage|head|level|scale|param", re.IGNORECASE)
+
+
+def iterates_structure(loop: ast.AST) -> bool:
+    """``for layer in self.layers``: a walk over the network itself, whose graph is wanted."""
+    if not isinstance(loop, (ast.For, ast.AsyncFor)):
+        return False
+    names = names_in(loop.iter)
+    return any(_STRUCTURE_WORDS.search(n) for n in names) or any(n.startswith("self.") for n in names)
 
 
 def iterates_data(loop: ast.AST) -> bool:
     if isinstance(loop, ast.While):
         return True
-    return bool(_DATA_ITERABLE.search(_iterable_words(loop))) or is_large_constant_range(loop)
+    if iterates_structure(loop):
+        return False
+    words = _iterable_words(loop)
+    return bool(words & _DATA_WORDS) or _is_loader(words) or is_large_constant_range(loop)
 
 
 def iterates_eval_data(loop: ast.AST) -> bool:
-    return isinstance(loop, (ast.For, ast.AsyncFor)) and bool(_EVAL_ITERABLE.search(_iterable_words(loop)))
+    return isinstance(loop, (ast.For, ast.AsyncFor)) and bool(_iterable_words(loop) & _EVAL_WORDS)
 
 
 def assigned_names(body_owner: ast.AST) -> set[str]:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from .facts import FileFacts
-from .syntax import call_name, dotted, last_name, looks_like_model
+from .syntax import call_name, dotted, last_name, looks_like_model, name_words
 
 CLEAN_METHODS = frozenset({
     "item", "tolist", "detach", "detach_", "numpy", "size", "dim", "numel", "nelement", "argmax", "argmin",
@@ -33,7 +33,7 @@ CLEAN_FUNCTIONS = frozenset({
 CLEAN_MODULE_PREFIXES = ("np.", "numpy.", "math.", "logging.", "logger.", "os.", "time.", "json.", "wandb.", "re.")
 # Methods of a module that manage it rather than run it.
 MODULE_MANAGEMENT = frozenset({
-    "eval", "train", "to", "cuda", "cpu", "state_dict", "load_state_dict", "named_parameters", "zero_grad",
+    "eval", "train", "to", "cuda", "cpu", "state_dict", "load_state_dict", "parameters", "named_parameters", "zero_grad",
     "apply", "modules", "children", "named_modules", "named_children", "half", "float", "double", "bfloat16",
     "requires_grad_", "register_buffer", "register_forward_hook", "register_full_backward_hook", "buffers",
     "register_parameter", "add_module", "save_pretrained", "get_submodule", "extra_repr", "type",
@@ -45,6 +45,17 @@ NOT_FORWARD_METHODS = frozenset({
     "remove", "index", "count", "sort", "join", "split", "format", "write", "read", "close", "log", "info",
     "save", "load", "size", "numel", "dim", "reset", "zero_", "fill_", "setdefault",
 })
+# Tensor methods whose arguments only lend a dtype, device or shape: the result's history is the receiver's.
+LIKE_METHODS = frozenset({"to", "type_as", "view_as", "expand_as", "reshape_as", "as_strided"})
+# Receiver words strong enough to make ``x.method(...)`` a forward pass (``conv_out.max()`` is a tensor op).
+STRONG_MODEL_WORDS = frozenset({
+    "model", "net", "network", "encoder", "decoder", "backbone", "generator", "discriminator", "classifier",
+    "transformer", "policy", "critic", "actor", "teacher", "student", "vae", "unet", "criterion", "ema",
+})
+_NOT_A_FORWARD_PREFIXES = (
+    "build_", "create_", "make_", "get_", "load_", "init_", "set_", "save_", "log_", "register_", "new_", "can_",
+    "has_", "is_", "adjust_", "tie_", "post_", "resize_", "enable_", "disable_", "print_", "num_",
+)
 # Model methods that switch recording off themselves (Hugging Face ``generate`` is decorated with no_grad).
 NO_GRAD_METHODS = frozenset({"generate"})
 # Results that are summaries (Python objects), not tensors with history.
@@ -75,6 +86,15 @@ class TaintState:
         return f"{target}.{rest}" if rest else target
 
 
+def _is_constructor(short: str) -> bool:
+    """``DecoderBlock(config)`` builds a module; it does not run one (``G(z)`` and ``D(x)`` do)."""
+    return len(short) > 1 and short[0].isupper() and not short.isupper()
+
+
+def _strong_model_name(name: str) -> bool:
+    return bool(name) and any(word in STRONG_MODEL_WORDS or word.endswith(("net", "model")) for word in name_words(last_name(name)))
+
+
 def is_summary_name(name: str) -> bool:
     """``batch_stats``, ``compute_metrics``: Python summaries rather than tensors."""
     lowered = name.lower()
@@ -84,7 +104,7 @@ def is_summary_name(name: str) -> bool:
 class TaintEvaluator:
     """Answers "may this expression carry autograd history here?" for one file."""
 
-    def __init__(self, facts: FileFacts, returns_graph: Callable[[ast.Call], bool]) -> None:
+    def __init__(self, facts: FileFacts, returns_graph: Callable[..., bool | None]) -> None:
         self.facts = facts
         self.returns_graph = returns_graph
 
@@ -94,20 +114,23 @@ class TaintEvaluator:
         name = dotted(func) or ""
         if name in self.facts.module_names:
             return True
+        short = func.attr if isinstance(func, ast.Attribute) else last_name(name)
+        if short.startswith(_NOT_A_FORWARD_PREFIXES) or _is_constructor(short):
+            return False
         if isinstance(func, ast.Attribute):
             receiver = dotted(func.value) or ""
             if func.attr in MODULE_MANAGEMENT or func.attr in CLEAN_METHODS:
                 return False
             if func.attr in NOT_FORWARD_METHODS or func.attr in NO_GRAD_METHODS:
                 return False
-            if receiver in self.facts.module_names or (receiver and looks_like_model(receiver)):
-                return True  # model.encode(x), self.backbone.forward_features(x), model.generate(ids)
+            if receiver in self.facts.module_names or _strong_model_name(receiver):
+                return True  # model.encode(x), self.backbone.forward_features(x)
             if receiver == "self" and self.returns_graph(call) is not None:
                 return False  # a method of this class: judged by what it returns
+            if receiver not in {"self", "cls"}:
+                # ``program.module()``: a method name says little, except a loss (``agent.loss(obs)``).
+                return "loss" in name_words(func.attr)
         if name.startswith(("nn.", "torch.nn.")) or name.startswith(CLEAN_MODULE_PREFIXES):
-            return False
-        short = last_name(name)
-        if short.startswith(("build_", "create_", "make_", "get_", "load_", "init_", "set_", "save_", "log_")):
             return False
         return bool(name) and looks_like_model(name)
 
@@ -152,11 +175,13 @@ class TaintEvaluator:
             return True
         if self.is_model_call(call):
             return True
-        local = self.returns_graph(call)
-        if local:
-            return True
+        local = self.returns_graph(call, state)
+        if local is not None:
+            return local  # a function of this file, walked with these arguments
         if isinstance(func, ast.Attribute) and self._tainted(func.value, state):
             return True
+        if isinstance(func, ast.Attribute) and (short in LIKE_METHODS or short.startswith("new_")):
+            return False  # ``consts.type_as(hidden)``: only dtype and device come from the argument
         return any(self._tainted(arg, state) for arg in call.args) or any(
             self._tainted(kw.value, state) for kw in call.keywords
         )

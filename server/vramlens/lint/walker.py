@@ -16,7 +16,7 @@ from .facts import FileFacts
 from .edits import Positions
 from .findings import Finding, Fix
 from .gradmode import decorated_without_grad, with_disables_grad, with_enables_grad
-from .syntax import dotted
+from .syntax import dotted, name_words
 from .taint import TaintEvaluator, TaintState, is_summary_name
 
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -88,21 +88,21 @@ class Walker:
         self.statement_hooks = [f.check_statement for f in families if hasattr(f, "check_statement")]
         self.call_hooks = [f.check_call for f in families if hasattr(f, "check_call")]
         self.silent = False
-        self._return_memo: dict[int, bool] = {}
+        self._return_memo: dict[tuple[int, frozenset[str]], bool] = {}
         ctx.evaluator = TaintEvaluator(ctx.facts, self.returns_graph)
 
     # -- scopes ---------------------------------------------------------------------------
     def run(self) -> None:
         self._walk_scope(self.ctx.tree, cls=None, grad_off=self.ctx.facts.grad_off_everywhere)
 
-    def _walk_scope(self, node: ast.AST, cls: ast.ClassDef | None, grad_off: bool) -> Scope:
+    def _walk_scope(self, node: ast.AST, cls: ast.ClassDef | None, grad_off: bool, seeds: frozenset[str] = frozenset()) -> Scope:
         ctx = self.ctx
         saved = (ctx.scope, ctx.state, ctx.loops, ctx.blocks)
-        if isinstance(node, _SCOPES) and decorated_without_grad(node):
+        if isinstance(node, _SCOPES) and (decorated_without_grad(node) or ctx.facts.called_only_without_grad(node.name)):
             grad_off = True
         ctx.scope = Scope(node, cls, parent=saved[0] if node is not ctx.tree else None)
         ctx.state = TaintState(grad_off=grad_off)
-        ctx.state.names.update(_activation_parameters(node, cls, ctx.facts))
+        ctx.state.names.update(seeds or _activation_parameters(node, cls, ctx.facts))
         ctx.loops, ctx.blocks = [], []
         try:
             if not self.silent:
@@ -113,22 +113,36 @@ class Walker:
         finally:
             ctx.scope, ctx.state, ctx.loops, ctx.blocks = saved
 
-    def returns_graph(self, call: ast.Call) -> bool | None:
-        """For a call of a function or method defined in this file: does it return graph? Else None."""
+    def returns_graph(self, call: ast.Call, state: TaintState | None = None) -> bool | None:
+        """For a call of a function or method defined in this file: does it return graph? Else None.
+
+        The callee is walked with exactly the parameters that receive graph at this call site tainted,
+        so ``extend_pe(hidden, self.pe)`` is judged by what it does with each argument.
+        """
         func = self._local_callee(call)
         if func is None:
             return None
-        key = id(func)
+        tainted_parameters = self._tainted_parameters(func, call, state) if state is not None else frozenset()
+        key = (id(func), tainted_parameters)
         if key not in self._return_memo:
             self._return_memo[key] = False  # recursion guard
             was_silent, self.silent = self.silent, True
             try:
                 cls = self.ctx.scope.cls if isinstance(call.func, ast.Attribute) else None
-                scope = self._walk_scope(func, cls=cls, grad_off=self.ctx.facts.grad_off_everywhere)
+                scope = self._walk_scope(func, cls=cls, grad_off=self.ctx.facts.grad_off_everywhere, seeds=tainted_parameters)
             finally:
                 self.silent = was_silent
             self._return_memo[key] = scope.returns_graph
         return self._return_memo[key]
+
+    def _tainted_parameters(self, func: ast.AST, call: ast.Call, state: TaintState) -> frozenset[str]:
+        params = [a.arg for a in func.args.posonlyargs + func.args.args]
+        if isinstance(call.func, ast.Attribute) and params and params[0] in {"self", "cls"}:
+            params = params[1:]
+        evaluator = self.ctx.evaluator
+        tainted = {name for name, arg in zip(params, call.args) if evaluator.tainted(arg, state)}
+        tainted.update(kw.arg for kw in call.keywords if kw.arg and evaluator.tainted(kw.value, state))
+        return frozenset(tainted)
 
     def _local_callee(self, call: ast.Call) -> ast.AST | None:
         facts = self.ctx.facts
@@ -357,7 +371,8 @@ def _activation_parameters(node: ast.AST, cls: ast.ClassDef | None, facts: FileF
     """Parameters that receive activations: a module's forward() inputs, and what an image pool is fed."""
     if cls is None or not isinstance(node, _SCOPES):
         return set()
-    receives_activations = (node.name == "forward" and cls.name in facts.module_classes) or "pool" in cls.name.lower()
+    is_module = cls.name in facts.module_classes
+    receives_activations = (node.name == "forward" and is_module) or ("pool" in name_words(cls.name) and not is_module)
     if not receives_activations:
         return set()
     args = node.args.posonlyargs + node.args.args + node.args.kwonlyargs
