@@ -122,3 +122,14 @@ def test_context_overhead_on_a_small_card_is_not_outside_allocator():
     analysis = analyze(builder.snapshot(), meta)
     assert analysis.accounting.non_pytorch > 0.1 * 8 * GIB
     assert analysis.diagnosis.cause == "working_set"
+
+
+def test_another_allocator_in_the_same_process_is_named():
+    builder = SnapshotBuilder().segment(0, 2 * GIB).alloc(0, 1 * GIB, user_stack(30)).oom(4 * GIB, 1 * GIB)
+    sample = {"phase": "oom", "device_total": 24 * GIB, "device_used": 23 * GIB, "process_used": 22 * GIB,
+              "other_processes_used": 0}
+    meta = {"status": "oom", "environment": {"total_memory": 24 * GIB},
+            "oom": {"requested": 4 * GIB, "device_limit": 24 * GIB, "device_free": 1 * GIB, "nvml": sample}}
+    analysis = analyze(builder.snapshot(), meta)
+    assert analysis.diagnosis.cause == "outside_allocator"
+    assert analysis.recommendations[0].action.startswith("This process held 20.00 GiB outside PyTorch's allocator")

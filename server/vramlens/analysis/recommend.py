@@ -6,7 +6,7 @@ Allocator knobs are experiments to measure with `vramlens run`, never promised f
 
 from __future__ import annotations
 
-from vramlens.analysis.diagnosis import effective_limit
+from vramlens.analysis.diagnosis import CONTEXT_ALLOWANCE, effective_limit
 from vramlens.analysis.interventions import Intervention, tried_knob
 from vramlens.analysis.model import Accounting, Diagnosis, LineStat, Recommendation
 from vramlens.analysis.units import format_bytes as fmt
@@ -106,7 +106,7 @@ def _outside(acc: Accounting) -> list[Recommendation]:
             "or run on a GPU they do not use (CUDA_VISIBLE_DEVICES).",
             "That memory is invisible to PyTorch's allocator yet counts against the device.",
         ))
-    if acc.context_and_libraries:
+    if acc.context_and_libraries and acc.context_and_libraries > CONTEXT_ALLOWANCE:  # more than a CUDA context
         recs.append(Recommendation(
             f"This process held {fmt(acc.context_and_libraries)} outside PyTorch's allocator (CUDA context and other "
             "libraries: CuPy, TensorFlow/JAX preallocation, NCCL, cuDNN/cuBLAS workspaces): release or cap those "

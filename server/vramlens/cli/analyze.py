@@ -114,7 +114,7 @@ def render_text(analysis: Analysis, path: str, top: int = TOP_LINES) -> str:
         growth = f", growing +{fmt(line.growth_bytes)}" if line.growing else ""
         out.append(
             f"  {number}. {_line_title(line)}: {fmt(line.live_bytes)} live ({line.share:.0%}){growth}; "
-            f"{line.count} allocations, {fmt(line.allocated_bytes)} in total"
+            f"{line.count} allocation{'' if line.count == 1 else 's'}, {fmt(line.allocated_bytes)} in total"
         )
         if line.local_path and line.local_path != line.path:
             out.append(f"     local file: {line.local_path}")
