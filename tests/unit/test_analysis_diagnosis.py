@@ -133,3 +133,13 @@ def test_another_allocator_in_the_same_process_is_named():
     analysis = analyze(builder.snapshot(), meta)
     assert analysis.diagnosis.cause == "outside_allocator"
     assert analysis.recommendations[0].action.startswith("This process held 20.00 GiB outside PyTorch's allocator")
+
+
+def test_working_set_that_would_fit_packed_names_the_shortfall_in_one_piece():
+    # cap 4 GiB: 3 GiB live, a 512 MiB hole cached, 512 MiB headroom; a 768 MiB request fits in neither.
+    builder = SnapshotBuilder().segment(0, 3584 * MIB)
+    builder.alloc(0, 512 * MIB, user_stack(41)).alloc(512 * MIB, 3 * GIB, user_stack(42)).free(0).oom(768 * MIB, 70 * GIB)
+    analysis = analyze(builder.snapshot(), capped_meta(4 * GIB, 768 * MIB))
+    assert analysis.diagnosis.cause == "working_set"  # free reserved (512 MiB) < request: not fragmentation
+    assert "at least 256.00 MiB" in analysis.recommendations[0].action
+    assert "at most 512.00 MiB in one piece" in analysis.recommendations[0].action

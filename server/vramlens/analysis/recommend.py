@@ -29,6 +29,15 @@ def _working_set(acc: Accounting, lines: list[LineStat]) -> list[Recommendation]
                 f"{'cap' if acc.limit_is_cap else 'limit'}; the lines holding most are {where}.",
                 f"Live tensors ({fmt(acc.allocated)}) plus the {fmt(acc.request)} request exceed the limit even without any cache.",
             ))
+        else:
+            # The request needs one piece: new headroom under the limit, or one cached block.
+            usable = max(limit - acc.reserved, acc.largest_free_block or 0, 0)
+            recs.append(Recommendation(
+                f"Shrink the live working set by at least {fmt(acc.request - usable)}: the {fmt(acc.request)} "
+                f"request found at most {fmt(usable)} in one piece under the {fmt(limit)} limit; "
+                f"the lines holding most are {where}.",
+                "Neither the unreserved headroom nor the largest cached block could hold the request.",
+            ))
     recs.append(Recommendation(
         f"Reduce the batch or sequence length feeding {where}, or trade compute for memory with activation "
         "checkpointing (torch.utils.checkpoint) and bf16 autocast.",
