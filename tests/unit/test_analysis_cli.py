@@ -8,7 +8,7 @@ import sys
 from test_analysis_builder import MIB, SnapshotBuilder, frame
 from test_analysis_diagnosis import checkerboard
 
-from vramlens.analysis.units import format_bytes, parse_size
+from vramlens.units import format_bytes, parse_size
 from vramlens.cli import main
 
 

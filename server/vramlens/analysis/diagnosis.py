@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from vramlens.analysis.model import Accounting, Diagnosis, LineStat
-from vramlens.analysis.units import format_bytes as fmt
+from vramlens.units import format_bytes as fmt
 
 MIB = 1024 * 1024
 OUTSIDE_SHARE = 0.10  # of the device: below this, memory outside PyTorch is not the story

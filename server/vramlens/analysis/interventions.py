@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from vramlens.analysis.units import format_bytes as fmt
+from vramlens.units import format_bytes as fmt
 
 
 @dataclass

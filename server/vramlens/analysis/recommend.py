@@ -9,7 +9,7 @@ from __future__ import annotations
 from vramlens.analysis.diagnosis import CONTEXT_ALLOWANCE, effective_limit
 from vramlens.analysis.interventions import Intervention, tried_knob
 from vramlens.analysis.model import Accounting, Diagnosis, LineStat, Recommendation
-from vramlens.analysis.units import format_bytes as fmt
+from vramlens.units import format_bytes as fmt
 
 
 def _top_user_lines(lines: list[LineStat], count: int = 3) -> list[LineStat]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from vramlens.analysis.interventions import read_interventions
 from vramlens.analysis.model import Analysis
 from vramlens.analysis.runfacts import run_settings
-from vramlens.analysis.units import format_bytes as fmt
+from vramlens.units import format_bytes as fmt
 
 UNKNOWN = "unknown (the capture does not show it)"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from xml.sax.saxutils import escape
 
 from vramlens.analysis.model import Timeline
-from vramlens.analysis.units import format_bytes
+from vramlens.units import format_bytes
 
 WIDTH, HEIGHT = 820, 320
 LEFT, RIGHT, TOP, BOTTOM = 90, 20, 30, 40

@@ -8,8 +8,8 @@ import sys
 
 from vramlens.analysis import analyze_path, to_json
 from vramlens.analysis.model import Accounting, Analysis, LineStat
-from vramlens.analysis.units import format_bytes as fmt
-from vramlens.analysis.units import parse_size
+from vramlens.units import format_bytes as fmt
+from vramlens.units import parse_size
 from vramlens.capture import CaptureError
 
 TOP_LINES = 8

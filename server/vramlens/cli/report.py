@@ -10,7 +10,7 @@ from vramlens.analysis.engine import analyze_capture, load_any
 from vramlens.analysis.redact import redact
 from vramlens.analysis.report import build_report
 from vramlens.analysis.timeline_svg import timeline_svg
-from vramlens.analysis.units import parse_size
+from vramlens.units import parse_size
 from vramlens.capture import CaptureError
 from vramlens.cli.analyze import fail
 
