@@ -20,12 +20,17 @@ def add_parser(subparsers) -> None:
         "analyze", help="diagnose a capture folder or a raw snapshot pickle",
         description="Explain where the GPU memory went: accounting, cause, lines responsible, what to try.",
     )
-    parser.add_argument("path", help="capture folder, its capture.json, or a torch.cuda.memory._dump_snapshot pickle")
+    add_capture_options(parser)
     parser.add_argument("--json", action="store_true", help="print the documented JSON schema instead of text")
-    parser.add_argument("--total-memory", metavar="SIZE", help="device memory when the snapshot cannot say (e.g. 24GiB, 141e9)")
-    parser.add_argument("--source-root", metavar="DIR", help="local folder the recorded paths map onto by path suffix")
     parser.add_argument("--top", type=int, default=TOP_LINES, help=f"how many lines to show (default {TOP_LINES})")
     parser.set_defaults(handler=run)
+
+
+def add_capture_options(parser) -> None:
+    """PATH, --total-memory and --source-root: how analyze and report find and read a capture."""
+    parser.add_argument("path", help="capture folder, its capture.json, or a torch.cuda.memory._dump_snapshot pickle")
+    parser.add_argument("--total-memory", metavar="SIZE", help="device memory when the snapshot cannot say (e.g. 24GiB, 141e9)")
+    parser.add_argument("--source-root", metavar="DIR", help="local folder the recorded paths map onto by path suffix")
 
 
 def load_analysis(args) -> Analysis:

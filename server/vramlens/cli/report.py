@@ -12,7 +12,7 @@ from vramlens.analysis.report import build_report
 from vramlens.analysis.timeline_svg import timeline_svg
 from vramlens.units import parse_size
 from vramlens.capture import CaptureError
-from vramlens.cli.analyze import fail
+from vramlens.cli.analyze import add_capture_options, fail
 
 
 def add_parser(subparsers) -> None:
@@ -20,11 +20,9 @@ def add_parser(subparsers) -> None:
         "report", help="write a reproducibility report in Markdown",
         description="A Markdown report (setup, failure, accounting, diagnosis, lines, timeline plot) for sharing.",
     )
-    parser.add_argument("path", help="capture folder, its capture.json, or a raw snapshot pickle")
+    add_capture_options(parser)
     parser.add_argument("-o", "--output", metavar="FILE", help="write here (the plot goes beside it as FILE-timeline.svg)")
     parser.add_argument("--redact", action="store_true", help="hide paths outside the source root, the home folder and user names")
-    parser.add_argument("--total-memory", metavar="SIZE", help="device memory when the snapshot cannot say (e.g. 24GiB)")
-    parser.add_argument("--source-root", metavar="DIR", help="local folder the recorded paths map onto by path suffix")
     parser.set_defaults(handler=run)
 
 
