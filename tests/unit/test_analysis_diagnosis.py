@@ -143,3 +143,14 @@ def test_working_set_that_would_fit_packed_names_the_shortfall_in_one_piece():
     assert analysis.diagnosis.cause == "working_set"  # free reserved (512 MiB) < request: not fragmentation
     assert "at least 256.00 MiB" in analysis.recommendations[0].action
     assert "at most 512.00 MiB in one piece" in analysis.recommendations[0].action
+
+
+def test_a_free_block_on_another_stream_cannot_serve_the_request():
+    builder = checkerboard()
+    snapshot = builder.snapshot()
+    side = {"device": 0, "address": 8 * GIB, "total_size": 512 * MIB, "stream": 7, "segment_type": "large",
+            "blocks": [{"address": 8 * GIB, "size": 512 * MIB, "state": "inactive"}]}
+    snapshot["segments"].append(side)  # a whole free segment, but on a side stream
+    analysis = analyze(snapshot, capped_meta(2200 * MIB, 96 * MIB))
+    assert analysis.accounting.largest_free_block == 24 * MIB
+    assert analysis.diagnosis.cause == "fragmentation"

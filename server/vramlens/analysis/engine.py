@@ -142,7 +142,8 @@ def _analyze(capture: Capture, total_memory: int | None, source_root: str | None
         allocated, reserved = timeline.peak_allocated, start_reserved + rep.reserved_at_peak
         free, when_us = free_blocks_at_end(segments), rep.peak_time_us
     pool = pool_for_request(request) if request else "large"
-    largest = min(largest_free(free, pool), max(reserved - allocated, 0)) if free or segments else None
+    stream = rep.oom_stream if moment == "oom" else None
+    largest = min(largest_free(free, pool, stream), max(reserved - allocated, 0)) if free or segments else None
 
     total = device_total(meta, total_memory)
     limit, limit_is_cap = allocator_limit(meta, total)

@@ -49,12 +49,13 @@ class ReplayResult:
     oom_index: int | None = None
     oom_time_us: int | None = None
     oom_request: int | None = None
+    oom_stream: int | None = None
     oom_device_free: int | None = None
     oom_count: int = 0
     allocated_at_oom: int | None = None  # relative
     reserved_at_oom: int | None = None  # relative
     live_at_oom: dict | None = None  # addr -> (size, accumulator, index)
-    segment_events_after_oom: list = field(default_factory=list)  # (action, addr, size)
+    segment_events_after_oom: list = field(default_factory=list)  # (action, addr, size, stream)
     pre_freed_after_oom: list = field(default_factory=list)  # (addr, size): live at the OOM, from before the trace
 
 
@@ -172,11 +173,11 @@ def _replay(trace: list, resolver: SourceResolver) -> ReplayResult:  # noqa: C90
                 if reserved > max_reserved:
                     max_reserved = reserved
             if oom_seen:
-                result.segment_events_after_oom.append((action, entry["addr"], entry["size"]))
+                result.segment_events_after_oom.append((action, entry["addr"], entry["size"], entry.get("stream")))
         elif action == "segment_free" or action == "segment_unmap":
             reserved -= entry["size"]
             if oom_seen:
-                result.segment_events_after_oom.append((action, entry["addr"], entry["size"]))
+                result.segment_events_after_oom.append((action, entry["addr"], entry["size"], entry.get("stream")))
         elif action == "oom":
             result.oom_count += 1
             if not oom_seen:
@@ -184,6 +185,7 @@ def _replay(trace: list, resolver: SourceResolver) -> ReplayResult:  # noqa: C90
                 result.oom_index = index
                 result.oom_time_us = entry.get("time_us")
                 result.oom_request = entry.get("size")
+                result.oom_stream = entry.get("stream")
                 result.oom_device_free = entry.get("device_free", entry.get("addr"))
                 result.allocated_at_oom = allocated
                 result.reserved_at_oom = reserved
