@@ -114,3 +114,8 @@ def test_interventions_are_read_from_either_layout():
     nested = read_interventions({"interventions": [{"setting": "X=1", "verdict": "did not prevent the OOM",
                                                     "result": {"oom": True}}]})
     assert nested[0].prevented_oom is False
+
+
+def test_redact_windows_home_and_user():
+    result = redact(r"File C:\Users\carol\proj\x.py failed for carol", ["/srv"])
+    assert "carol" not in result and r"~\proj\x.py" in result

@@ -9,7 +9,7 @@ import os
 import re
 
 _PATH = re.compile(r"(?<![\w<>.:/~])(/(?:[\w.@+~-]+/)*[\w.@+~-]+)")
-_HOME = re.compile(r"/(?:home|Users)/([\w.-]+)")
+_HOME = re.compile(r"(?:/(?:home|Users)/|[A-Za-z]:\\Users\\)([\w.-]+)")
 _GENERIC_USERS = {"root", "user", "ubuntu", "admin", "runner"}  # not personal, and common words
 
 
