@@ -154,3 +154,12 @@ def test_a_free_block_on_another_stream_cannot_serve_the_request():
     analysis = analyze(snapshot, capped_meta(2200 * MIB, 96 * MIB))
     assert analysis.accounting.largest_free_block == 24 * MIB
     assert analysis.diagnosis.cause == "fragmentation"
+
+
+def test_cache_left_after_a_peak_is_explained_in_a_healthy_run():
+    builder = SnapshotBuilder().segment(0, 1 * GIB).alloc(0, 1 * GIB, user_stack(5)).free(0)
+    builder.alloc(2 * GIB, 8 * MIB, user_stack(6))
+    builder.segment(2 * GIB, 20 * MIB)
+    analysis = analyze(builder.snapshot(), {"status": "completed"})
+    assert analysis.diagnosis.cause == "no_problem"
+    assert any("for reuse, not leaked" in fact for fact in analysis.diagnosis.evidence)

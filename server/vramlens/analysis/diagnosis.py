@@ -175,6 +175,11 @@ def _completed(acc: Accounting, lines: list[LineStat], facts: RunFacts) -> Diagn
     ]
     if acc.limit:
         evidence.append(f"The peak used {facts.peak_allocated / acc.limit:.0%} of the {fmt(acc.limit)} limit.")
+    if facts.end_reserved - facts.end_allocated >= CACHE_GAP:
+        evidence.append(
+            f"At the end {fmt(facts.end_reserved)} was reserved but only {fmt(facts.end_allocated)} allocated: "
+            "memory kept in PyTorch's cache after the peak, for reuse, not leaked."
+        )
     return Diagnosis("no_problem", 0.7, evidence)
 
 
