@@ -125,6 +125,8 @@ def _analyze(capture: Capture, total_memory: int | None, source_root: str | None
     meta_oom = meta.get("oom") or {}
     outcome = "oom" if rep.oom_index is not None or meta.get("status") == "oom" or meta_oom else "completed"
     moment = "oom" if rep.oom_index is not None else ("end" if outcome == "oom" else "peak")
+    if outcome == "oom" and meta.get("status") not in (None, "oom"):
+        notes.append(f"The run hit an OOM but ended with status {meta.get('status')!r}: it caught the error and went on.")
     request = meta_oom.get("requested") or rep.oom_request
     device_free = meta_oom.get("device_free", rep.oom_device_free)
 
