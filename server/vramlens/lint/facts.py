@@ -77,10 +77,14 @@ def constructs_module(value: ast.AST, facts: FileFacts) -> bool:
     short = last_name(name)
     if name.startswith(("nn.", "torch.nn.")) and short[:1].isupper():
         return True
-    if short in facts.module_classes or short in {"from_pretrained", "create_model", "deepcopy"}:
-        return short != "deepcopy" or any(
-            isinstance(arg, ast.Name) and arg.id in facts.module_names for arg in value.args
-        )
+    if short == "from_pretrained":
+        # AutoModelForCausalLM.from_pretrained, not AutoTokenizer / GenerationConfig.from_pretrained
+        owner = name.rsplit(".", 1)[0]
+        return "Model" in owner or "For" in owner or owner.endswith(("Net", "Pipeline"))
+    if short == "deepcopy":
+        return any(isinstance(arg, ast.Name) and arg.id in facts.module_names for arg in value.args)
+    if short in facts.module_classes or short == "create_model":
+        return True
     if ".models." in f".{name}" and short[:1].islower():
         return True  # torchvision.models.resnet50(), models.vgg16()
     return short.startswith(_CONSTRUCTOR_PREFIXES) and ("model" in short or "net" in short)

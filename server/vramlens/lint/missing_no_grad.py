@@ -47,7 +47,7 @@ def graph_building_call(stmts: list[ast.stmt], ctx: LintContext, grad_off: bool 
             continue
         if not grad_off:
             for call in ctx.facts.calls_of(stmt):
-                if ctx.evaluator.is_model_call(call) or ctx.evaluator.returns_graph(call):
+                if ctx.evaluator.is_forward_call(call):
                     return call
         for field in ("body", "orelse", "finalbody", "handlers", "cases"):
             nested = getattr(stmt, field, None)
@@ -96,8 +96,8 @@ class MissingNoGrad:
         name, cls = scope.name, scope.cls
         if name == "__call__":
             return cls is not None and bool(_INFERENCE_WRAPPER.search(cls.name)) and cls.name not in ctx.facts.module_classes
-        if not (_words(name) & _INFERENCE_WORDS):
-            return False
+        if not (_words(name) & _INFERENCE_WORDS) or name.startswith("_"):
+            return False  # a private helper runs in the grad mode its public caller chose
         if name.startswith("test_") and os.path.basename(ctx.path).startswith(("test_", "conftest")):
             return False  # a unit test, not an evaluation routine
         if cls is not None and cls.name in ctx.facts.module_classes:

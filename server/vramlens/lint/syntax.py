@@ -19,7 +19,8 @@ _MODEL_SUFFIXES = ("net", "model", "former", "coder", "loss")
 _NOT_MODEL_WORDS = frozenset({
     "optim", "optimizer", "opt", "sched", "scheduler", "logger", "writer", "loader", "dataloader", "dataset",
     "tokenizer", "metric", "metrics", "meter", "scaler", "config", "processor", "path", "name", "names", "type",
-    "count", "size", "list", "dict", "ids", "mask", "cache", "state", "args", "kwargs", "fn_name", "info",
+    "count", "counts", "size", "sizes", "shape", "shapes", "bytes", "memory", "list", "dict", "ids", "mask",
+    "cache", "state", "args", "kwargs", "fn_name", "info", "hook", "hooks", "map", "device", "devices",
 })
 _WORD_SPLIT = re.compile(r"_+|(?<=[a-z0-9])(?=[A-Z])")
 
@@ -209,8 +210,20 @@ def class_bases(cls: ast.ClassDef) -> list[str]:
     return [dotted(base) or "" for base in cls.bases]
 
 
+_MODULE_BASE_WORDS = {
+    "module", "model", "layer", "block", "encoder", "decoder", "head", "net", "network", "embeddings", "attention",
+    "mlp", "backbone", "transformer", "sequential",
+}
+
+
 def is_module_class(cls: ast.ClassDef) -> bool:
-    return any(last_name(b) in {"Module", "LightningModule"} or b.endswith("Model") for b in class_bases(cls))
+    """Subclasses nn.Module, directly or (judging by the base's name) through a model or layer class."""
+    for base in class_bases(cls):
+        short = last_name(base)
+        words = name_words(short)
+        if words and (words[-1] in _MODULE_BASE_WORDS or "PreTrained" in short or re.search(r"For[A-Z]", short)):
+            return True
+    return False
 
 
 def is_autograd_function_class(cls: ast.ClassDef) -> bool:

@@ -114,7 +114,7 @@ class TaintEvaluator:
         name = dotted(func) or ""
         if name in self.facts.module_names:
             return True
-        short = func.attr if isinstance(func, ast.Attribute) else last_name(name)
+        short = (func.attr if isinstance(func, ast.Attribute) else last_name(name)).lstrip("_")
         if short.startswith(_NOT_A_FORWARD_PREFIXES) or _is_constructor(short):
             return False
         if isinstance(func, ast.Attribute):
@@ -133,6 +133,19 @@ class TaintEvaluator:
         if name.startswith(("nn.", "torch.nn.")) or name.startswith(CLEAN_MODULE_PREFIXES):
             return False
         return bool(name) and looks_like_model(name)
+
+    def is_forward_call(self, call: ast.Call) -> bool:
+        """A forward pass for sure: ``model(x)``, ``self.net(x)``, ``model.forward(x)``, or ``known_module.method(x)``.
+
+        Stricter than ``is_model_call``: ``self.sp_model.encode(text)`` may well be a tokenizer.
+        """
+        if not self.is_model_call(call):
+            return False
+        func = call.func
+        if not isinstance(func, ast.Attribute) or func.attr == "forward":
+            return True
+        receiver = dotted(func.value) or ""
+        return receiver in {"self", "cls"} or receiver in self.facts.module_names
 
     def tainted(self, expr: ast.AST | None, state: TaintState) -> bool:
         if expr is None or state.grad_off:
