@@ -99,6 +99,26 @@ def analyze_capture(capture: Capture, total_memory: int | None = None, source_ro
         ) from None
 
 
+def _state_at(moment: str, meta_oom: dict, timeline: Timeline, rep, segments: list[dict]) -> tuple:
+    """(allocated, reserved, free blocks, time in µs) at the moment the analysis is about."""
+    if moment == "oom":
+        # torch's own counters from the OOM observer are exact; the replay is the fallback.
+        allocated = meta_oom.get("allocated") or timeline.allocated_at_oom
+        reserved = meta_oom.get("reserved") or timeline.reserved_at_oom
+        return allocated, reserved, free_blocks_at_oom(segments, rep), rep.oom_time_us
+    if moment == "end":
+        return timeline.end_allocated, timeline.end_reserved, free_blocks_at_end(segments), None
+    reserved = timeline.start_reserved + rep.reserved_at_peak
+    return timeline.peak_allocated, reserved, free_blocks_at_end(segments), rep.peak_time_us
+
+
+def _environment(meta: dict, settings: dict, expandable_on: bool, total: int | None, device: int) -> dict:
+    environment = {key: (meta.get("environment") or {}).get(key) for key in ENVIRONMENT_KEYS}
+    environment.update(allocator_settings=settings, expandable_segments=expandable_on, total_memory=total,
+                       device_index=device)
+    return environment
+
+
 def _analyze(capture: Capture, total_memory: int | None, source_root: str | None) -> Analysis:
     meta, snapshot = capture.meta, capture.snapshot
     device = pick_device(snapshot, meta)
@@ -131,18 +151,9 @@ def _analyze(capture: Capture, total_memory: int | None, source_root: str | None
     device_free = meta_oom.get("device_free", rep.oom_device_free)
 
     lines = line_stats(rep, moment, resolver)
-    if moment == "oom":
-        allocated = meta_oom.get("allocated") or timeline.allocated_at_oom
-        reserved = meta_oom.get("reserved") or timeline.reserved_at_oom
-        free = free_blocks_at_oom(segments, rep)
-        when_us = rep.oom_time_us
-    elif moment == "end":
-        allocated, reserved = timeline.end_allocated, timeline.end_reserved
-        free, when_us = free_blocks_at_end(segments), None
+    allocated, reserved, free, when_us = _state_at(moment, meta_oom, timeline, rep, segments)
+    if moment == "end":
         notes.append("The run hit an OOM the trace does not hold; the numbers are from the end of the trace.")
-    else:
-        allocated, reserved = timeline.peak_allocated, start_reserved + rep.reserved_at_peak
-        free, when_us = free_blocks_at_end(segments), rep.peak_time_us
     pool = pool_for_request(request) if request else "large"
     stream = rep.oom_stream if moment == "oom" else None
     largest = min(largest_free(free, pool, stream), max(reserved - allocated, 0)) if free or segments else None
@@ -168,11 +179,7 @@ def _analyze(capture: Capture, total_memory: int | None, source_root: str | None
     expandable_on = expandable_segments_on(settings, segments)
     recommendations = recommend(diagnosis, accounting, lines, settings, expandable_on, tried)
 
-    environment = {key: (meta.get("environment") or {}).get(key) for key in ENVIRONMENT_KEYS}
-    environment["allocator_settings"] = settings
-    environment["expandable_segments"] = expandable_on
-    environment["total_memory"] = total
-    environment["device_index"] = device
+    environment = _environment(meta, settings, expandable_on, total, device)
     oom = None
     if outcome == "oom":
         oom = OomEvent(request=request, device_free=device_free, device_limit=meta_oom.get("device_limit") or limit,
