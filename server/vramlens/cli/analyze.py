@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 
@@ -132,9 +131,3 @@ def render_text(analysis: Analysis, path: str, top: int = TOP_LINES) -> str:
     out += [f"Note: {note}" for note in analysis.notes]
     return "\n".join(out) + "\n"
 
-
-def main(argv: list[str] | None = None) -> int:  # for `python -m vramlens.cli.analyze`
-    parser = argparse.ArgumentParser(prog="vramlens")
-    add_parser(parser.add_subparsers())
-    args = parser.parse_args(["analyze", *(argv if argv is not None else sys.argv[1:])])
-    return args.handler(args)
