@@ -326,4 +326,49 @@ NEGATIVE_CASES = [
                 out = model(batch.float())
             return out
         """)),
+    # Look-alikes found in library code (transformers) while tuning precision.
+    ("layer_loop_is_structure_not_recurrence", "VL106", TRAIN_HEADER + _src("""
+        def run_layers(layers, hidden, loader):
+            for layer in layers:
+                hidden = layer(hidden)
+            return hidden
+        """)),
+    ("tensor_slice_write_is_not_a_container", "VL103", TRAIN_HEADER + _src("""
+        def chunks(loader, out):
+            for i, x in enumerate(loader):
+                out[:, i] = model(x)
+        """)),
+    ("constructing_layers_is_not_a_forward", "VL102", TRAIN_HEADER + _src("""
+        class Stack:
+            def __init__(self, config, batches):
+                self.layers = []
+                for batch in batches:
+                    self.layers.append(DecoderBlock(config))
+        """)),
+    ("tensor_named_like_a_layer_is_not_a_model", "VL201", TRAIN_HEADER + _src("""
+        def predict_length(after_conv1):
+            return after_conv1.max().item()
+        """)),
+    ("pixel_values_is_not_a_validation_set", "VL201", TRAIN_HEADER + _src("""
+        def encode_frames(pixel_values, optimizer):
+            feats = [model(frame) for frame in pixel_values]
+            torch.stack(feats).sum().backward()
+            optimizer.step()
+            for frame in pixel_values:
+                model(frame)
+        """)),
+    ("private_decoding_helper_follows_its_caller", "VL101", TRAIN_HEADER + _src("""
+        class Generator:
+            def _sample(self, ids, steps):
+                scores = ()
+                while steps:
+                    scores += (model(ids),)
+                    steps -= 1
+                return scores
+        """)),
+    ("dtype_variable_is_not_a_move", "VL501", TRAIN_HEADER + _src("""
+        def train(loader, dtype):
+            for x, y in loader:
+                w = torch.zeros(4).to(dtype)
+        """)),
 ]

@@ -93,3 +93,14 @@ def test_columns_count_characters_not_bytes():
     assert finding.column == source.splitlines()[4].index("keep")
     fixed = fix_source(source).text
     assert "keep.append(model(x).detach())" in fixed
+
+
+def test_private_validation_helper_is_still_checked():
+    source = "import torch\n\nclass Trainer:\n    def _validate(self, loader):\n        for x in loader:\n            self.model(x)\n"
+    assert [f.code for f in lint_source(source)] == ["VL201"]
+
+
+def test_move_to_another_tensor_is_flagged_without_a_fix():
+    source = "import torch\n\ndef train(loader, logits):\n    for x in loader:\n        w = torch.zeros(4).to(logits)\n"
+    findings = lint_source(source)
+    assert [f.code for f in findings] == ["VL501"] and findings[0].fixes == ()

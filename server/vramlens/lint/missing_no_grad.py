@@ -13,21 +13,12 @@ import re
 from .edits import insert_line_above, wrap_in_with
 from .findings import Edit, Fix
 from .gradmode import with_disables_grad, with_enables_grad
-from .syntax import iterates_eval_data, method_name, receiver_name
+from .syntax import INFERENCE_WORDS, is_private_decoding_helper, iterates_eval_data, method_name, name_words, receiver_name
 from .walker import LintContext, Scope
 
-_INFERENCE_WORDS = {
-    "predict", "prediction", "predictions", "infer", "inference", "generate", "generation", "evaluate",
-    "evaluation", "eval", "validate", "validation", "val", "valid", "test", "testing", "encode", "sample",
-    "sampling", "decode", "translate", "beam", "greedy",
-}
 _MODULE_INFERENCE_WORDS = {"generate"}  # other module methods (encode, predict_*, sample) often serve forward()
 _INFERENCE_WRAPPER = re.compile(r"predictor|infer|pipeline|evaluat|sampler|service|handler|engine|runner", re.IGNORECASE)
 _GRADIENT_WORK = {"requires_grad_", "enable_grad", "grad", "backward", "vjp", "jvp", "hessian", "jacobian"}
-
-
-def _words(name: str) -> set[str]:
-    return {word for word in re.split(r"_+|(?<=[a-z])(?=[A-Z])", name.lower()) if word}
 
 
 def graph_building_call(stmts: list[ast.stmt], ctx: LintContext, grad_off: bool = False) -> ast.Call | None:
@@ -96,13 +87,13 @@ class MissingNoGrad:
         name, cls = scope.name, scope.cls
         if name == "__call__":
             return cls is not None and bool(_INFERENCE_WRAPPER.search(cls.name)) and cls.name not in ctx.facts.module_classes
-        if not (_words(name) & _INFERENCE_WORDS) or name.startswith("_"):
-            return False  # a private helper runs in the grad mode its public caller chose
+        if not (set(name_words(name)) & INFERENCE_WORDS) or is_private_decoding_helper(name):
+            return False
         if name.startswith("test_") and os.path.basename(ctx.path).startswith(("test_", "conftest")):
             return False  # a unit test, not an evaluation routine
         if cls is not None and cls.name in ctx.facts.module_classes:
             # Lightning runs *_step hooks under no_grad itself; encode/decode/test helpers are parts of forward().
-            if name.endswith("_step") or not (_words(name) & _MODULE_INFERENCE_WORDS):
+            if name.endswith("_step") or not (set(name_words(name)) & _MODULE_INFERENCE_WORDS):
                 return False
             return not _called_on_self(cls, name)
         return True

@@ -24,6 +24,24 @@ _NOT_MODEL_WORDS = frozenset({
 })
 _WORD_SPLIT = re.compile(r"_+|(?<=[a-z0-9])(?=[A-Z])")
 
+INFERENCE_WORDS = {
+    "predict", "prediction", "predictions", "infer", "inference", "generate", "generation", "evaluate",
+    "evaluation", "eval", "validate", "validation", "val", "valid", "test", "testing", "encode", "sample",
+    "sampling", "decode", "translate", "beam", "greedy",
+}
+
+
+_DECODING_WORDS = {"generate", "generation", "sample", "sampling", "beam", "greedy", "decode", "search", "prefill"}
+
+
+def is_private_decoding_helper(name: str) -> bool:
+    """``_sample``, ``_beam_search``: decoding-loop helpers run in the grad mode their public ``generate`` chose.
+
+    (Private validation helpers such as ``_validate`` are still judged on their own: real bugs live there.)
+    """
+    return name.startswith("_") and not name.startswith("__") and bool(set(name_words(name)) & _DECODING_WORDS)
+
+
 # Words of iterables that are batches of data or training steps rather than positions in a sequence.
 _EVAL_WORDS = frozenset({"val", "valid", "validation", "test", "testing", "eval", "evaluation", "dev", "holdout"})
 _DATA_WORDS = _EVAL_WORDS | frozenset({

@@ -16,7 +16,7 @@ from .facts import FileFacts
 from .edits import Positions
 from .findings import Finding, Fix
 from .gradmode import decorated_without_grad, with_disables_grad, with_enables_grad
-from .syntax import dotted, name_words
+from .syntax import dotted, is_private_decoding_helper, name_words
 from .taint import TaintEvaluator, TaintState, is_summary_name
 
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -98,7 +98,11 @@ class Walker:
     def _walk_scope(self, node: ast.AST, cls: ast.ClassDef | None, grad_off: bool, seeds: frozenset[str] = frozenset()) -> Scope:
         ctx = self.ctx
         saved = (ctx.scope, ctx.state, ctx.loops, ctx.blocks)
-        if isinstance(node, _SCOPES) and (decorated_without_grad(node) or ctx.facts.called_only_without_grad(node.name)):
+        if isinstance(node, _SCOPES) and (
+            decorated_without_grad(node)
+            or ctx.facts.called_only_without_grad(node.name)
+            or is_private_decoding_helper(node.name)
+        ):
             grad_off = True
         ctx.scope = Scope(node, cls, parent=saved[0] if node is not ctx.tree else None)
         ctx.state = TaintState(grad_off=grad_off)
