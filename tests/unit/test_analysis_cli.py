@@ -89,3 +89,18 @@ def test_total_memory_below_the_drivers_free_count_never_gives_negative_usage(tm
     assert main(["analyze", path, "--json", "--total-memory", "1600MiB"]) == 0
     memory = json.loads(capsys.readouterr().out)["memory"]
     assert memory["driver_used"] is None and memory["non_pytorch"] is None
+
+
+def test_every_json_field_is_documented():
+    from pathlib import Path
+
+    from test_analysis_diagnosis import analyze, capped_meta
+
+    from vramlens.analysis import to_json
+
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "analysis-json.md").read_text(encoding="utf-8")
+    data = to_json(analyze(checkerboard().snapshot(), capped_meta(1600 * MIB, 96 * MIB)))
+    fields = set(data) | set(data["memory"]) | set(data["oom"]) | set(data["lines"][0]) | set(data["timeline"])
+    fields |= set(data["timeline"]["points"][0]) | set(data["recommendations"][0]) | set(data["environment"])
+    missing = sorted(name for name in fields if f'"{name}"' not in doc)
+    assert not missing, f"undocumented JSON fields: {missing}"
