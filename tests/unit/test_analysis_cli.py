@@ -104,3 +104,11 @@ def test_every_json_field_is_documented():
     fields |= set(data["timeline"]["points"][0]) | set(data["recommendations"][0]) | set(data["environment"])
     missing = sorted(name for name in fields if f'"{name}"' not in doc)
     assert not missing, f"undocumented JSON fields: {missing}"
+
+
+def test_sparkline_scales_to_the_highest_value():
+    from vramlens.cli.analyze import sparkline
+
+    assert sparkline([0, 50, 100]) == "▁▄█"
+    assert len(sparkline(list(range(1000)), width=60)) <= 60
+    assert sparkline([]) == ""

@@ -85,6 +85,17 @@ def accounting_rows(acc: Accounting, peak_allocated: int) -> list[tuple[str, str
     return rows
 
 
+def sparkline(values: list[int], width: int = 60) -> str:
+    """One text row of bars, each the highest value of its stretch, scaled to the highest overall."""
+    if not values:
+        return ""
+    step = max(1, -(-len(values) // width))
+    buckets = [max(values[i:i + step]) for i in range(0, len(values), step)]
+    top = max(buckets) or 1
+    bars = "▁▂▃▄▅▆▇█"
+    return "".join(bars[min(len(bars) - 1, value * len(bars) // (top + 1))] for value in buckets)
+
+
 def _line_title(line: LineStat) -> str:
     if line.path is None:
         return line.function
@@ -104,6 +115,9 @@ def render_text(analysis: Analysis, path: str, top: int = TOP_LINES) -> str:
     width = max(len(label) for label, _, _ in rows)
     for label, value, remark in rows:
         out.append(f"  {label:<{width}}  {value:>12}" + (f"   {remark}" if remark else ""))
+    out += ["", f"Allocated over the trace ({analysis.timeline.entries} entries, peak {fmt(analysis.timeline.peak_allocated)}"
+            f"{f', OOM at entry {analysis.timeline.oom_index}' if analysis.timeline.oom_index is not None else ''}):",
+            f"  {sparkline([point.allocated for point in analysis.timeline.points])}"]
     out += ["", f"Cause: {diagnosis.cause} (confidence {diagnosis.confidence:.2f}, {diagnosis.confidence_label})"]
     out += [f"  - {fact}" for fact in diagnosis.evidence]
     if analysis.recommendations:
