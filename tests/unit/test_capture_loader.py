@@ -95,3 +95,20 @@ def test_folder_without_capture_json_and_damaged_json(tmp_path):
         load_capture(tmp_path / "c")
     with pytest.raises(CaptureError, match="Nothing at"):
         load_capture(tmp_path / "missing")
+
+
+def test_agent_writes_the_names_the_loader_reads(tmp_path):
+    from vramlens.agent import capture_writer
+    from vramlens.capture import format as capture_format
+
+    for name in ("FORMAT_NAME", "FORMAT_VERSION", "META_FILE", "SNAPSHOT_FILE"):
+        assert getattr(capture_writer, name) == getattr(capture_format, name)
+    snapshot = {"segments": [], "device_traces": [[{"action": "alloc", "addr": 1, "size": 512, "frames": []}]]}
+    capture_writer.write_capture(str(tmp_path / "cap"), {"status": "completed"}, snapshot)
+    loaded = load_capture(tmp_path / "cap")
+    assert loaded.snapshot == snapshot and loaded.meta["status"] == "completed"
+    assert not [p.name for p in tmp_path.iterdir() if p.name != "cap"]  # no staging left behind
+    capture_writer.write_capture(str(tmp_path / "cap"), {"status": "no_cuda"}, None)
+    replaced = load_capture(tmp_path / "cap")
+    assert replaced.meta["snapshot"] is None and replaced.snapshot["device_traces"] == []
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cap"]

@@ -82,9 +82,9 @@ def load_capture(path: str | Path) -> Capture:
             raise CaptureError(f"{meta_path} is damaged and cannot be read ({error}).") from None
         if meta.get("format") != FORMAT_NAME:
             raise CaptureError(f"{meta_path} is not a capture written by vramlens.")
-        snapshot_path = path / meta.get("snapshot", SNAPSHOT_FILE)
-        if not snapshot_path.is_file():
+        snapshot_name = meta.get("snapshot", SNAPSHOT_FILE)
+        if not snapshot_name or not (path / snapshot_name).is_file():
             # A run that ended before any allocator history existed (e.g. no CUDA) has facts but no snapshot.
             return Capture(snapshot={"segments": [], "device_traces": []}, meta=meta, path=path)
-        return Capture(snapshot=load_snapshot(snapshot_path), meta=meta, path=path)
+        return Capture(snapshot=load_snapshot(path / snapshot_name), meta=meta, path=path)
     return Capture(snapshot=load_snapshot(path), meta={}, path=path)
