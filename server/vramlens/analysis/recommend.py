@@ -69,7 +69,8 @@ def _fragmentation(acc: Accounting, settings: dict, expandable_on: bool, tried: 
     recs = [_measured(item) for item in tried]
     if not expandable_on and not tried_knob(tried, "expandable_segments"):
         recs.append(Recommendation(
-            "As an experiment, rerun with PYTORCH_ALLOC_CONF=expandable_segments:True and measure with `vramlens run` again.",
+            "As an experiment, rerun with PYTORCH_ALLOC_CONF=expandable_segments:True and measure it: "
+            "`vramlens run --try-alloc-conf expandable_segments:True SCRIPT` records both runs.",
             "Expandable segments let the allocator grow one segment instead of leaving unusable holes; "
             "it often helps with fragmentation but is not guaranteed to.",
             experiment=True,
@@ -77,7 +78,7 @@ def _fragmentation(acc: Accounting, settings: dict, expandable_on: bool, tried: 
     if "max_split_size_mb" not in settings and not tried_knob(tried, "max_split_size"):
         recs.append(Recommendation(
             "As another experiment, try PYTORCH_ALLOC_CONF=max_split_size_mb:256 (or a size near your large requests) "
-            "and compare the peak reserved with `vramlens run`.",
+            "and compare: `vramlens run --try-alloc-conf max_split_size_mb:256 SCRIPT`.",
             "It stops big cached blocks from being split for small requests, which can keep large holes usable.",
             experiment=True,
         ))
