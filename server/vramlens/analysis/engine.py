@@ -159,6 +159,8 @@ def _analyze(capture: Capture, total_memory: int | None, source_root: str | None
     largest = min(largest_free(free, pool, stream), max(reserved - allocated, 0)) if free or segments else None
 
     total = device_total(meta, total_memory)
+    if total is None:
+        notes.append("The device's total memory is unknown (a raw snapshot): pass --total-memory, e.g. 24GiB.")
     limit, limit_is_cap = allocator_limit(meta, total)
     accounting = account(
         moment=moment, allocated=allocated, reserved=reserved, largest_free_block=largest, pool=pool,

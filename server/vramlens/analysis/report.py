@@ -73,6 +73,8 @@ def _failure(analysis: Analysis, meta: dict) -> list[str]:
     if analysis.outcome == "oom" and analysis.oom:
         out.append(f"The run ended with status `{status}`: a request of {fmt(analysis.oom.request)} failed"
                    + (f" ({analysis.oom.count} OOMs in all)." if analysis.oom.count > 1 else "."))
+    elif not meta:
+        out.append("A raw snapshot: the run's outcome is not recorded, and the trace holds no OOM.")
     else:
         out.append(f"The run ended with status `{status}`" + (f", exit code {meta['exit_code']}." if meta.get("exit_code") is not None else "."))
     exception = meta.get("exception") or {}
