@@ -7,7 +7,7 @@ from vramlens.analysis.model import BEFORE_TRACE_FUNCTION, LIBRARY_ONLY_FUNCTION
 from vramlens.analysis.normalize import ALLOCATED, block_frames, block_requested_size, block_state
 from vramlens.analysis.replay import (
     AT_OOM, AT_PEAK, BEFORE_TRACE, BLOCKS, BLOCKS_AT_OOM, BLOCKS_AT_PEAK, FLOORS, FRAMES, GROWTH_WINDOWS, KEY, LIBRARY_ONLY, LIVE,
-    MIN_BLOCK, NO_FRAME, NO_SAMPLE, OFFSET, OFFSET_BLOCKS, SIZES, ReplayResult, new_line, frames_key,
+    NO_FRAME, NO_SAMPLE, OFFSET, OFFSET_BLOCKS, SIZES, ReplayResult, block_size, frames_key, new_line,
 )
 from vramlens.analysis.sources import NATIVE, SourceResolver
 
@@ -28,7 +28,7 @@ def add_blocks_from_before_trace(replay: ReplayResult, segments: list[dict], res
         for block in segment.get("blocks") or ():
             if block_state(block) != ALLOCATED or block.get("address") in replay.end_live:
                 continue
-            size = ((block_requested_size(block) + 511) >> 9) << 9 or MIN_BLOCK
+            size = block_size(block_requested_size(block))
             frames = block_frames(block)
             key = frames_key(frames, resolver)
             acc = replay.lines.get(key)

@@ -28,6 +28,11 @@ TIMELINE_POINTS = 400
 MIN_BLOCK = 512
 
 
+def block_size(requested: int) -> int:
+    """The allocator's rounding: up to a multiple of 512 bytes, at least 512 (inlined in the hot loop)."""
+    return ((requested + 511) >> 9) << 9 or MIN_BLOCK
+
+
 def new_line(key, frames) -> list:
     return [0, {}, [NO_SAMPLE] * GROWTH_WINDOWS, frames, 0, 0, 0, key, 0, 0, 0, 0]
 
@@ -153,7 +158,7 @@ def _replay(trace: list, resolver: SourceResolver) -> ReplayResult:  # noqa: C90
                 peak_pending = False
             block = live.pop(entry["addr"], None)
             if block is None:  # freed here, allocated before the trace began
-                size = ((entry["size"] + 511) >> 9) << 9 or MIN_BLOCK
+                size = block_size(entry["size"])
                 pre_freed += size
                 if before is None:
                     before = lines[BEFORE_TRACE] = new_line(BEFORE_TRACE, None)
