@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
@@ -19,27 +18,13 @@ from vramlens.analysis.recommend import recommend
 from vramlens.analysis.replay import KEY, replay
 from vramlens.analysis.sources import SourceResolver
 from vramlens.capture import Capture, CaptureError, load_capture
-from vramlens.capture.format import FORMAT_NAME, META_FILE
 
 ENVIRONMENT_KEYS = ("gpu_name", "device_index", "total_memory", "compute_capability", "driver", "torch", "cuda",
                     "cudnn", "allocator_backend", "allocator_settings", "alloc_env")
 
 
 def analyze_path(path: str | Path, total_memory: int | None = None, source_root: str | None = None) -> Analysis:
-    return analyze_capture(load_any(Path(path)), total_memory=total_memory, source_root=source_root)
-
-
-def load_any(path: Path) -> Capture:
-    meta_path = path / META_FILE if path.is_dir() else path
-    if meta_path.name == META_FILE and meta_path.is_file():
-        # capture.json says "snapshot": null when the run never reached CUDA; the loader expects a name.
-        try:
-            meta = json.loads(meta_path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            meta = None
-        if isinstance(meta, dict) and meta.get("format") == FORMAT_NAME and not meta.get("snapshot"):
-            return Capture(snapshot={"segments": [], "device_traces": []}, meta=meta, path=meta_path.parent)
-    return load_capture(path)
+    return analyze_capture(load_capture(path), total_memory=total_memory, source_root=source_root)
 
 
 def _check_usable(capture: Capture, trace: list) -> None:

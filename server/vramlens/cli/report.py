@@ -6,7 +6,8 @@ import os
 import sys
 from pathlib import Path
 
-from vramlens.analysis.engine import analyze_capture, load_any
+from vramlens.analysis.engine import analyze_capture
+from vramlens.capture import load_capture
 from vramlens.analysis.redact import redact
 from vramlens.analysis.report import build_report
 from vramlens.analysis.timeline_svg import timeline_svg
@@ -29,7 +30,7 @@ def add_parser(subparsers) -> None:
 def run(args) -> int:
     try:
         total = parse_size(args.total_memory) if args.total_memory else None
-        capture = load_any(Path(args.path))
+        capture = load_capture(args.path)
         analysis = analyze_capture(capture, total_memory=total, source_root=args.source_root)
     except (CaptureError, ValueError) as error:
         return fail(str(error))
