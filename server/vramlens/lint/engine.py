@@ -46,8 +46,8 @@ def lint_source(text: str, path: str = "<source>", select: list[str] | None = No
         return [parse_error(path, f"cannot parse this file: {error.msg} (line {error.lineno}); nothing else was checked.", error.lineno or 1, (error.offset or 1) - 1)]
     except (ValueError, RecursionError, MemoryError) as error:
         return [parse_error(path, f"cannot parse this file: {error}; nothing else was checked.")]
-    ctx = LintContext(path, text, tree, gather_facts(tree))
     try:
+        ctx = LintContext(path, text, tree, gather_facts(tree))
         Walker(ctx, _families()).run()
     except RecursionError:
         return [parse_error(path, "this file nests too deeply to analyse; nothing was checked.")]

@@ -20,7 +20,6 @@ from .syntax import dotted, is_private_decoding_helper, name_words
 from .taint import TaintEvaluator, TaintState, is_summary_name
 
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef)
-_LOOPS = (ast.For, ast.AsyncFor, ast.While)
 _MAX_REPLAYED_LOOP_DEPTH = 3  # deeper loops are walked once, to keep the cost linear in practice
 _CONTAINER_METHODS = {"append", "extend", "insert", "add", "update", "appendleft", "push", "put"}
 
