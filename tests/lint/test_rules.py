@@ -104,3 +104,18 @@ def test_move_to_another_tensor_is_flagged_without_a_fix():
     source = "import torch\n\ndef train(loader, logits):\n    for x in loader:\n        w = torch.zeros(4).to(logits)\n"
     findings = lint_source(source)
     assert [f.code for f in findings] == ["VL501"] and findings[0].fixes == ()
+
+
+def test_two_decorator_fixes_add_one_import_above_both():
+    source = "def predict(model, x):\n    return model(x)\n\n\ndef evaluate(model, x):\n    return model(x)\n"
+    fixed = fix_source(source).text
+    assert fixed == (
+        "import torch\n@torch.no_grad()\ndef predict(model, x):\n    return model(x)\n\n\n"
+        "@torch.no_grad()\ndef evaluate(model, x):\n    return model(x)\n"
+    )
+
+
+def test_insertions_at_one_position_keep_their_order():
+    from vramlens.lint import Edit, apply_edits
+
+    assert apply_edits("x\n", [Edit(1, 0, 1, 0, "a\n"), Edit(1, 0, 1, 0, "b\n")]) == "a\nb\nx\n"

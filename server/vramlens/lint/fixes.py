@@ -21,7 +21,10 @@ def _offsets(text: str) -> list[int]:
 
 
 def apply_edits(text: str, edits: tuple[Edit, ...] | list[Edit]) -> str:
-    """Apply non-overlapping edits (1-based lines, 0-based character columns) in one pass."""
+    """Apply non-overlapping edits (1-based lines, 0-based character columns) in one pass.
+
+    Insertions at the same position keep their listed order in the result.
+    """
     starts = _offsets(text)
 
     def offset(line: int, column: int) -> int:
@@ -29,9 +32,12 @@ def apply_edits(text: str, edits: tuple[Edit, ...] | list[Edit]) -> str:
             return len(text)
         return min(starts[line - 1] + column, len(text))
 
-    spans = sorted(((offset(e.line, e.column), offset(e.end_line, e.end_column), e.new_text) for e in edits), reverse=True)
+    spans = sorted(
+        ((offset(e.line, e.column), offset(e.end_line, e.end_column), index, e.new_text) for index, e in enumerate(edits)),
+        reverse=True,
+    )
     previous_start = len(text) + 1
-    for start, end, new_text in spans:
+    for start, end, _, new_text in spans:
         if end > previous_start:
             raise ValueError("overlapping edits")
         text = text[:start] + new_text + text[end:]
@@ -64,31 +70,32 @@ def fix_source(text: str, path: str = "<source>", select: list[str] | None = Non
     """
     applied = 0
     for _ in range(MAX_ROUNDS):
-        findings = lint_source(text, path, select, ignore)
-        progressed = False
-        taken: list[tuple[int, int, int, int]] = []
-        edits: list[Edit] = []
-        for finding in findings:
-            if not finding.fixes:
-                continue
-            fix = finding.fixes[0]
-            spans = [(e.line, e.column, e.end_line, e.end_column) for e in fix.edits]
-            if any(_overlaps(span, other) for span in spans for other in taken):
-                continue
-            candidate = apply_fix(text, fix)
-            if candidate is None:
-                continue
-            taken.extend(spans)
-            edits.extend(fix.edits)
-            applied += 1
-            progressed = True
-        if not progressed:
+        chosen = _compatible_fixes(text, lint_source(text, path, select, ignore))
+        if not chosen:
             break
-        combined = apply_fix(text, Fix("combined", tuple(edits)))
-        if combined is None:
-            break
+        combined = apply_fix(text, Fix("combined", tuple(e for fix in chosen for e in fix.edits)))
+        if combined is None:  # each parses alone but not together: take the first one this round
+            chosen = chosen[:1]
+            combined = apply_fix(text, chosen[0])
         text = combined
+        applied += len(chosen)
     return FixResult(text, applied, lint_source(text, path, select, ignore))
+
+
+def _compatible_fixes(text: str, findings: list[Finding]) -> list[Fix]:
+    """The default fix of each finding, skipping any that would not parse or that overlaps one already chosen."""
+    taken: list[tuple[int, int, int, int]] = []
+    chosen: list[Fix] = []
+    for finding in findings:
+        if not finding.fixes:
+            continue
+        fix = finding.fixes[0]
+        spans = [(e.line, e.column, e.end_line, e.end_column) for e in fix.edits]
+        if any(_overlaps(span, other) for span in spans for other in taken) or apply_fix(text, fix) is None:
+            continue
+        taken.extend(spans)
+        chosen.append(fix)
+    return chosen
 
 
 def _overlaps(a: tuple[int, int, int, int], b: tuple[int, int, int, int]) -> bool:

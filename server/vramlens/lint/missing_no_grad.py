@@ -154,13 +154,13 @@ class MissingNoGrad:
         edit = wrap_in_with(ctx.positions, stmt, f"{prefix}()")
         if edit is None:
             return ()
-        return (Fix(f"Wrap in `with {prefix}():`", (edit, *extra)),)
+        return (Fix(f"Wrap in `with {prefix}():`", (*extra, edit)),)
 
     def _decorator_fix(self, func: ast.AST, ctx: LintContext) -> tuple[Fix, ...]:
         prefix, extra = _no_grad_name(ctx)
         first_line = min([d.lineno for d in func.decorator_list] + [func.lineno])
         edit = insert_line_above(ctx.positions, first_line, f"@{prefix}()")
-        return (Fix(f"Decorate `{func.name}` with @{prefix}()", (edit, *extra)),)
+        return (Fix(f"Decorate `{func.name}` with @{prefix}()", (*extra, edit)),)
 
 
 def _no_grad_name(ctx: LintContext) -> tuple[str, tuple[Edit, ...]]:
