@@ -112,8 +112,8 @@ class TaintEvaluator:
         """A call that runs a network, a layer or a loss (the sources of the analysis)."""
         func = call.func
         name = dotted(func) or ""
-        if name in self.facts.module_names:
-            return True
+        if name in self.facts.module_names or name in {"self", "self.forward"}:
+            return True  # ``self(idx)`` inside a module runs its own forward
         short = (func.attr if isinstance(func, ast.Attribute) else last_name(name)).lstrip("_")
         if short.startswith(_NOT_A_FORWARD_PREFIXES) or _is_constructor(short):
             return False

@@ -1,0 +1,23 @@
+"""Well-known training, evaluation and generation code: clean where it should be, flagged where it is not."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from vramlens.lint import lint_file
+
+SAMPLES = Path(__file__).resolve().parent / "samples"
+CLEAN = ["dcgan_tutorial_loop.py", "accelerate_train_eval.py", "word_language_model.py", "lightning_module.py"]
+
+
+@pytest.mark.parametrize("name", CLEAN)
+def test_idiomatic_code_is_clean(name):
+    assert [(f.line, f.code) for f in lint_file(SAMPLES / name)] == []
+
+
+def test_module_generate_calling_self_records_a_graph():
+    findings = lint_file(SAMPLES / "mingpt_generate.py")
+    assert [(f.line, f.code) for f in findings] == [(19, "VL201")]
+    assert findings[0].fixes[0].edits[0].new_text == "    @torch.no_grad()\n"
