@@ -21,3 +21,9 @@ def test_module_generate_calling_self_records_a_graph():
     findings = lint_file(SAMPLES / "mingpt_generate.py")
     assert [(f.line, f.code) for f in findings] == [(19, "VL201")]
     assert findings[0].fixes[0].edits[0].new_text == "    @torch.no_grad()\n"
+
+
+def test_common_leaks_are_flagged_and_bounded_stores_are_not():
+    found = [(f.line, f.code) for f in lint_file(SAMPLES / "common_leaks.py")]
+    # history["loss"].append: grows; metrics["last"] = loss (line 15): one slot, overwritten, not flagged
+    assert found == [(14, "VL102"), (26, "VL102"), (32, "VL102"), (32, "VL201")]

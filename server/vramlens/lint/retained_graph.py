@@ -101,7 +101,7 @@ class RetainedGraph:
         if isinstance(value, ast.Call) and self._recurrent(stmt, value, ctx):
             return
         for target in _flat_targets(stmt.targets):
-            if isinstance(target, ast.Subscript) and not _is_tensor_slice(target) and ctx.tainted(value):
+            if isinstance(target, ast.Subscript) and _grows_by_key(target) and ctx.tainted(value):
                 self._store(stmt, "VL103", base_dotted(target.value), [value], ctx)
             elif isinstance(target, ast.Attribute):
                 self._attribute_store(stmt, target, value, ctx, part_of_tuple=target not in stmt.targets)
@@ -232,11 +232,14 @@ class RetainedGraph:
         return False
 
 
-def _is_tensor_slice(target: ast.Subscript) -> bool:
-    """``out[:, i] = v`` writes into a tensor being built; ``d[key] = v`` stores into a container."""
+def _grows_by_key(target: ast.Subscript) -> bool:
+    """``d[key] = v`` keeps one value per key; ``out[:, i] = v`` writes into a tensor being built and
+    ``d["last"] = v`` overwrites one slot, so neither piles up graphs."""
     index = target.slice
+    if isinstance(index, ast.Constant):
+        return False
     parts = index.elts if isinstance(index, ast.Tuple) else [index]
-    return any(isinstance(p, ast.Slice) or (isinstance(p, ast.Constant) and p.value is Ellipsis) for p in parts)
+    return not any(isinstance(p, ast.Slice) or (isinstance(p, ast.Constant) and p.value is Ellipsis) for p in parts)
 
 
 def _leak_lifetime(name: str, ctx: LintContext) -> str | None:
