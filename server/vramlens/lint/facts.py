@@ -25,6 +25,9 @@ class FileFacts:
     grad_off_everywhere: bool = False
     own_calls: dict[int, list[ast.Call]] = field(default_factory=dict)  # id(stmt) -> calls in its own expressions
     calls_within: dict[int, list[ast.Call]] = field(default_factory=dict)  # id(stmt or scope) -> every call inside
+    stores_within: dict[int, list[ast.stmt]] = field(default_factory=dict)  # id(stmt or scope) -> assignments inside
+    all_calls: list[ast.Call] = field(default_factory=list)  # the whole file, nested definitions included
+    all_stores: list[ast.stmt] = field(default_factory=list)
     _trains: dict[int, bool] = field(default_factory=dict)
     _grad_off_callees: set[str] | None = None
     _training_callees: set[str] | None = None
@@ -47,6 +50,10 @@ class FileFacts:
                 elif self.trains(func):
                     self._training_callees |= called
         return name in self._grad_off_callees and name not in self._training_callees
+
+    def stores_inside(self, node: ast.AST) -> list[ast.stmt]:
+        """Assignments and deletions in ``node``, nested definitions excluded."""
+        return self.stores_within.get(id(node), [])
 
     def trains(self, node: ast.AST) -> bool:
         """A backward pass, autograd.grad or an optimizer step happens inside ``node``."""
@@ -96,6 +103,7 @@ def _store_targets(node: ast.AST) -> list[str]:
 
 
 _NESTED_BODIES = ("body", "orelse", "finalbody")
+_STORES = (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Delete)
 _SCOPE_NODES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 
@@ -151,22 +159,29 @@ class _Indexer:
         self.facts = facts
         self.assignments: list[ast.AST] = []
 
-    def block(self, stmts: list[ast.stmt], into: list[ast.Call]) -> None:
+    def block(self, stmts: list[ast.stmt], into: list[ast.Call], stores: list[ast.stmt]) -> None:
         for stmt in stmts:
-            self.statement(stmt, into)
+            self.statement(stmt, into, stores)
 
-    def statement(self, stmt: ast.stmt, into: list[ast.Call]) -> None:
+    def statement(self, stmt: ast.stmt, into: list[ast.Call], stores: list[ast.stmt]) -> None:
+        facts = self.facts
         own: list[ast.Call] = []
         for root in _header_roots(stmt):
             _calls_in(root, own)
-        self.facts.own_calls[id(stmt)] = own
+        facts.own_calls[id(stmt)] = own
+        facts.all_calls.extend(own)
         self._note(stmt)
         inner = list(own)
+        inner_stores: list[ast.stmt] = [stmt] if isinstance(stmt, _STORES) else []
+        if inner_stores:
+            facts.all_stores.append(stmt)
         for body in _nested_bodies(stmt):
-            self.block(body, inner)
-        self.facts.calls_within[id(stmt)] = inner
+            self.block(body, inner, inner_stores)
+        facts.calls_within[id(stmt)] = inner
+        facts.stores_within[id(stmt)] = inner_stores
         if not isinstance(stmt, _SCOPE_NODES):
-            into.extend(inner)  # nested definitions keep their calls to themselves
+            into.extend(inner)  # nested definitions keep their calls and stores to themselves
+            stores.extend(inner_stores)
         else:
             into.extend(own)
 
@@ -199,8 +214,10 @@ def gather_facts(tree: ast.Module) -> FileFacts:
     _note_header(tree, facts)
     indexer = _Indexer(facts)
     module_calls: list[ast.Call] = []
-    indexer.block(tree.body, module_calls)
+    module_stores: list[ast.stmt] = []
+    indexer.block(tree.body, module_calls, module_stores)
     facts.calls_within[id(tree)] = module_calls
+    facts.stores_within[id(tree)] = module_stores
     # Two rounds so ``model = Net(); ema = deepcopy(model)`` resolves whatever the order.
     for _ in range(2):
         for node in indexer.assignments:

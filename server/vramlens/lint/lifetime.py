@@ -30,7 +30,7 @@ def _loop_facts(loop: ast.AST, ctx: LintContext) -> tuple[bool, set[str]]:
     facts = ctx.memo.get(key)
     if facts is None:
         repeating = not is_small_constant_loop(loop) and (ctx.facts.trains(loop) or iterates_data(loop))
-        facts = ctx.memo[key] = (repeating, assigned_names(loop))
+        facts = ctx.memo[key] = (repeating, assigned_names(ctx.facts.stores_inside(loop), ctx.facts.calls_inside(loop)))
     return facts
 
 
@@ -38,7 +38,8 @@ def _scope_assigned(ctx: LintContext) -> set[str]:
     key = ("assigned", id(ctx.scope.node))
     names = ctx.memo.get(key)
     if names is None:
-        names = ctx.memo[key] = assigned_names(ctx.scope.node)
+        node = ctx.scope.node
+        names = ctx.memo[key] = assigned_names(ctx.facts.stores_inside(node), ctx.facts.calls_inside(node))
     return names
 
 
@@ -114,16 +115,32 @@ def _dataflow(scope: ast.AST, ctx: LintContext) -> tuple[list[tuple[set[str], se
     key = ("dataflow", id(scope))
     flow = ctx.memo.get(key)
     if flow is None:
-        edges, backward_reads = [], []
-        for node in ast.walk(scope):
-            if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and node.value is not None:
+        stores, calls = _stores_and_calls(scope, ctx)
+        backward_reads = [names_in(call) for call in calls if is_backward_call(call)]
+        edges = []
+        if backward_reads:  # without a backward pass nothing is consumed: skip the assignments
+            for node in stores:
+                if isinstance(node, ast.Delete) or node.value is None:
+                    continue
                 targets = node.targets if isinstance(node, ast.Assign) else [node.target]
                 stored = {dotted(sub) for t in targets for sub in ast.walk(t) if isinstance(sub, (ast.Name, ast.Attribute))}
                 edges.append((stored - {None}, names_in(node.value)))
-            elif isinstance(node, ast.Call) and is_backward_call(node):
-                backward_reads.append(names_in(node))
         flow = ctx.memo[key] = (edges, backward_reads)
     return flow
+
+
+def _stores_and_calls(scope: ast.AST, ctx: LintContext) -> tuple[list[ast.stmt], list[ast.Call]]:
+    """A function's own statements; for a class, all its methods; for the module, the whole file."""
+    facts = ctx.facts
+    if scope is ctx.tree:
+        return facts.all_stores, facts.all_calls
+    if isinstance(scope, ast.ClassDef):
+        members = [scope, *(m for (owner, _), m in facts.methods.items() if owner == scope.name)]
+        return (
+            [s for m in members for s in facts.stores_inside(m)],
+            [c for m in members for c in facts.calls_inside(m)],
+        )
+    return facts.stores_inside(scope), facts.calls_inside(scope)
 
 
 def backpropagated(name: str, ctx: LintContext) -> bool:

@@ -101,17 +101,6 @@ def names_in(node: ast.AST) -> set[str]:
     return found
 
 
-def iter_own_nodes(node: ast.AST):
-    """Walk ``node`` without entering nested functions, lambdas or classes."""
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        yield current
-        for child in ast.iter_child_nodes(current):
-            if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-                stack.append(child)
-
-
 def is_small_constant_loop(loop: ast.AST) -> bool:
     """``for _ in range(3)`` or a loop over a short literal: it cannot grow without bound."""
     if not isinstance(loop, (ast.For, ast.AsyncFor)):
@@ -168,10 +157,10 @@ def iterates_eval_data(loop: ast.AST) -> bool:
     return isinstance(loop, (ast.For, ast.AsyncFor)) and bool(_iterable_words(loop) & _EVAL_WORDS)
 
 
-def assigned_names(body_owner: ast.AST) -> set[str]:
-    """Names (re)bound or cleared anywhere inside a loop body, nested functions excluded."""
+def assigned_names(stores: list[ast.stmt], calls: list[ast.Call]) -> set[str]:
+    """Names (re)bound, cleared or detached in place by these statements and calls."""
     found: set[str] = set()
-    for node in iter_own_nodes(body_owner):
+    for node in [*stores, *calls]:
         if isinstance(node, (ast.Assign, ast.AnnAssign)):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             for target in targets:

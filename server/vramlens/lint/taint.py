@@ -107,9 +107,17 @@ class TaintEvaluator:
     def __init__(self, facts: FileFacts, returns_graph: Callable[..., bool | None]) -> None:
         self.facts = facts
         self.returns_graph = returns_graph
+        self._model_calls: dict[int, bool] = {}  # id(call) -> is_model_call, for this file's nodes
 
     def is_model_call(self, call: ast.Call) -> bool:
         """A call that runs a network, a layer or a loss (the sources of the analysis)."""
+        key = id(call)
+        known = self._model_calls.get(key)
+        if known is None:
+            known = self._model_calls[key] = self._is_model_call(call)
+        return known
+
+    def _is_model_call(self, call: ast.Call) -> bool:
         func = call.func
         name = dotted(func) or ""
         if name in self.facts.module_names or name in {"self", "self.forward"}:
