@@ -130,3 +130,13 @@ async def test_no_code_actions_for_foreign_diagnostics(client: LanguageClient):
         )
     )
     assert not actions
+
+
+@pytest.mark.asyncio
+async def test_configuration_change_applies_select_and_ignore(client: LanguageClient):
+    assert [d.code for d in await _open(client, LEAKY)] == ["VL102"]
+    client.workspace_did_change_configuration(
+        types.DidChangeConfigurationParams(settings={"vramlens": {"lint": {"ignore": ["retained-graph"]}}})
+    )
+    await client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+    assert list(client.diagnostics[URI]) == []

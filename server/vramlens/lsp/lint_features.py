@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from lsprotocol import types
-from pygls.lsp.server import LanguageServer
 from pygls.workspace import TextDocument
 
 from vramlens.lint import Finding, Fix, apply_fix, lint_source
 
+if TYPE_CHECKING:
+    from vramlens.lsp.server import VramLensServer
+
 SOURCE = "vramlens"
+SETTINGS_KEY = "lint"  # initializationOptions.lint and settings.vramlens.lint: {"select": [...], "ignore": [...]}
 _SEVERITY = {
     "error": types.DiagnosticSeverity.Error,
     "warning": types.DiagnosticSeverity.Warning,
@@ -44,24 +49,30 @@ def to_workspace_edit(document: TextDocument, fix: Fix) -> types.WorkspaceEdit:
     return types.WorkspaceEdit(changes={document.uri: edits})
 
 
-def lint_document(document: TextDocument) -> list[Finding]:
-    return lint_source(document.source, document.path or document.uri)
+class LintSettings:
+    """Which checks the client wants, from initializationOptions and later configuration changes."""
+
+    def __init__(self) -> None:
+        self.select: list[str] | None = None
+        self.ignore: list[str] | None = None
+
+    def update(self, options: dict) -> None:
+        lint = options.get(SETTINGS_KEY)
+        if isinstance(lint, dict):
+            self.select = [str(s) for s in lint.get("select") or []] or None
+            self.ignore = [str(s) for s in lint.get("ignore") or []] or None
 
 
-def publish(server: LanguageServer, uri: str) -> None:
-    document = server.workspace.get_text_document(uri)
-    diagnostics = [to_diagnostic(document, finding) for finding in lint_document(document)]
-    server.text_document_publish_diagnostics(
-        types.PublishDiagnosticsParams(uri=uri, version=document.version, diagnostics=diagnostics)
-    )
+def lint_document(document: TextDocument, settings: LintSettings) -> list[Finding]:
+    return lint_source(document.source, document.path or document.uri, settings.select, settings.ignore)
 
 
-def code_actions(document: TextDocument, requested: types.Range, diagnostics: list[types.Diagnostic]) -> list[types.CodeAction]:
+def code_actions(document: TextDocument, diagnostics: list[types.Diagnostic], settings: LintSettings) -> list[types.CodeAction]:
     """One quick fix per safe fix of every vramlens finding the client asks about."""
     ours = [d for d in diagnostics if d.source == SOURCE]
     actions: list[types.CodeAction] = []
     text = document.source
-    for finding in lint_document(document):
+    for finding in lint_document(document, settings):
         diagnostic = next((d for d in ours if d.code == finding.code and _same_start(document, d, finding)), None)
         if diagnostic is None:
             continue
@@ -85,27 +96,17 @@ def _same_start(document: TextDocument, diagnostic: types.Diagnostic, finding: F
     return diagnostic.range.start == start
 
 
-def register(server: LanguageServer) -> None:
-    @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
-    def did_open(ls: LanguageServer, params: types.DidOpenTextDocumentParams) -> None:
-        publish(ls, params.text_document.uri)
-
-    @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
-    def did_change(ls: LanguageServer, params: types.DidChangeTextDocumentParams) -> None:
-        publish(ls, params.text_document.uri)
-
-    @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
-    def did_save(ls: LanguageServer, params: types.DidSaveTextDocumentParams) -> None:
-        publish(ls, params.text_document.uri)
-
-    @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
-    def did_close(ls: LanguageServer, params: types.DidCloseTextDocumentParams) -> None:
-        ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=params.text_document.uri, diagnostics=[]))
+def register(server: VramLensServer) -> None:
+    settings = LintSettings()
+    server.settings_listeners.append(settings.update)
+    server.diagnostics_providers.append(
+        lambda document: [to_diagnostic(document, finding) for finding in lint_document(document, settings)]
+    )
 
     @server.feature(
         types.TEXT_DOCUMENT_CODE_ACTION,
         types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix]),
     )
-    def code_action(ls: LanguageServer, params: types.CodeActionParams) -> list[types.CodeAction]:
+    def code_action(ls: VramLensServer, params: types.CodeActionParams) -> list[types.CodeAction]:
         document = ls.workspace.get_text_document(params.text_document.uri)
-        return code_actions(document, params.range, params.context.diagnostics)
+        return code_actions(document, params.context.diagnostics, settings)
