@@ -23,14 +23,19 @@ def parse_size(text: str) -> int:
 
 
 def parse_size_or_fraction(text: str) -> tuple[int | None, float | None]:
-    """A memory limit: a size ('24GiB') or a fraction of the device (0 < f ≤ 1)."""
+    """A memory limit: a size with its unit ('24GiB') or a fraction of the device (0 < f ≤ 1)."""
     try:
         value = float(text)
     except ValueError:
-        return parse_size(text), None
+        size = parse_size(text)
+        if size <= 0:
+            raise ValueError(f"{text!r} must be more than zero") from None
+        return size, None
     if 0 < value <= 1:
         return None, value
-    return parse_size(text), None
+    if value <= 0:
+        raise ValueError(f"{text!r} must be more than zero")
+    raise ValueError(f"{text!r} is ambiguous: write a size with its unit (24GiB) or a fraction of the GPU (0.2)")
 
 
 def format_bytes(size: int | None) -> str:

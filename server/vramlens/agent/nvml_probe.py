@@ -7,6 +7,7 @@ nothing here is required. Every failure leaves the fields unknown (None), never 
 from __future__ import annotations
 
 import os
+import time
 
 
 class NvmlProbe:
@@ -51,7 +52,7 @@ class NvmlProbe:
         if self._handle is None:
             return None
         nvml, handle = self._nvml, self._handle
-        sample = {"t": round(elapsed_s, 3), "phase": phase, "source": "agent"}
+        sample = {"t": round(elapsed_s, 3), "epoch": time.time(), "phase": phase, "source": "agent"}
         try:
             info = nvml.nvmlDeviceGetMemoryInfo(handle)
             sample["device_total"], sample["device_used"] = int(info.total), int(info.used)

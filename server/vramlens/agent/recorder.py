@@ -6,10 +6,14 @@ import time
 
 
 class OomRecord:
-    """What the OOM observer saw at the first OOM (later ones are only counted)."""
+    """What the OOM observer saw at the latest OOM, and how many there were.
+
+    A script may catch an OOM and retry smaller; the one that matters is the last, which
+    is the one its traceback (if it died of it) shows.
+    """
 
     def __init__(self):
-        self.first: dict | None = None
+        self.latest: dict | None = None
         self.snapshot: dict | None = None
         self.count = 0
 
@@ -35,8 +39,6 @@ class Recorder:
         # Called by the allocator before the OutOfMemoryError unwinds, with its lock released:
         # the memory state here is the state of the failure, which the traceback loses.
         self.oom.count += 1
-        if self.oom.first is not None:
-            return
         cuda = self.torch.cuda
         record = {
             "device": int(device),
@@ -51,7 +53,7 @@ class Recorder:
         except Exception:
             record["allocated"] = record["reserved"] = None
         record["nvml"] = self._on_oom_sample("oom")
-        self.oom.first = record
+        self.oom.latest = record
         try:
             self.oom.snapshot = cuda.memory._snapshot()
         except Exception:

@@ -1,21 +1,25 @@
-"""One instrumented run of a user's script: preflight, recording, the script, the capture."""
+"""One instrumented run of a user's script: preflight, recording, the script, the capture.
+
+Recording starts when the script first initialises CUDA (torch's own queue of calls to make
+right after CUDA initialisation), not before: allocator settings the script puts into the
+environment before its first CUDA use take effect exactly as they would without vramlens.
+"""
 
 from __future__ import annotations
 
 import argparse
 import datetime
 import os
-import runpy
 import signal
 import sys
 import time
-import traceback
 
-from . import environment
+from . import environment, tracebacks
 from .capture_writer import write_capture, write_json_atomically
 from .nvml_probe import NvmlProbe
 from .recorder import Recorder
 from .runner_link import RunnerLink
+from .script_runner import execute_as_main, exit_code_of
 
 EXIT_PREFLIGHT = 2  # same code the CLI uses for "could not start"
 
@@ -24,6 +28,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="vramlens-agent")
     parser.add_argument("--capture", required=True)
     parser.add_argument("--status-file", required=True)
+    parser.add_argument("--run-id", default="")
     parser.add_argument("--stacks", choices=("python", "all"), default="python")
     parser.add_argument("--max-entries", type=int, default=1_000_000)
     parser.add_argument("--memory-limit-bytes", type=int)
@@ -38,20 +43,41 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
 class Session:
     def __init__(self, options: argparse.Namespace):
         self.options = options
+        self.script = os.path.abspath(options.script)
         self.started = time.time()
         self.link = RunnerLink.from_environment()
         self.nvml = NvmlProbe()
         self.torch = None
         self.recorder: Recorder | None = None
-        self.meta: dict = {}
         self.exception: BaseException | None = None
+        self.env_at_start = environment.allocator_env()
+        self.env_at_cuda_init: dict | None = None
+        self.notes: list[str] = []
+        self.meta = self._base_meta()
+
+    def _base_meta(self) -> dict:
+        options = self.options
+        return {
+            "run_id": options.run_id,
+            "pid": os.getpid(),
+            "started_at": datetime.datetime.fromtimestamp(self.started, datetime.timezone.utc).isoformat(timespec="milliseconds"),
+            "started_epoch": self.started,
+            "script": self.script,
+            "argv": [options.script] + list(options.args),
+            "cwd": os.getcwd(),
+            "source_root": os.path.abspath(options.source_root or os.path.dirname(self.script)),
+            "python": environment.python_facts(),
+            "recording": {"stacks": options.stacks, "max_entries": options.max_entries, "context": "all"},
+            "memory_limit": None,
+            "environment": {"alloc_env": self.env_at_start},
+            "nvml_agent": {"available": self.nvml.error is None, "error": self.nvml.error},
+        }
 
     # -- preflight: nothing is written unless the script can really run under CUDA --------
     def preflight(self) -> str | None:
         """Return one sentence saying why the run cannot start, or None when it can."""
-        options = self.options
-        if not os.path.isfile(options.script):
-            return f"Script not found: {options.script}."
+        if not os.path.isfile(self.script):
+            return f"Script not found: {self.options.script}."
         try:
             import torch
         except ImportError as error:
@@ -64,43 +90,44 @@ class Session:
                 f"CUDA is not available in {sys.executable} (torch {torch.__version__}: {reason}); "
                 "run on a machine with an NVIDIA GPU, or analyze a capture recorded elsewhere with `vramlens analyze`."
             )
+        self.meta["environment"].update(torch=torch.__version__, cuda=getattr(torch.version, "cuda", None))
         return None
 
-    def start_recording(self) -> str | None:
+    def arm(self) -> None:
+        """Start recording the moment the script initialises CUDA (at once if it already is)."""
+        self.torch.cuda._lazy_call(self._on_cuda_init)
+
+    def _on_cuda_init(self) -> None:
+        # torch turns an exception here into a failure of the script's first CUDA call:
+        # recording must never be what breaks the user's run.
+        try:
+            self._start_recording()
+        except Exception as error:
+            self._warn(f"Recording could not start ({type(error).__name__}: {tracebacks.safe_str(error)}); the script runs unrecorded.")
+
+    def _start_recording(self) -> None:
         torch, options = self.torch, self.options
-        torch.cuda.init()
         device = torch.cuda.current_device()
         facts = environment.gpu_facts(torch, device, self.nvml.driver_version())
+        self.env_at_cuda_init = facts["alloc_env"]
+        self.meta["environment"] = facts
         self.nvml.bind(facts["gpu_uuid"], device)
-        limit = self._apply_memory_limit(device, facts["total_memory"])
-        if isinstance(limit, str):
-            return limit
+        self.meta["memory_limit"] = self._apply_memory_limit(device, facts["total_memory"])
         self.recorder = Recorder(torch, device, options.stacks, options.max_entries, self._sample_both)
         self.recorder.start()
-        self.meta = {
-            "started_at": datetime.datetime.fromtimestamp(self.started, datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-            "script": os.path.abspath(options.script),
-            "argv": [options.script] + list(options.args),
-            "cwd": os.getcwd(),
-            "source_root": os.path.abspath(options.source_root or os.path.dirname(os.path.abspath(options.script))),
-            "python": environment.python_facts(),
-            "recording": {"stacks": options.stacks, "max_entries": options.max_entries, "context": "all"},
-            "memory_limit": limit,
-            "environment": facts,
-            "nvml_agent": {"available": self.nvml.error is None, "error": self.nvml.error},
-            "notes": [],
-        }
-        return None
+        self.link.request_sample("cuda_init")
 
-    def _apply_memory_limit(self, device: int, total: int):
+    def _apply_memory_limit(self, device: int, total: int) -> dict | None:
         options = self.options
         if options.memory_limit_bytes is None and options.memory_limit_fraction is None:
             return None
         fraction = options.memory_limit_fraction
         if fraction is None:
             fraction = options.memory_limit_bytes / total
-        if not 0 < fraction <= 1:
-            return f"--memory-limit {options.memory_limit_text} is more than this GPU's {total / 2**30:.1f} GiB."
+        if fraction > 1:
+            self._warn(f"--memory-limit {options.memory_limit_text} is more than this GPU's "
+                       f"{total / 2**30:.2f} GiB, so no cap was applied.")
+            return None
         self.torch.cuda.set_per_process_memory_fraction(fraction, device)
         return {"requested": options.memory_limit_text, "fraction": fraction, "bytes": int(fraction * total)}
 
@@ -108,147 +135,134 @@ class Session:
         self.link.request_sample(phase)  # the server side samples by our PID meanwhile
         return self.nvml.sample(phase, time.time() - self.started)
 
+    def _warn(self, sentence: str) -> None:
+        self.notes.append(sentence)
+        print(f"vramlens: {sentence}", file=sys.stderr)
+
     # -- the script -----------------------------------------------------------------------
     def run_script(self) -> int:
-        options = self.options
-        script = os.path.abspath(options.script)
-        sys.argv = [options.script] + list(options.args)
-        sys.path.insert(0, os.path.dirname(script))
+        argv = [self.options.script] + list(self.options.args)
         try:
-            runpy.run_path(script, run_name="__main__")
+            execute_as_main(self.script, argv)
             return 0
         except SystemExit as exit_request:
-            return _exit_code(exit_request.code)
-        except KeyboardInterrupt as error:
+            return exit_code_of(exit_request)
+        except BaseException as error:  # the script's own failure (Ctrl-C included), shown as Python would
             self.exception = error
-            _print_user_traceback(error, script)
-            return 130
-        except BaseException as error:  # the script's own failure, reported as Python would
-            self.exception = error
-            _print_user_traceback(error, script)
-            return 1
+            sys.stderr.write(tracebacks.user_traceback_text(error, self.script))
+            sys.stderr.flush()
+            return 130 if isinstance(error, KeyboardInterrupt) else 1
+
+    def status_after(self, exit_code: int) -> str:
+        error = self.exception
+        if isinstance(error, KeyboardInterrupt):
+            return "interrupted"
+        if error is not None:
+            return "oom" if tracebacks.is_oom(error) else "error"
+        return "completed" if exit_code == 0 else "exit"
 
     # -- writing the capture ------------------------------------------------------------
-    def write(self, status: str, exit_code: int | None, snapshot: dict | None = None) -> None:
+    def write(self, status: str, exit_code: int | None, on_demand: bool = False) -> None:
+        """Write the capture; if the snapshot cannot be written, keep at least the facts."""
+        try:
+            meta, snapshot = self._capture_contents(status, exit_code, on_demand)
+        except Exception as error:
+            meta, snapshot = dict(self.meta, status=status, exit_code=exit_code), None
+            meta["notes"] = self.notes + [f"The allocator state could not be read ({type(error).__name__}: {tracebacks.safe_str(error)})."]
+        try:
+            write_capture(self.options.capture, meta, snapshot)
+        except Exception as error:
+            meta["notes"] = meta.get("notes", []) + [f"The snapshot could not be written ({type(error).__name__}: {tracebacks.safe_str(error)})."]
+            try:
+                write_capture(self.options.capture, meta, None)
+            except Exception as final:
+                print(f"vramlens: the capture could not be written to {self.options.capture} ({tracebacks.safe_str(final)}).", file=sys.stderr)
+
+    def _capture_contents(self, status: str, exit_code: int | None, on_demand: bool):
         recorder = self.recorder
-        oom = recorder.oom
-        if snapshot is None:
-            snapshot, moment = self._choose_snapshot()
-        else:
-            moment = status
         meta = dict(self.meta)
-        if isinstance(snapshot, dict) and snapshot.get("allocator_settings") is not None:
-            # torch 2.3+ reports the settings actually in force, parsed: keep them with the env vars.
-            meta["environment"] = dict(meta["environment"], allocator_settings=snapshot["allocator_settings"])
         meta.update(
             status=status,
             exit_code=exit_code,
             duration_s=round(time.time() - self.started, 3),
-            snapshot_moment=moment,
-            exception=_describe_exception(self.exception, self.meta.get("script")),
-            oom=dict(oom.first, count=oom.count) if oom.first else None,
-            stats=recorder.stats(),
-            exit_nvml=self.nvml.sample("exit", time.time() - self.started) if status != "on_demand" else None,
+            exception=tracebacks.describe(self.exception, self.script),
+            notes=self.notes + self._environment_notes(),
         )
-        write_capture(self.options.capture, meta, snapshot)
+        if recorder is None:
+            meta.update(snapshot_moment=None, oom=None, stats=None)
+            meta["notes"].append("The script never initialised CUDA, so there is no allocator history.")
+            return meta, None
+        oom = recorder.oom
+        snapshot, moment = self._choose_snapshot(on_demand)
+        if isinstance(snapshot, dict) and snapshot.get("allocator_settings") is not None:
+            # torch 2.3+ reports the settings actually in force, parsed: keep them with the env vars.
+            meta["environment"] = dict(meta["environment"], allocator_settings=snapshot["allocator_settings"])
+        if oom.count > 1:
+            meta["notes"].append(f"The run had {oom.count} OOMs; the one recorded is the last.")
+        meta.update(
+            snapshot_moment=moment,
+            oom=dict(oom.latest, count=oom.count) if oom.latest else None,
+            stats=recorder.stats(),
+            exit_nvml=None if on_demand else self.nvml.sample("exit", time.time() - self.started),
+        )
+        return meta, snapshot
 
-    def _choose_snapshot(self):
+    def _choose_snapshot(self, on_demand: bool):
         # When the OOM ended the run, the state at the OOM is the one to explain; the frees
         # made while the exception unwound would only blur it.
         oom = self.recorder.oom
-        ended_by_oom = self.exception is not None and _is_oom(self.exception)
-        if ended_by_oom and oom.snapshot is not None:
+        if not on_demand and tracebacks.is_oom(self.exception) and oom.snapshot is not None:
             return oom.snapshot, "oom"
-        return self.recorder.snapshot_now(), "end"
+        return self.recorder.snapshot_now(), "on_demand" if on_demand else "end"
 
-
-def _is_oom(error: BaseException) -> bool:
-    return type(error).__name__ == "OutOfMemoryError" or "CUDA out of memory" in str(error)
-
-
-def _exit_code(code) -> int:
-    if code is None:
-        return 0
-    if isinstance(code, int):
-        return code
-    print(code, file=sys.stderr)
-    return 1
-
-
-def _user_frames(tb, script: str | None):
-    """Frames from the script's first one inward: the agent's own frames are not the user's."""
-    frames = traceback.extract_tb(tb)
-    for index, frame in enumerate(frames):
-        if script and os.path.abspath(frame.filename) == script:
-            return frames[index:]
-    return [frame for frame in frames if not frame.filename.startswith(os.path.dirname(os.path.abspath(__file__)))]
-
-
-def _print_user_traceback(error: BaseException, script: str) -> None:
-    frames = _user_frames(error.__traceback__, script)
-    text = "Traceback (most recent call last):\n" + "".join(traceback.format_list(frames))
-    text += "".join(traceback.format_exception_only(type(error), error))
-    sys.stderr.write(text)
-    sys.stderr.flush()
-
-
-def _describe_exception(error: BaseException | None, script: str | None) -> dict | None:
-    if error is None:
-        return None
-    frames = _user_frames(error.__traceback__, script)
-    kind = type(error)
-    name = kind.__name__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__qualname__}"
-    return {
-        "type": name,
-        "message": str(error),
-        "traceback": "Traceback (most recent call last):\n"
-        + "".join(traceback.format_list(frames))
-        + "".join(traceback.format_exception_only(kind, error)),
-        "frames": [{"filename": f.filename, "line": f.lineno, "name": f.name} for f in frames],
-    }
-
-
-def _report_preflight(status_file: str, message: str) -> int:
-    write_json_atomically(status_file, {"phase": "preflight", "ok": False, "message": message})
-    return EXIT_PREFLIGHT
+    def _environment_notes(self) -> list[str]:
+        notes = []
+        now = environment.allocator_env()
+        if self.env_at_cuda_init is not None:
+            for name in sorted(set(now) | set(self.env_at_cuda_init)):
+                if now.get(name) != self.env_at_cuda_init.get(name):
+                    notes.append(f"{name} was changed after CUDA was initialised; it had no effect on this run.")
+            before = self.env_at_start.get("CUDA_VISIBLE_DEVICES")
+            if before != self.env_at_cuda_init.get("CUDA_VISIBLE_DEVICES"):
+                notes.append("CUDA_VISIBLE_DEVICES was set by the script after vramlens had checked for CUDA: "
+                             "set it before starting vramlens for it to choose the device.")
+        return notes
 
 
 def main(argv: list[str]) -> int:
     options = parse_args(argv)
-    session = Session(options)
-    problem = session.preflight() or session.start_recording()
-    if problem:
-        return _report_preflight(options.status_file, problem)
-    write_json_atomically(options.status_file, {"phase": "running", "ok": True, "pid": os.getpid()})
-
     agent_pid = os.getpid()
+    session: Session | None = None
 
+    # Installed first, so a timeout during the import of torch still ends us cleanly.
     # Forked children (data loader workers) inherit these handlers; only the agent's own
     # process may write the capture, so a child just ends as it would have.
-    def on_demand(signum, frame):
-        if os.getpid() == agent_pid:
-            session.write("on_demand", None, snapshot=session.recorder.snapshot_now())
-
     def on_terminate(signum, frame):
-        # The timeout (or a kill request): keep what was recorded, then stop at once.
-        if os.getpid() == agent_pid:
+        if os.getpid() == agent_pid and session is not None and session.torch is not None:
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
             session.write("terminated", 128 + signum)
             sys.stdout.flush()
         os._exit(128 + signum)
 
-    signal.signal(signal.SIGUSR1, on_demand)
+    def on_demand(signum, frame):
+        if os.getpid() == agent_pid and session is not None:
+            session.write("on_demand", None, on_demand=True)
+
     signal.signal(signal.SIGTERM, on_terminate)
+    signal.signal(signal.SIGUSR1, on_demand)
+    session = Session(options)
+    problem = session.preflight()
+    if problem:
+        write_json_atomically(options.status_file, {"phase": "preflight", "ok": False, "message": problem})
+        return EXIT_PREFLIGHT
+    write_json_atomically(options.status_file, {"phase": "running", "ok": True, "pid": agent_pid})
+    session.arm()
     session.link.request_sample("script_start")
     exit_code = session.run_script()
-    error = session.exception
-    if isinstance(error, KeyboardInterrupt):
-        status = "interrupted"
-    elif error is not None:
-        status = "oom" if _is_oom(error) else "error"
-    else:
-        status = "completed" if exit_code == 0 else "exit"
     session.link.request_sample("exit")
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    session.write(status, exit_code)
+    # The final write must finish: a late SIGTERM waits (the runner kills us after its grace).
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    signal.signal(signal.SIGUSR1, signal.SIG_IGN)
+    session.write(session.status_after(exit_code), exit_code)
     sys.stdout.flush()
     return exit_code

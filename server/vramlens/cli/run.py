@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -22,10 +23,10 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--python", default=sys.executable, help="interpreter that has torch (default: this one)")
     parser.add_argument("-o", "--output", type=Path, help="capture folder (default: .vramlens/captures/SCRIPT-TIME)")
     parser.add_argument("--stacks", choices=("python", "all"), default="python", help="python (cheap, default) or all (adds C++ frames)")
-    parser.add_argument("--max-entries", type=int, default=1_000_000, help="allocator history kept (ring buffer; default 1000000)")
+    parser.add_argument("--max-entries", type=_positive_int, default=1_000_000, help="allocator history kept (ring buffer; default 1000000)")
     parser.add_argument("--memory-limit", metavar="SIZE|FRACTION", help="cap the allocator, e.g. 24GiB or 0.2: would it fit on a smaller card?")
-    parser.add_argument("--timeout", type=float, metavar="SECONDS", help="end the script (and its process tree) after this long, keeping the capture")
-    parser.add_argument("--sample-interval", type=float, default=0.5, metavar="SECONDS", help="NVML sampling period (default 0.5)")
+    parser.add_argument("--timeout", type=_positive_float, metavar="SECONDS", help="end the script (and its process tree) after this long, keeping the capture")
+    parser.add_argument("--sample-interval", type=_positive_float, default=0.5, metavar="SECONDS", help="NVML sampling period (default 0.5)")
     parser.add_argument("--source-root", type=Path, help="folder of the user's code (default: the script's folder)")
     parser.add_argument(
         "--try-alloc-conf", action="append", default=[], metavar="SETTING",
@@ -35,6 +36,27 @@ def add_parser(subparsers) -> None:
     parser.add_argument("script", type=Path)
     parser.add_argument("args", nargs=argparse.REMAINDER, help="arguments passed to the script")
     parser.set_defaults(handler=handle)
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be more than zero, not {text}")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    value = float(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be more than zero, not {text}")
+    return value
+
+
+def _announce(script: Path):
+    def on_start(pid: int) -> None:
+        print(f"vramlens: running {script} (PID {pid}); `kill -USR1 {os.getpid()}` writes a capture "
+              "without stopping it, Ctrl-C ends it with the capture kept.", file=sys.stderr)
+    return on_start
 
 
 def handle(args: argparse.Namespace) -> int:
@@ -58,6 +80,7 @@ def handle(args: argparse.Namespace) -> int:
         timeout_s=args.timeout,
         sample_interval_s=args.sample_interval,
         source_root=args.source_root,
+        on_start=_announce(args.script),
     )
     try:
         result, trials = run_with_experiments(options, args.try_alloc_conf)

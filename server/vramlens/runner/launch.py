@@ -1,25 +1,33 @@
-"""Start the agent in the user's interpreter, keep watch, end it at the timeout, finish the capture."""
+"""Start the agent in the user's interpreter, keep watch, and finish the capture it wrote."""
 
 from __future__ import annotations
 
 import datetime
 import json
 import os
-import signal
+import secrets
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
-from vramlens.agent.capture_writer import META_FILE, write_json_atomically
+from vramlens.agent.capture_writer import FORMAT_NAME, META_FILE, write_json_atomically
 from vramlens.agent.runner_link import ENV_VAR as LINK_ENV_VAR
 from vramlens.capture.errors import CaptureError
 from vramlens.runner.nvml_sampler import NvmlSampler, samples_for_device
+from vramlens.runner.supervise import Supervisor, end_process_group
 
 AGENT_SCRIPT = Path(__file__).resolve().parent.parent / "agent" / "launch.py"
-TERMINATE_GRACE_S = 30.0  # time the agent gets to write its capture after SIGTERM
+EXIT_CODES = {"timeout": 124, "terminated": 143, "cancelled": 143}
+_ENDINGS = {
+    "timeout": "Ended by vramlens after the --timeout of {timeout:g} s.",
+    "cancelled": "Ended by vramlens when the run was cancelled.",
+    "terminated": "Ended when vramlens was asked to stop (SIGTERM or SIGHUP).",
+}
 
 
 @dataclass
@@ -37,18 +45,41 @@ class RunOptions:
     sample_interval_s: float = 0.5
     source_root: Path | None = None
     extra_env: dict = field(default_factory=dict)
+    cancel: threading.Event | None = None  # set it to end the run, keeping the capture
+    on_start: Callable[[int], None] | None = None  # called with the script's PID
 
 
 @dataclass
 class RunResult:
     exit_code: int  # the script's, as the user would have seen it
-    capture_dir: Path | None  # None when nothing could be captured
+    capture_dir: Path
     status: str
 
 
 def default_capture_dir(script: Path) -> Path:
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%d-%H%M%S")
-    return Path.cwd() / ".vramlens" / "captures" / f"{script.stem}-{stamp}"
+    base = Path.cwd() / ".vramlens" / "captures" / f"{script.stem}-{stamp}"
+    candidate, number = base, 1
+    while candidate.exists():
+        number += 1
+        candidate = base.with_name(f"{base.name}-{number}")
+    return candidate
+
+
+def check_capture_target(folder: Path) -> None:
+    """A capture may replace an older capture, never a folder of something else."""
+    if not folder.exists():
+        return
+    if not folder.is_dir():
+        raise CaptureError(f"{folder} is a file; choose a folder for the capture with -o.")
+    if not any(folder.iterdir()):
+        return
+    try:
+        is_capture = json.loads((folder / META_FILE).read_text(encoding="utf-8")).get("format") == FORMAT_NAME
+    except (OSError, ValueError, AttributeError):
+        is_capture = False
+    if not is_capture:
+        raise CaptureError(f"{folder} already exists and is not a capture; choose another folder with -o.")
 
 
 def run_script(options: RunOptions) -> RunResult:
@@ -56,15 +87,17 @@ def run_script(options: RunOptions) -> RunResult:
     if not script.is_file():
         raise CaptureError(f"Script not found: {script}.")
     capture_dir = Path(options.capture_dir or default_capture_dir(script)).resolve()
+    check_capture_target(capture_dir)
+    run_id = secrets.token_hex(8)
     with tempfile.TemporaryDirectory(prefix="vramlens-run-") as scratch:
         status_file = Path(scratch) / "status.json"
-        command = _agent_command(options, script, capture_dir, status_file)
-        return _supervise(options, command, capture_dir, status_file)
+        command = _agent_command(options, script, capture_dir, status_file, run_id)
+        return _supervise(options, command, capture_dir, status_file, run_id)
 
 
-def _agent_command(options: RunOptions, script: Path, capture_dir: Path, status_file: Path) -> list[str]:
+def _agent_command(options: RunOptions, script: Path, capture_dir: Path, status_file: Path, run_id: str) -> list[str]:
     command = [options.python, str(AGENT_SCRIPT), "--capture", str(capture_dir), "--status-file", str(status_file)]
-    command += ["--stacks", options.stacks, "--max-entries", str(options.max_entries)]
+    command += ["--run-id", run_id, "--stacks", options.stacks, "--max-entries", str(options.max_entries)]
     if options.memory_limit_bytes is not None:
         command += ["--memory-limit-bytes", str(options.memory_limit_bytes)]
     if options.memory_limit_fraction is not None:
@@ -76,7 +109,7 @@ def _agent_command(options: RunOptions, script: Path, capture_dir: Path, status_
     return command + ["--", str(script), *options.args]
 
 
-def _supervise(options: RunOptions, command: list[str], capture_dir: Path, status_file: Path) -> RunResult:
+def _supervise(options: RunOptions, command: list[str], capture_dir: Path, status_file: Path, run_id: str) -> RunResult:
     events_read, events_write = os.pipe()
     acks_read, acks_write = os.pipe()
     env = dict(os.environ, **options.extra_env)
@@ -84,9 +117,8 @@ def _supervise(options: RunOptions, command: list[str], capture_dir: Path, statu
     env.setdefault("PYTHONUNBUFFERED", "1")
     started = time.time()
     try:
-        child = subprocess.Popen(
-            command, env=env, pass_fds=(events_write, acks_read), start_new_session=True  # its own group: we end the whole tree
-        )
+        # A session of its own, so that the whole tree it starts can be ended with it.
+        child = subprocess.Popen(command, env=env, pass_fds=(events_write, acks_read), start_new_session=True)
     except OSError as error:
         raise CaptureError(f"Cannot start the interpreter {options.python} ({error.strerror}); check --python.") from None
     finally:
@@ -94,54 +126,29 @@ def _supervise(options: RunOptions, command: list[str], capture_dir: Path, statu
         os.close(acks_read)
     sampler = NvmlSampler(options.sample_interval_s)
     sampler.start(child.pid, events_read, acks_write, started)
-    timed_out = interrupted = False
+    supervisor = Supervisor(child, options.timeout_s, options.cancel)
+    if options.on_start:
+        options.on_start(child.pid)
     try:
-        exit_code, timed_out, interrupted = _wait(child, options.timeout_s)
+        exit_code = supervisor.wait()
     finally:
         sampler.stop()
         os.close(events_read)
         os.close(acks_write)
-        _end_process_group(child.pid)
+        end_process_group(child.pid)
     status = _read_status(status_file)
     if status.get("ok") is False:
         raise CaptureError(status.get("message", "The script could not be started."))
-    if not (capture_dir / META_FILE).is_file():
-        how = "timed out" if timed_out else f"exited with code {exit_code}"
+    meta = _read_meta(capture_dir)
+    if meta.get("run_id") != run_id:
+        how = f"was ended ({supervisor.ending})" if supervisor.ending else f"exited with code {exit_code}"
         raise CaptureError(f"The script {how} before a capture could be written (it may have been killed); nothing was recorded.")
-    final_status = _finish_capture(capture_dir, sampler, child.pid, timed_out, interrupted, options)
-    if timed_out:
-        exit_code = 124
+    if supervisor.ending:
+        exit_code = EXIT_CODES[supervisor.ending]
+    elif exit_code < 0:
+        exit_code = 128 - exit_code  # killed by a signal: the shell's convention
+    final_status = _finish_capture(capture_dir, meta, sampler, child.pid, supervisor.ending, exit_code, options)
     return RunResult(exit_code=exit_code, capture_dir=capture_dir, status=final_status)
-
-
-def _wait(child: subprocess.Popen, timeout_s: float | None) -> tuple[int, bool, bool]:
-    deadline = time.monotonic() + timeout_s if timeout_s else None
-    interrupted = False
-    while True:
-        try:
-            remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
-            return child.wait(timeout=remaining), False, interrupted
-        except subprocess.TimeoutExpired:
-            child.send_signal(signal.SIGTERM)  # the agent writes its capture, then exits
-            try:
-                return child.wait(timeout=TERMINATE_GRACE_S), True, interrupted
-            except subprocess.TimeoutExpired:
-                _end_process_group(child.pid, signal.SIGKILL)
-                return child.wait(), True, interrupted
-        except KeyboardInterrupt:
-            if interrupted:  # a second Ctrl-C: stop waiting for a graceful end
-                _end_process_group(child.pid, signal.SIGKILL)
-                return child.wait(), False, True
-            interrupted = True
-            child.send_signal(signal.SIGINT)  # the script sees its KeyboardInterrupt, as in a terminal
-
-
-def _end_process_group(pid: int, sig: int = signal.SIGTERM) -> None:
-    """End what the script left running (data loader workers, servers): the whole group."""
-    try:
-        os.killpg(pid, sig)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 def _read_status(status_file: Path) -> dict:
@@ -151,10 +158,17 @@ def _read_status(status_file: Path) -> dict:
         return {}
 
 
-def _finish_capture(capture_dir: Path, sampler: NvmlSampler, pid: int, timed_out: bool, interrupted: bool, options: RunOptions) -> str:
+def _read_meta(capture_dir: Path) -> dict:
+    try:
+        meta = json.loads((capture_dir / META_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return meta if isinstance(meta, dict) else {}
+
+
+def _finish_capture(capture_dir: Path, meta: dict, sampler: NvmlSampler, pid: int, ending: str | None,
+                    exit_code: int, options: RunOptions) -> str:
     """Add what the server side measured, and how the run ended, to the agent's capture.json."""
-    meta_path = capture_dir / META_FILE
-    meta = json.loads(meta_path.read_text(encoding="utf-8"))
     facts = meta.get("environment") or {}
     meta["nvml"] = {
         "available": sampler.available,
@@ -162,11 +176,9 @@ def _finish_capture(capture_dir: Path, sampler: NvmlSampler, pid: int, timed_out
         "pid": pid,
         "samples": samples_for_device(sampler.samples, pid, facts.get("gpu_uuid"), facts.get("device_index")),
     }
-    if timed_out:
-        meta["status"] = "timeout"
-        meta["exit_code"] = 124
-        meta.setdefault("notes", []).append(f"Ended by vramlens after the --timeout of {options.timeout_s:g} s.")
-    elif interrupted and meta.get("status") == "completed":
-        meta["status"] = "interrupted"
-    write_json_atomically(str(meta_path), meta)
+    if ending:
+        meta["status"] = ending
+        meta["exit_code"] = exit_code
+        meta.setdefault("notes", []).append(_ENDINGS[ending].format(timeout=options.timeout_s))
+    write_json_atomically(str(capture_dir / META_FILE), meta)
     return meta["status"]

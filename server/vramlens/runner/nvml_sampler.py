@@ -12,6 +12,7 @@ import select
 import threading
 import time
 
+MAX_SAMPLES = 1000  # a long run keeps an even spread over its whole length, not an ever-growing list
 
 class NvmlSampler:
     def __init__(self, interval_s: float = 0.5):
@@ -61,7 +62,16 @@ class NvmlSampler:
             device = self._device_sample(index, handle)
             if device is not None:
                 devices.append(device)
-        self.samples.append({"t": elapsed, "phase": phase, "source": "server", "devices": devices})
+        self.samples.append({"t": elapsed, "epoch": time.time(), "phase": phase, "source": "server", "devices": devices})
+        if len(self.samples) > MAX_SAMPLES:
+            self._thin()
+
+    def _thin(self) -> None:
+        """Halve the periodic samples (and their rate) on long runs; keep every event sample."""
+        periodic = [i for i, sample in enumerate(self.samples) if sample["phase"] == "periodic"]
+        dropped = set(periodic[1::2])
+        self.samples = [sample for i, sample in enumerate(self.samples) if i not in dropped]
+        self.interval_s *= 2
 
     def _device_sample(self, index: int, handle) -> dict | None:
         nvml = self._nvml
@@ -132,6 +142,7 @@ def samples_for_device(samples: list[dict], pid: int, uuid: str | None, index: i
         flat.append(
             {
                 "t": sample["t"],
+                "epoch": sample["epoch"],
                 "phase": sample["phase"],
                 "source": sample["source"],
                 "device_total": device["device_total"],

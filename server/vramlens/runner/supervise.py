@@ -1,0 +1,89 @@
+"""Keep watch over the agent: forward the user's signals, end it at the timeout or on request.
+
+The agent runs in a session of its own so that its whole process tree can be ended; the
+price is that a terminal's Ctrl-C no longer reaches it by itself, so signals to vramlens
+are passed on here: SIGINT as SIGINT (the script sees its KeyboardInterrupt), SIGUSR1 as
+SIGUSR1 (a capture now, the run goes on), SIGTERM and SIGHUP as a request to end with the
+capture kept.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import threading
+import time
+
+TERMINATE_GRACE_S = 30.0  # time the agent gets to write its capture after SIGTERM
+_POLL_S = 0.2
+
+
+class Supervisor:
+    def __init__(self, child: subprocess.Popen, timeout_s: float | None, cancel: threading.Event | None):
+        self.child = child
+        self.deadline = time.monotonic() + timeout_s if timeout_s else None
+        self.cancel = cancel
+        self.ending: str | None = None  # timeout | cancelled | terminated, once we asked the agent to stop
+        self.interrupted = False
+        self._kill_at: float | None = None
+
+    def wait(self) -> int:
+        previous = self._install_handlers()
+        try:
+            while True:
+                try:
+                    return self.child.wait(timeout=_POLL_S)
+                except subprocess.TimeoutExpired:
+                    self._check_time()
+        finally:
+            for signum, handler in previous.items():
+                signal.signal(signum, handler)
+
+    def _check_time(self) -> None:
+        now = time.monotonic()
+        if self.ending is None:
+            if self.deadline is not None and now >= self.deadline:
+                self.end("timeout")
+            elif self.cancel is not None and self.cancel.is_set():
+                self.end("cancelled")
+        elif self._kill_at is not None and now >= self._kill_at:
+            end_process_group(self.child.pid, signal.SIGKILL)
+
+    def end(self, reason: str) -> None:
+        """Ask the agent to write its capture and stop; kill the tree if it does not in time."""
+        if self.ending is None:
+            self.ending = reason
+            self._send(signal.SIGTERM)
+            self._kill_at = time.monotonic() + TERMINATE_GRACE_S
+
+    def _send(self, signum: int) -> None:
+        try:
+            self.child.send_signal(signum)
+        except ProcessLookupError:
+            pass
+
+    def _install_handlers(self) -> dict:
+        if threading.current_thread() is not threading.main_thread():
+            return {}  # e.g. inside the language server: cancellation comes through `cancel`
+        handlers = {
+            signal.SIGINT: self._on_interrupt,
+            signal.SIGTERM: lambda signum, frame: self.end("terminated"),
+            signal.SIGHUP: lambda signum, frame: self.end("terminated"),
+            signal.SIGUSR1: lambda signum, frame: self._send(signal.SIGUSR1),
+        }
+        return {signum: signal.signal(signum, handler) for signum, handler in handlers.items()}
+
+    def _on_interrupt(self, signum, frame) -> None:
+        if self.interrupted:  # a second Ctrl-C: stop waiting for a graceful end
+            end_process_group(self.child.pid, signal.SIGKILL)
+        self.interrupted = True
+        self._send(signal.SIGINT)
+
+
+def end_process_group(pid: int, sig: int = signal.SIGTERM) -> None:
+    """End what the script left running (data loader workers, servers): the whole group."""
+    try:
+        os.killpg(pid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass

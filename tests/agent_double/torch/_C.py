@@ -1,0 +1,5 @@
+from . import cuda
+
+
+def _cuda_attach_out_of_memory_observer(observer):
+    cuda.OBSERVERS.append(observer)
