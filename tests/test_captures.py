@@ -164,3 +164,27 @@ def test_ring_buffer_start_is_rebuilt_exactly_on_real_data(name):
         assert kept.timeline.start_allocated == dropped.end_allocated
         assert kept.timeline.start_reserved == dropped.end_reserved
         assert kept.timeline.end_allocated == analyze_fixture(name).timeline.end_allocated
+
+
+def test_status_is_the_recorded_one_and_a_raw_dump_is_a_snapshot():
+    import json
+
+    for name in ("no_problem", "working_set"):
+        recorded = json.loads((CAPTURES / name / "capture.json").read_text())["status"]
+        assert to_json(analyze_fixture(name))["status"] == recorded
+    dump = analyze_fixture("server_dump.pickle")
+    assert dump.status == "snapshot" and "how the run ended is unknown" in dump.outcome_text
+    assert not any("completed" in fact for fact in dump.diagnosis.evidence)
+
+
+def test_inference_server_is_told_to_turn_grad_mode_off_first():
+    for name in ("server_dump.pickle", "retained_references"):  # both only run forward passes
+        analysis = analyze_fixture(name)
+        assert "torch.inference_mode()" in analysis.recommendations[0].action, name
+        assert ".detach()" in analysis.recommendations[1].action, name
+
+
+def test_outside_allocator_numbers_add_up_in_the_evidence():
+    from test_analysis_ending import assert_used_plus_free_is_total
+
+    assert_used_plus_free_is_total(analyze_fixture("outside_allocator").diagnosis.evidence)

@@ -55,7 +55,9 @@ def test_large_cache_alone_is_not_fragmentation():
     assert analysis.diagnosis.cause == "working_set"
     text = " ".join(r.action for r in analysis.recommendations)
     assert "empty_cache" not in text
-    assert "needs that much more" in text and "256.00 MiB" in text  # 1 GiB live + 1.5 GiB request - 2.25 GiB cap
+    # 1 GiB live + 1.5 GiB request - 2.25 GiB cap, said to be the failing allocation's shortfall alone
+    assert "more than 256.00 MiB" in text and "failing allocation alone" in text and "will likely need more" in text
+    assert any("failing allocation alone" in fact for fact in analysis.diagnosis.evidence)
 
 
 def test_outside_allocator_when_other_processes_hold_the_device():
@@ -141,7 +143,8 @@ def test_working_set_that_would_fit_packed_names_the_shortfall_in_one_piece():
     builder.alloc(0, 512 * MIB, user_stack(41)).alloc(512 * MIB, 3 * GIB, user_stack(42)).free(0).oom(768 * MIB, 70 * GIB)
     analysis = analyze(builder.snapshot(), capped_meta(4 * GIB, 768 * MIB))
     assert analysis.diagnosis.cause == "working_set"  # free reserved (512 MiB) < request: not fragmentation
-    assert "at least 256.00 MiB" in analysis.recommendations[0].action
+    assert "more than 256.00 MiB" in analysis.recommendations[0].action
+    assert "failing allocation alone" in analysis.recommendations[0].action
     assert "at most 512.00 MiB in one piece" in analysis.recommendations[0].action
 
 

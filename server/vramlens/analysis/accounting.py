@@ -71,15 +71,16 @@ def account(
     request: int | None, device_free: int | None, sample: dict | None, total: int | None,
     limit: int | None, limit_is_cap: bool, own_pid: int | None = None,
 ) -> Accounting:
-    driver_used = process_used = other = None
+    driver_used = process_used = other = driver_total = None
     phase = None
     if sample:
         driver_used, process_used = sample.get("device_used"), sample.get("process_used")
         other, phase = sample.get("other_processes_used"), sample.get("phase")
+        driver_total = sample.get("device_total") if driver_used is not None else None
         total = total or sample.get("device_total")
     if driver_used is None and device_free is not None and total and total - device_free >= reserved:
         # Only when consistent: a --total-memory below what the driver called free is a cap, not the device.
-        driver_used, phase = total - device_free, "oom (driver free memory)"
+        driver_used, driver_total, phase = total - device_free, total, "oom (driver free memory)"
     non_pytorch = max(driver_used - reserved, 0) if driver_used is not None else None
     context = max(process_used - reserved, 0) if process_used is not None else None
     if other is None and context is not None and non_pytorch is not None:
@@ -95,6 +96,6 @@ def account(
         largest_free_block=largest_free_block, largest_free_pool=pool, free_block_fits_request=fits,
         driver_used=driver_used, process_used=process_used, non_pytorch=non_pytorch,
         context_and_libraries=context, other_processes=other,
-        other_process_usage=other_process_usage(sample, own_pid) if other else [], unattributed=unattributed, device_total=total, limit=limit,
+        other_process_usage=other_process_usage(sample, own_pid) if other else [], unattributed=unattributed, device_total=total, driver_total=driver_total, limit=limit,
         limit_is_cap=limit_is_cap, request=request, device_free=device_free, nvml_phase=phase,
     )

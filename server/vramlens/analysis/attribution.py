@@ -55,6 +55,26 @@ def growth_of(floors: list) -> tuple[bool, int]:
     return (never_falls and steps_up >= 2 and rise >= MIN_GROWTH and spans_run), max(rise, 0)
 
 
+BACKWARD_FUNCTIONS = ("backward", "grad", "_engine_run_backward")
+
+
+def backward_seen(replay: ReplayResult) -> bool:
+    """Whether a backward pass may have run in the recorded history.
+
+    The autograd engine runs a CUDA backward on its own device thread, which has no Python frame,
+    so its allocations land on the frameless pseudo-line (with ``--stacks all`` too: C++ frames
+    only). A trace without any frameless allocation therefore ran no backward. Other C++ code can
+    allocate without a Python frame as well, so a frameless line only means "maybe": the signal errs
+    towards training, never telling a training run to switch grad mode off. A backward called on the
+    Python thread (``torch.autograd.backward`` / ``grad`` frames) counts too."""
+    if NO_FRAME in replay.lines:
+        return True
+    return any(
+        frame.get("name") in BACKWARD_FUNCTIONS and "torch/" in str(frame.get("filename", "")).replace("\\", "/")
+        for acc in replay.lines.values() for frame in acc[FRAMES] or ()
+    )
+
+
 def call_path(frames: list | None, key, resolver: SourceResolver) -> list[str]:
     """The frames from the user line inward, e.g. ["train.py:42 step", "torch/nn/modules/linear.py:125 forward"]."""
     if not frames:

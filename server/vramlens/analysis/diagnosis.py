@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from vramlens.analysis.ending import moment_words, taken_mid_run
 from vramlens.analysis.model import Accounting, Diagnosis, LineStat
 from vramlens.units import format_bytes as fmt
 
@@ -34,6 +35,13 @@ class RunFacts:
     end_reserved: int
     oom_count: int = 0
     oldest_live_fraction: dict | None = None  # line -> position of its oldest live block in the history (0..1)
+    status: str = "completed"  # capture.json status, or "snapshot" for a raw pickle
+    no_oom_sentence: str = "The run completed without an OOM"  # how a run without an OOM ended, honestly
+    backward_seen: bool = True  # False only when the trace shows no backward pass at all
+
+    @property
+    def mid_run(self) -> bool:
+        return taken_mid_run(self.status)
 
 
 def effective_limit(acc: Accounting) -> int | None:
@@ -70,10 +78,15 @@ def _outside_allocator(acc: Accounting) -> Diagnosis | None:
     free_now = acc.device_free if acc.device_free is not None else max(total - acc.reserved - acc.non_pytorch, 0)
     if free_now >= acc.request or free_now + avoidable < acc.request:
         return None  # either the driver had room (not this cause) or even without it the request would not fit
+    # The driver's used, free and total come from one source (NVML's sample, or total − free at the
+    # OOM), so the sentence adds up; torch's own total_memory is a little smaller than NVML's.
+    driver_total = acc.driver_total or total
+    driver_free = max(driver_total - acc.driver_used, 0) if acc.driver_used is not None else free_now
     evidence = [
-        f"The driver saw {fmt(acc.driver_used)} in use on a {fmt(total)} device, of which PyTorch reserved only {fmt(acc.reserved)}.",
-        f"{fmt(acc.non_pytorch)} ({acc.non_pytorch / total:.0%} of the device) was held outside PyTorch's allocator.",
-        f"The request of {fmt(acc.request)} met {fmt(free_now)} free; without the memory held outside PyTorch it would have fit.",
+        f"The driver saw {fmt(acc.driver_used)} in use and {fmt(driver_free)} free of the device's {fmt(driver_total)}; "
+        f"PyTorch reserved only {fmt(acc.reserved)} of it.",
+        f"{fmt(acc.non_pytorch)} ({acc.non_pytorch / driver_total:.0%} of the device) was held outside PyTorch's allocator.",
+        f"The request of {fmt(acc.request)} met {fmt(driver_free)} free; without the memory held outside PyTorch it would have fit.",
     ]
     if acc.context_and_libraries is not None:
         evidence.append(
@@ -110,15 +123,17 @@ def _growing(lines: list[LineStat]) -> list[LineStat]:
 
 
 def _retained(lines: list[LineStat], facts: RunFacts, moment: str) -> Diagnosis | None:
+    """``moment``: "oom" or "peak"."""
     growing = _growing(lines)
     held = sum(line.share for line in growing)
     if not growing or held < GROWING_SHARE:
         return None
     top = max(growing, key=lambda line: line.live_bytes)
+    when = moment_words(moment, facts.status)
     evidence = [
-        f"{len(growing)} line(s) kept growing from iteration to iteration and held {held:.0%} of the live bytes at the {moment}.",
+        f"{len(growing)} line(s) kept growing from iteration to iteration and held {held:.0%} of the live bytes {when}.",
         f"{top.label} rose by {fmt(top.growth_bytes)} across the run and held {fmt(top.live_bytes)} "
-        f"in {top.live_blocks} block(s) at the {moment}.",
+        f"in {top.live_blocks} block(s) {when}.",
     ]
     oldest = (facts.oldest_live_fraction or {}).get((top.path, top.line))
     if oldest is not None:
@@ -126,6 +141,9 @@ def _retained(lines: list[LineStat], facts: RunFacts, moment: str) -> Diagnosis 
             f"Its oldest block still live was allocated {oldest:.0%} of the way into the recorded history: "
             "allocations from earlier iterations were never released."
         )
+    if not facts.backward_seen:
+        evidence.append("No backward pass ran in the recorded history (no allocation by the autograd engine): "
+                        "this is inference, yet with grad mode on every kept output holds its autograd graph.")
     return Diagnosis("retained_references", min(0.95, 0.55 + 0.4 * held), evidence)
 
 
@@ -140,7 +158,9 @@ def _working_set(acc: Accounting, lines: list[LineStat]) -> Diagnosis:
             f"against a limit of {fmt(limit)}{' (a fraction cap)' if acc.limit_is_cap else ''}."
         )
         if need > limit:
-            evidence.append(f"Even perfectly packed the step needed {fmt(need - limit)} more than the limit.")
+            evidence.append(f"Even perfectly packed, this one allocation was {fmt(need - limit)} over the limit; "
+                            "that is the shortfall for the failing allocation alone, and the rest of the step "
+                            "will likely need more.")
             confidence = 0.85
         else:
             evidence.append(
@@ -158,6 +178,8 @@ def _working_set(acc: Accounting, lines: list[LineStat]) -> Diagnosis:
 
 def _completed(acc: Accounting, lines: list[LineStat], facts: RunFacts) -> Diagnosis:
     retained = _retained(lines, facts, "peak")
+    upto = " up to the moment the snapshot was taken" if facts.mid_run else ""
+    then = "When the snapshot was taken" if facts.mid_run else "At the end"
     if retained:
         retained.confidence = min(retained.confidence, 0.8)
         return retained
@@ -165,19 +187,21 @@ def _completed(acc: Accounting, lines: list[LineStat], facts: RunFacts) -> Diagn
     gap = reserved - facts.peak_allocated
     if reserved >= CACHE_RATIO * max(facts.peak_allocated, 1) and gap >= CACHE_GAP:
         return Diagnosis("cached_not_leak", 0.8, [
-            f"PyTorch reserved up to {fmt(reserved)} while live tensors never exceeded {fmt(facts.peak_allocated)}.",
+            f"{facts.no_oom_sentence}.",
+            f"PyTorch reserved up to {fmt(reserved)} while live tensors never exceeded {fmt(facts.peak_allocated)}{upto}.",
             f"The {fmt(gap)} difference is the caching allocator keeping freed blocks for reuse, not a leak.",
-            f"At the end {fmt(facts.end_allocated)} was allocated and {fmt(facts.end_reserved)} reserved; nothing kept growing.",
+            f"{then} {fmt(facts.end_allocated)} was allocated and {fmt(facts.end_reserved)} reserved; nothing kept growing.",
         ])
     evidence = [
-        f"The run completed; live tensors peaked at {fmt(facts.peak_allocated)} and PyTorch reserved at most {fmt(reserved)}.",
+        f"{facts.no_oom_sentence}; live tensors peaked at {fmt(facts.peak_allocated)} and PyTorch reserved at most "
+        f"{fmt(reserved)}{upto}.",
         "No line kept growing across the run.",
     ]
     if acc.limit:
         evidence.append(f"The peak used {facts.peak_allocated / acc.limit:.0%} of the {fmt(acc.limit)} limit.")
     if facts.end_reserved - facts.end_allocated >= CACHE_GAP:
         evidence.append(
-            f"At the end {fmt(facts.end_reserved)} was reserved but only {fmt(facts.end_allocated)} allocated: "
+            f"{then} {fmt(facts.end_reserved)} was reserved but only {fmt(facts.end_allocated)} allocated: "
             "memory kept in PyTorch's cache after the peak, for reuse, not leaked."
         )
     return Diagnosis("no_problem", 0.7, evidence)
@@ -186,7 +210,7 @@ def _completed(acc: Accounting, lines: list[LineStat], facts: RunFacts) -> Diagn
 def diagnose(acc: Accounting, lines: list[LineStat], facts: RunFacts) -> Diagnosis:
     if facts.outcome != "oom":
         return _completed(acc, lines, facts)
-    diagnosis = _outside_allocator(acc) or _fragmentation(acc) or _retained(lines, facts, "OOM") or _working_set(acc, lines)
+    diagnosis = _outside_allocator(acc) or _fragmentation(acc) or _retained(lines, facts, "oom") or _working_set(acc, lines)
     if facts.oom_count > 1:
         diagnosis.evidence.append(f"The run hit {facts.oom_count} OOMs; this diagnosis is about the first.")
     return diagnosis

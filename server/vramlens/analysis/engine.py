@@ -6,8 +6,9 @@ import os
 from pathlib import Path
 
 from vramlens.analysis.accounting import account, allocator_limit, device_total, nvml_sample
-from vramlens.analysis.attribution import add_blocks_from_before_trace, line_stats
+from vramlens.analysis.attribution import add_blocks_from_before_trace, backward_seen, line_stats
 from vramlens.analysis.diagnosis import RunFacts, diagnose
+from vramlens.analysis.ending import no_oom_sentence, nothing_recorded, outcome_line, run_status
 from vramlens.analysis.interventions import read_interventions
 from vramlens.analysis.freeblocks import free_blocks_at_end, free_blocks_at_oom, largest_free
 from vramlens.analysis.model import Analysis, OomEvent, Timeline, TimelinePoint
@@ -18,6 +19,7 @@ from vramlens.analysis.recommend import recommend
 from vramlens.analysis.replay import KEY, replay
 from vramlens.analysis.sources import SourceResolver
 from vramlens.capture import Capture, CaptureError, load_capture
+from vramlens.units import format_bytes as fmt
 
 ENVIRONMENT_KEYS = ("gpu_name", "device_index", "total_memory", "compute_capability", "driver", "torch", "cuda",
                     "cudnn", "allocator_backend", "allocator_settings", "alloc_env")
@@ -32,10 +34,7 @@ def _check_usable(capture: Capture, trace: list) -> None:
     if meta.get("status") == "no_cuda":
         raise CaptureError("This capture has no CUDA allocator history: the script never used CUDA in that interpreter.")
     if not trace:
-        raise CaptureError(
-            "The snapshot holds no allocator trace: record it with torch.cuda.memory._record_memory_history() "
-            "before the allocations (or use `vramlens run`)."
-        )
+        raise nothing_recorded(meta)
 
 
 def _sample_filenames(trace: list, segments: list[dict], entries: int = 2000) -> set[str]:
@@ -128,6 +127,7 @@ def _analyze(capture: Capture, total_memory: int | None, source_root: str | None
     timeline = _timeline(rep, start_allocated, start_reserved)
 
     meta_oom = meta.get("oom") or {}
+    status = run_status(meta)
     outcome = "oom" if rep.oom_index is not None or meta.get("status") == "oom" or meta_oom else "completed"
     moment = "oom" if rep.oom_index is not None else ("end" if outcome == "oom" else "peak")
     if outcome == "oom" and meta.get("status") not in (None, "oom"):
@@ -159,12 +159,14 @@ def _analyze(capture: Capture, total_memory: int | None, source_root: str | None
         end_allocated=timeline.end_allocated, end_reserved=timeline.end_reserved,
         oom_count=max(rep.oom_count, meta_oom.get("count") or 0),
         oldest_live_fraction=_oldest_live_fractions(rep, growing_keys),
+        status=status, no_oom_sentence=no_oom_sentence(meta, status), backward_seen=backward_seen(rep),
     )
     diagnosis = diagnose(accounting, lines, facts)
     tried = read_interventions(meta)
     diagnosis.evidence += [f"Tried on this script: {item.summary()}." for item in tried]
     expandable_on = expandable_segments_on(settings, segments)
-    recommendations = recommend(diagnosis, accounting, lines, settings, expandable_on, tried)
+    recommendations = recommend(diagnosis, accounting, lines, settings, expandable_on, tried,
+                                meta=meta, backward_ran=facts.backward_seen)
 
     environment = _environment(meta, settings, expandable_on, total, device)
     oom = None
@@ -172,7 +174,8 @@ def _analyze(capture: Capture, total_memory: int | None, source_root: str | None
         oom = OomEvent(request=request, device_free=device_free, device_limit=meta_oom.get("device_limit") or limit,
                        count=facts.oom_count, index=rep.oom_index)
     return Analysis(
-        outcome=outcome, status=meta.get("status"), diagnosis=diagnosis, accounting=accounting, timeline=timeline,
+        outcome=outcome, status=status, diagnosis=diagnosis, accounting=accounting, timeline=timeline,
         oom=oom, lines=lines, recommendations=recommendations, environment=environment,
         allocator_settings=settings, source_root=recorded_root, local_root=resolver.local_root, notes=notes,
+        outcome_text=f"out of memory (request {fmt(request)})" if outcome == "oom" else outcome_line(outcome, meta, status),
     )

@@ -52,7 +52,7 @@ def to_json(analysis: Analysis) -> dict:
             "context_and_libraries": acc.context_and_libraries, "other_processes": acc.other_processes,
             "unattributed": acc.unattributed,
             "other_process_usage": [{"pid": pid, "used": used} for pid, used in acc.other_process_usage],
-            "device_total": acc.device_total, "limit": acc.limit, "limit_is_cap": acc.limit_is_cap,
+            "device_total": acc.device_total, "driver_total": acc.driver_total, "limit": acc.limit, "limit_is_cap": acc.limit_is_cap,
             "request": acc.request, "device_free": acc.device_free, "nvml_phase": acc.nvml_phase,
         },
         "oom": None if analysis.oom is None else {

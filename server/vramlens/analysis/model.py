@@ -91,6 +91,7 @@ class Accounting:
     other_process_usage: list[tuple[int, int]] = field(default_factory=list)  # (pid, bytes), largest first
     unattributed: int | None = None  # used on the device but owned by no listed process (driver reservations)
     device_total: int | None = None
+    driver_total: int | None = None  # the device's size as the driver reports it, paired with driver_used
     limit: int | None = None  # the allocator's ceiling: device total or a fraction cap
     limit_is_cap: bool = False
     request: int | None = None
@@ -119,7 +120,7 @@ class Recommendation:
 @dataclass
 class Analysis:
     outcome: str  # "oom" | "completed"
-    status: str | None  # capture.json status, when known
+    status: str  # capture.json status; "snapshot" for a raw pickle
     diagnosis: Diagnosis
     accounting: Accounting
     timeline: Timeline
@@ -131,6 +132,7 @@ class Analysis:
     source_root: str | None
     local_root: str | None
     notes: list[str] = field(default_factory=list)
+    outcome_text: str = ""  # for people: "out of memory (request 96.00 MiB)", "no OOM; ended by --timeout after 12 s"
 
     @property
     def user_root(self) -> str | None:

@@ -9,6 +9,8 @@ from __future__ import annotations
 from vramlens.analysis.diagnosis import CONTEXT_ALLOWANCE, effective_limit
 from vramlens.analysis.interventions import Intervention, tried_knob
 from vramlens.analysis.model import Accounting, Diagnosis, LineStat, Recommendation
+from vramlens.analysis.normalize import max_split_size
+from vramlens.analysis.rerun import experiment_command
 from vramlens.units import format_bytes as fmt
 
 
@@ -25,16 +27,18 @@ def _working_set(acc: Accounting, lines: list[LineStat]) -> list[Recommendation]
         over = acc.allocated + acc.request - limit
         if over > 0:
             recs.append(Recommendation(
-                f"Shrink the live working set by at least {fmt(over)}: it needs that much more than the {fmt(limit)} "
-                f"{'cap' if acc.limit_is_cap else 'limit'}; the lines holding most are {where}.",
+                f"Shrink the live working set by clearly more than {fmt(over)}: that is the shortfall for the failing "
+                f"allocation alone under the {fmt(limit)} {'cap' if acc.limit_is_cap else 'limit'}, and the rest of "
+                f"the step will likely need more; the lines holding most are {where}.",
                 f"Live tensors ({fmt(acc.allocated)}) plus the {fmt(acc.request)} request exceed the limit even without any cache.",
             ))
         else:
             # The request needs one piece: new headroom under the limit, or one cached block.
             usable = max(limit - acc.reserved, acc.largest_free_block or 0, 0)
             recs.append(Recommendation(
-                f"Shrink the live working set by at least {fmt(acc.request - usable)}: the {fmt(acc.request)} "
-                f"request found at most {fmt(usable)} in one piece under the {fmt(limit)} limit; "
+                f"Shrink the live working set by clearly more than {fmt(acc.request - usable)}: the {fmt(acc.request)} "
+                f"request found at most {fmt(usable)} in one piece under the {fmt(limit)} limit, and that shortfall is "
+                f"for the failing allocation alone: the rest of the step will likely need more; "
                 f"the lines holding most are {where}.",
                 "Neither the unreserved headroom nor the largest cached block could hold the request.",
             ))
@@ -65,20 +69,22 @@ def _measured(item: Intervention) -> Recommendation:
     )
 
 
-def _fragmentation(acc: Accounting, settings: dict, expandable_on: bool, tried: list[Intervention]) -> list[Recommendation]:
+def _fragmentation(acc: Accounting, settings: dict, expandable_on: bool, tried: list[Intervention],
+                   meta: dict) -> list[Recommendation]:
+    # PYTORCH_CUDA_ALLOC_CONF is read by every torch since 2.1; PYTORCH_ALLOC_CONF only by recent releases.
     recs = [_measured(item) for item in tried]
     if not expandable_on and not tried_knob(tried, "expandable_segments"):
         recs.append(Recommendation(
-            "As an experiment, rerun with PYTORCH_ALLOC_CONF=expandable_segments:True and measure it: "
-            "`vramlens run --try-alloc-conf expandable_segments:True SCRIPT` records both runs.",
+            "As an experiment, rerun with PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True and measure it: "
+            f"`{experiment_command(meta, 'expandable_segments:True')}` records both runs.",
             "Expandable segments let the allocator grow one segment instead of leaving unusable holes; "
             "it often helps with fragmentation but is not guaranteed to.",
             experiment=True,
         ))
-    if "max_split_size_mb" not in settings and not tried_knob(tried, "max_split_size"):
+    if max_split_size(settings) is None and not tried_knob(tried, "max_split_size"):
         recs.append(Recommendation(
-            "As another experiment, try PYTORCH_ALLOC_CONF=max_split_size_mb:256 (or a size near your large requests) "
-            "and compare: `vramlens run --try-alloc-conf max_split_size_mb:256 SCRIPT`.",
+            "As another experiment, try PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:256 (or a size near your large "
+            f"requests) and compare: `{experiment_command(meta, 'max_split_size_mb:256')}`.",
             "It stops big cached blocks from being split for small requests, which can keep large holes usable.",
             experiment=True,
         ))
@@ -90,21 +96,27 @@ def _fragmentation(acc: Accounting, settings: dict, expandable_on: bool, tried: 
     return recs
 
 
-def _retained(lines: list[LineStat]) -> list[Recommendation]:
+def _retained(lines: list[LineStat], backward_ran: bool) -> list[Recommendation]:
     growing = [l for l in lines if l.growing and l.live_bytes > 0][:3]
     where = ", ".join(f"{l.label} (+{fmt(l.growth_bytes)})" for l in growing)
-    return [
-        Recommendation(
-            f"Find what keeps the tensors from {where} alive across iterations: a list, dict or attribute that "
-            "stores outputs or losses.",
-            "Their live bytes rose every iteration and blocks from earlier iterations were still live.",
-        ),
-        Recommendation(
-            "Store .item() for scalars you log and .detach() (or .detach().cpu()) for tensors you keep, so the "
-            "autograd graph of each iteration can be freed.",
-            "A kept tensor that requires grad holds its whole graph, including every saved activation.",
-        ),
-    ]
+    find = Recommendation(
+        f"Find what keeps the tensors from {where} alive across iterations: a list, dict or attribute that "
+        "stores outputs or losses.",
+        "Their live bytes rose every iteration and blocks from earlier iterations were still live.",
+    )
+    detach = Recommendation(
+        "Store .item() for scalars you log and .detach() (or .detach().cpu()) for tensors you keep, so the "
+        "autograd graph of each iteration can be freed.",
+        "A kept tensor that requires grad holds its whole graph, including every saved activation.",
+    )
+    if backward_ran:
+        return [find, detach]
+    no_grad = Recommendation(
+        f"Run the serving / evaluation code that calls {where} under torch.inference_mode() (or torch.no_grad()).",
+        "No backward pass ran in the recorded history, so nothing needs gradients: the kept outputs carry their "
+        "autograd graphs (and saved activations) only because grad mode is on.",
+    )
+    return [no_grad, detach, find]
 
 
 def _outside(acc: Accounting) -> list[Recommendation]:
@@ -146,16 +158,18 @@ def _cached(acc: Accounting) -> list[Recommendation]:
 
 def recommend(
     diagnosis: Diagnosis, acc: Accounting, lines: list[LineStat], settings: dict, expandable_on: bool,
-    tried: list[Intervention] | None = None,
+    tried: list[Intervention] | None = None, meta: dict | None = None, backward_ran: bool = True,
 ) -> list[Recommendation]:
+    """``meta`` (capture.json) gives the command an experiment reruns; ``backward_ran`` is False only
+    when the trace shows no backward pass at all (inference)."""
     cause, tried = diagnosis.cause, tried or []
     if cause == "working_set":
         # A live working set is not changed by allocator knobs; a failed experiment confirms it.
         return _working_set(acc, lines) + [_measured(item) for item in tried]
     if cause == "fragmentation":
-        return _fragmentation(acc, settings, expandable_on, tried)
+        return _fragmentation(acc, settings, expandable_on, tried, meta or {})
     if cause == "retained_references":
-        return _retained(lines)
+        return _retained(lines, backward_ran)
     if cause == "outside_allocator":
         return _outside(acc)
     if cause == "cached_not_leak":

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from vramlens.analysis.ending import SNAPSHOT, moment_words
 from vramlens.analysis.interventions import read_interventions
 from vramlens.analysis.model import Analysis
 from vramlens.analysis.runfacts import run_settings
@@ -48,7 +49,7 @@ def _setup(analysis: Analysis, meta: dict) -> list[str]:
 
 def _memory(analysis: Analysis) -> list[str]:
     acc, timeline = analysis.accounting, analysis.timeline
-    moment = {"oom": "at the OOM", "peak": "at the allocated peak", "end": "at the end of the trace"}[acc.moment]
+    moment = moment_words(acc.moment, analysis.status)
     rows = [
         ("allocated (live tensors)", acc.allocated),
         ("cached (reserved − allocated)", acc.cached),
@@ -69,14 +70,15 @@ def _memory(analysis: Analysis) -> list[str]:
 
 def _failure(analysis: Analysis, meta: dict) -> list[str]:
     out = ["## What happened", ""]
-    status = analysis.status or analysis.outcome
+    status = analysis.status
     if analysis.outcome == "oom" and analysis.oom:
         out.append(f"The run ended with status `{status}`: a request of {fmt(analysis.oom.request)} failed"
                    + (f" ({analysis.oom.count} OOMs in all)." if analysis.oom.count > 1 else "."))
-    elif not meta:
+    elif status == SNAPSHOT:
         out.append("A raw snapshot: the run's outcome is not recorded, and the trace holds no OOM.")
     else:
-        out.append(f"The run ended with status `{status}`" + (f", exit code {meta['exit_code']}." if meta.get("exit_code") is not None else "."))
+        code = f", exit code {meta['exit_code']}" if meta.get("exit_code") is not None else ""
+        out.append(f"Status `{status}`{code}: {analysis.outcome_text}.")
     exception = meta.get("exception") or {}
     if exception.get("traceback"):
         out += ["", "```", exception["traceback"].rstrip(), "```"]

@@ -6,6 +6,7 @@ import json
 import sys
 
 from vramlens.analysis import analyze_path, to_json
+from vramlens.analysis.ending import moment_words
 from vramlens.analysis.model import Accounting, Analysis, LineStat
 from vramlens.units import format_bytes as fmt
 from vramlens.units import parse_size
@@ -38,16 +39,23 @@ def load_analysis(args) -> Analysis:
     return analyze_path(args.path, total_memory=total, source_root=getattr(args, "source_root", None))
 
 
-def fail(message: str) -> int:
+def fail(message: str, details: str | None = None) -> int:
+    """One sentence for the user; ``details`` (the script's own traceback) follows it when there is one."""
     print(f"vramlens: {message}", file=sys.stderr)
+    if details:
+        print("\n" + details.rstrip(), file=sys.stderr)
     return 2
+
+
+def fail_on(error: Exception) -> int:
+    return fail(str(error), getattr(error, "details", None))
 
 
 def run(args) -> int:
     try:
         analysis = load_analysis(args)
     except (CaptureError, ValueError) as error:
-        return fail(str(error))
+        return fail_on(error)
     if args.json:
         json.dump(to_json(analysis), sys.stdout, indent=2)
         sys.stdout.write("\n")
@@ -68,7 +76,7 @@ def accounting_rows(acc: Accounting, peak_allocated: int) -> list[tuple[str, str
         outside_remark = (f"this process {fmt(acc.context_and_libraries)} (context, libraries); "
                           f"other processes {fmt(acc.other_processes)}")
         if acc.unattributed:
-            outside_remark += f"; no process (driver) {fmt(acc.unattributed)}"
+            outside_remark += f"; not attributed to any process (driver reservations) {fmt(acc.unattributed)}"
     elif acc.other_processes is not None:
         outside_remark = f"other processes {fmt(acc.other_processes)}"
     limit_label = "fraction cap" if acc.limit_is_cap else "device total"
@@ -104,12 +112,8 @@ def _line_title(line: LineStat) -> str:
 
 def render_text(analysis: Analysis, path: str, top: int = TOP_LINES) -> str:
     acc, diagnosis = analysis.accounting, analysis.diagnosis
-    out = [f"VRAM Lens — {path}"]
-    if analysis.outcome == "oom":
-        out.append(f"Outcome: out of memory (request {fmt(acc.request)})")
-    else:
-        out.append("Outcome: completed")
-    moment = {"oom": "at the OOM", "peak": "at the allocated peak", "end": "at the end of the trace"}[acc.moment]
+    out = [f"VRAM Lens — {path}", f"Outcome: {analysis.outcome_text}"]
+    moment = moment_words(acc.moment, analysis.status)
     out += ["", f"Memory {moment}"]
     rows = accounting_rows(acc, analysis.timeline.peak_allocated)
     width = max(len(label) for label, _, _ in rows)

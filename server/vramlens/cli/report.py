@@ -13,7 +13,7 @@ from vramlens.analysis.report import build_report
 from vramlens.analysis.timeline_svg import timeline_svg
 from vramlens.units import parse_size
 from vramlens.capture import CaptureError
-from vramlens.cli.analyze import add_capture_options, fail
+from vramlens.cli.analyze import add_capture_options, fail, fail_on
 
 
 def add_parser(subparsers) -> None:
@@ -33,7 +33,7 @@ def run(args) -> int:
         capture = load_capture(args.path)
         analysis = analyze_capture(capture, total_memory=total, source_root=args.source_root)
     except (CaptureError, ValueError) as error:
-        return fail(str(error))
+        return fail_on(error)
     meta = capture.meta
     title = os.path.basename(meta.get("script") or str(args.path).rstrip("/"))
     svg_name = None

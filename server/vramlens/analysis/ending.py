@@ -1,0 +1,116 @@
+"""How the run ended, in words. "No OOM" is not "completed": a run can also raise, exit non-zero,
+time out, be interrupted, or be snapshotted while it goes on (on demand, or a raw server dump)."""
+
+from __future__ import annotations
+
+import os
+import re
+
+from vramlens.capture import CaptureError
+
+SNAPSHOT = "snapshot"  # the status given to a raw pickle: how its run ended is not recorded
+MID_RUN = ("on_demand", SNAPSHOT)  # the snapshot was taken while the process went on
+_FILE_LINE = re.compile(r'File "([^"\n]+)", line (\d+)')
+
+
+class ScriptEndedEarly(CaptureError):
+    """The script failed before any CUDA allocation: one sentence, plus the script's traceback."""
+
+    def __init__(self, sentence: str, details: str | None):
+        super().__init__(sentence)
+        self.details = details
+
+
+def run_status(meta: dict) -> str:
+    """capture.json's status, or "snapshot" for a raw pickle (no facts recorded)."""
+    return (meta.get("status") or "unknown") if meta else SNAPSHOT
+
+
+def taken_mid_run(status: str | None) -> bool:
+    return status in MID_RUN
+
+
+def exception_name(meta: dict) -> str | None:
+    kind = (meta.get("exception") or {}).get("type")
+    return str(kind).rsplit(".", 1)[-1] if kind else None
+
+
+def _after(meta: dict) -> str:
+    seconds = meta.get("duration_s")
+    return f" after {seconds:.0f} s" if isinstance(seconds, (int, float)) else ""
+
+
+def ending_phrase(meta: dict, status: str) -> str:
+    """e.g. "the script completed", "ended by --timeout after 12 s", "the script raised ValueError"."""
+    error, code, after = exception_name(meta), meta.get("exit_code"), _after(meta)
+    phrases = {
+        "completed": "the script completed",
+        "oom": "the script ended with an out-of-memory error",
+        "error": f"the script raised {error}" if error else "the script raised an exception",
+        "exit": f"the script exited with code {code}" if code is not None else "the script exited with an error code",
+        "interrupted": f"the script was interrupted (Ctrl-C){after}",
+        "timeout": f"ended by --timeout{after}",
+        "terminated": f"the script was terminated by a signal{after}" + (f" (exit code {code})" if code else ""),
+        "on_demand": f"snapshot taken on demand{after} while the script was running; how it ended is not recorded",
+        SNAPSHOT: "raw snapshot: how the run ended is unknown",
+    }
+    return phrases.get(status, f"the run ended with status {status!r}")
+
+
+def outcome_line(outcome: str, meta: dict, status: str) -> str:
+    """The human outcome, e.g. "no OOM; ended by --timeout after 12 s" (the OOM case is said elsewhere)."""
+    if status == SNAPSHOT:
+        return "raw snapshot: how the run ended is unknown; no OOM in its trace"
+    if status == "completed":
+        return "completed, no OOM"
+    return "no OOM; " + ending_phrase(meta, status)
+
+
+def no_oom_sentence(meta: dict, status: str) -> str:
+    """The first sentence of a run without an OOM: it must not claim the run completed when it did not."""
+    if status == "completed":
+        return "The run completed without an OOM"
+    if status == SNAPSHOT:
+        return "A raw snapshot (how the run ended is unknown) whose trace holds no OOM"
+    if status == "on_demand":
+        return f"The snapshot was taken on demand{_after(meta)} while the script was running; no OOM up to then"
+    return f"No OOM, but the run did not complete: {ending_phrase(meta, status)}"
+
+
+def moment_words(moment: str, status: str | None) -> str:
+    """"at the OOM", "at the allocated peak", … with the snapshot's moment named when the run went on."""
+    if taken_mid_run(status):
+        return {"oom": "at the OOM", "peak": "at the allocated peak (up to the moment the snapshot was taken)",
+                "end": "at the moment the snapshot was taken"}[moment]
+    return {"oom": "at the OOM", "peak": "at the allocated peak", "end": "at the end of the trace"}[moment]
+
+
+def _failure_site(exception: dict, source_root: str | None) -> str | None:
+    """``syn.py:1``: the innermost frame under the source root (else the innermost one). A SyntaxError
+    has no frame of the script, only its traceback text, so both are read."""
+    sites = [(f.get("filename"), f.get("line")) for f in exception.get("frames") or () if isinstance(f, dict)]
+    sites += [(name, int(line)) for name, line in _FILE_LINE.findall(exception.get("traceback") or "")]
+    sites = [(name, line) for name, line in sites if name]
+    if not sites:
+        return None
+    root = (source_root or "").rstrip("/") + "/"
+    inside = [site for site in sites if source_root and site[0].startswith(root)]
+    name, line = (inside or sites)[-1]
+    return f"{os.path.basename(name)}:{line}"
+
+
+def nothing_recorded(meta: dict) -> CaptureError:
+    """The error for a capture whose trace is empty, saying why rather than how to record one."""
+    exception = meta.get("exception") or {}
+    if not meta:
+        return CaptureError(
+            "The snapshot holds no allocator trace: record it with torch.cuda.memory._record_memory_history() "
+            "before the allocations (or use `vramlens run`)."
+        )
+    if exception:
+        site = _failure_site(exception, meta.get("source_root"))
+        sentence = (f"The script ended with {exception_name(meta) or 'an exception'}"
+                    f"{f' at {site}' if site else ''} before any CUDA allocation; nothing to analyze.")
+        return ScriptEndedEarly(sentence, exception.get("traceback") or exception.get("message"))
+    status = run_status(meta)
+    return CaptureError(f"No CUDA allocation was recorded ({ending_phrase(meta, status)}); nothing to analyze.")
