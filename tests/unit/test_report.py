@@ -80,7 +80,7 @@ def test_redacted_report_hides_home_user_and_outside_paths(tmp_path, capsys):
     assert main(["report", str(write_capture(tmp_path / "cap")), "--redact"]) == 0
     text = capsys.readouterr().out
     assert "alice" not in text and "/home/" not in text
-    assert "~/proj/train.py" in text  # inside the source root: kept, home shortened
+    assert "`<root>/train.py:42` step" in text and 'File "<root>/train.py", line 42' in text  # relative to the root
     assert "<site-packages>/torch/nn/modules/linear.py" in text
     assert "<outside>/helpers.py" in text
 
@@ -104,7 +104,7 @@ def test_raw_pickle_keeps_its_own_code_folder_when_redacting(tmp_path, capsys):
     path.write_bytes(pickle.dumps(builder.snapshot(), protocol=4))
     assert main(["report", str(path), "--redact"]) == 0
     text = capsys.readouterr().out
-    assert "`~/srv/app/serve.py:9` handle" in text and "bob" not in text
+    assert "`<root>/serve.py:9` handle" in text and "bob" not in text
 
 
 def test_interventions_are_read_from_either_layout():
@@ -119,3 +119,21 @@ def test_interventions_are_read_from_either_layout():
 def test_redact_windows_home_and_user():
     result = redact(r"File C:\Users\carol\proj\x.py failed for carol", ["/srv"])
     assert "carol" not in result and r"~\proj\x.py" in result
+
+
+def test_redact_paths_with_spaces_in_tracebacks_and_prose():
+    traceback = ('Traceback (most recent call last):\n'
+                 '  File "/home/a/My Project/x.py", line 3, in <module>\n'
+                 '  File "/home/a/other stuff/helper file.py", line 9, in f\n'
+                 '  File "/usr/lib/python3/dist-packages/torch/nn/modules/linear.py", line 125, in forward\n')
+    result = redact(traceback + "local file: /home/a/My Project/sub dir/y.py:12 in step.\n", ["/home/a/My Project"])
+    assert 'File "<root>/x.py", line 3' in result
+    assert 'File "<outside>/helper file.py", line 9' in result
+    assert 'File "<site-packages>/torch/nn/modules/linear.py", line 125' in result
+    assert "local file: <root>/sub dir/y.py:12 in step." in result
+    assert "My Project" not in result and "/home/" not in result
+
+
+def test_redact_root_itself_and_the_longest_root_wins():
+    result = redact("root /w/proj, file /w/proj/pkg/m.py, local /w/proj/pkg/src/n.py", ["/w/proj", "/w/proj/pkg/src"])
+    assert result == "root <root>, file <root>/pkg/m.py, local <root>/n.py"
