@@ -56,7 +56,7 @@ def test_completed_and_raw_snapshot_outcomes():
 def test_snapshot_taken_mid_run_names_that_moment(meta):
     analysis = analyze(healthy().snapshot(), meta)
     text = render_text(analysis, "cap")
-    assert "Memory at the allocated peak (up to the moment the snapshot was taken)" in text
+    assert "Memory at the allocated peak, up to the moment the snapshot was taken" in text
     assert any("up to the moment the snapshot was taken" in fact for fact in analysis.diagnosis.evidence)
     leaky = analyze(leaky_loop().snapshot(), meta)
     assert leaky.diagnosis.cause == "retained_references"

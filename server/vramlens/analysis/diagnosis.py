@@ -198,7 +198,8 @@ def _completed(acc: Accounting, lines: list[LineStat], facts: RunFacts) -> Diagn
         "No line kept growing across the run.",
     ]
     if acc.limit:
-        evidence.append(f"The peak used {facts.peak_allocated / acc.limit:.0%} of the {fmt(acc.limit)} limit.")
+        share = facts.peak_allocated / acc.limit
+        evidence.append(f"The peak used {'under 1%' if 0 < share < 0.01 else f'{share:.0%}'} of the {fmt(acc.limit)} limit.")
     if facts.end_reserved - facts.end_allocated >= CACHE_GAP:
         evidence.append(
             f"{then} {fmt(facts.end_reserved)} was reserved but only {fmt(facts.end_allocated)} allocated: "

@@ -80,7 +80,7 @@ def no_oom_sentence(meta: dict, status: str) -> str:
 def moment_words(moment: str, status: str | None) -> str:
     """"at the OOM", "at the allocated peak", … with the snapshot's moment named when the run went on."""
     if taken_mid_run(status):
-        return {"oom": "at the OOM", "peak": "at the allocated peak (up to the moment the snapshot was taken)",
+        return {"oom": "at the OOM", "peak": "at the allocated peak, up to the moment the snapshot was taken",
                 "end": "at the moment the snapshot was taken"}[moment]
     return {"oom": "at the OOM", "peak": "at the allocated peak", "end": "at the end of the trace"}[moment]
 

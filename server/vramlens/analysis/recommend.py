@@ -111,8 +111,9 @@ def _retained(lines: list[LineStat], backward_ran: bool) -> list[Recommendation]
     )
     if backward_ran:
         return [find, detach]
+    lines_named = " and ".join(l.label for l in growing[:2])
     no_grad = Recommendation(
-        f"Run the serving / evaluation code that calls {where} under torch.inference_mode() (or torch.no_grad()).",
+        f"Run the serving / evaluation code around {lines_named} under torch.inference_mode() (or torch.no_grad()).",
         "No backward pass ran in the recorded history, so nothing needs gradients: the kept outputs carry their "
         "autograd graphs (and saved activations) only because grad mode is on.",
     )
