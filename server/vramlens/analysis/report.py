@@ -60,6 +60,8 @@ def _memory(analysis: Analysis) -> list[str]:
         ("non-PyTorch (driver used − reserved)", acc.non_pytorch),
         ("… this process: CUDA context and other libraries", acc.context_and_libraries),
         ("… other processes", acc.other_processes),
+        ("… not attributed to any process (driver reservations)", acc.unattributed),
+        ("device total as the driver reports it", acc.driver_total),
         ("limit" + (" (fraction cap)" if acc.limit_is_cap else " (device total)"), acc.limit),
     ]
     lines = [f"## Memory {moment}", "", "| | |", "|---|---:|"]
