@@ -60,13 +60,18 @@ def test_large_cache_alone_is_not_fragmentation():
     assert any("failing allocation alone" in fact for fact in analysis.diagnosis.evidence)
 
 
-def test_outside_allocator_when_other_processes_hold_the_device():
+def crowded_device(torch_total: int = 80 * GIB):
+    """An OOM for 4 GiB on an 80 GiB device (as NVML counts it) where other processes hold 76.5 GiB."""
     builder = SnapshotBuilder().segment(0, 2 * GIB).alloc(0, 1 * GIB, user_stack(30)).oom(4 * GIB, 1 * GIB)
     sample = {"phase": "oom", "device_total": 80 * GIB, "device_used": 79 * GIB, "process_used": 2 * GIB + 512 * MIB,
               "other_processes_used": 76 * GIB + 512 * MIB}
-    meta = {"status": "oom", "environment": {"total_memory": 80 * GIB},
-            "oom": {"requested": 4 * GIB, "device_limit": 80 * GIB, "device_free": 1 * GIB, "nvml": sample}}
-    analysis = analyze(builder.snapshot(), meta)
+    meta = {"status": "oom", "environment": {"total_memory": torch_total},
+            "oom": {"requested": 4 * GIB, "device_limit": torch_total, "device_free": 1 * GIB, "nvml": sample}}
+    return analyze(builder.snapshot(), meta)
+
+
+def test_outside_allocator_when_other_processes_hold_the_device():
+    analysis = crowded_device()
     assert analysis.diagnosis.cause == "outside_allocator"
     acc = analysis.accounting
     assert acc.non_pytorch == 77 * GIB and acc.context_and_libraries == 512 * MIB and acc.other_processes == 76 * GIB + 512 * MIB

@@ -7,7 +7,7 @@ import pytest
 from test_analysis_attribution import leaky_loop
 from test_analysis_builder import MIB, SnapshotBuilder, user_stack
 from test_analysis_cli import run_cli, write_pickle
-from test_analysis_diagnosis import GIB, analyze, capped_meta, checkerboard
+from test_analysis_diagnosis import GIB, analyze, capped_meta, checkerboard, crowded_device
 
 from vramlens.analysis import to_json
 from vramlens.cli.analyze import accounting_rows, render_text
@@ -116,12 +116,7 @@ def test_torchs_own_max_split_size_counts_as_already_set(value, advised):
 
 def test_outside_allocator_sentence_pairs_nvml_used_with_nvml_total():
     # torch reports a smaller total (78 GiB) than NVML (80 GiB): the sentence must use NVML's for both.
-    builder = SnapshotBuilder().segment(0, 2 * GIB).alloc(0, 1 * GIB, user_stack(30)).oom(4 * GIB, 1 * GIB)
-    sample = {"phase": "oom", "device_total": 80 * GIB, "device_used": 79 * GIB, "process_used": 2 * GIB + 512 * MIB,
-              "other_processes_used": 76 * GIB + 512 * MIB}
-    meta = {"status": "oom", "environment": {"total_memory": 78 * GIB},
-            "oom": {"requested": 4 * GIB, "device_limit": 78 * GIB, "device_free": 1 * GIB, "nvml": sample}}
-    analysis = analyze(builder.snapshot(), meta)
+    analysis = crowded_device(torch_total=78 * GIB)
     assert analysis.diagnosis.cause == "outside_allocator" and analysis.accounting.driver_total == 80 * GIB
     assert_used_plus_free_is_total(analysis.diagnosis.evidence)
 
