@@ -132,7 +132,7 @@ def test_measured_experiments_replace_untested_advice():
     fixed = analyze_fixture("fragmentation_experiment")
     actions = [r.action for r in fixed.recommendations]
     assert actions[0].startswith("Use PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True") and "prevented the OOM" in actions[0]
-    assert not any("As an experiment, rerun with PYTORCH_ALLOC_CONF=expandable_segments" in a for a in actions)
+    assert not any("As an experiment, rerun with PYTORCH_CUDA_ALLOC_CONF=expandable_segments" in a for a in actions)
     not_fixed = analyze_fixture("working_set_experiment")
     assert any(a.startswith("Do not rely on PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True") for a in
                (r.action for r in not_fixed.recommendations))
