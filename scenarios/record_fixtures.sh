@@ -15,6 +15,8 @@ vramlens run -o "$out/retained_references" --max-entries 20000 --memory-limit 3G
 vramlens run -o "$out/fragmentation" --max-entries 20000 --memory-limit 1600MiB scenarios/fragmentation.py
 vramlens run -o "$out/fragmentation_experiment" --max-entries 20000 --memory-limit 1600MiB \
   --try-alloc-conf expandable_segments:True scenarios/fragmentation.py
+vramlens run -o "$out/working_set_experiment" --max-entries 20000 --memory-limit 5GiB \
+  --try-alloc-conf expandable_segments:True scenarios/working_set.py
 vramlens run -o "$out/outside_allocator" --max-entries 20000 scenarios/outside_allocator.py
 vramlens run -o "$out/cached_not_leak" --max-entries 20000 scenarios/cached_not_leak.py
 vramlens run -o "$out/no_problem" --max-entries 20000 scenarios/no_problem.py

@@ -18,8 +18,14 @@ def _epoch_seconds(iso: str | None) -> float | None:
         return None
 
 
-def nvml_sample(meta: dict, moment: str, time_us: int | None) -> dict | None:
-    """The NVML sample for the moment: the OOM's own sample, else the one nearest in time, else the busiest."""
+# NVML is sampled every half second or so: a sample further than this from the moment
+# describes another state of the run, and is not shown as "the same moment".
+NEAR_ENOUGH_S = 1.0
+
+
+def nvml_sample(meta: dict, moment: str, time_us: int | None, reserved: int | None = None) -> dict | None:
+    """The NVML sample for the moment: the OOM's own sample, else the nearest one in time that
+    is consistent with it (the driver cannot have seen less than PyTorch had reserved); else none."""
     samples = [s for s in ((meta.get("nvml") or {}).get("samples") or []) if isinstance(s, dict)]
     if moment == "oom":
         own = (meta.get("oom") or {}).get("nvml")
@@ -28,14 +34,20 @@ def nvml_sample(meta: dict, moment: str, time_us: int | None) -> dict | None:
         for sample in samples:
             if sample.get("phase") == "oom":
                 return sample
-    started = _epoch_seconds(meta.get("started_at"))
-    if samples and time_us and started is not None:
-        at = time_us / 1e6 - started
-        return min(samples, key=lambda s: abs((s.get("t") or 0.0) - at))
     measured = [s for s in samples if s.get("device_used") is not None]
-    if not measured:
+    if reserved is not None:
+        measured = [s for s in measured if s["device_used"] >= reserved and (s.get("process_used") or reserved) >= reserved]
+    started = _epoch_seconds(meta.get("started_at"))
+    if not measured or not time_us or started is None:
         return None
-    return max(measured, key=lambda s: (s.get("process_used") or 0, s.get("device_used") or 0))
+    at = time_us / 1e6
+
+    def distance(sample: dict) -> float:
+        epoch = sample.get("epoch")
+        return abs((epoch if epoch is not None else started + (sample.get("t") or 0.0)) - at)
+
+    nearest = min(measured, key=distance)
+    return nearest if distance(nearest) <= NEAR_ENOUGH_S else None
 
 
 def device_total(meta: dict, total_memory: int | None) -> int | None:

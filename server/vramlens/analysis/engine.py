@@ -150,7 +150,7 @@ def _analyze(capture: Capture, total_memory: int | None, source_root: str | None
     accounting = account(
         moment=moment, allocated=allocated, reserved=reserved, largest_free_block=largest, pool=pool,
         request=request if outcome == "oom" else None, device_free=device_free if outcome == "oom" else None,
-        sample=nvml_sample(meta, moment, when_us), total=total, limit=limit, limit_is_cap=limit_is_cap,
+        sample=nvml_sample(meta, moment, when_us, reserved), total=total, limit=limit, limit_is_cap=limit_is_cap,
         own_pid=(meta.get("nvml") or {}).get("pid"),
     )
     growing_keys = [(line.path, line.line) for line in lines if line.growing]
