@@ -112,3 +112,22 @@ def test_agent_writes_the_names_the_loader_reads(tmp_path):
     replaced = load_capture(tmp_path / "cap")
     assert replaced.meta["snapshot"] is None and replaced.snapshot["device_traces"] == []
     assert sorted(p.name for p in tmp_path.iterdir()) == ["cap"]
+
+
+def test_a_newer_pickle_protocol_is_named(tmp_path):
+    path = tmp_path / "future.pickle"
+    path.write_bytes(bytes([0x80, pickle.HIGHEST_PROTOCOL + 1]) + b"rest")
+    with pytest.raises(CaptureError, match=f"protocol {pickle.HIGHEST_PROTOCOL + 1}, newer than"):
+        load_snapshot(path)
+
+
+def test_captures_are_readable_by_others_as_the_umask_allows(tmp_path):
+    from vramlens.agent import capture_writer
+
+    previous = os.umask(0o022)
+    try:
+        capture_writer.write_capture(str(tmp_path / "cap"), {"status": "completed"}, {"segments": [], "device_traces": []})
+    finally:
+        os.umask(previous)
+    assert (tmp_path / "cap").stat().st_mode & 0o777 == 0o755
+    assert (tmp_path / "cap" / "capture.json").stat().st_mode & 0o777 == 0o644

@@ -25,6 +25,9 @@ def write_json_atomically(path: str, data: dict) -> None:
         with os.fdopen(fd, "w", encoding="utf-8") as out:
             json.dump(data, out, indent=2, sort_keys=True, default=str)
             out.write("\n")
+            out.flush()
+            os.fsync(out.fileno())
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes it private; a capture is shared like any file
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
@@ -37,11 +40,14 @@ def write_capture(final_dir: str, meta: dict, snapshot: dict | None) -> None:
     parent = os.path.dirname(os.path.abspath(final_dir))
     os.makedirs(parent, exist_ok=True)
     staging = tempfile.mkdtemp(prefix="." + os.path.basename(final_dir) + ".staging-", dir=parent)
+    os.chmod(staging, 0o777 & ~_umask())
     try:
         meta = dict(meta, format=FORMAT_NAME, version=FORMAT_VERSION)
         if snapshot is not None:
             with open(os.path.join(staging, SNAPSHOT_FILE), "wb") as out:
                 pickle.dump(snapshot, out)  # the call torch.cuda.memory._dump_snapshot makes
+                out.flush()
+                os.fsync(out.fileno())
             meta["snapshot"] = SNAPSHOT_FILE
         else:
             meta["snapshot"] = None
@@ -50,6 +56,12 @@ def write_capture(final_dir: str, meta: dict, snapshot: dict | None) -> None:
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def _publish(staging: str, final_dir: str) -> None:

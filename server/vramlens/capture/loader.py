@@ -38,6 +38,11 @@ def load_snapshot(path: str | Path) -> dict:
                 raise CaptureError(
                     f"{path.name} is not a PyTorch memory snapshot (not a pickle of protocol 2 or newer)."
                 )
+            if head[1] > pickle.HIGHEST_PROTOCOL:
+                raise CaptureError(
+                    f"{path.name} was written with pickle protocol {head[1]}, newer than this Python reads "
+                    f"(up to {pickle.HIGHEST_PROTOCOL}); open it with a newer Python."
+                )
             raw.seek(0)
             snapshot = _BuiltinsOnlyUnpickler(io.BufferedReader(raw, 1 << 20)).load()
     except CaptureError:
