@@ -7,6 +7,7 @@ import sys
 import pytest
 import pytest_lsp
 from lsprotocol import types
+from lsp_helpers import open_document
 from pytest_lsp import ClientServerConfig, LanguageClient
 
 URI = "file:///workspace/loop.py"
@@ -30,12 +31,6 @@ async def client(lsp_client: LanguageClient):
 
 @pytest.mark.asyncio
 async def test_only_selected_checks_are_published(client: LanguageClient):
-    client.text_document_did_open(
-        types.DidOpenTextDocumentParams(
-            text_document=types.TextDocumentItem(uri=URI, language_id="python", version=1, text=SOURCE)
-        )
-    )
-    await client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
-    diagnostics = list(client.diagnostics[URI])
+    diagnostics = await open_document(client, URI, SOURCE)
     assert [d.code for d in diagnostics] == ["VL401"]
     assert diagnostics[0].severity == types.DiagnosticSeverity.Information

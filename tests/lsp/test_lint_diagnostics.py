@@ -7,6 +7,7 @@ import sys
 import pytest
 import pytest_lsp
 from lsprotocol import types
+from lsp_helpers import open_document, quick_fixes
 from pytest_lsp import ClientServerConfig, LanguageClient
 
 LEAKY = """\
@@ -41,13 +42,7 @@ async def client(lsp_client: LanguageClient):
 
 
 async def _open(client: LanguageClient, text: str, version: int = 1) -> list[types.Diagnostic]:
-    client.text_document_did_open(
-        types.DidOpenTextDocumentParams(
-            text_document=types.TextDocumentItem(uri=URI, language_id="python", version=version, text=text)
-        )
-    )
-    await client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
-    return list(client.diagnostics[URI])
+    return await open_document(client, URI, text, version)
 
 
 async def _replace_all(client: LanguageClient, text: str, version: int) -> list[types.Diagnostic]:
@@ -91,13 +86,7 @@ async def test_syntax_error_is_one_diagnostic_not_a_crash(client: LanguageClient
 @pytest.mark.asyncio
 async def test_quick_fix_returns_a_working_edit(client: LanguageClient):
     diagnostics = await _open(client, LEAKY)
-    actions = await client.text_document_code_action_async(
-        types.CodeActionParams(
-            text_document=types.TextDocumentIdentifier(uri=URI),
-            range=diagnostics[0].range,
-            context=types.CodeActionContext(diagnostics=diagnostics),
-        )
-    )
+    actions = await quick_fixes(client, URI, diagnostics)
     assert actions, "no code actions"
     preferred = actions[0]
     assert preferred.kind == types.CodeActionKind.QuickFix
@@ -122,14 +111,7 @@ async def test_quick_fix_returns_a_working_edit(client: LanguageClient):
 async def test_no_code_actions_for_foreign_diagnostics(client: LanguageClient):
     diagnostics = await _open(client, LEAKY)
     foreign = [types.Diagnostic(range=diagnostics[0].range, message="other", source="pylint", code="W0001")]
-    actions = await client.text_document_code_action_async(
-        types.CodeActionParams(
-            text_document=types.TextDocumentIdentifier(uri=URI),
-            range=diagnostics[0].range,
-            context=types.CodeActionContext(diagnostics=foreign),
-        )
-    )
-    assert not actions
+    assert await quick_fixes(client, URI, foreign) == []
 
 
 @pytest.mark.asyncio

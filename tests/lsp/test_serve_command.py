@@ -7,6 +7,7 @@ import sys
 import pytest
 import pytest_lsp
 from lsprotocol import types
+from lsp_helpers import open_document, quick_fixes
 from pytest_lsp import ClientServerConfig, LanguageClient
 
 URI = "file:///workspace/predict.py"
@@ -24,21 +25,9 @@ async def client(lsp_client: LanguageClient):
 
 @pytest.mark.asyncio
 async def test_serve_publishes_lint_diagnostics_and_decorator_fix(client: LanguageClient):
-    client.text_document_did_open(
-        types.DidOpenTextDocumentParams(
-            text_document=types.TextDocumentItem(uri=URI, language_id="python", version=1, text=SOURCE)
-        )
-    )
-    await client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
-    diagnostics = list(client.diagnostics[URI])
+    diagnostics = await open_document(client, URI, SOURCE)
     assert [d.code for d in diagnostics] == ["VL201"]
-    actions = await client.text_document_code_action_async(
-        types.CodeActionParams(
-            text_document=types.TextDocumentIdentifier(uri=URI),
-            range=diagnostics[0].range,
-            context=types.CodeActionContext(diagnostics=diagnostics),
-        )
-    )
+    actions = await quick_fixes(client, URI, diagnostics)
     edit = actions[0].edit.changes[URI][0]
     assert edit.new_text == "@torch.no_grad()\n"
     assert edit.range.start == types.Position(line=2, character=0)
