@@ -124,20 +124,45 @@ def _header_roots(stmt: ast.stmt) -> list[ast.AST]:
 
 # Leaves and markers that never contain a call; skipping them halves the cost of the walk.
 _NO_CALLS_INSIDE = (ast.Name, ast.Constant, ast.expr_context, ast.operator, ast.unaryop, ast.cmpop, ast.boolop, ast.Lambda)
+# Fields that never hold a node that may contain a call (operators, contexts, plain strings and flags).
+_SKIPPED_FIELDS = frozenset({"ctx", "op", "ops", "id", "attr", "arg", "name", "names", "module", "level", "kind",
+                             "conversion", "simple", "is_async", "type_comment", "type_ignores"})
+
+
+def _node_classes() -> dict[type, tuple[str, ...]]:
+    """Node class -> the fields to search for calls, in ``_fields`` order (leaves get no fields)."""
+    table: dict[type, tuple[str, ...]] = {}
+    stack = [ast.AST]
+    while stack:
+        cls = stack.pop()
+        stack.extend(cls.__subclasses__())
+        if issubclass(cls, _NO_CALLS_INSIDE):
+            continue
+        table[cls] = tuple(f for f in getattr(cls, "_fields", ()) if f not in _SKIPPED_FIELDS)
+    return table
+
+
+_SEARCHED_FIELDS = _node_classes()
 
 
 def _calls_in(root: ast.AST, found: list[ast.Call]) -> None:
+    """Calls inside ``root`` (lambdas excluded), depth first; the order is the one the rules rely on."""
+    fields_of = _SEARCHED_FIELDS
+    call = ast.Call
     stack = [root]
-    pop, push, extend = stack.pop, stack.append, stack.extend
+    pop, push = stack.pop, stack.append
     while stack:
         node = pop()
-        if type(node) is ast.Call:
+        kind = type(node)
+        if kind is call:
             found.append(node)
-        for name in node._fields:
+        for name in fields_of.get(kind, ()):
             value = getattr(node, name, None)
             if type(value) is list:
-                extend(v for v in value if isinstance(v, ast.AST) and not isinstance(v, _NO_CALLS_INSIDE))
-            elif isinstance(value, ast.AST) and not isinstance(value, _NO_CALLS_INSIDE):
+                for item in value:
+                    if type(item) in fields_of:
+                        push(item)
+            elif type(value) in fields_of:
                 push(value)
 
 
@@ -152,6 +177,16 @@ def _nested_bodies(stmt: ast.stmt):
         yield case.body
 
 
+# Statements that hold no expression at all, so no call and no store.
+_BARE = (ast.Pass, ast.Break, ast.Continue, ast.Global, ast.Nonlocal)
+_COMPOUND = frozenset({
+    ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.For, ast.AsyncFor, ast.While, ast.If, ast.With,
+    ast.AsyncWith, ast.Try, *(getattr(ast, name) for name in ("TryStar", "Match") if hasattr(ast, name)),
+})
+_STORE_TYPES = frozenset(_STORES)
+_NOTED = frozenset({ast.ClassDef, ast.Assign, ast.AnnAssign, ast.Import, ast.ImportFrom})
+
+
 class _Indexer:
     """One pass over every statement: calls per statement and per block, definitions, imports."""
 
@@ -160,8 +195,28 @@ class _Indexer:
         self.assignments: list[ast.AST] = []
 
     def block(self, stmts: list[ast.stmt], into: list[ast.Call], stores: list[ast.stmt]) -> None:
+        facts = self.facts
+        own_calls, calls_within, stores_within = facts.own_calls, facts.calls_within, facts.stores_within
         for stmt in stmts:
-            self.statement(stmt, into, stores)
+            kind = type(stmt)
+            if kind in _NOTED:
+                self._note(stmt)
+            if kind in _COMPOUND:
+                self.statement(stmt, into, stores)
+            elif not isinstance(stmt, _BARE):
+                # A simple statement: its calls are all its own and nothing is nested in it.
+                own: list[ast.Call] = []
+                _calls_in(stmt, own)
+                key = id(stmt)
+                own_calls[key] = calls_within[key] = own
+                facts.all_calls.extend(own)
+                into.extend(own)
+                if kind in _STORE_TYPES:
+                    facts.all_stores.append(stmt)
+                    stores.append(stmt)
+                    stores_within[key] = [stmt]
+                else:
+                    stores_within[key] = []
 
     def statement(self, stmt: ast.stmt, into: list[ast.Call], stores: list[ast.stmt]) -> None:
         facts = self.facts
@@ -170,11 +225,8 @@ class _Indexer:
             _calls_in(root, own)
         facts.own_calls[id(stmt)] = own
         facts.all_calls.extend(own)
-        self._note(stmt)
         inner = list(own)
-        inner_stores: list[ast.stmt] = [stmt] if isinstance(stmt, _STORES) else []
-        if inner_stores:
-            facts.all_stores.append(stmt)
+        inner_stores: list[ast.stmt] = []
         for body in _nested_bodies(stmt):
             self.block(body, inner, inner_stores)
         facts.calls_within[id(stmt)] = inner
@@ -218,12 +270,23 @@ def gather_facts(tree: ast.Module) -> FileFacts:
     indexer.block(tree.body, module_calls, module_stores)
     facts.calls_within[id(tree)] = module_calls
     facts.stores_within[id(tree)] = module_stores
-    # Two rounds so ``model = Net(); ema = deepcopy(model)`` resolves whatever the order.
-    for _ in range(2):
-        for node in indexer.assignments:
-            if constructs_module(node.value, facts):
-                facts.module_names.update(_store_targets(node))
+    # Two rounds so ``model = Net(); ema = deepcopy(model)`` resolves whatever the order. Only values that
+    # name another binding (``model``, ``deepcopy(model)``) can change their answer in the second round.
+    dependent = []
+    for node in indexer.assignments:
+        if constructs_module(node.value, facts):
+            facts.module_names.update(_store_targets(node))
+        elif _depends_on_bindings(node.value):
+            dependent.append(node)
+    for node in dependent:
+        if constructs_module(node.value, facts):
+            facts.module_names.update(_store_targets(node))
     return facts
+
+
+def _depends_on_bindings(value: ast.AST) -> bool:
+    value = _unwrap_module_chain(value)
+    return isinstance(value, ast.Name) or (isinstance(value, ast.Call) and last_name(call_name(value)) == "deepcopy")
 
 
 def _note_header(tree: ast.Module, facts: FileFacts) -> None:
