@@ -26,6 +26,7 @@ NO_SAMPLE = 1 << 62  # a window in which the line never allocated
 GROWTH_WINDOWS = 8
 TIMELINE_POINTS = 400
 MIN_BLOCK = 512
+MAX_STACKS = 4096  # bounds the stack memo when frames are not shared
 
 
 def block_size(requested: int) -> int:
@@ -92,6 +93,18 @@ def replay(trace: list, resolver: SourceResolver) -> ReplayResult:
             gc.enable()
 
 
+def _chunks(entries: int, bucket: int, window: int):
+    """(start, stop, growth window, ends a timeline point) for consecutive runs of the trace: the
+    runs end where a timeline point is due or a growth window ends, so the hot loop tests neither."""
+    start = 0
+    while start < entries:
+        next_point = (start // bucket + 1) * bucket
+        next_window = (start // window + 1) * window
+        stop = min(next_point, next_window, entries)
+        yield start, stop, start // window, stop == next_point
+        start = stop
+
+
 def _replay(trace: list, resolver: SourceResolver) -> ReplayResult:  # noqa: C901 - one hot loop, kept whole on purpose
     entries = len(trace)
     window = max(1, -(-entries // GROWTH_WINDOWS))
@@ -105,103 +118,118 @@ def _replay(trace: list, resolver: SourceResolver) -> ReplayResult:  # noqa: C90
     peak = reserved_at_peak = max_reserved = 0
     peak_index = peak_time = None
     peak_pending = False
-    next_point = bucket - 1
     pre_freed = 0
     result = ReplayResult(entries, lines, points, 0, 0, 0, 0, None, None, {}, 0)
     oom_seen = False
-    before = None
+    before = no_frame = None
+    # torch shares one frame dict per distinct frame between entries, so a stack recurs as lists
+    # of the same dicts: id of the innermost frame -> (frames up to the user frame, that line).
+    stacks: dict = {}
 
-    for index, entry in enumerate(trace):
-        action = entry["action"]
-        if action == "alloc":
-            size = ((entry["size"] + 511) >> 9) << 9 or MIN_BLOCK
-            frames = entry.get("frames")
-            key = NO_FRAME
-            if frames:
-                for frame in frames:
-                    filename = frame["filename"]
-                    if filename in not_user:  # a set test per frame: most frames are torch's
-                        continue
-                    if filename in user or classify(filename) == USER:
-                        key = (filename, frame["line"])
-                        break
+    def line_of(key, frames) -> list:
+        acc = lines.get(key)
+        if acc is None:
+            acc = lines[key] = new_line(key, frames)
+        return acc
+
+    for start, stop, slot, point_due in _chunks(entries, bucket, window):
+        for index, entry in enumerate(trace[start:stop], start):
+            action = entry["action"]
+            if action == "alloc":
+                size = ((entry["size"] + 511) >> 9) << 9 or MIN_BLOCK
+                frames = entry.get("frames")
+                if not frames:
+                    acc = no_frame or line_of(NO_FRAME, frames)
+                    no_frame = acc
                 else:
-                    key = frames_key(frames, resolver)  # no user frame: library-only or native (rare)
-            acc = lines.get(key)
-            if acc is None:
-                acc = lines[key] = new_line(key, frames)
-            current = acc[LIVE]
-            floors = acc[FLOORS]
-            slot = index // window
-            if current < floors[slot]:
-                floors[slot] = current
-            acc[LIVE] = current + size
-            acc[BLOCKS] += 1
-            sizes = acc[SIZES]
-            sizes[size] = sizes.get(size, 0) + 1
-            live[entry["addr"]] = (size, acc, index)
-            allocated += size
-            if allocated > bucket_allocated:
-                bucket_allocated = allocated
-                if allocated > peak:
-                    peak = allocated
-                    reserved_at_peak = reserved
-                    peak_index = index
-                    peak_pending = True
-        elif action == "free_completed":
-            pass  # allocated bytes already dropped at free_requested (torch's own accounting does the same)
-        elif action == "free_requested" or action == "free":
-            if peak_pending:  # the state right before the first drop after a new peak is the peak state
-                for acc in lines.values():
-                    acc[AT_PEAK] = acc[LIVE]
-                    acc[BLOCKS_AT_PEAK] = acc[BLOCKS]
-                peak_pending = False
-            block = live.pop(entry["addr"], None)
-            if block is None:  # freed here, allocated before the trace began
-                size = block_size(entry["size"])
-                pre_freed += size
-                if before is None:
-                    before = lines[BEFORE_TRACE] = new_line(BEFORE_TRACE, None)
-                before[LIVE] -= size
-                before[BLOCKS] -= 1
+                    seen = stacks.get(id(frames[0]))
+                    if seen is not None and frames[:seen[0]] == seen[1]:
+                        acc = seen[2]
+                    else:
+                        for depth, frame in enumerate(frames, 1):
+                            filename = frame["filename"]
+                            if filename in not_user:  # a set test per frame: most frames are torch's
+                                continue
+                            if filename in user or classify(filename) == USER:
+                                acc = line_of((filename, frame["line"]), frames)
+                                if len(stacks) < MAX_STACKS:
+                                    stacks[id(frames[0])] = (depth, frames[:depth], acc)
+                                break
+                        else:  # no user frame: library-only or native (rare)
+                            acc = line_of(frames_key(frames, resolver), frames)
+                current = acc[LIVE]
+                floors = acc[FLOORS]
+                if current < floors[slot]:
+                    floors[slot] = current
+                acc[LIVE] = current + size
+                acc[BLOCKS] += 1
+                sizes = acc[SIZES]
+                try:
+                    sizes[size] += 1
+                except KeyError:
+                    sizes[size] = 1
+                live[entry["addr"]] = (size, acc, index)
+                allocated += size
+                if allocated > bucket_allocated:
+                    bucket_allocated = allocated
+                    if allocated > peak:
+                        peak = allocated
+                        reserved_at_peak = reserved
+                        peak_index = index
+                        peak_pending = True
+            elif action == "free_completed":
+                pass  # allocated bytes already dropped at free_requested (torch's own accounting does the same)
+            elif action == "free_requested" or action == "free":
+                if peak_pending:  # the state right before the first drop after a new peak is the peak state
+                    for acc in lines.values():
+                        acc[AT_PEAK] = acc[LIVE]
+                        acc[BLOCKS_AT_PEAK] = acc[BLOCKS]
+                    peak_pending = False
+                block = live.pop(entry["addr"], None)
+                if block is None:  # freed here, allocated before the trace began
+                    size = block_size(entry["size"])
+                    pre_freed += size
+                    if before is None:
+                        before = lines[BEFORE_TRACE] = new_line(BEFORE_TRACE, None)
+                    before[LIVE] -= size
+                    before[BLOCKS] -= 1
+                    if oom_seen:
+                        result.pre_freed_after_oom.append((entry["addr"], size))
+                else:
+                    size, acc, _ = block
+                    acc[LIVE] -= size
+                    acc[BLOCKS] -= 1
+                allocated -= size
+            elif action == "segment_alloc" or action == "segment_map":
+                reserved += entry["size"]
+                if reserved > bucket_reserved:
+                    bucket_reserved = reserved
+                    if reserved > max_reserved:
+                        max_reserved = reserved
                 if oom_seen:
-                    result.pre_freed_after_oom.append((entry["addr"], size))
-            else:
-                size, acc, _ = block
-                acc[LIVE] -= size
-                acc[BLOCKS] -= 1
-            allocated -= size
-        elif action == "segment_alloc" or action == "segment_map":
-            reserved += entry["size"]
-            if reserved > bucket_reserved:
-                bucket_reserved = reserved
-                if reserved > max_reserved:
-                    max_reserved = reserved
-            if oom_seen:
-                result.segment_events_after_oom.append((action, entry["addr"], entry["size"], entry.get("stream")))
-        elif action == "segment_free" or action == "segment_unmap":
-            reserved -= entry["size"]
-            if oom_seen:
-                result.segment_events_after_oom.append((action, entry["addr"], entry["size"], entry.get("stream")))
-        elif action == "oom":
-            result.oom_count += 1
-            if not oom_seen:
-                oom_seen = True
-                result.oom_index = index
-                result.oom_time_us = entry.get("time_us")
-                result.oom_request = entry.get("size")
-                result.oom_stream = entry.get("stream")
-                result.oom_device_free = entry.get("device_free", entry.get("addr"))
-                result.allocated_at_oom = allocated
-                result.reserved_at_oom = reserved
-                result.live_at_oom = dict(live)
-                for acc in lines.values():
-                    acc[AT_OOM] = acc[LIVE]
-                    acc[BLOCKS_AT_OOM] = acc[BLOCKS]
-        if index == next_point:
-            points.append((index, entry.get("time_us"), bucket_allocated, bucket_reserved))
+                    result.segment_events_after_oom.append((action, entry["addr"], entry["size"], entry.get("stream")))
+            elif action == "segment_free" or action == "segment_unmap":
+                reserved -= entry["size"]
+                if oom_seen:
+                    result.segment_events_after_oom.append((action, entry["addr"], entry["size"], entry.get("stream")))
+            elif action == "oom":
+                result.oom_count += 1
+                if not oom_seen:
+                    oom_seen = True
+                    result.oom_index = index
+                    result.oom_time_us = entry.get("time_us")
+                    result.oom_request = entry.get("size")
+                    result.oom_stream = entry.get("stream")
+                    result.oom_device_free = entry.get("device_free", entry.get("addr"))
+                    result.allocated_at_oom = allocated
+                    result.reserved_at_oom = reserved
+                    result.live_at_oom = dict(live)
+                    for acc in lines.values():
+                        acc[AT_OOM] = acc[LIVE]
+                        acc[BLOCKS_AT_OOM] = acc[BLOCKS]
+        if point_due:
+            points.append((stop - 1, trace[stop - 1].get("time_us"), bucket_allocated, bucket_reserved))
             bucket_allocated, bucket_reserved = allocated, reserved
-            next_point += bucket
 
     if peak_pending:
         for acc in lines.values():
