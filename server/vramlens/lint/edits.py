@@ -10,7 +10,7 @@ import ast
 import re
 
 from .findings import Edit
-from .syntax import leading_indent
+from .syntax import iter_nodes, leading_indent
 
 INDENT_UNIT = "    "
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
@@ -75,7 +75,7 @@ def insert_line_above(positions: Positions, lineno: int, text: str) -> Edit:
 
 def spans_multiline_string(node: ast.AST) -> bool:
     """Re-indenting would change the value of a string that spans lines."""
-    for child in ast.walk(node):
+    for child in iter_nodes(node):
         is_string = isinstance(child, ast.JoinedStr) or (
             isinstance(child, ast.Constant) and isinstance(child.value, (str, bytes))
         )

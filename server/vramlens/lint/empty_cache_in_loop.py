@@ -30,6 +30,8 @@ class EmptyCacheInLoop:
 
 
     def check_call(self, call: ast.Call, ctx: LintContext) -> None:
+        if not ctx.loops:
+            return
         name = call_name(call)
         if ctx.facts.torch_alias and name.startswith(f"{ctx.facts.torch_alias}."):
             name = "torch." + name.split(".", 1)[1]

@@ -6,7 +6,7 @@ import ast
 from dataclasses import dataclass, field
 
 from .gradmode import decorated_without_grad, module_disables_grad
-from .syntax import call_name, dotted, is_backward_call, is_module_class, is_optimizer_step, last_name, method_name
+from .syntax import CHILD_FIELDS, call_name, dotted, is_backward_call, is_module_class, is_optimizer_step, last_name, method_name
 
 _CONSTRUCTOR_PREFIXES = ("build_", "create_", "make_", "get_", "load_", "init_", "instantiate")
 _MODULE_CHAIN_METHODS = {"to", "cuda", "cpu", "eval", "train", "half", "float", "double", "bfloat16", "requires_grad_"}
@@ -124,25 +124,8 @@ def _header_roots(stmt: ast.stmt) -> list[ast.AST]:
 
 # Leaves and markers that never contain a call; skipping them halves the cost of the walk.
 _NO_CALLS_INSIDE = (ast.Name, ast.Constant, ast.expr_context, ast.operator, ast.unaryop, ast.cmpop, ast.boolop, ast.Lambda)
-# Fields that never hold a node that may contain a call (operators, contexts, plain strings and flags).
-_SKIPPED_FIELDS = frozenset({"ctx", "op", "ops", "id", "attr", "arg", "name", "names", "module", "level", "kind",
-                             "conversion", "simple", "is_async", "type_comment", "type_ignores"})
-
-
-def _node_classes() -> dict[type, tuple[str, ...]]:
-    """Node class -> the fields to search for calls, in ``_fields`` order (leaves get no fields)."""
-    table: dict[type, tuple[str, ...]] = {}
-    stack = [ast.AST]
-    while stack:
-        cls = stack.pop()
-        stack.extend(cls.__subclasses__())
-        if issubclass(cls, _NO_CALLS_INSIDE):
-            continue
-        table[cls] = tuple(f for f in getattr(cls, "_fields", ()) if f not in _SKIPPED_FIELDS)
-    return table
-
-
-_SEARCHED_FIELDS = _node_classes()
+# Node class -> fields to search for calls; leaves and lambdas get none.
+_SEARCHED_FIELDS = {cls: fields for cls, fields in CHILD_FIELDS.items() if not issubclass(cls, _NO_CALLS_INSIDE)}
 
 
 def _calls_in(root: ast.AST, found: list[ast.Call]) -> None:

@@ -6,7 +6,7 @@ import ast
 
 from .edits import replace_node
 from .findings import Fix
-from .syntax import call_name, dotted, last_name
+from .syntax import call_name, dotted, iter_nodes, last_name
 from .walker import LintContext
 
 # Factories that take ``device=``; the first group is constant whatever its arguments.
@@ -78,7 +78,7 @@ def _host_names(ctx: LintContext) -> set[str]:
         for node in ctx.facts.stores_inside(ctx.scope.node):
             if isinstance(node, ast.Assign) and _is_host_constant(node.value, ctx, names):
                 for target in node.targets:
-                    names.update(sub.id for sub in ast.walk(target) if isinstance(sub, ast.Name))
+                    names.update(sub.id for sub in iter_nodes(target) if isinstance(sub, ast.Name))
     return names
 
 

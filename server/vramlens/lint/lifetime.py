@@ -14,6 +14,7 @@ from .syntax import (
     dotted,
     is_backward_call,
     is_small_constant_loop,
+    iter_nodes,
     iterates_data,
     names_in,
 )
@@ -123,7 +124,7 @@ def _dataflow(scope: ast.AST, ctx: LintContext) -> tuple[list[tuple[set[str], se
                 if isinstance(node, ast.Delete) or node.value is None:
                     continue
                 targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-                stored = {dotted(sub) for t in targets for sub in ast.walk(t) if isinstance(sub, (ast.Name, ast.Attribute))}
+                stored = {dotted(sub) for t in targets for sub in iter_nodes(t) if isinstance(sub, (ast.Name, ast.Attribute))}
                 edges.append((stored - {None}, names_in(node.value)))
         flow = ctx.memo[key] = (edges, backward_reads)
     return flow
@@ -160,13 +161,32 @@ def backpropagated(name: str, ctx: LintContext) -> bool:
     return any(read & derived for read in backward_reads)
 
 
-def _binds(node: ast.AST, name: str) -> bool:
+def _bound_names(node: ast.AST) -> set[str]:
+    """The names an assignment binds (every name in its targets) or a ``.detach_()`` call detaches."""
     if isinstance(node, (ast.Assign, ast.AnnAssign)):
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-        return any(dotted(sub) == name for target in targets for sub in ast.walk(target))
+        return {name for target in targets for sub in iter_nodes(target) if (name := dotted(sub))}
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "detach_":
-        return dotted(node.func.value) == name
-    return False
+        name = dotted(node.func.value)
+        return {name} if name else set()
+    return set()
+
+
+def _binders(loop: ast.AST, ctx: LintContext) -> dict[str, list[ast.AST]]:
+    """Name -> the nodes of the loop's body that bind or detach it, computed once per loop."""
+    key = ("binders", id(loop))
+    binders = ctx.memo.get(key)
+    if binders is None:
+        binders = ctx.memo[key] = {}
+        for stmt in loop.body:
+            for node in iter_nodes(stmt):
+                if type(node) in _BINDING_NODES:
+                    for name in _bound_names(node):
+                        binders.setdefault(name, []).append(node)
+    return binders
+
+
+_BINDING_NODES = frozenset({ast.Assign, ast.AnnAssign, ast.Call})
 
 
 def carried_across(loop_stack: list[ast.AST], name: str, stmt: ast.stmt, ctx: LintContext) -> ast.AST | None:
@@ -177,14 +197,9 @@ def carried_across(loop_stack: list[ast.AST], name: str, stmt: ast.stmt, ctx: Li
     if in_module_method(ctx):
         return None
     for loop in reversed(loop_stack):
-        others = [node for node in iter_loop_nodes(loop) if node is not stmt and _binds(node, name)]
-        if others:
+        if any(node is not stmt for node in _binders(loop, ctx).get(name, ())):
             return None
         if is_repeating_loop(loop, ctx):
             return loop
     return None
 
-
-def iter_loop_nodes(loop: ast.AST):
-    for stmt in loop.body:
-        yield from ast.walk(stmt)

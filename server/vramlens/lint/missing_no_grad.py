@@ -13,11 +13,12 @@ import re
 from .edits import insert_line_above, wrap_in_with
 from .findings import Edit, Fix
 from .gradmode import with_disables_grad, with_enables_grad
-from .syntax import INFERENCE_WORDS, is_private_decoding_helper, iterates_eval_data, method_name, name_words, receiver_name
+from .syntax import INFERENCE_WORDS, is_private_decoding_helper, iter_nodes, iterates_eval_data, method_name, name_words, receiver_name
 from .walker import LintContext, Scope
 
 _MODULE_INFERENCE_WORDS = {"generate"}  # other module methods (encode, predict_*, sample) often serve forward()
 _INFERENCE_WRAPPER = re.compile(r"predictor|infer|pipeline|evaluat|sampler|service|handler|engine|runner", re.IGNORECASE)
+_LOOKED_AT = frozenset({ast.For, ast.AsyncFor, ast.Expr})  # loops over eval data, ``model.eval()``
 _GRADIENT_WORK = {"requires_grad_", "enable_grad", "grad", "backward", "vjp", "jvp", "hessian", "jacobian"}
 
 
@@ -74,7 +75,7 @@ class MissingNoGrad:
 
 
     def check_statement(self, stmt: ast.stmt, ctx: LintContext) -> None:
-        if ctx.state.grad_off or ctx.memo.get(("inference", id(ctx.scope.node))):
+        if type(stmt) not in _LOOKED_AT or ctx.state.grad_off or ctx.memo.get(("inference", id(ctx.scope.node))):
             return
         if isinstance(stmt, (ast.For, ast.AsyncFor)) and iterates_eval_data(stmt):
             self._eval_loop(stmt, ctx)
@@ -178,7 +179,7 @@ def _no_grad_name(ctx: LintContext) -> tuple[str, tuple[Edit, ...]]:
 def _called_on_self(cls: ast.ClassDef, name: str) -> bool:
     return any(
         isinstance(node, ast.Call) and receiver_name(node) == "self" and method_name(node) == name
-        for node in ast.walk(cls)
+        for node in iter_nodes(cls)
     )
 
 

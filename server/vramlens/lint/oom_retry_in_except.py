@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import ast
 
-from .syntax import call_name, dotted, last_name
+from .syntax import call_name, dotted, iter_nodes, last_name
 from .walker import LintContext
 
 _GENERIC = {"RuntimeError", "Exception", "BaseException"}
@@ -25,7 +25,7 @@ def _caught(handler: ast.ExceptHandler) -> set[str]:
 def _mentions_oom(handler: ast.ExceptHandler) -> bool:
     return any(
         isinstance(node, ast.Constant) and isinstance(node.value, str) and "out of memory" in node.value.lower()
-        for node in ast.walk(handler)
+        for node in iter_nodes(handler)
     )
 
 
@@ -38,6 +38,8 @@ class OomRetryInExcept:
 
 
     def check_call(self, call: ast.Call, ctx: LintContext) -> None:
+        if not ctx.handler_depth:
+            return  # not inside an except block of this scope
         handler_index = next((i for i in range(len(ctx.blocks) - 1, -1, -1) if isinstance(ctx.blocks[i], ast.ExceptHandler)), None)
         if handler_index is None or handler_index == 0:
             return

@@ -21,7 +21,7 @@ class RetainGraphInLoop:
 
 
     def check_call(self, call: ast.Call, ctx: LintContext) -> None:
-        if not is_backward_call(call):
+        if not ctx.loops or not is_backward_call(call):
             return
         flag = _flag_set(call)
         if flag is None or not any(not is_small_constant_loop(loop) for loop in ctx.loops):

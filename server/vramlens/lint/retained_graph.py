@@ -11,7 +11,7 @@ import ast
 from .edits import detach_edits
 from .findings import Fix
 from .lifetime import OUTLIVES_CALL, backpropagated, carried_across, lifetime
-from .syntax import base_dotted, call_name, dotted, is_autograd_function_class, last_name
+from .syntax import base_dotted, call_name, dotted, is_autograd_function_class, iter_nodes, last_name
 from .walker import LintContext
 
 _APPENDERS = {"append", "extend", "insert", "appendleft", "add", "push", "put"}
@@ -174,7 +174,7 @@ class RetainedGraph:
         name = dotted(value)
         stored = dotted(stmt.targets[0]) if isinstance(stmt, ast.Assign) else None
         returned = {
-            dotted(element) for node in ast.walk(scope.node) if isinstance(node, ast.Return) and node.value is not None
+            dotted(element) for node in iter_nodes(scope.node) if isinstance(node, ast.Return) and node.value is not None
             for element in (node.value.elts if isinstance(node.value, ast.Tuple) else [node.value])
         }
         if stored in returned:

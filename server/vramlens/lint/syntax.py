@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import re
+from functools import lru_cache
 
 SMALL_LOOP_BOUND = 16
 
@@ -53,14 +54,61 @@ _DATA_WORDS = _EVAL_WORDS | frozenset({
 
 def dotted(node: ast.AST) -> str | None:
     """``a.b.c`` for Name/Attribute chains, else None."""
+    kind = type(node)
+    if kind is ast.Name:
+        return node.id
+    if kind is not ast.Attribute:
+        return None
     parts = []
-    while isinstance(node, ast.Attribute):
+    while type(node) is ast.Attribute:
         parts.append(node.attr)
         node = node.value
-    if isinstance(node, ast.Name):
+    if type(node) is ast.Name:
         parts.append(node.id)
         return ".".join(reversed(parts))
     return None
+
+
+# Fields that never hold a node worth visiting (operators, contexts, plain strings, flags, import aliases).
+_SKIPPED_FIELDS = frozenset({
+    "ctx", "op", "ops", "id", "attr", "arg", "name", "names", "module", "level", "kind", "conversion", "simple",
+    "is_async", "type_comment", "type_ignores",
+})
+_LEAVES = (ast.expr_context, ast.operator, ast.unaryop, ast.cmpop, ast.boolop, ast.alias)
+
+
+def _child_fields() -> dict[type, tuple[str, ...]]:
+    """Node class -> the fields that may hold child nodes, in ``_fields`` order."""
+    table: dict[type, tuple[str, ...]] = {}
+    stack = [ast.AST]
+    while stack:
+        cls = stack.pop()
+        stack.extend(cls.__subclasses__())
+        if not issubclass(cls, _LEAVES):
+            table[cls] = tuple(f for f in getattr(cls, "_fields", ()) if f not in _SKIPPED_FIELDS)
+    return table
+
+
+CHILD_FIELDS = _child_fields()
+
+
+def iter_nodes(root: ast.AST):
+    """Every node under ``root`` (itself included), depth first, leaving out contexts, operators and import
+    aliases. Cheaper than ``ast.walk``; use it where the order of the nodes does not matter."""
+    fields_of = CHILD_FIELDS
+    stack = [root]
+    pop, push = stack.pop, stack.append
+    while stack:
+        node = pop()
+        yield node
+        for name in fields_of.get(type(node), ()):
+            value = getattr(node, name, None)
+            if type(value) is list:
+                for item in value:
+                    if type(item) in fields_of:
+                        push(item)
+            elif type(value) in fields_of:
+                push(value)
 
 
 def base_dotted(node: ast.AST) -> str | None:
@@ -78,11 +126,13 @@ def last_name(name: str) -> str:
     return name.rsplit(".", 1)[-1]
 
 
-def name_words(name: str) -> list[str]:
-    """``loss_fnG`` -> ["loss", "fn", "g"]; trailing digits dropped (``conv2`` -> conv)."""
-    return [w.lower().rstrip("0123456789") for w in _WORD_SPLIT.split(name) if w]
+@lru_cache(maxsize=8192)
+def name_words(name: str) -> tuple[str, ...]:
+    """``loss_fnG`` -> ("loss", "fn", "g"); trailing digits dropped (``conv2`` -> conv)."""
+    return tuple(w.lower().rstrip("0123456789") for w in _WORD_SPLIT.split(name) if w)
 
 
+@lru_cache(maxsize=8192)
 def looks_like_model(name: str) -> bool:
     words = name_words(last_name(name))
     if not words or any(w in _NOT_MODEL_WORDS for w in words):
@@ -93,8 +143,10 @@ def looks_like_model(name: str) -> bool:
 def names_in(node: ast.AST) -> set[str]:
     """Every plain and dotted name read inside ``node``."""
     found: set[str] = set()
-    for child in ast.walk(node):
-        if isinstance(child, (ast.Name, ast.Attribute)):
+    for child in iter_nodes(node):
+        if type(child) is ast.Name:
+            found.add(child.id)
+        elif type(child) is ast.Attribute:
             name = dotted(child)
             if name:
                 found.add(name)
@@ -164,7 +216,7 @@ def assigned_names(stores: list[ast.stmt], calls: list[ast.Call]) -> set[str]:
         if isinstance(node, (ast.Assign, ast.AnnAssign)):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             for target in targets:
-                for sub in ast.walk(target):
+                for sub in iter_nodes(target):
                     if isinstance(sub, (ast.Name, ast.Attribute)) and isinstance(sub.ctx, ast.Store):
                         name = dotted(sub)
                         if name:

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Callable
 
 from .facts import FileFacts
-from .syntax import call_name, dotted, last_name, looks_like_model, name_words
+from .syntax import CHILD_FIELDS, call_name, dotted, last_name, looks_like_model, name_words
 
 CLEAN_METHODS = frozenset({
     "item", "tolist", "detach", "detach_", "numpy", "size", "dim", "numel", "nelement", "argmax", "argmin",
@@ -91,10 +92,12 @@ def _is_constructor(short: str) -> bool:
     return len(short) > 1 and short[0].isupper() and not short.isupper()
 
 
+@lru_cache(maxsize=4096)
 def _strong_model_name(name: str) -> bool:
     return bool(name) and any(word in STRONG_MODEL_WORDS or word.endswith(("net", "model")) for word in name_words(last_name(name)))
 
 
+@lru_cache(maxsize=4096)
 def is_summary_name(name: str) -> bool:
     """``batch_stats``, ``compute_metrics``: Python summaries rather than tensors."""
     lowered = name.lower()
@@ -179,7 +182,15 @@ class TaintEvaluator:
             return False
         if isinstance(expr, ast.IfExp):
             return self._tainted(expr.body, state) or self._tainted(expr.orelse, state)
-        return any(self._tainted(child, state) for child in ast.iter_child_nodes(expr) if isinstance(child, ast.expr))
+        for field in CHILD_FIELDS.get(type(expr), ()):
+            value = getattr(expr, field, None)
+            if type(value) is list:
+                for child in value:
+                    if isinstance(child, ast.expr) and self._tainted(child, state):
+                        return True
+            elif isinstance(value, ast.expr) and self._tainted(value, state):
+                return True
+        return False
 
     def _call_tainted(self, call: ast.Call, state: TaintState) -> bool:
         func = call.func

@@ -55,6 +55,7 @@ class LintContext:
         self.state = TaintState()
         self.loops: list[ast.AST] = []  # enclosing loops of the current scope, outermost first
         self.blocks: list[ast.AST] = []  # enclosing compound statements and except handlers
+        self.handler_depth = 0  # how many of those blocks are except handlers
         self._taint_cache: dict[int, bool] = {}  # valid for the statement being visited
         self.memo: dict = {}  # per-file caches shared by the rules, keyed by (kind, id(node))
         self.evaluator: TaintEvaluator  # set by the walker
@@ -96,7 +97,7 @@ class Walker:
 
     def _walk_scope(self, node: ast.AST, cls: ast.ClassDef | None, grad_off: bool, seeds: frozenset[str] = frozenset()) -> Scope:
         ctx = self.ctx
-        saved = (ctx.scope, ctx.state, ctx.loops, ctx.blocks)
+        saved = (ctx.scope, ctx.state, ctx.loops, ctx.blocks, ctx.handler_depth)
         if isinstance(node, _SCOPES) and (
             decorated_without_grad(node)
             or ctx.facts.called_only_without_grad(node.name)
@@ -106,7 +107,7 @@ class Walker:
         ctx.scope = Scope(node, cls, parent=saved[0] if node is not ctx.tree else None)
         ctx.state = TaintState(grad_off=grad_off)
         ctx.state.names.update(seeds or _activation_parameters(node, cls, ctx.facts))
-        ctx.loops, ctx.blocks = [], []
+        ctx.loops, ctx.blocks, ctx.handler_depth = [], [], 0
         try:
             if not self.silent:
                 for hook in self.scope_hooks:
@@ -114,7 +115,7 @@ class Walker:
             self._block(node.body)
             return ctx.scope
         finally:
-            ctx.scope, ctx.state, ctx.loops, ctx.blocks = saved
+            ctx.scope, ctx.state, ctx.loops, ctx.blocks, ctx.handler_depth = saved
 
     def returns_graph(self, call: ast.Call, state: TaintState | None = None) -> bool | None:
         """For a call of a function or method defined in this file: does it return graph? Else None.
@@ -314,10 +315,12 @@ class Walker:
                 ctx.state = entry.copy()
                 ctx.state.merge(after_body)
                 ctx.blocks.append(handler)
+                ctx.handler_depth += 1
                 try:
                     self._block(handler.body)
                 finally:
                     ctx.blocks.pop()
+                    ctx.handler_depth -= 1
                 after_body.merge(ctx.state)
             ctx.state = after_body
         finally:
