@@ -96,3 +96,17 @@ def test_pending_free_block_state_is_not_allocated():
     assert analyze(snapshot).timeline.start_allocated == 0
     snapshot["segments"][0]["blocks"][0]["state"] = "active_allocated"
     assert analyze(snapshot).timeline.start_allocated == 8 * MIB
+
+
+def test_stacks_sharing_their_inner_frames_keep_their_own_lines():
+    # The same torch frames reached from two user lines, alternating: each allocation goes to its
+    # own line, whether the frame dicts are shared (as torch writes them) or copies.
+    def run(copy_frames: bool) -> dict:
+        builder = SnapshotBuilder().segment(0, 256 * MIB)
+        for step in range(6):
+            stack = user_stack(42 if step % 2 else 43)
+            builder.alloc(step * MIB, MIB * (1 + step % 2), [dict(f) for f in stack] if copy_frames else stack)
+        lines = analyze(builder.snapshot()).lines
+        return {(line.line, line.count, line.allocated_bytes) for line in lines if line.line in (42, 43)}
+
+    assert run(False) == run(True) == {(42, 3, 6 * MIB), (43, 3, 3 * MIB)}
