@@ -46,11 +46,17 @@ def lint_source(text: str, path: str = "<source>", select: list[str] | None = No
         return [parse_error(path, f"cannot parse this file: {error.msg} (line {error.lineno}); nothing else was checked.", error.lineno or 1, (error.offset or 1) - 1)]
     except (ValueError, RecursionError, MemoryError) as error:
         return [parse_error(path, f"cannot parse this file: {error}; nothing else was checked.")]
+    ctx = None
     try:
         ctx = LintContext(path, text, tree, gather_facts(tree))
         Walker(ctx, _families()).run()
     except RecursionError:
         return [parse_error(path, "this file nests too deeply to analyse; nothing was checked.")]
+    finally:
+        if ctx is not None:
+            # The evaluator points back at the walker and so at ctx: breaking that cycle lets reference
+            # counting free the tree on return instead of leaving it to a full garbage collection.
+            ctx.evaluator = None
     findings = [f for f in ctx.findings.values() if is_enabled(f.code, select, ignore)]
     return sorted(findings, key=lambda f: f.sort_key)
 
