@@ -136,7 +136,9 @@ def _replay(trace: list, resolver: SourceResolver) -> ReplayResult:  # noqa: C90
         for index, entry in enumerate(trace[start:stop], start):
             action = entry["action"]
             if action == "alloc":
-                size = ((entry["size"] + 511) >> 9) << 9 or MIN_BLOCK
+                size = entry["size"]
+                if size & 511 or not size:  # torch mostly records sizes already rounded: keep that int
+                    size = ((size + 511) >> 9) << 9 or MIN_BLOCK
                 frames = entry.get("frames")
                 if not frames:
                     acc = no_frame or line_of(NO_FRAME, frames)
