@@ -3,9 +3,11 @@ and against PyTorch's own `torch.cuda._memory_viz.trace`, side by side in one ru
 
     python benchmarks/analysis_vs_load.py SNAPSHOT.pickle [--rounds 5] [--total-memory BYTES]
 
-Each measurement runs in a fresh interpreter (so peak RSS is its own), the variants alternate
-within every round, and medians are printed. `vramlens` = restricted load + the whole analysis
-(replay, attribution, accounting, diagnosis) without printing.
+Each measurement runs in a fresh interpreter (so peak RSS and CPU time are its own), the variants
+alternate within every round, and medians are printed: wall time, CPU time (user + system of the
+child) and peak RSS. On a shared machine wall time follows the other jobs; CPU time much less, so
+both are shown, with the load average before and after. `vramlens` = restricted load + the whole
+analysis (replay, attribution, accounting, diagnosis) without printing.
 """
 
 from __future__ import annotations
@@ -24,7 +26,8 @@ VARIANTS = {
 }
 
 
-def measure(code: str, path: str, total: int | None) -> tuple[float, int]:
+def measure(code: str, path: str, total: int | None) -> tuple[float, float, int]:
+    """Wall seconds, CPU seconds and peak RSS bytes of one fresh interpreter running ``code``."""
     program = f"PATH = {path!r}; TOTAL = {total!r}\n{code}"
     start = time.perf_counter()
     child = subprocess.Popen([sys.executable, "-c", program], stdout=subprocess.DEVNULL)
@@ -32,7 +35,7 @@ def measure(code: str, path: str, total: int | None) -> tuple[float, int]:
     elapsed = time.perf_counter() - start
     if status != 0:
         raise SystemExit(f"variant failed: {code}")
-    return elapsed, usage.ru_maxrss * 1024
+    return elapsed, usage.ru_utime + usage.ru_stime, usage.ru_maxrss * 1024
 
 
 def main() -> None:
@@ -44,22 +47,30 @@ def main() -> None:
     args = parser.parse_args()
     variants = {k: v for k, v in VARIANTS.items() if not (args.skip_torch and "torch" in v)}
     times = {name: [] for name in variants}
+    cpus = {name: [] for name in variants}
     peaks = {name: [] for name in variants}
+    load_before = os.getloadavg()
     baseline = measure("pass", args.snapshot, None)  # interpreter start-up alone
     for _ in range(args.rounds):
         for name, code in variants.items():
-            elapsed, peak = measure(code, args.snapshot, args.total_memory)
+            elapsed, cpu, peak = measure(code, args.snapshot, args.total_memory)
             times[name].append(elapsed)
+            cpus[name].append(cpu)
             peaks[name].append(peak)
+    load_after = os.getloadavg()
     size = os.path.getsize(args.snapshot)
     print(f"snapshot {args.snapshot}: {size / 2**20:.1f} MiB; {args.rounds} rounds; python {sys.version.split()[0]}; {os.cpu_count()} cores")
-    print(f"interpreter start-up alone: {baseline[0]:.2f} s, {baseline[1] / 2**20:.0f} MiB")
+    print(f"interpreter start-up alone: {baseline[0]:.2f} s wall, {baseline[1]:.2f} s CPU, {baseline[2] / 2**20:.0f} MiB")
+    print("load average (1, 5, 15 min): before " + ", ".join(f"{x:.2f}" for x in load_before)
+          + "; after " + ", ".join(f"{x:.2f}" for x in load_after))
     load_time = statistics.median(times["pickle.load"])
+    load_cpu = statistics.median(cpus["pickle.load"])
     load_peak = statistics.median(peaks["pickle.load"])
-    print(f"{'variant':<20} {'median s':>9} {'x load':>7} {'peak MiB':>9} {'x load':>7}")
+    print(f"{'variant':<20} {'wall s':>7} {'x load':>7} {'CPU s':>7} {'x load':>7} {'peak MiB':>9} {'x load':>7}")
     for name in variants:
-        t, p = statistics.median(times[name]), statistics.median(peaks[name])
-        print(f"{name:<20} {t:>9.2f} {t / load_time:>7.2f} {p / 2**20:>9.0f} {p / load_peak:>7.2f}")
+        t, c, p = statistics.median(times[name]), statistics.median(cpus[name]), statistics.median(peaks[name])
+        print(f"{name:<20} {t:>7.2f} {t / load_time:>7.2f} {c:>7.2f} {c / load_cpu:>7.2f} "
+              f"{p / 2**20:>9.0f} {p / load_peak:>7.2f}")
 
 
 if __name__ == "__main__":
