@@ -8,6 +8,10 @@ alternate within every round, and medians are printed: wall time, CPU time (user
 child) and peak RSS. On a shared machine wall time follows the other jobs; CPU time much less, so
 both are shown, with the load average before and after. `vramlens` = restricted load + the whole
 analysis (replay, attribution, accounting, diagnosis) without printing.
+
+The children read and write bytecode in a private cache (a temporary folder, never the checkout)
+that a warm-up run fills, as an installed package has its .pyc files: with PYTHONDONTWRITEBYTECODE
+set, every run would compile the package from source again. --no-bytecode-cache measures that case.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 VARIANTS = {
@@ -24,13 +29,15 @@ VARIANTS = {
     "vramlens analyze": "from vramlens.analysis.engine import analyze_path; analyze_path(PATH, total_memory=TOTAL)",
     "_memory_viz.trace": "import pickle; from torch.cuda import _memory_viz; _memory_viz.trace(pickle.load(open(PATH, 'rb')))",
 }
+WARM_UP = {"vramlens analyze": "import vramlens.analysis.engine", "_memory_viz.trace": "from torch.cuda import _memory_viz"}
+CHILD_ENV = dict(os.environ)
 
 
 def measure(code: str, path: str, total: int | None) -> tuple[float, float, int]:
     """Wall seconds, CPU seconds and peak RSS bytes of one fresh interpreter running ``code``."""
     program = f"PATH = {path!r}; TOTAL = {total!r}\n{code}"
     start = time.perf_counter()
-    child = subprocess.Popen([sys.executable, "-c", program], stdout=subprocess.DEVNULL)
+    child = subprocess.Popen([sys.executable, "-c", program], stdout=subprocess.DEVNULL, env=CHILD_ENV)
     _, status, usage = os.wait4(child.pid, 0)
     elapsed = time.perf_counter() - start
     if status != 0:
@@ -44,8 +51,16 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--total-memory", type=int)
     parser.add_argument("--skip-torch", action="store_true", help="leave out _memory_viz.trace (no torch here)")
+    parser.add_argument("--no-bytecode-cache", action="store_true", help="keep the environment's bytecode settings")
     args = parser.parse_args()
     variants = {k: v for k, v in VARIANTS.items() if not (args.skip_torch and "torch" in v)}
+    if not args.no_bytecode_cache:
+        CHILD_ENV.pop("PYTHONDONTWRITEBYTECODE", None)
+        cache = tempfile.TemporaryDirectory(prefix="vramlens-bench-pycache-")  # removed when main returns
+        CHILD_ENV["PYTHONPYCACHEPREFIX"] = cache.name
+        for name in variants:
+            if name in WARM_UP:
+                measure(WARM_UP[name], args.snapshot, None)
     times = {name: [] for name in variants}
     cpus = {name: [] for name in variants}
     peaks = {name: [] for name in variants}
@@ -60,6 +75,7 @@ def main() -> None:
     load_after = os.getloadavg()
     size = os.path.getsize(args.snapshot)
     print(f"snapshot {args.snapshot}: {size / 2**20:.1f} MiB; {args.rounds} rounds; python {sys.version.split()[0]}; {os.cpu_count()} cores")
+    print("bytecode: " + ("as the environment says" if args.no_bytecode_cache else f"cached in {CHILD_ENV['PYTHONPYCACHEPREFIX']}"))
     print(f"interpreter start-up alone: {baseline[0]:.2f} s wall, {baseline[1]:.2f} s CPU, {baseline[2] / 2**20:.0f} MiB")
     print("load average (1, 5, 15 min): before " + ", ".join(f"{x:.2f}" for x in load_before)
           + "; after " + ", ".join(f"{x:.2f}" for x in load_after))
