@@ -57,16 +57,18 @@ class RetainedGraph:
 
 
     def check_statement(self, stmt: ast.stmt, ctx: LintContext) -> None:
-        if isinstance(stmt, ast.AugAssign) and isinstance(stmt.op, ast.Add):
-            self._accumulate(stmt, stmt.target, stmt.value, ctx)
-        elif isinstance(stmt, ast.Assign):
+        kind = type(stmt)
+        if kind is ast.Assign:
             self._assign(stmt, ctx)
-        elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None and isinstance(stmt.target, ast.Attribute):
-            self._attribute_store(stmt, stmt.target, stmt.value, ctx)
-        elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+        elif kind is ast.Expr:
             call = stmt.value
-            if isinstance(call.func, ast.Attribute) and call.func.attr in _APPENDERS:
+            if type(call) is ast.Call and type(call.func) is ast.Attribute and call.func.attr in _APPENDERS:
                 self._append(stmt, call, ctx)
+        elif kind is ast.AugAssign:
+            if type(stmt.op) is ast.Add:
+                self._accumulate(stmt, stmt.target, stmt.value, ctx)
+        elif kind is ast.AnnAssign and stmt.value is not None and type(stmt.target) is ast.Attribute:
+            self._attribute_store(stmt, stmt.target, stmt.value, ctx)
 
     # -- accumulators ---------------------------------------------------------------------
     def _accumulate(self, stmt: ast.stmt, target: ast.AST, value: ast.AST, ctx: LintContext) -> None:
@@ -152,13 +154,15 @@ class RetainedGraph:
         head = name.split(".", 1)[0]
         if head == "ctx" and self._ctx_store(stmt, value, ctx):
             return
-        if not ctx.tainted(value) or backpropagated(name, ctx):
+        if not ctx.tainted(value):
             return
         scope = ctx.scope
         in_forward = scope.name in {"forward", "__call__"} and head == "self"
         on_class = scope.cls is not None and head in {scope.cls.name, "cls"}
         if not (in_forward or on_class) or "loss" in target.attr.lower():
             return  # a stored loss is there to be backpropagated by its owner
+        if backpropagated(name, ctx):
+            return
         where = "the module" if in_forward else "the class"
         message = (
             f"`{name}` keeps the graph of the last call alive on {where} between calls, so its activations "

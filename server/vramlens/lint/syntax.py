@@ -119,7 +119,10 @@ def base_dotted(node: ast.AST) -> str | None:
 
 
 def call_name(call: ast.Call) -> str:
-    return dotted(call.func) or ""
+    func = call.func
+    if type(func) is ast.Name:
+        return func.id
+    return dotted(func) or ""
 
 
 def last_name(name: str) -> str:
@@ -237,9 +240,10 @@ def assigned_names(stores: list[ast.stmt], calls: list[ast.Call]) -> set[str]:
 def method_name(call: ast.Call) -> str:
     """The last name of the callee, even on a call chain: ``scaler.scale(loss).backward`` -> ``backward``."""
     func = call.func
-    if isinstance(func, ast.Attribute):
+    kind = type(func)
+    if kind is ast.Attribute:
         return func.attr
-    return func.id if isinstance(func, ast.Name) else ""
+    return func.id if kind is ast.Name else ""
 
 
 def receiver_name(call: ast.Call) -> str:

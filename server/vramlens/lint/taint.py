@@ -80,8 +80,11 @@ class TaintState:
         self.aliases = {k: v for k, v in self.aliases.items() if other.aliases.get(k) == v}
 
     def resolve(self, name: str) -> str:
+        aliases = self.aliases
+        if not aliases:
+            return name
         head, _, rest = name.partition(".")
-        target = self.aliases.get(head)
+        target = aliases.get(head)
         if target is None:
             return name
         return f"{target}.{rest}" if rest else target
@@ -90,6 +93,10 @@ class TaintState:
 def _is_constructor(short: str) -> bool:
     """``DecoderBlock(config)`` builds a module; it does not run one (``G(z)`` and ``D(x)`` do)."""
     return len(short) > 1 and short[0].isupper() and not short.isupper()
+
+
+_PARAMETER_ATTRIBUTES = frozenset({"weight", "bias"})
+_NEVER_TAINTED = frozenset({ast.Constant, ast.JoinedStr, ast.Lambda, ast.Compare})
 
 
 @lru_cache(maxsize=4096)
@@ -164,23 +171,25 @@ class TaintEvaluator:
         return self._tainted(expr, state)
 
     def _tainted(self, expr: ast.AST, state: TaintState) -> bool:
-        if isinstance(expr, ast.Name):
-            return state.resolve(expr.id) in state.names or expr.id in state.names
-        if isinstance(expr, ast.Attribute):
+        kind = type(expr)
+        if kind is ast.Name:
+            name = expr.id
+            names = state.names
+            return name in names or state.resolve(name) in names
+        if kind is ast.Attribute:
             if expr.attr in CLEAN_ATTRIBUTES:
                 return False
             name = dotted(expr)
             if name and (name in state.names or state.resolve(name) in state.names):
                 return True
-            receiver = dotted(expr.value) or ""
-            if receiver in self.facts.module_names and expr.attr in {"weight", "bias"}:
+            if expr.attr in _PARAMETER_ATTRIBUTES and (dotted(expr.value) or "") in self.facts.module_names:
                 return True  # a parameter
             return self._tainted(expr.value, state)
-        if isinstance(expr, ast.Call):
+        if kind is ast.Call:
             return self._call_tainted(expr, state)
-        if isinstance(expr, (ast.Constant, ast.JoinedStr, ast.Lambda, ast.Compare)):
+        if kind in _NEVER_TAINTED:
             return False
-        if isinstance(expr, ast.IfExp):
+        if kind is ast.IfExp:
             return self._tainted(expr.body, state) or self._tainted(expr.orelse, state)
         for field in CHILD_FIELDS.get(type(expr), ()):
             value = getattr(expr, field, None)

@@ -169,9 +169,10 @@ class Walker:
         if not self.silent:
             for hook in self.statement_hooks:
                 hook(stmt, ctx)
-            if self.call_hooks:
-                for call in ctx.facts.calls_of(stmt):
-                    for hook in self.call_hooks:
+            call_hooks = self.call_hooks
+            if call_hooks:
+                for call in ctx.facts.own_calls.get(id(stmt), ()):
+                    for hook in call_hooks:
                         hook(call, ctx)
         kind = type(stmt)
         visit = _VISITORS.get(kind)
@@ -332,18 +333,33 @@ class Walker:
     # -- bindings -------------------------------------------------------------------------
     def _bind(self, target: ast.AST, value: ast.AST | None, tainted: bool) -> None:
         state = self.ctx.state
-        if isinstance(target, (ast.Tuple, ast.List)):
-            values = value.elts if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts) else None
+        kind = type(target)
+        if kind is ast.Name:
+            name = target.id
+            source = dotted(value) if type(value) in _NAMED else None
+            if source and source != name:
+                state.aliases[name] = state.resolve(source)
+            else:
+                state.aliases.pop(name, None)
+            resolved = state.resolve(name)
+            if tainted and not is_summary_name(name):
+                state.names.add(resolved)
+            else:
+                state.names.discard(resolved)
+                state.names.discard(name)
+            return
+        if kind is ast.Tuple or kind is ast.List:
+            values = value.elts if type(value) in _SEQUENCES and len(value.elts) == len(target.elts) else None
             for index, element in enumerate(target.elts):
                 if values is not None:
                     self._bind(element, values[index], self.ctx.tainted(values[index]))
                 else:
                     self._bind(element, None, tainted)
             return
-        if isinstance(target, ast.Starred):
+        if kind is ast.Starred:
             self._bind(target.value, None, tainted)
             return
-        if isinstance(target, ast.Subscript):
+        if kind is ast.Subscript:
             if tainted:
                 container = dotted(target.value)
                 if container:
@@ -352,14 +368,8 @@ class Walker:
         name = dotted(target)
         if name is None:
             return
-        if isinstance(target, ast.Name):
-            source = dotted(value) if isinstance(value, (ast.Name, ast.Attribute)) else None
-            if source and source != name:
-                state.aliases[name] = state.resolve(source)
-            else:
-                state.aliases.pop(name, None)
         resolved = state.resolve(name)
-        if tainted and not (isinstance(target, ast.Name) and is_summary_name(target.id)):
+        if tainted:
             state.names.add(resolved)
         else:
             state.names.discard(resolved)
@@ -367,6 +377,8 @@ class Walker:
 
 
 _VISITORS: dict[type, object] = {}
+_NAMED = frozenset({ast.Name, ast.Attribute})
+_SEQUENCES = frozenset({ast.Tuple, ast.List})
 
 
 def _no_transfer(walker: Walker, stmt: ast.stmt) -> None:
