@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import ast
 
-from .syntax import call_name, is_small_constant_loop
+from .syntax import call_name, is_small_constant_loop, method_name
 from .walker import LintContext
 
 _TARGETS = {"torch.cuda.empty_cache", "cuda.empty_cache", "gc.collect"}
+_METHODS = {name.rsplit(".", 1)[1] for name in _TARGETS}
 
 
 def _is_availability_check(test: ast.AST) -> bool:
@@ -30,7 +31,7 @@ class EmptyCacheInLoop:
 
 
     def check_call(self, call: ast.Call, ctx: LintContext) -> None:
-        if not ctx.loops:
+        if not ctx.loops or method_name(call) not in _METHODS:
             return
         name = call_name(call)
         if ctx.facts.torch_alias and name.startswith(f"{ctx.facts.torch_alias}."):

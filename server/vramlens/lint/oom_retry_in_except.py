@@ -34,6 +34,14 @@ def catches_oom(handler: ast.ExceptHandler) -> bool:
     return "OutOfMemoryError" in caught or (bool(caught & _GENERIC) and _mentions_oom(handler))
 
 
+def _catches_oom_memo(handler: ast.ExceptHandler, ctx: LintContext) -> bool:
+    key = ("catches-oom", id(handler))
+    known = ctx.memo.get(key)
+    if known is None:
+        known = ctx.memo[key] = catches_oom(handler)
+    return known
+
+
 class OomRetryInExcept:
 
 
@@ -44,7 +52,7 @@ class OomRetryInExcept:
         if handler_index is None or handler_index == 0:
             return
         handler, attempt = ctx.blocks[handler_index], ctx.blocks[handler_index - 1]
-        if not isinstance(attempt, ast.Try) or not catches_oom(handler) or ctx.memo.get(("oom", id(handler))):
+        if not isinstance(attempt, ast.Try) or not _catches_oom_memo(handler, ctx) or ctx.memo.get(("oom", id(handler))):
             return
         if not self._is_retry(call, attempt, ctx):
             return
