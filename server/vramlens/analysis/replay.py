@@ -122,8 +122,9 @@ def _replay(trace: list, resolver: SourceResolver) -> ReplayResult:  # noqa: C90
     result = ReplayResult(entries, lines, points, 0, 0, 0, 0, None, None, {}, 0)
     oom_seen = False
     before = no_frame = None
-    # torch shares one frame dict per distinct frame between entries, so a stack recurs as lists
-    # of the same dicts: id of the innermost frame -> (frames up to the user frame, that line).
+    # torch shares one frame dict per distinct frame between entries, so a stack recurs as lists of
+    # the same dicts. id of the innermost frame -> (depth of the user frame, the frames up to it, its
+    # line): a later list that starts with those frames belongs to that line without another walk.
     stacks: dict = {}
 
     def line_of(key, frames) -> list:
