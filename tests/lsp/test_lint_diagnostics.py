@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import sys
 
 import pytest
@@ -122,3 +123,41 @@ async def test_configuration_change_applies_select_and_ignore(client: LanguageCl
     )
     await client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
     assert list(client.diagnostics[URI]) == []
+
+
+def _change(client: LanguageClient, text: str, version: int) -> None:
+    client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=URI, version=version),
+            content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)],
+        )
+    )
+
+
+@pytest.mark.asyncio
+async def test_a_burst_of_edits_ends_with_diagnostics_for_the_final_text(client: LanguageClient):
+    await _open(client, LEAKY)
+    fixed = LEAKY.replace("losses.append(loss)", "losses.append(loss.item())")
+    final = "\n\n" + LEAKY  # leaky again, two lines lower: only the final text puts the finding there
+    edits = [fixed if index % 2 == 0 else LEAKY for index in range(19)] + [final]
+    for version, text in enumerate(edits, start=2):
+        _change(client, text, version)  # faster than anyone types: one lint should follow, not twenty
+    final_version = len(edits) + 1
+
+    published: list[types.PublishDiagnosticsParams] = []
+    while not published or published[-1].version != final_version:
+        published.append(await asyncio.wait_for(client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS), 10))
+    diagnostics = list(client.diagnostics[URI])
+    assert [d.code for d in diagnostics] == ["VL102"]
+    assert diagnostics[0].range.start == types.Position(line=LEAKY_LINE + 2, character=8)
+    assert len(published) < len(edits) // 2, "edits were not debounced"
+
+
+@pytest.mark.asyncio
+async def test_save_publishes_the_latest_text(client: LanguageClient):
+    await _open(client, LEAKY)
+    fixed = LEAKY.replace("losses.append(loss)", "losses.append(loss.item())")
+    _change(client, fixed, version=2)
+    client.text_document_did_save(types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=URI)))
+    params = await asyncio.wait_for(client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS), 10)
+    assert params.version == 2 and list(params.diagnostics) == []
