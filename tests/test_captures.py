@@ -188,3 +188,22 @@ def test_outside_allocator_numbers_add_up_in_the_evidence():
     from test_analysis_ending import assert_used_plus_free_is_total
 
     assert_used_plus_free_is_total(analyze_fixture("outside_allocator").diagnosis.evidence)
+
+
+def _line_containing(script: str, text: str) -> int:
+    lines = (SCENARIOS / script).read_text().splitlines()
+    return next(number for number, line in enumerate(lines, 1) if text in line)
+
+
+def test_an_oom_in_backward_is_traced_to_the_line_that_started_it():
+    analysis = analyze_path(CAPTURES / "working_set", source_root=str(SCENARIOS))
+    site = analysis.oom.site
+    assert site.autograd is True and site.line == _line_containing("working_set.py", "loss.backward()")
+    assert any("autograd engine made it during the backward pass" in fact for fact in analysis.diagnosis.evidence)
+
+
+def test_an_oom_with_a_python_frame_names_its_own_line():
+    analysis = analyze_path(CAPTURES / "fragmentation", source_root=str(SCENARIOS))
+    site = analysis.oom.site
+    assert site.autograd is False and site.line == _line_containing("fragmentation.py", "merged = torch.empty")
+    assert to_json(analysis)["oom"]["site"]["line"] == site.line

@@ -110,3 +110,15 @@ def test_stacks_sharing_their_inner_frames_keep_their_own_lines():
         return {(line.line, line.count, line.allocated_bytes) for line in lines if line.line in (42, 43)}
 
     assert run(False) == run(True) == {(42, 3, 6 * MIB), (43, 3, 3 * MIB)}
+
+
+def test_the_latest_oom_is_the_one_explained():
+    # A script that caught its first OOM, freed, retried smaller, and died of the second one.
+    builder = SnapshotBuilder().segment(0, 128 * MIB)
+    builder.alloc(0, 96 * MIB, user_stack(42)).oom(request=64 * MIB, device_free=0)
+    builder.free(0).alloc(0, 112 * MIB, user_stack(50)).oom(request=32 * MIB, device_free=0)
+    analysis = analyze(builder.snapshot(), total_memory=128 * MIB)
+    assert analysis.accounting.request == 32 * MIB
+    assert analysis.accounting.allocated == 112 * MIB
+    assert analysis.oom.count == 2
+    assert analysis.lines[0].line == 50 and analysis.lines[0].live_bytes == 112 * MIB

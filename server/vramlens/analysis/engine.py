@@ -16,6 +16,7 @@ from vramlens.analysis.normalize import (
     allocator_settings, block_frames, device_segments, device_trace, expandable_segments_on, pick_device, pool_for_request,
 )
 from vramlens.analysis.recommend import recommend
+from vramlens.analysis.request_site import request_site, site_sentence
 from vramlens.analysis.replay import KEY, replay
 from vramlens.analysis.sources import SourceResolver
 from vramlens.capture import Capture, CaptureError, load_capture
@@ -171,8 +172,11 @@ def _analyze(capture: Capture, total_memory: int | None, source_root: str | None
     environment = _environment(meta, settings, expandable_on, total, device)
     oom = None
     if outcome == "oom":
+        site = request_site(rep.oom_frames, meta, resolver) if moment == "oom" else None
         oom = OomEvent(request=request, device_free=device_free, device_limit=meta_oom.get("device_limit") or limit,
-                       count=facts.oom_count, index=rep.oom_index)
+                       count=facts.oom_count, index=rep.oom_index, site=site)
+        if site is not None:
+            diagnosis.evidence.append(site_sentence(site, request, resolver))
     return Analysis(
         outcome=outcome, status=status, diagnosis=diagnosis, accounting=accounting, timeline=timeline,
         oom=oom, lines=lines, recommendations=recommendations, environment=environment,

@@ -58,6 +58,10 @@ def to_json(analysis: Analysis) -> dict:
         "oom": None if analysis.oom is None else {
             "request": analysis.oom.request, "device_free": analysis.oom.device_free,
             "device_limit": analysis.oom.device_limit, "count": analysis.oom.count, "trace_index": analysis.oom.index,
+            "site": None if analysis.oom.site is None else {
+                "path": analysis.oom.site.path, "line": analysis.oom.site.line,
+                "source": analysis.oom.site.source, "autograd": analysis.oom.site.autograd,
+            },
         },
         "lines": [_line(line) for line in analysis.lines],
         "recommendations": [

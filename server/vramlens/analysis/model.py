@@ -42,7 +42,18 @@ class OomEvent:
     device_free: int | None
     device_limit: int | None
     count: int
-    index: int | None = None  # trace position of the first OOM, when the trace holds it
+    index: int | None = None  # trace position of the (latest) OOM, when the trace holds it
+    site: RequestSite | None = None  # where the failing request was made, when it can be told
+
+
+@dataclass
+class RequestSite:
+    """The user line behind the failing request (see analysis/request_site.py)."""
+
+    path: str
+    line: int | None
+    source: str | None
+    autograd: bool  # made by the autograd engine (no Python frame) during work started at this line
 
 
 @dataclass

@@ -61,6 +61,7 @@ class ReplayResult:
     allocated_at_oom: int | None = None  # relative
     reserved_at_oom: int | None = None  # relative
     live_at_oom: dict | None = None  # addr -> (size, accumulator, index)
+    oom_frames: list | None = None  # the failing request's stack (empty when the autograd engine made it)
     segment_events_after_oom: list = field(default_factory=list)  # (action, addr, size, stream)
     pre_freed_after_oom: list = field(default_factory=list)  # (addr, size): live at the OOM, from before the trace
 
@@ -216,20 +217,24 @@ def _replay(trace: list, resolver: SourceResolver) -> ReplayResult:  # noqa: C90
                 if oom_seen:
                     result.segment_events_after_oom.append((action, entry["addr"], entry["size"], entry.get("stream")))
             elif action == "oom":
+                # The latest OOM is the one to explain: a script that caught an earlier one and
+                # retried smaller died of this one (and the capture's snapshot was taken at it).
                 result.oom_count += 1
-                if not oom_seen:
-                    oom_seen = True
-                    result.oom_index = index
-                    result.oom_time_us = entry.get("time_us")
-                    result.oom_request = entry.get("size")
-                    result.oom_stream = entry.get("stream")
-                    result.oom_device_free = entry.get("device_free", entry.get("addr"))
-                    result.allocated_at_oom = allocated
-                    result.reserved_at_oom = reserved
-                    result.live_at_oom = dict(live)
-                    for acc in lines.values():
-                        acc[AT_OOM] = acc[LIVE]
-                        acc[BLOCKS_AT_OOM] = acc[BLOCKS]
+                oom_seen = True
+                result.oom_index = index
+                result.oom_time_us = entry.get("time_us")
+                result.oom_request = entry.get("size")
+                result.oom_stream = entry.get("stream")
+                result.oom_device_free = entry.get("device_free", entry.get("addr"))
+                result.oom_frames = entry.get("frames")
+                result.allocated_at_oom = allocated
+                result.reserved_at_oom = reserved
+                result.live_at_oom = dict(live)
+                result.segment_events_after_oom = []
+                result.pre_freed_after_oom = []
+                for acc in lines.values():
+                    acc[AT_OOM] = acc[LIVE]
+                    acc[BLOCKS_AT_OOM] = acc[BLOCKS]
         if point_due:
             points.append((stop - 1, trace[stop - 1].get("time_us"), bucket_allocated, bucket_reserved))
             bucket_allocated, bucket_reserved = allocated, reserved
