@@ -29,6 +29,7 @@ class FileFacts:
     all_calls: list[ast.Call] = field(default_factory=list)  # the whole file, nested definitions included
     all_stores: list[ast.stmt] = field(default_factory=list)
     _trains: dict[int, bool] = field(default_factory=dict)
+    _training_calls: set[int] | None = None  # id() of every backward / autograd.grad / optimizer step call
     _grad_off_callees: set[str] | None = None
     _training_callees: set[str] | None = None
 
@@ -44,11 +45,10 @@ class FileFacts:
         if self._grad_off_callees is None:
             self._grad_off_callees, self._training_callees = set(), set()
             for func in [*self.functions.values(), *self.methods.values()]:
-                called = {method_name(call) for call in self.calls_inside(func)}
                 if decorated_without_grad(func):
-                    self._grad_off_callees |= called
+                    self._grad_off_callees.update(method_name(call) for call in self.calls_inside(func))
                 elif self.trains(func):
-                    self._training_callees |= called
+                    self._training_callees.update(method_name(call) for call in self.calls_inside(func))
         return name in self._grad_off_callees and name not in self._training_callees
 
     def stores_inside(self, node: ast.AST) -> list[ast.stmt]:
@@ -58,9 +58,13 @@ class FileFacts:
     def trains(self, node: ast.AST) -> bool:
         """A backward pass, autograd.grad or an optimizer step happens inside ``node``."""
         key = id(node)
-        if key not in self._trains:
-            self._trains[key] = any(is_backward_call(c) or is_optimizer_step(c) for c in self.calls_inside(node))
-        return self._trains[key]
+        known = self._trains.get(key)
+        if known is None:
+            if self._training_calls is None:  # classify each call once, not once per enclosing block
+                self._training_calls = {id(c) for c in self.all_calls if is_backward_call(c) or is_optimizer_step(c)}
+            training = self._training_calls
+            known = self._trains[key] = bool(training) and any(id(c) in training for c in self.calls_inside(node))
+        return known
 
 
 def _unwrap_module_chain(value: ast.AST) -> ast.AST:
@@ -131,14 +135,30 @@ _SEARCHED_FIELDS = {cls: fields for cls, fields in CHILD_FIELDS.items() if not i
 def _calls_in(root: ast.AST, found: list[ast.Call]) -> None:
     """Calls inside ``root`` (lambdas excluded), depth first; the order is the one the rules rely on."""
     fields_of = _SEARCHED_FIELDS
-    call = ast.Call
+    call, attribute = ast.Call, ast.Attribute
     stack = [root]
     pop, push = stack.pop, stack.append
     while stack:
         node = pop()
         kind = type(node)
+        if kind is attribute:  # the commonest inner node: one child, no call of its own
+            value = node.value
+            if type(value) in fields_of:
+                push(value)
+            continue
         if kind is call:
             found.append(node)
+            func = node.func
+            if type(func) in fields_of:
+                push(func)
+            for item in node.args:
+                if type(item) in fields_of:
+                    push(item)
+            for item in node.keywords:
+                value = item.value  # a keyword holds one expression
+                if type(value) in fields_of:
+                    push(item)
+            continue
         for name in fields_of.get(kind, ()):
             value = getattr(node, name, None)
             if type(value) is list:
