@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import re
+from functools import cached_property
 
 from .findings import Edit
 from .syntax import iter_nodes, leading_indent
@@ -20,8 +21,12 @@ _ATOMS = (ast.Name, ast.Attribute, ast.Call, ast.Subscript, ast.Constant, ast.Li
 class Positions:
     def __init__(self, text: str) -> None:
         self.text = text
+
+    @cached_property
+    def lines(self) -> list[str]:
+        """Split on first use only: most files report nothing."""
         # Only \r\n, \r and \n end lines for the tokenizer; str.splitlines also splits on \f and others.
-        self.lines = _LINE_BREAK.split(text)
+        return _LINE_BREAK.split(self.text)
 
     def line(self, lineno: int) -> str:
         return self.lines[lineno - 1] if 0 < lineno <= len(self.lines) else ""

@@ -118,6 +118,7 @@ class TaintEvaluator:
         self.facts = facts
         self.returns_graph = returns_graph
         self._model_calls: dict[int, bool] = {}  # id(call) -> is_model_call, for this file's nodes
+        self._name_verdicts: dict[int, bool | None] = {}  # id(call) -> what the callee's name says
 
     def is_model_call(self, call: ast.Call) -> bool:
         """A call that runs a network, a layer or a loss (the sources of the analysis)."""
@@ -201,27 +202,41 @@ class TaintEvaluator:
                 return True
         return False
 
-    def _call_tainted(self, call: ast.Call, state: TaintState) -> bool:
+    def _by_name(self, call: ast.Call) -> bool | None:
+        """What the callee's name alone says (clean helper, parameters), memoised per call; None: look further."""
+        key = id(call)
+        if key in self._name_verdicts:
+            return self._name_verdicts[key]
         func = call.func
         name = call_name(call)
-        short = func.attr if isinstance(func, ast.Attribute) else last_name(name)
-        if isinstance(func, ast.Attribute) and short in CLEAN_METHODS:
-            return False
-        if not isinstance(func, ast.Attribute) or "." in name:
-            if short in CLEAN_FUNCTIONS and not (isinstance(func, ast.Attribute) and short == "float"):
-                return False
-        if name.startswith(CLEAN_MODULE_PREFIXES) or is_summary_name(short) or "tokenizer" in name.lower():
-            return False  # summaries and decoded text are Python objects, not tensors
-        if short in PARAMETER_METHODS:
-            return True
+        is_method = type(func) is ast.Attribute
+        short = func.attr if is_method else last_name(name)
+        verdict: bool | None = None
+        if is_method and short in CLEAN_METHODS:
+            verdict = False
+        elif (not is_method or "." in name) and short in CLEAN_FUNCTIONS and not (is_method and short == "float"):
+            verdict = False
+        elif name.startswith(CLEAN_MODULE_PREFIXES) or is_summary_name(short) or "tokenizer" in name.lower():
+            verdict = False  # summaries and decoded text are Python objects, not tensors
+        elif short in PARAMETER_METHODS:
+            verdict = True
+        self._name_verdicts[key] = verdict
+        return verdict
+
+    def _call_tainted(self, call: ast.Call, state: TaintState) -> bool:
+        verdict = self._by_name(call)
+        if verdict is not None:
+            return verdict
+        func = call.func
+        short = func.attr if type(func) is ast.Attribute else ""
         if self.is_model_call(call):
             return True
         local = self.returns_graph(call, state)
         if local is not None:
             return local  # a function of this file, walked with these arguments
-        if isinstance(func, ast.Attribute) and self._tainted(func.value, state):
+        if short and self._tainted(func.value, state):
             return True
-        if isinstance(func, ast.Attribute) and (short in LIKE_METHODS or short.startswith("new_")):
+        if short and (short in LIKE_METHODS or short.startswith("new_")):
             return False  # ``consts.type_as(hidden)``: only dtype and device come from the argument
         return any(self._tainted(arg, state) for arg in call.args) or any(
             self._tainted(kw.value, state) for kw in call.keywords
