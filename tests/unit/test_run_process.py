@@ -255,3 +255,12 @@ def test_no_cuda_in_the_interpreter_writes_nothing(tmp_path):
     assert run.returncode == 2 and "CUDA is not available" in run.stderr
     assert not (tmp_path / "cap").exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["ok.py"]
+
+
+def test_the_scripts_own_double_dash_and_options_reach_it_unchanged(tmp_path):
+    write(tmp_path, "args.py", "import sys\nprint(sys.argv[1:])\n")
+    plain = direct("args.py", "--timeout", "3", "--", "z", cwd=tmp_path)
+    run = vramlens("run", "-o", tmp_path / "cap", "--", "args.py", "--timeout", "3", "--", "z", cwd=tmp_path)
+    assert run.returncode == 0 and run.stdout == plain.stdout == "['--timeout', '3', '--', 'z']\n"
+    missing = vramlens("run", cwd=tmp_path)
+    assert missing.returncode == 2 and "give the script to run" in missing.stderr

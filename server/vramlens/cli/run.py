@@ -33,9 +33,20 @@ def add_parser(subparsers) -> None:
         help="then run again with this allocator setting (e.g. expandable_segments:True) and record both; repeatable",
     )
     parser.add_argument("--analyze", action="store_true", help="print the analysis of the capture when the run ends")
-    parser.add_argument("script", type=Path)
-    parser.add_argument("args", nargs=argparse.REMAINDER, help="arguments passed to the script")
+    # One REMAINDER positional keeps the script's own arguments exactly as typed, a `--` among
+    # them included (two positionals would let argparse swallow it).
+    parser.add_argument("command", nargs=argparse.REMAINDER, metavar="SCRIPT [ARGS ...]",
+                        help="the script, then the arguments passed to it unchanged")
     parser.set_defaults(handler=handle)
+
+
+def split_command(command: list[str]) -> tuple[Path, list[str]] | None:
+    """SCRIPT and its arguments; a `--` before SCRIPT only separates vramlens' own options."""
+    if command and command[0] == "--":
+        command = command[1:]
+    if not command:
+        return None
+    return Path(command[0]), command[1:]
 
 
 def _positive_int(text: str) -> int:
@@ -60,6 +71,11 @@ def _announce(script: Path):
 
 
 def handle(args: argparse.Namespace) -> int:
+    command = split_command(args.command)
+    if command is None:
+        print("vramlens: give the script to run, e.g. `vramlens run train.py --batch-size 64`.", file=sys.stderr)
+        return 2
+    script, script_args = command
     limit_bytes = limit_fraction = None
     if args.memory_limit:
         try:
@@ -68,8 +84,8 @@ def handle(args: argparse.Namespace) -> int:
             print(f"vramlens: --memory-limit {error}.", file=sys.stderr)
             return 2
     options = RunOptions(
-        script=args.script,
-        args=list(args.args),
+        script=script,
+        args=script_args,
         python=args.python,
         capture_dir=args.output,
         stacks=args.stacks,
@@ -80,7 +96,7 @@ def handle(args: argparse.Namespace) -> int:
         timeout_s=args.timeout,
         sample_interval_s=args.sample_interval,
         source_root=args.source_root,
-        on_start=_announce(args.script),
+        on_start=_announce(script),
     )
     try:
         result, trials = run_with_experiments(options, args.try_alloc_conf)
