@@ -16,6 +16,7 @@ from vramlens.units import parse_size_or_fraction
 def add_parser(subparsers) -> None:
     parser = subparsers.add_parser(
         "run",
+        usage="vramlens run [options] SCRIPT [ARGS ...]",
         help="run a script under CUDA memory instrumentation and write a capture",
         description="Run SCRIPT in the chosen interpreter as if run directly, recording the allocator's "
         "history, the OOM (if any) and NVML samples into a capture folder.",
