@@ -65,7 +65,9 @@ class LintContext:
         key = id(expr)
         cached = self._taint_cache.get(key)
         if cached is None:
-            cached = self._taint_cache[key] = self.evaluator.tainted(expr, self.state)
+            state = self.state
+            cached = False if expr is None or state.grad_off else self.evaluator._tainted(expr, state)
+            self._taint_cache[key] = cached
         return cached
 
     def report(self, code: str, node: ast.AST, message: str, fixes: tuple[Fix, ...] = (), end: ast.AST | None = None) -> None:
@@ -149,14 +151,15 @@ class Walker:
         return frozenset(tainted)
 
     def _local_callee(self, call: ast.Call) -> ast.AST | None:
-        facts = self.ctx.facts
-        if isinstance(call.func, ast.Name):
-            return facts.functions.get(call.func.id)
-        name = dotted(call.func) or ""
+        """``f(...)`` for a module-level ``def f``, ``self.m(...)`` for a method of the current class."""
+        func = call.func
+        kind = type(func)
+        if kind is ast.Name:
+            return self.ctx.facts.functions.get(func.id)
+        if kind is not ast.Attribute or type(func.value) is not ast.Name or func.value.id != "self":
+            return None
         cls = self.ctx.scope.cls
-        if cls is not None and name.startswith("self.") and name.count(".") == 1:
-            return facts.methods.get((cls.name, name[5:]))
-        return None
+        return None if cls is None else self.ctx.facts.methods.get((cls.name, func.attr))
 
     # -- statements -----------------------------------------------------------------------
     def _block(self, stmts: list[ast.stmt]) -> None:
