@@ -5,7 +5,6 @@ one with no torch at all.
 """
 
 import importlib.util
-import os
 import subprocess
 import sys
 import venv

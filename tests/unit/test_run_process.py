@@ -58,7 +58,7 @@ def write(folder, name, text):
 
 
 def test_argv_main_cwd_and_exit_code_match_a_direct_run(tmp_path):
-    script = write(tmp_path, "probe.py", (
+    write(tmp_path, "probe.py", (
         "import json, os, sys\n"
         "print(json.dumps({'argv': sys.argv, 'name': __name__, 'cwd': os.getcwd(), 'path0': sys.path[0],\n"
         "                  'file': __file__, 'main': sys.modules['__main__'].__file__}))\n"

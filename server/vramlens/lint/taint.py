@@ -192,8 +192,8 @@ class TaintEvaluator:
             return False
         if kind is ast.IfExp:
             return self._tainted(expr.body, state) or self._tainted(expr.orelse, state)
-        for field in CHILD_FIELDS.get(type(expr), ()):
-            value = getattr(expr, field, None)
+        for name in CHILD_FIELDS.get(type(expr), ()):
+            value = getattr(expr, name, None)
             if type(value) is list:
                 for child in value:
                     if isinstance(child, ast.expr) and self._tainted(child, state):

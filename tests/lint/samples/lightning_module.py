@@ -1,14 +1,15 @@
-# Shaped after a widely copied example; clean code except where a test says otherwise.
-import torch
+# A LightningModule's steps: Lightning runs validation under no_grad and logging takes care of
+# detaching. Nothing here should be reported.
 import lightning as L
 
-class LitModel(L.LightningModule):
+
+class Classifier(L.LightningModule):
     def training_step(self, batch, batch_idx):
-        x, y = batch
-        loss = self.loss_fn(self.model(x), y)
+        inputs, labels = batch
+        loss = self.criterion(self.network(inputs), labels)
         self.log("train_loss", loss)
         return loss
 
     def validation_step(self, batch, batch_idx):
-        x, y = batch
-        self.log("val_loss", self.loss_fn(self.model(x), y))
+        inputs, labels = batch
+        self.log("val_loss", self.criterion(self.network(inputs), labels))
