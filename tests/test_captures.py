@@ -207,3 +207,14 @@ def test_an_oom_with_a_python_frame_names_its_own_line():
     site = analysis.oom.site
     assert site.autograd is False and site.line == _line_containing("fragmentation.py", "merged = torch.empty")
     assert to_json(analysis)["oom"]["site"]["line"] == site.line
+
+
+def test_fixtures_hold_what_the_current_agent_records():
+    import json
+
+    for meta_path in sorted(CAPTURES.glob("*/capture.json")):
+        meta = json.loads(meta_path.read_text())
+        assert meta["run_id"] and meta["pid"], meta_path
+        assert meta["environment"]["allocator_settings"] is not None, meta_path
+        assert meta["recording"]["stacks"] in ("python", "all"), meta_path
+        assert any(sample["phase"] == "cuda_init" for sample in meta["nvml"]["samples"]), meta_path
