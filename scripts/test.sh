@@ -1,7 +1,14 @@
 #!/usr/bin/env bash
-# Runs every test. GPU tests (marker `gpu`) skip themselves where no CUDA device is present.
+# Runs every test: Python (unit, captures, language server), the extension build, and the editor
+# end-to-end test in a real VS Code where Debian's chromium is installed (.ci/run installs it).
+# GPU tests (marker `gpu`) skip themselves where no CUDA device is present.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 .venv/bin/python -m pytest -q "$@"
 bash scripts/test_extension.sh
+if [ -x /usr/bin/chromium ]; then
+  bash tests/editor/run_e2e.sh
+else
+  echo "editor end-to-end test skipped: no /usr/bin/chromium (apt-get install -y chromium libkrb5-dev)"
+fi
