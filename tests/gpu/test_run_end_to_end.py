@@ -8,6 +8,7 @@ import sys
 import time
 
 import pytest
+from process_helpers import running
 
 pytestmark = pytest.mark.gpu
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -17,15 +18,6 @@ SCENARIOS = os.path.join(ROOT, "scenarios")
 def culprit_lines(script):
     with open(script) as source:
         return {number for number, text in enumerate(source, 1) if "# vramlens: culprit" in text}
-
-
-def running(pid):
-    """True while the process runs; a zombie nobody has reaped yet has ended."""
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except FileNotFoundError:
-        return False
 
 
 def load_meta(capture):

@@ -13,6 +13,7 @@ import sys
 import time
 
 import pytest
+from process_helpers import running
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 DOUBLE = os.path.join(ROOT, "tests", "agent_double")
@@ -41,14 +42,6 @@ def meta_of(capture):
 
 def script_stderr(stderr):
     return "".join(line for line in stderr.splitlines(True) if not line.startswith("vramlens: "))
-
-
-def running(pid):
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except FileNotFoundError:
-        return False
 
 
 def write(folder, name, text):

@@ -74,11 +74,7 @@ def check_capture_target(folder: Path) -> None:
         raise CaptureError(f"{folder} is a file; choose a folder for the capture with -o.")
     if not any(folder.iterdir()):
         return
-    try:
-        is_capture = json.loads((folder / META_FILE).read_text(encoding="utf-8")).get("format") == FORMAT_NAME
-    except (OSError, ValueError, AttributeError):
-        is_capture = False
-    if not is_capture:
+    if _read_json(folder / META_FILE).get("format") != FORMAT_NAME:
         raise CaptureError(f"{folder} already exists and is not a capture; choose another folder with -o.")
 
 
@@ -136,10 +132,10 @@ def _supervise(options: RunOptions, command: list[str], capture_dir: Path, statu
         os.close(events_read)
         os.close(acks_write)
         end_process_group(child.pid)
-    status = _read_status(status_file)
+    status = _read_json(status_file)
     if status.get("ok") is False:
         raise CaptureError(status.get("message", "The script could not be started."))
-    meta = _read_meta(capture_dir)
+    meta = _read_json(capture_dir / META_FILE)
     if meta.get("run_id") != run_id:
         how = f"was ended ({supervisor.ending})" if supervisor.ending else f"exited with code {exit_code}"
         raise CaptureError(f"The script {how} before a capture could be written (it may have been killed); nothing was recorded.")
@@ -151,19 +147,13 @@ def _supervise(options: RunOptions, command: list[str], capture_dir: Path, statu
     return RunResult(exit_code=exit_code, capture_dir=capture_dir, status=final_status)
 
 
-def _read_status(status_file: Path) -> dict:
+def _read_json(path: Path) -> dict:
+    """A JSON object the agent wrote, or {} when it is missing or not one (the agent died first)."""
     try:
-        return json.loads(status_file.read_text())
+        data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
-
-
-def _read_meta(capture_dir: Path) -> dict:
-    try:
-        meta = json.loads((capture_dir / META_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return meta if isinstance(meta, dict) else {}
+    return data if isinstance(data, dict) else {}
 
 
 def _finish_capture(capture_dir: Path, meta: dict, sampler: NvmlSampler, pid: int, ending: str | None,
