@@ -109,6 +109,32 @@ def _measurement(run: dict) -> str:
     return ", ".join(parts) or "—"
 
 
+def _chosen(meta: dict) -> list[str]:
+    """Item 7: what a `vramlens experiment` on this run chose, with the figures it measured."""
+    experiment = meta.get("experiment") if isinstance(meta.get("experiment"), dict) else None
+    out = ["## Chosen intervention", ""]
+    if experiment is None:
+        return out + ["None measured: run `vramlens experiment` to compare interventions over repeated runs.", ""]
+    sentence = experiment.get("sentence")
+    out.append(sentence or "None: no variant beat the baseline beyond the run-to-run noise.")
+    rows = [row for row in experiment.get("variants") or [] if isinstance(row, dict)]
+    if rows:
+        out += ["", "| variant | OOM | median peak allocated | median peak reserved | against the baseline |",
+                "|---|---|---:|---:|---|"]
+        for row in rows:
+            out.append(f"| {_cell(row.get('label'))} | {row.get('ooms')}/{row.get('runs')} | {fmt(_int(row.get('peak_allocated')))} | "
+                       f"{fmt(_int(row.get('peak_reserved')))} | {_cell(row.get('verdict'))} |")
+    if experiment.get("stopped"):
+        out += ["", f"The experiment stopped early: {experiment['stopped']}"]
+    if experiment.get("file"):
+        out += ["", f"All runs: `{_cell(experiment['file'])}`."]
+    return out + [""]
+
+
+def _int(value) -> int | None:
+    return None if value is None else int(value)
+
+
 def _diagnosis(analysis: Analysis) -> list[str]:
     d = analysis.diagnosis
     out = ["## Diagnosis", "", f"**{d.cause}** (confidence {d.confidence:.2f}, {d.confidence_label})", ""]
@@ -143,6 +169,7 @@ def build_report(analysis: Analysis, meta: dict, svg_name: str | None, title: st
     out += _diagnosis(analysis)
     out += _lines(analysis, top)
     out += _interventions(meta)
+    out += _chosen(meta)
     out += ["## Timeline", ""]
     if svg_name:
         out.append(f"![allocated and reserved over the recorded history]({svg_name})")

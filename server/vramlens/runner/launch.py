@@ -47,6 +47,7 @@ class RunOptions:
     extra_env: dict = field(default_factory=dict)
     cancel: threading.Event | None = None  # set it to end the run, keeping the capture
     on_start: Callable[[int], None] | None = None  # called with the script's PID
+    output_file: Path | None = None  # the script's stdout and stderr go here instead of this terminal
 
 
 @dataclass
@@ -112,14 +113,18 @@ def _supervise(options: RunOptions, command: list[str], capture_dir: Path, statu
     env[LINK_ENV_VAR] = f"{events_write},{acks_read}"
     env.setdefault("PYTHONUNBUFFERED", "1")
     started = time.time()
+    output = open(options.output_file, "wb") if options.output_file else None
     try:
         # A session of its own, so that the whole tree it starts can be ended with it.
-        child = subprocess.Popen(command, env=env, pass_fds=(events_write, acks_read), start_new_session=True)
+        child = subprocess.Popen(command, env=env, pass_fds=(events_write, acks_read), start_new_session=True,
+                                 stdout=output, stderr=output)
     except OSError as error:
         raise CaptureError(f"Cannot start the interpreter {options.python} ({error.strerror}); check --python.") from None
     finally:
         os.close(events_write)
         os.close(acks_read)
+        if output is not None:
+            output.close()  # the child holds its own copy
     sampler = NvmlSampler(options.sample_interval_s)
     sampler.start(child.pid, events_read, acks_write, started)
     supervisor = Supervisor(child, options.timeout_s, options.cancel)
