@@ -111,7 +111,8 @@ def _search_json(search: SearchRecord) -> dict:
 
 
 def experiment_json(record: ExperimentRecord) -> dict:
-    summaries = summarize_all(record.variants) if record.variants else []
+    measured = [(variant, runs) for variant, runs in record.variants if runs]  # a stopped experiment may leave some unrun
+    summaries = summarize_all(measured) if measured else []
     search = _search_json(record.search) if record.search else None
     return {
         "schema": SCHEMA,

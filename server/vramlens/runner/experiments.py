@@ -120,7 +120,7 @@ def run_experiment(plan: ExperimentPlan, progress: Callable[[str], None] = lambd
     data = experiment_json(record)
     output.mkdir(parents=True, exist_ok=True)
     write_json_atomically(str(output / EXPERIMENT_FILE), data)
-    _note_in_capture(data)
+    note_in_capture(data)
     return data
 
 
@@ -154,7 +154,7 @@ def _run_search(plan: ExperimentPlan, runner: _Runner, record: ExperimentRecord,
         search.record(value, not run.oom)
 
 
-def _note_in_capture(data: dict) -> None:
+def note_in_capture(data: dict) -> None:
     """Keep the chosen intervention with the capture a report is made from: the baseline's first run,
     or for a search alone the smallest value that did not fit (else the largest that did)."""
     capture = None

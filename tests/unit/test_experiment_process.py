@@ -1,0 +1,85 @@
+"""`vramlens experiment` as a process: each run is a fresh interpreter through the real runner and
+agent, with the stand-in torch of tests/agent_double (a pretend 8 GiB device whose memory limit
+fails allocations exactly; no fragmentation, no NVML). The real allocator is tested on the GPU by
+tests/gpu/test_experiments.py."""
+
+import json
+
+from test_run_process import ENV, vramlens, write
+
+GROW = (
+    "import argparse, os, torch\n"
+    "MiB = 1024 * 1024\n"
+    "parser = argparse.ArgumentParser()\n"
+    "parser.add_argument('--batch-size', type=int, default=8)\n"
+    "args = parser.parse_args()\n"
+    "print('noise on stdout that must not reach the JSON')\n"
+    "fixed = torch.empty(64 * MiB)\n"
+    "per_sample = 5 * MiB if 'expandable_segments:True' in os.environ.get('PYTORCH_CUDA_ALLOC_CONF', '') else 10 * MiB\n"
+    "batch = torch.empty(args.batch_size * per_sample)\n"
+)
+
+
+def test_variants_reach_fresh_processes_and_are_compared(tmp_path):
+    write(tmp_path, "grow.py", GROW)
+    run = vramlens("experiment", "--json", "-o", tmp_path / "exp", "--memory-limit", "1GiB", "--repeats", "2",
+                   "--variant", "expandable_segments:True", "--arg-values", "batch-size=50,100",
+                   "grow.py", "--batch-size", "100", cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    data = json.loads(run.stdout)
+    labels = [variant["label"] for variant in data["variants"]]
+    assert labels == ["baseline", "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True", "--batch-size 50", "--batch-size 100"]
+    ooms = [variant["ooms"] for variant in data["variants"]]
+    assert ooms == [2, 0, 0, 2]  # 64 MiB + 100 × 10 MiB > 1 GiB; half the bytes per sample, or half the batch, fit
+    peaks = [variant["summary"]["peak_allocated"]["median"] for variant in data["variants"][1:3]]
+    assert peaks == [564 * 1024**2] * 2
+    assert data["variants"][1]["differences"][0]["real"] and not data["variants"][3]["differences"][0]["real"]
+    assert data["chosen"]["source"] == "variants" and data["chosen"]["index"] in (1, 2)
+    assert (tmp_path / "exp" / "experiment.json").exists()
+    assert "must not reach" in (tmp_path / "exp" / "baseline" / "run-1.log").read_text()
+    report = vramlens("report", tmp_path / "exp" / "baseline" / "run-1", cwd=tmp_path)
+    assert "## Chosen intervention" in report.stdout and data["chosen"]["label"] in report.stdout
+
+
+def test_find_max_bisects_real_runs_and_fits_the_slope(tmp_path):
+    write(tmp_path, "grow.py", GROW)
+    run = vramlens("experiment", "-o", tmp_path / "exp", "--find-max", "batch-size", "--limit", "1GiB",
+                   "--lo", "8", "--step", "8", "grow.py", cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    assert "→ 96 fits; 104 does not." in run.stdout
+    assert "peak allocated ≈ 64.00 MiB + 10.00 MiB per unit (R² 1.0000, 5 runs that fit); the fit reaches the limit at 96" in run.stdout
+    data = json.loads((tmp_path / "exp" / "experiment.json").read_text())
+    assert [probe["value"] for probe in data["search"]["probes"]] == [8, 16, 32, 64, 128, 96, 112, 104]
+    assert data["variants"] == [] and data["chosen"]["label"] == "--batch-size 96"
+
+
+def test_a_crashing_script_stops_the_experiment_with_one_sentence(tmp_path):
+    write(tmp_path, "crash.py", "import torch\ntorch.empty(1024)\nraise ValueError('bad config')\n")
+    run = vramlens("experiment", "--json", "-o", tmp_path / "exp", "--variant", "expandable_segments:True",
+                   "crash.py", cwd=tmp_path)
+    assert run.returncode == 2
+    data = json.loads(run.stdout)
+    assert data["stopped"].startswith("A run ended with status error (exit code 1), neither completed nor out of memory")
+    assert data["variants"] == [] and (tmp_path / "exp" / "baseline" / "run-1.log").exists()
+    assert "Traceback" not in run.stderr
+
+
+def test_usage_errors_and_no_cuda_are_one_sentence(tmp_path):
+    write(tmp_path, "grow.py", GROW)
+    cases = [
+        (["grow.py"], "give at least one variant"),
+        (["--find-max", "batch-size", "grow.py"], "--find-max ARG and --limit SIZE go together"),
+        (["--variant", "batch-size=8", "grow.py"], "is not a variant"),
+        (["--variant", "expandable_segments:True", "--memory-limit", "lots", "grow.py"], "not a size"),
+    ]
+    for options, words in cases:
+        run = vramlens("experiment", "-o", tmp_path / "exp", *options, cwd=tmp_path)
+        assert run.returncode == 2 and words in run.stderr, (options, run.stderr)
+        assert len(run.stderr.strip().splitlines()) == 1
+    env_without_cuda = dict(ENV, DOUBLE_NO_CUDA="1")
+    import subprocess
+    import sys
+    run = subprocess.run([sys.executable, "-m", "vramlens", "experiment", "-o", str(tmp_path / "nocuda"),
+                          "--variant", "expandable_segments:True", "grow.py"], cwd=tmp_path, env=env_without_cuda,
+                         capture_output=True, text=True, timeout=60)
+    assert run.returncode == 2 and "CUDA is not available" in run.stderr
