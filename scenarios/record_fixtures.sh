@@ -24,3 +24,5 @@ vramlens run -o "$out/no_problem" --max-entries 20000 scenarios/no_problem.py
 mkdir -p /srv/app && cp scenarios/server_dump.py /srv/app/server_dump.py
 (cd /srv/app && python3 server_dump.py "$out/server_dump.pickle")
 python3 -c "import torch; print(torch.cuda.get_device_properties(0).total_memory)" > "$out/server_dump.total_memory"
+# Controlled experiments (vramlens experiment): the GPU tests run them and keep each experiment.json.
+VRAMLENS_EXPERIMENT_RECORD="$out/experiments" python3 -m pytest tests/gpu/test_experiments.py -m gpu
