@@ -14,7 +14,7 @@ from vramlens.analysis.measurement import RunMeasurement, measure
 from vramlens.analysis.variants import BASELINE, Variant, parse_variant, parse_variants, with_argument
 from vramlens.cli import main
 from vramlens.cli.experiment import render_text
-from vramlens.runner.experiments import note_in_capture
+from vramlens.runner.controlled import note_in_capture
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 FIXTURES = os.path.join(ROOT, "tests", "fixtures", "experiments")

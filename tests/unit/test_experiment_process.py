@@ -83,3 +83,39 @@ def test_usage_errors_and_no_cuda_are_one_sentence(tmp_path):
                           "--variant", "expandable_segments:True", "grow.py"], cwd=tmp_path, env=env_without_cuda,
                          capture_output=True, text=True, timeout=60)
     assert run.returncode == 2 and "CUDA is not available" in run.stderr
+
+
+def test_a_smaller_card_is_a_variant_too(tmp_path):
+    write(tmp_path, "grow.py", GROW)
+    run = vramlens("experiment", "--json", "-o", tmp_path / "exp", "--repeats", "1",
+                   "--memory-limit-variant", "512MiB", "grow.py", "--batch-size", "50", cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    baseline, small = json.loads(run.stdout)["variants"]
+    assert small["label"] == "memory limit 512MiB" and small["kind"] == "memory_limit"
+    assert baseline["ooms"] == 0 and small["ooms"] == 1
+    assert small["differences"][0]["text"] == "caused an OOM (OOM in 1/1 runs against 0/1)"
+
+
+def test_cancelling_keeps_what_was_measured(tmp_path, monkeypatch):
+    import threading
+
+    from vramlens.analysis.variants import parse_variants
+    from vramlens.runner import RunOptions
+    from vramlens.runner.controlled import ExperimentPlan, run_experiment
+
+    script = write(tmp_path, "grow.py", GROW)
+    monkeypatch.chdir(tmp_path)
+    cancel, seen = threading.Event(), []
+
+    def progress(text):
+        seen.append(text)
+        if len(seen) == 3:  # the third run is about to start: the user cancels
+            cancel.set()
+
+    plan = ExperimentPlan(script, ["--batch-size", "10"], parse_variants(["expandable_segments:True"]), repeats=2,
+                          run=RunOptions(script=script, extra_env={"PYTHONPATH": ENV["PYTHONPATH"]}),
+                          output_dir=tmp_path / "exp")
+    data = run_experiment(plan, progress=progress, cancel=cancel)
+    assert data["stopped"] == "The experiment was cancelled; the runs finished so far are kept."
+    assert [len(variant["runs"]) for variant in data["variants"]] == [1, 1]
+    assert seen[0] == "Run 1/4: baseline (repeat 1/2)"

@@ -13,7 +13,7 @@ from vramlens.analysis.variants import parse_variant, parse_variants, split_argu
 from vramlens.capture.errors import CaptureError
 from vramlens.cli.run import _positive_float, _positive_int, split_command
 from vramlens.runner import RunOptions
-from vramlens.runner.experiments import EXPERIMENT_FILE, ExperimentPlan, SearchPlan, run_experiment
+from vramlens.runner.controlled import EXPERIMENT_FILE, ExperimentPlan, SearchPlan, run_experiment
 from vramlens.units import format_bytes as fmt
 from vramlens.units import parse_size_or_fraction
 

@@ -14,9 +14,8 @@ import re
 from pathlib import Path
 
 from vramlens.agent.capture_writer import META_FILE, write_json_atomically
+from vramlens.analysis.variants import ALLOC_CONF_VAR, alloc_conf_env
 from vramlens.runner.launch import RunOptions, RunResult, run_script
-
-ALLOC_CONF_VAR = "PYTORCH_CUDA_ALLOC_CONF"  # read by every torch release; newer ones also read PYTORCH_ALLOC_CONF
 
 
 def run_with_experiments(options: RunOptions, settings: list[str]) -> tuple[RunResult, list[RunResult]]:
@@ -34,10 +33,7 @@ def run_with_experiments(options: RunOptions, settings: list[str]) -> tuple[RunR
 
 
 def _with_setting(setting: str) -> dict:
-    current = os.environ.get(ALLOC_CONF_VAR) or os.environ.get("PYTORCH_ALLOC_CONF")
-    value = f"{current},{setting}" if current else setting
-    # Both names, so that no older value under the other one silently wins.
-    return {ALLOC_CONF_VAR: value, "PYTORCH_ALLOC_CONF": value}
+    return alloc_conf_env(os.environ.get(ALLOC_CONF_VAR) or os.environ.get("PYTORCH_ALLOC_CONF"), setting)
 
 
 def _slug(setting: str) -> str:

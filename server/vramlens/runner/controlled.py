@@ -28,6 +28,7 @@ from vramlens.units import parse_size_or_fraction
 
 EXPERIMENT_FILE = "experiment.json"
 MEASURED = ("completed", "oom")  # the endings an experiment can compare
+CANCELLED = "The experiment was cancelled; the runs finished so far are kept."
 
 
 @dataclass
@@ -73,7 +74,7 @@ class _Runner:
 
     def run(self, capture_dir: Path, args: list[str], memory_limit: str | None, alloc_conf: str | None) -> RunMeasurement:
         if self.cancel is not None and self.cancel.is_set():
-            raise Stop("The experiment was cancelled; the runs finished so far are kept.")
+            raise Stop(CANCELLED)
         limit_bytes = limit_fraction = None
         if memory_limit:
             limit_bytes, limit_fraction = parse_size_or_fraction(memory_limit)
@@ -89,7 +90,7 @@ class _Runner:
         result = run_script(options)
         run = measure(json.loads((result.capture_dir / META_FILE).read_text(encoding="utf-8")), str(result.capture_dir))
         if result.status == "cancelled":
-            raise Stop("The experiment was cancelled; the runs finished so far are kept.")
+            raise Stop(CANCELLED)
         if run.status not in MEASURED:
             raise Stop(f"A run ended with status {run.status} (exit code {run.exit_code}), neither completed nor out of "
                        f"memory: see its output {options.output_file}; fix the script before comparing variants.")
@@ -114,9 +115,12 @@ def run_experiment(plan: ExperimentPlan, progress: Callable[[str], None] = lambd
     except Stop as stop:
         record.stopped = str(stop)
     except CaptureError as error:
-        if not _has_runs(record):
+        if cancel is not None and cancel.is_set():
+            record.stopped = CANCELLED
+        elif not _has_runs(record):
             raise
-        record.stopped = str(error)
+        else:
+            record.stopped = str(error)
     data = experiment_json(record)
     output.mkdir(parents=True, exist_ok=True)
     write_json_atomically(str(output / EXPERIMENT_FILE), data)
