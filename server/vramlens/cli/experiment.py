@@ -37,18 +37,18 @@ def add_parser(subparsers) -> None:
                         help="a smaller emulated card to try, e.g. 24GiB; repeatable")
     parser.add_argument("--arg-values", action="append", default=[], metavar="ARG=V1,V2,...",
                         help="values of a script argument to try, e.g. batch-size=8,16,32 (or --arg-values=--batch-size=8,16); repeatable")
-    parser.add_argument("--repeats", type=_positive_int, default=DEFAULT_REPEATS,
+    parser.add_argument("--repeats", metavar="N", type=_positive_int, default=DEFAULT_REPEATS,
                         help=f"runs per variant (default {DEFAULT_REPEATS})")
     parser.add_argument("--memory-limit", metavar="SIZE|FRACTION", help="cap every run (the common ground), e.g. 24GiB")
     parser.add_argument("--find-max", metavar="ARG", help="search the largest value of this numeric script argument that fits under --limit")
     parser.add_argument("--limit", metavar="SIZE", help="the memory limit of --find-max, e.g. 24GiB")
-    parser.add_argument("--lo", type=_positive_int, default=1, help="smallest value --find-max tries (default 1)")
-    parser.add_argument("--hi", type=_positive_int, help="largest value --find-max tries (default: doubles from --lo until a run fails)")
-    parser.add_argument("--step", type=_positive_int, default=1, help="--find-max tries lo, lo+step, … only (default 1)")
-    parser.add_argument("--python", default=sys.executable, help="interpreter that has torch (default: this one)")
-    parser.add_argument("-o", "--output", type=Path, help="folder for the runs' captures (default: .vramlens/experiments/SCRIPT-TIME)")
+    parser.add_argument("--lo", metavar="N", type=_positive_int, default=1, help="smallest value --find-max tries (default 1)")
+    parser.add_argument("--hi", metavar="N", type=_positive_int, help="largest value --find-max tries (default: doubles from --lo until a run fails)")
+    parser.add_argument("--step", metavar="N", type=_positive_int, default=1, help="--find-max tries lo, lo+step, … only (default 1)")
+    parser.add_argument("--python", metavar="PY", default=sys.executable, help="interpreter that has torch (default: this one)")
+    parser.add_argument("-o", "--output", metavar="DIR", type=Path, help="folder for the runs' captures (default: .vramlens/experiments/SCRIPT-TIME)")
     parser.add_argument("--timeout", type=_positive_float, metavar="SECONDS", help="end any one run after this long")
-    parser.add_argument("--max-entries", type=_positive_int, default=DEFAULT_MAX_ENTRIES,
+    parser.add_argument("--max-entries", metavar="N", type=_positive_int, default=DEFAULT_MAX_ENTRIES,
                         help=f"allocator history kept per run (default {DEFAULT_MAX_ENTRIES})")
     parser.add_argument("--json", action="store_true", help="print the JSON of docs/experiments.md instead of text")
     parser.add_argument("command", nargs=argparse.REMAINDER, metavar="SCRIPT [ARGS ...]",
