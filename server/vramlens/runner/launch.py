@@ -74,7 +74,7 @@ def check_capture_target(folder: Path) -> None:
         raise CaptureError(f"{folder} is a file; choose a folder for the capture with -o.")
     if not any(folder.iterdir()):
         return
-    if _read_json(folder / META_FILE).get("format") != FORMAT_NAME:
+    if read_json(folder / META_FILE).get("format") != FORMAT_NAME:
         raise CaptureError(f"{folder} already exists and is not a capture; choose another folder with -o.")
 
 
@@ -87,12 +87,13 @@ def run_script(options: RunOptions) -> RunResult:
     run_id = secrets.token_hex(8)
     with tempfile.TemporaryDirectory(prefix="vramlens-run-") as scratch:
         status_file = Path(scratch) / "status.json"
-        command = _agent_command(options, script, capture_dir, status_file, run_id)
+        command = [options.python, str(AGENT_SCRIPT), *agent_arguments(options, script, capture_dir, status_file, run_id)]
         return _supervise(options, command, capture_dir, status_file, run_id)
 
 
-def _agent_command(options: RunOptions, script: Path, capture_dir: Path, status_file: Path, run_id: str) -> list[str]:
-    command = [options.python, str(AGENT_SCRIPT), "--capture", str(capture_dir), "--status-file", str(status_file)]
+def agent_arguments(options: RunOptions, script: Path, capture_dir: Path, status_file: Path, run_id: str) -> list[str]:
+    """The agent's command line after its path: where to write, what to record, then the script."""
+    command = ["--capture", str(capture_dir), "--status-file", str(status_file)]
     command += ["--run-id", run_id, "--stacks", options.stacks, "--max-entries", str(options.max_entries)]
     if options.memory_limit_bytes is not None:
         command += ["--memory-limit-bytes", str(options.memory_limit_bytes)]
@@ -132,10 +133,10 @@ def _supervise(options: RunOptions, command: list[str], capture_dir: Path, statu
         os.close(events_read)
         os.close(acks_write)
         end_process_group(child.pid)
-    status = _read_json(status_file)
+    status = read_json(status_file)
     if status.get("ok") is False:
         raise CaptureError(status.get("message", "The script could not be started."))
-    meta = _read_json(capture_dir / META_FILE)
+    meta = read_json(capture_dir / META_FILE)
     if meta.get("run_id") != run_id:
         how = f"was ended ({supervisor.ending})" if supervisor.ending else f"exited with code {exit_code}"
         raise CaptureError(f"The script {how} before a capture could be written (it may have been killed); nothing was recorded.")
@@ -143,11 +144,11 @@ def _supervise(options: RunOptions, command: list[str], capture_dir: Path, statu
         exit_code = EXIT_CODES[supervisor.ending]
     elif exit_code < 0:
         exit_code = 128 - exit_code  # killed by a signal: the shell's convention
-    final_status = _finish_capture(capture_dir, meta, sampler, child.pid, supervisor.ending, exit_code, options)
+    final_status = finish_capture(capture_dir, meta, sampler, child.pid, supervisor.ending, exit_code, options)
     return RunResult(exit_code=exit_code, capture_dir=capture_dir, status=final_status)
 
 
-def _read_json(path: Path) -> dict:
+def read_json(path: Path) -> dict:
     """A JSON object the agent wrote, or {} when it is missing or not one (the agent died first)."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
@@ -156,7 +157,7 @@ def _read_json(path: Path) -> dict:
     return data if isinstance(data, dict) else {}
 
 
-def _finish_capture(capture_dir: Path, meta: dict, sampler: NvmlSampler, pid: int, ending: str | None,
+def finish_capture(capture_dir: Path, meta: dict, sampler: NvmlSampler, pid: int, ending: str | None,
                     exit_code: int, options: RunOptions) -> str:
     """Add what the server side measured, and how the run ended, to the agent's capture.json."""
     facts = meta.get("environment") or {}
