@@ -78,13 +78,18 @@ def check_capture_target(folder: Path) -> None:
         raise CaptureError(f"{folder} already exists and is not a capture; choose another folder with -o.")
 
 
-def run_script(options: RunOptions) -> RunResult:
+def prepare_run(options: RunOptions, check_target: Callable[[Path], None]) -> tuple[Path, Path, str]:
+    """The script (which must exist), the capture folder (checked by ``check_target``) and a fresh run id."""
     script = Path(options.script)
     if not script.is_file():
         raise CaptureError(f"Script not found: {script}.")
     capture_dir = Path(options.capture_dir or default_capture_dir(script)).resolve()
-    check_capture_target(capture_dir)
-    run_id = secrets.token_hex(8)
+    check_target(capture_dir)
+    return script, capture_dir, secrets.token_hex(8)
+
+
+def run_script(options: RunOptions) -> RunResult:
+    script, capture_dir, run_id = prepare_run(options, check_capture_target)
     with tempfile.TemporaryDirectory(prefix="vramlens-run-") as scratch:
         status_file = Path(scratch) / "status.json"
         command = [options.python, str(AGENT_SCRIPT), *agent_arguments(options, script, capture_dir, status_file, run_id)]
@@ -106,21 +111,41 @@ def agent_arguments(options: RunOptions, script: Path, capture_dir: Path, status
     return command + ["--", str(script), *options.args]
 
 
-def _supervise(options: RunOptions, command: list[str], capture_dir: Path, status_file: Path, run_id: str) -> RunResult:
-    events_read, events_write = os.pipe()
-    acks_read, acks_write = os.pipe()
+@dataclass
+class Watched:
+    """How a started process ended, and what was sampled meanwhile."""
+
+    pid: int
+    exit_code: int  # as the user would see it: the timeout's 124, 128+N for a signal
+    ending: str | None  # timeout | cancelled | terminated when vramlens ended it
+    sampler: NvmlSampler
+
+
+def start_and_watch(options: RunOptions, command: list[str], link_to_agent: bool = True) -> Watched:
+    """Start ``command`` in a session of its own, sample NVML by its PID, and keep watch until it ends.
+
+    ``link_to_agent``: pass the agent the pipe on which it asks for NVML samples at its OOM and exit."""
     env = dict(os.environ, **options.extra_env)
-    env[LINK_ENV_VAR] = f"{events_write},{acks_read}"
     env.setdefault("PYTHONUNBUFFERED", "1")
+    events_read = acks_write = None
+    passed: tuple = ()
+    if link_to_agent:
+        events_read, events_write = os.pipe()
+        acks_read, acks_write = os.pipe()
+        passed = (events_write, acks_read)
+        env[LINK_ENV_VAR] = f"{events_write},{acks_read}"
     started = time.time()
     try:
         # A session of its own, so that the whole tree it starts can be ended with it.
-        child = subprocess.Popen(command, env=env, pass_fds=(events_write, acks_read), start_new_session=True)
+        child = subprocess.Popen(command, env=env, pass_fds=passed, start_new_session=True)
     except OSError as error:
+        for fd in (events_read, acks_write):
+            if fd is not None:
+                os.close(fd)
         raise CaptureError(f"Cannot start the interpreter {options.python} ({error.strerror}); check --python.") from None
     finally:
-        os.close(events_write)
-        os.close(acks_read)
+        for fd in passed:
+            os.close(fd)
     sampler = NvmlSampler(options.sample_interval_s)
     sampler.start(child.pid, events_read, acks_write, started)
     supervisor = Supervisor(child, options.timeout_s, options.cancel)
@@ -130,22 +155,28 @@ def _supervise(options: RunOptions, command: list[str], capture_dir: Path, statu
         exit_code = supervisor.wait()
     finally:
         sampler.stop()
-        os.close(events_read)
-        os.close(acks_write)
+        for fd in (events_read, acks_write):
+            if fd is not None:
+                os.close(fd)
         end_process_group(child.pid)
+    if supervisor.ending:
+        exit_code = EXIT_CODES[supervisor.ending]
+    elif exit_code < 0:
+        exit_code = 128 - exit_code  # killed by a signal: the shell's convention
+    return Watched(pid=child.pid, exit_code=exit_code, ending=supervisor.ending, sampler=sampler)
+
+
+def _supervise(options: RunOptions, command: list[str], capture_dir: Path, status_file: Path, run_id: str) -> RunResult:
+    watched = start_and_watch(options, command)
     status = read_json(status_file)
     if status.get("ok") is False:
         raise CaptureError(status.get("message", "The script could not be started."))
     meta = read_json(capture_dir / META_FILE)
     if meta.get("run_id") != run_id:
-        how = f"was ended ({supervisor.ending})" if supervisor.ending else f"exited with code {exit_code}"
+        how = f"was ended ({watched.ending})" if watched.ending else f"exited with code {watched.exit_code}"
         raise CaptureError(f"The script {how} before a capture could be written (it may have been killed); nothing was recorded.")
-    if supervisor.ending:
-        exit_code = EXIT_CODES[supervisor.ending]
-    elif exit_code < 0:
-        exit_code = 128 - exit_code  # killed by a signal: the shell's convention
-    final_status = finish_capture(capture_dir, meta, sampler, child.pid, supervisor.ending, exit_code, options)
-    return RunResult(exit_code=exit_code, capture_dir=capture_dir, status=final_status)
+    final_status = finish_capture(capture_dir, meta, watched.sampler, watched.pid, watched.ending, watched.exit_code, options)
+    return RunResult(exit_code=watched.exit_code, capture_dir=capture_dir, status=final_status)
 
 
 def read_json(path: Path) -> dict:

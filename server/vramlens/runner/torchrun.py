@@ -15,20 +15,15 @@ NVML samples taken here are periodic; the agent's own samples cover the OOM and 
 
 from __future__ import annotations
 
-import os
-import secrets
-import subprocess
 import tempfile
-import time
 from pathlib import Path
 
 from vramlens.agent.capture_writer import FORMAT_NAME, META_FILE
 from vramlens.capture.errors import CaptureError
 from vramlens.runner.launch import (
-    AGENT_SCRIPT, EXIT_CODES, RunOptions, RunResult, agent_arguments, default_capture_dir, finish_capture, read_json,
+    AGENT_SCRIPT, RunOptions, RunResult, Watched, agent_arguments, finish_capture, prepare_run, read_json,
+    start_and_watch,
 )
-from vramlens.runner.nvml_sampler import NvmlSampler
-from vramlens.runner.supervise import Supervisor, end_process_group
 
 RANK_PREFIX = "rank-"
 # torchrun options that take no value; every other option takes one (as `--opt VALUE` or `--opt=VALUE`).
@@ -74,12 +69,7 @@ def check_ranks_target(folder: Path) -> None:
 
 
 def run_torchrun(options: RunOptions, torchrun_options: list[str]) -> RunResult:
-    script = Path(options.script)
-    if not script.is_file():
-        raise CaptureError(f"Script not found: {script}.")
-    capture_dir = Path(options.capture_dir or default_capture_dir(script)).resolve()
-    check_ranks_target(capture_dir)
-    run_id = secrets.token_hex(8)
+    script, capture_dir, run_id = prepare_run(options, check_ranks_target)
     with tempfile.TemporaryDirectory(prefix="vramlens-torchrun-") as scratch:
         status_file = Path(scratch) / "status.json"
         command = [options.python, "-m", "torch.distributed.run", *torchrun_options, str(AGENT_SCRIPT), "--per-rank",
@@ -88,36 +78,16 @@ def run_torchrun(options: RunOptions, torchrun_options: list[str]) -> RunResult:
 
 
 def _supervise(options: RunOptions, command: list[str], capture_dir: Path, status_file: Path, run_id: str) -> RunResult:
-    env = dict(os.environ, **options.extra_env)
-    env.setdefault("PYTHONUNBUFFERED", "1")
-    started = time.time()
-    try:
-        launcher = subprocess.Popen(command, env=env, start_new_session=True)
-    except OSError as error:
-        raise CaptureError(f"Cannot start the interpreter {options.python} ({error.strerror}); check --python.") from None
-    sampler = NvmlSampler(options.sample_interval_s)
-    sampler.start(launcher.pid, None, None, started)
-    supervisor = Supervisor(launcher, options.timeout_s, options.cancel)
-    if options.on_start:
-        options.on_start(launcher.pid)
-    try:
-        exit_code = supervisor.wait()
-    finally:
-        sampler.stop()
-        end_process_group(launcher.pid)
+    watched = start_and_watch(options, command, link_to_agent=False)
     ranks = _ranks_written(capture_dir, run_id)
     if not ranks:
-        raise CaptureError(_nothing_written(status_file, supervisor, exit_code))
-    if supervisor.ending:
-        exit_code = EXIT_CODES[supervisor.ending]
-    elif exit_code < 0:
-        exit_code = 128 - exit_code
+        raise CaptureError(_nothing_written(status_file, watched))
     statuses = []
     for rank_dir, meta in ranks:
-        rank_exit = EXIT_CODES[supervisor.ending] if supervisor.ending else meta.get("exit_code")
-        status = finish_capture(rank_dir, meta, sampler, meta.get("pid"), supervisor.ending, rank_exit, options)
+        rank_exit = watched.exit_code if watched.ending else meta.get("exit_code")
+        status = finish_capture(rank_dir, meta, watched.sampler, meta.get("pid"), watched.ending, rank_exit, options)
         statuses.append(f"{rank_dir.name} {status}")
-    return RunResult(exit_code=exit_code, capture_dir=capture_dir, status=", ".join(statuses))
+    return RunResult(exit_code=watched.exit_code, capture_dir=capture_dir, status=", ".join(statuses))
 
 
 def _ranks_written(capture_dir: Path, run_id: str) -> list[tuple[Path, dict]]:
@@ -130,13 +100,13 @@ def _ranks_written(capture_dir: Path, run_id: str) -> list[tuple[Path, dict]]:
     return found
 
 
-def _nothing_written(status_file: Path, supervisor: Supervisor, exit_code: int) -> str:
+def _nothing_written(status_file: Path, watched: Watched) -> str:
     """Why no rank wrote a capture: a rank's own preflight sentence when there is one."""
     for status_path in sorted(status_file.parent.glob(status_file.name + ".*")):
         status = read_json(status_path)
         if status.get("ok") is False:
             return status.get("message", "A rank could not start its script.")
-    if supervisor.ending:
-        return f"torchrun was ended ({supervisor.ending}) before any rank wrote a capture; nothing was recorded."
-    return (f"torchrun exited with code {exit_code} before any rank wrote a capture (see its message above: "
+    if watched.ending:
+        return f"torchrun was ended ({watched.ending}) before any rank wrote a capture; nothing was recorded."
+    return (f"torchrun exited with code {watched.exit_code} before any rank wrote a capture (see its message above: "
             "its options, or torch in this interpreter); nothing was recorded.")
