@@ -137,3 +137,11 @@ def test_cli_prints_the_comparison_then_the_failing_rank(tmp_path):
     assert "(2 ranks of 2)" in text and "Failing rank: 1 — ran out of memory (request 256.00 MiB) first." in text
     assert "Rank 0 saw its collective fail" in text and "── Rank 1 (the failing rank) ──" in text
     assert "Lines whose live bytes differ most between ranks" in text
+
+
+def test_report_on_a_folder_of_ranks_is_the_failing_ranks_and_says_which(tmp_path):
+    done = subprocess.run([sys.executable, "-m", "vramlens", "report", str(RANKS / "ddp_uneven"), "--source-root",
+                           str(REPO)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "this is rank 1 (the failing rank)" in done.stderr
+    assert "| Rank | 1 of 2 (local rank 1, node 0, host vm, backend gloo) |" in done.stdout

@@ -56,6 +56,21 @@ def fail_on(error: Exception) -> int:
     return fail(str(error), getattr(error, "details", None))
 
 
+def _which(comparison, shown) -> str:
+    return "the failing rank" if shown.rank == comparison.failing_rank else "the rank that used most memory"
+
+
+def shown_rank_path(path: str, source_root: str | None) -> str:
+    """For a folder of ranks, the capture of the rank to show (saying so on stderr); else ``path``."""
+    if not holds_rank_captures(path):
+        return path
+    comparison = analyze_ranks(path, source_root=source_root)
+    shown = comparison.ranks[comparison.default_index]
+    print(f"vramlens: {path} holds {len(comparison.ranks)} ranks' captures; this is rank {shown.rank} "
+          f"({_which(comparison, shown)}); `vramlens analyze {path}` compares them all.", file=sys.stderr)
+    return shown.capture
+
+
 def run_ranks(args) -> int:
     """A folder of ranks' captures: the comparison, then the failing (or fullest) rank in full."""
     try:
@@ -71,8 +86,7 @@ def run_ranks(args) -> int:
         return 0
     shown = comparison.ranks[comparison.default_index]
     sys.stdout.write(render_ranks_text(comparison, args.path))
-    which = "the failing rank" if shown.rank == comparison.failing_rank else "the rank that used most memory"
-    sys.stdout.write(f"\n── Rank {shown.rank} ({which}) ──\n")
+    sys.stdout.write(f"\n── Rank {shown.rank} ({_which(comparison, shown)}) ──\n")
     sys.stdout.write(render_text(shown.analysis, shown.capture, args.top))
     return 0
 
