@@ -44,7 +44,7 @@ def test_every_rank_is_found_wherever_its_launcher_wrote_it(job):
 def test_the_rank_that_ran_out_is_told_from_the_one_whose_collective_broke(job):
     _, comparison = job
     failing, follower = comparison.ranks[1], comparison.ranks[0]
-    assert comparison.failing_rank == 1 and comparison.default_index == 1
+    assert comparison.failing_rank == 1 and comparison.failing_index == comparison.default_index == 1
     assert failing.ending == "oom" and not failing.collateral and failing.analysis.outcome == "oom"
     assert follower.ending == "collective_error" and follower.collateral
     assert follower.analysis.outcome == "completed"  # no OOM of its own

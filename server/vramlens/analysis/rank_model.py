@@ -92,10 +92,15 @@ class RankComparison:
         return next((index for index, summary in enumerate(self.ranks) if summary.rank == rank), None)
 
     @property
+    def failing_index(self) -> int | None:
+        """Where the failing rank is in ``ranks`` (None when no rank failed)."""
+        return None if self.failing_rank is None else self.index_of(self.failing_rank)
+
+    @property
     def default_index(self) -> int:
         """The rank an editor shows first: the failing one, else the one that used most memory."""
-        if self.failing_rank is not None:
-            return self.index_of(self.failing_rank)
+        if self.failing_index is not None:
+            return self.failing_index
         usable = [index for index, summary in enumerate(self.ranks) if summary.analysis is not None]
         return max(usable, key=lambda index: self.ranks[index].peak_reserved or 0) if usable else 0
 
