@@ -80,7 +80,7 @@ def test_two_nodes_simulated_on_one_machine(tmp_path):
     launchers = []
     for node in (0, 1):
         device = str(node % gpu_count())
-        command = [sys.executable, "-m", "vramlens", "run", "-o", str(tmp_path / f"node{node}"), *CAP, "--timeout", "60",
+        command = [sys.executable, "-m", "vramlens", "run", "-o", str(tmp_path / f"node{node}"), *CAP, "--timeout", "40",
                    "--torchrun", "--nnodes", "2", "--node-rank", str(node), "--nproc-per-node", "1",
                    "--rdzv-backend", "c10d", "--rdzv-endpoint", "127.0.0.1:29541", "--rdzv-id", "vramlens-gpu-test",
                    SCENARIO, *backend_args()]
