@@ -14,7 +14,7 @@ from pathlib import Path
 from vramlens.capture.errors import CaptureError
 from vramlens.capture.format import FORMAT_NAME, META_FILE
 
-MAX_DEPTH = 4  # OUT/node0/rank-3 is two levels down; leave room for a folder of runs copied together
+MAX_DEPTH = 6  # OUT/node0/rank-3 is two levels down; leave room for folders of runs copied together
 
 
 @dataclass
