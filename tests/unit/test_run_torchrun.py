@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from vramlens.runner.torchrun import split_torchrun_command
+from vramlens.runner.torchrun import single_node_options, split_torchrun_command
 
 pytest.importorskip("torch.distributed.run")
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -157,3 +157,9 @@ def test_torchrun_commands_we_cannot_wrap_are_refused(command, message):
 def test_torchrun_must_come_last(tmp_path, uneven):
     run = vramlens("run", str(uneven), "--torchrun", "--nproc-per-node", "2", cwd=tmp_path)
     assert run.returncode == 2
+
+
+def test_the_editors_processes_per_node_setting_becomes_a_standalone_launch():
+    assert single_node_options(4) == ["--standalone", "--nproc-per-node", "4"]
+    with pytest.raises(ValueError):
+        single_node_options(0)

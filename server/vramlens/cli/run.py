@@ -133,7 +133,8 @@ def handle(args: argparse.Namespace) -> int:
     except CaptureError as error:
         print(f"vramlens: {error}", file=sys.stderr)
         return 2
-    print(f"vramlens: {result.status}; capture written to {result.capture_dir}", file=sys.stderr)
+    written = "ranks' captures written to" if torchrun_options is not None else "capture written to"
+    print(f"vramlens: {result.status}; {written} {result.capture_dir}", file=sys.stderr)
     for setting, trial in zip(args.try_alloc_conf, trials):
         print(f"vramlens: with {setting}: {trial.status}; capture written to {trial.capture_dir}", file=sys.stderr)
     if args.analyze:

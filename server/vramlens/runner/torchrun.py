@@ -53,6 +53,13 @@ def split_torchrun_command(command: list[str]) -> tuple[list[str], Path, list[st
     return options, Path(command[index]), command[index + 1:]
 
 
+def single_node_options(processes_per_node: int) -> list[str]:
+    """torchrun's options for one machine (the editor's "processes per node" setting)."""
+    if processes_per_node < 1:
+        raise ValueError(f"processes per node must be at least 1, not {processes_per_node}")
+    return ["--standalone", "--nproc-per-node", str(processes_per_node)]
+
+
 def check_ranks_target(folder: Path) -> None:
     """The run folder may hold other ranks' captures (another node's, an earlier run's), nothing else."""
     if not folder.exists():
