@@ -14,12 +14,13 @@ import signal
 import sys
 import time
 
-from . import environment, tracebacks
+from . import distributed, environment, tracebacks
 from .capture_writer import write_capture, write_json_atomically
 from .nvml_probe import NvmlProbe
 from .recorder import Recorder
 from .runner_link import RunnerLink
 from .script_runner import execute_as_main, exit_code_of
+from .terminate_watch import TerminateWatch
 
 EXIT_PREFLIGHT = 2  # same code the CLI uses for "could not start"
 
@@ -35,6 +36,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--memory-limit-fraction", type=float)
     parser.add_argument("--memory-limit-text")
     parser.add_argument("--source-root")
+    parser.add_argument("--per-rank", action="store_true", help="write into CAPTURE/rank-<RANK> (under torchrun)")
     parser.add_argument("script")
     parser.add_argument("args", nargs=argparse.REMAINDER)
     return parser.parse_args(argv)
@@ -50,6 +52,7 @@ class Session:
         self.torch = None
         self.recorder: Recorder | None = None
         self.exception: BaseException | None = None
+        self.exception_epoch: float | None = None
         self.env_at_start = environment.allocator_env()
         self.env_at_cuda_init: dict | None = None
         self.notes: list[str] = []
@@ -71,6 +74,7 @@ class Session:
             "memory_limit": None,
             "environment": {"alloc_env": self.env_at_start},
             "nvml_agent": {"available": self.nvml.error is None, "error": self.nvml.error},
+            "distributed": distributed.rank_facts(),
         }
 
     # -- preflight: nothing is written unless the script can really run under CUDA --------
@@ -107,7 +111,7 @@ class Session:
 
     def _start_recording(self) -> None:
         torch, options = self.torch, self.options
-        device = torch.cuda.current_device()
+        device = distributed.likely_device(torch) if self.meta["distributed"] else torch.cuda.current_device()
         facts = environment.gpu_facts(torch, device, self.nvml.driver_version())
         self.env_at_cuda_init = facts["alloc_env"]
         self.meta["environment"] = facts
@@ -128,7 +132,10 @@ class Session:
             self._warn(f"--memory-limit {options.memory_limit_text} is more than this GPU's "
                        f"{total / 2**30:.2f} GiB, so no cap was applied.")
             return None
-        self.torch.cuda.set_per_process_memory_fraction(fraction, device)
+        # A rank may still switch to its own device after this: cap every device it can see.
+        devices = range(self.torch.cuda.device_count()) if self.meta["distributed"] else [device]
+        for index in devices:
+            self.torch.cuda.set_per_process_memory_fraction(fraction, index)
         return {"requested": options.memory_limit_text, "fraction": fraction, "bytes": int(fraction * total)}
 
     def _sample_both(self, phase: str):
@@ -148,7 +155,7 @@ class Session:
         except SystemExit as exit_request:
             return exit_code_of(exit_request)
         except BaseException as error:  # the script's own failure (Ctrl-C included), shown as Python would
-            self.exception = error
+            self.exception, self.exception_epoch = error, time.time()
             sys.stderr.write(tracebacks.user_traceback_text(error, self.script))
             sys.stderr.flush()
             return 130 if isinstance(error, KeyboardInterrupt) else 1
@@ -179,15 +186,20 @@ class Session:
                 print(f"vramlens: the capture could not be written to {self.options.capture} ({tracebacks.safe_str(final)}).", file=sys.stderr)
 
     def _capture_contents(self, status: str, exit_code: int | None, on_demand: bool):
+        self._follow_device()
         recorder = self.recorder
         meta = dict(self.meta)
+        now = time.time()
         meta.update(
             status=status,
             exit_code=exit_code,
-            duration_s=round(time.time() - self.started, 3),
+            duration_s=round(now - self.started, 3),
+            ended_epoch=now,
             exception=tracebacks.describe(self.exception, self.script),
             notes=self.notes + self._environment_notes(),
         )
+        if meta["exception"] is not None:
+            meta["exception"]["epoch"] = self.exception_epoch
         if recorder is None:
             meta.update(snapshot_moment=None, oom=None, stats=None)
             meta["notes"].append("The script never initialised CUDA, so there is no allocator history.")
@@ -206,6 +218,25 @@ class Session:
             exit_nvml=None if on_demand else self.nvml.sample("exit", time.time() - self.started),
         )
         return meta, snapshot
+
+    def _follow_device(self) -> None:
+        """A rank picks its device after recording began: describe the device it really used."""
+        facts = self.meta.get("distributed")
+        if facts is None or self.recorder is None:
+            return
+        try:
+            device = distributed.device_in_use(self.torch, self.torch.cuda.current_device())
+            if device != self.recorder.device:
+                gpu = environment.gpu_facts(self.torch, device, self.nvml.driver_version())
+                gpu["alloc_env"] = self.env_at_cuda_init or gpu["alloc_env"]
+                self.meta["environment"] = gpu
+                self.recorder.device = device
+                self.nvml.bind(gpu["gpu_uuid"], device)
+        except Exception as error:  # the facts of the first device stay: never lose the capture over this
+            self._warn(f"The rank's device could not be read again ({type(error).__name__}).")
+            return
+        facts["device_index"] = device
+        facts["backend"] = distributed.backend(self.torch)
 
     def _choose_snapshot(self, on_demand: bool):
         # When the OOM ended the run, the state at the OOM is the one to explain; the frees
@@ -229,20 +260,38 @@ class Session:
         return notes
 
 
+def _per_rank_paths(options: argparse.Namespace) -> None:
+    """Under torchrun every rank writes CAPTURE/rank-<RANK>, beside the other ranks of its node."""
+    name = distributed.rank_folder_name()
+    options.capture = os.path.join(options.capture, name)
+    options.status_file = f"{options.status_file}.{name}"
+
+
 def main(argv: list[str]) -> int:
     options = parse_args(argv)
+    if options.per_rank:
+        _per_rank_paths(options)
     agent_pid = os.getpid()
     session: Session | None = None
+
+    def finish(signum):
+        if session is not None and session.torch is not None:
+            session.write("terminated", 128 + signum)
+            sys.stdout.flush()
+        os._exit(128 + signum)
+
+    watch = TerminateWatch(finish)
 
     # Installed first, so a timeout during the import of torch still ends us cleanly.
     # Forked children (data loader workers) inherit these handlers; only the agent's own
     # process may write the capture, so a child just ends as it would have.
     def on_terminate(signum, frame):
-        if os.getpid() == agent_pid and session is not None and session.torch is not None:
-            signal.signal(signal.SIGTERM, signal.SIG_IGN)
-            session.write("terminated", 128 + signum)
-            sys.stdout.flush()
-        os._exit(128 + signum)
+        if os.getpid() != agent_pid:
+            os._exit(128 + signum)
+        if not watch.claim():
+            time.sleep(60)  # the watcher thread is writing the capture and ends the process
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        finish(signum)
 
     def on_demand(signum, frame):
         if os.getpid() == agent_pid and session is not None:
@@ -250,6 +299,7 @@ def main(argv: list[str]) -> int:
 
     signal.signal(signal.SIGTERM, on_terminate)
     signal.signal(signal.SIGUSR1, on_demand)
+    watch.start()
     session = Session(options)
     problem = session.preflight()
     if problem:
@@ -263,6 +313,8 @@ def main(argv: list[str]) -> int:
     # The final write must finish: a late SIGTERM waits (the runner kills us after its grace).
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     signal.signal(signal.SIGUSR1, signal.SIG_IGN)
+    if not watch.claim():
+        time.sleep(60)  # a SIGTERM came first: the watcher thread writes that capture and ends us
     session.write(session.status_after(exit_code), exit_code)
     sys.stdout.flush()
     return exit_code

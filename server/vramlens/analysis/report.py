@@ -44,6 +44,10 @@ def _setup(analysis: Analysis, meta: dict) -> list[str]:
         ("Batch size", settings["batch_size"] or UNKNOWN),
         ("Input length", settings["input_length"] or UNKNOWN),
     ]
+    place = meta.get("distributed")
+    if place:
+        rows.insert(1, ("Rank", f"{place.get('rank')} of {place.get('world_size')} (local rank {place.get('local_rank')}, "
+                                f"node {place.get('node_rank')}, host {place.get('hostname')}, backend {place.get('backend') or 'unknown'})"))
     return ["## Setup", "", "| | |", "|---|---|", *[f"| {k} | {_cell(v)} |" for k, v in rows], ""]
 
 

@@ -6,6 +6,10 @@ import json
 import sys
 
 from vramlens.analysis import analyze_path, to_json
+from vramlens.analysis.rank_export import comparison_to_json
+from vramlens.analysis.ranks import analyze_ranks
+from vramlens.capture.ranks import holds_rank_captures
+from vramlens.cli.rank_text import render_ranks_text
 from vramlens.analysis.ending import moment_words
 from vramlens.analysis.model import Accounting, Analysis, LineStat
 from vramlens.units import format_bytes as fmt
@@ -28,7 +32,8 @@ def add_parser(subparsers) -> None:
 
 def add_capture_options(parser) -> None:
     """PATH, --total-memory and --source-root: how analyze and report find and read a capture."""
-    parser.add_argument("path", help="capture folder, its capture.json, or a torch.cuda.memory._dump_snapshot pickle")
+    parser.add_argument("path", help="capture folder, its capture.json, a folder of ranks' captures "
+                        "(vramlens run --torchrun), or a torch.cuda.memory._dump_snapshot pickle")
     parser.add_argument("--total-memory", metavar="SIZE", help="device memory when the snapshot cannot say (e.g. 24GiB, 141e9)")
     parser.add_argument("--source-root", metavar="DIR", help="local folder the recorded paths map onto by path suffix")
 
@@ -51,7 +56,44 @@ def fail_on(error: Exception) -> int:
     return fail(str(error), getattr(error, "details", None))
 
 
+def _which(comparison, shown) -> str:
+    return "the failing rank" if shown.rank == comparison.failing_rank else "the rank that used most memory"
+
+
+def shown_rank_path(path: str, source_root: str | None) -> str:
+    """For a folder of ranks, the capture of the rank to show (saying so on stderr); else ``path``."""
+    if not holds_rank_captures(path):
+        return path
+    comparison = analyze_ranks(path, source_root=source_root)
+    shown = comparison.ranks[comparison.default_index]
+    print(f"vramlens: {path} holds {len(comparison.ranks)} ranks' captures; this is rank {shown.rank} "
+          f"({_which(comparison, shown)}); `vramlens analyze {path}` compares them all.", file=sys.stderr)
+    return shown.capture
+
+
+def run_ranks(args) -> int:
+    """A folder of ranks' captures: the comparison, then the failing (or fullest) rank in full."""
+    try:
+        comparison = analyze_ranks(args.path, source_root=args.source_root)
+    except CaptureError as error:
+        return fail_on(error)
+    if all(summary.analysis is None for summary in comparison.ranks):
+        problems = "; ".join(f"rank {summary.rank}: {summary.problem}" for summary in comparison.ranks)
+        return fail(f"No rank's capture could be analyzed ({problems})")
+    if args.json:
+        json.dump(comparison_to_json(comparison), sys.stdout, indent=2)
+        sys.stdout.write("\n")
+        return 0
+    shown = comparison.ranks[comparison.default_index]
+    sys.stdout.write(render_ranks_text(comparison, args.path))
+    sys.stdout.write(f"\n── Rank {shown.rank} ({_which(comparison, shown)}) ──\n")
+    sys.stdout.write(render_text(shown.analysis, shown.capture, args.top))
+    return 0
+
+
 def run(args) -> int:
+    if holds_rank_captures(args.path):
+        return run_ranks(args)
     try:
         analysis = load_analysis(args)
     except (CaptureError, ValueError) as error:

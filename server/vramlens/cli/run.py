@@ -10,13 +10,14 @@ from pathlib import Path
 from vramlens.capture.errors import CaptureError
 from vramlens.runner import RunOptions
 from vramlens.runner.experiment import run_with_experiments
+from vramlens.runner.torchrun import run_torchrun, split_torchrun_command
 from vramlens.units import parse_size_or_fraction
 
 
 def add_parser(subparsers) -> None:
     parser = subparsers.add_parser(
         "run",
-        usage="vramlens run [options] SCRIPT [ARGS ...]",
+        usage="vramlens run [options] SCRIPT [ARGS ...]\n       vramlens run [options] --torchrun [TORCHRUN OPTIONS] SCRIPT [ARGS ...]",
         help="run a script under CUDA memory instrumentation and write a capture",
         description="Run SCRIPT in the chosen interpreter as if run directly, recording the allocator's "
         "history, the OOM (if any) and NVML samples into a capture folder.",
@@ -34,6 +35,12 @@ def add_parser(subparsers) -> None:
         help="then run again with this allocator setting (e.g. expandable_segments:True) and record both; repeatable",
     )
     parser.add_argument("--analyze", action="store_true", help="print the analysis of the capture when the run ends")
+    # Everything after --torchrun is torchrun's: its options, then SCRIPT and ARGS (so it comes last).
+    parser.add_argument(
+        "--torchrun", nargs=argparse.REMAINDER, metavar="TORCHRUN_OPTIONS SCRIPT ARGS",
+        help="launch through torchrun (its options follow, then SCRIPT): every rank runs under the agent and "
+        "writes OUTPUT/rank-<RANK>; on several nodes run this on each node",
+    )
     # One REMAINDER positional keeps the script's own arguments exactly as typed, a `--` among
     # them included (two positionals would let argparse swallow it).
     parser.add_argument("command", nargs=argparse.REMAINDER, metavar="SCRIPT [ARGS ...]",
@@ -64,19 +71,38 @@ def _positive_float(text: str) -> float:
     return value
 
 
-def _announce(script: Path):
+def _announce(script: Path, through_torchrun: bool):
     def on_start(pid: int) -> None:
+        if through_torchrun:
+            print(f"vramlens: running {script} through torchrun (PID {pid}); Ctrl-C ends every rank with "
+                  "their captures kept.", file=sys.stderr)
+            return
         print(f"vramlens: running {script} (PID {pid}); `kill -USR1 {os.getpid()}` writes a capture "
               "without stopping it, Ctrl-C ends it with the capture kept.", file=sys.stderr)
     return on_start
 
 
 def handle(args: argparse.Namespace) -> int:
-    command = split_command(args.command)
-    if command is None:
-        print("vramlens: give the script to run, e.g. `vramlens run train.py --batch-size 64`.", file=sys.stderr)
-        return 2
-    script, script_args = command
+    torchrun_options = None
+    if args.torchrun is not None:
+        if args.command:
+            print("vramlens: put --torchrun last, right before torchrun's options and the script.", file=sys.stderr)
+            return 2
+        if args.try_alloc_conf:
+            print("vramlens: --try-alloc-conf is not available with --torchrun yet; run one rank's script alone to "
+                  "measure a setting.", file=sys.stderr)
+            return 2
+        try:
+            torchrun_options, script, script_args = split_torchrun_command(args.torchrun)
+        except ValueError as error:
+            print(f"vramlens: {error}.", file=sys.stderr)
+            return 2
+    else:
+        command = split_command(args.command)
+        if command is None:
+            print("vramlens: give the script to run, e.g. `vramlens run train.py --batch-size 64`.", file=sys.stderr)
+            return 2
+        script, script_args = command
     limit_bytes = limit_fraction = None
     if args.memory_limit:
         try:
@@ -97,14 +123,18 @@ def handle(args: argparse.Namespace) -> int:
         timeout_s=args.timeout,
         sample_interval_s=args.sample_interval,
         source_root=args.source_root,
-        on_start=_announce(script),
+        on_start=_announce(script, torchrun_options is not None),
     )
     try:
-        result, trials = run_with_experiments(options, args.try_alloc_conf)
+        if torchrun_options is not None:
+            result, trials = run_torchrun(options, torchrun_options), []
+        else:
+            result, trials = run_with_experiments(options, args.try_alloc_conf)
     except CaptureError as error:
         print(f"vramlens: {error}", file=sys.stderr)
         return 2
-    print(f"vramlens: {result.status}; capture written to {result.capture_dir}", file=sys.stderr)
+    written = "ranks' captures written to" if torchrun_options is not None else "capture written to"
+    print(f"vramlens: {result.status}; {written} {result.capture_dir}", file=sys.stderr)
     for setting, trial in zip(args.try_alloc_conf, trials):
         print(f"vramlens: with {setting}: {trial.status}; capture written to {trial.capture_dir}", file=sys.stderr)
     if args.analyze:

@@ -75,25 +75,31 @@ def check_capture_target(folder: Path) -> None:
         raise CaptureError(f"{folder} is a file; choose a folder for the capture with -o.")
     if not any(folder.iterdir()):
         return
-    if _read_json(folder / META_FILE).get("format") != FORMAT_NAME:
+    if read_json(folder / META_FILE).get("format") != FORMAT_NAME:
         raise CaptureError(f"{folder} already exists and is not a capture; choose another folder with -o.")
 
 
-def run_script(options: RunOptions) -> RunResult:
+def prepare_run(options: RunOptions, check_target: Callable[[Path], None]) -> tuple[Path, Path, str]:
+    """The script (which must exist), the capture folder (checked by ``check_target``) and a fresh run id."""
     script = Path(options.script)
     if not script.is_file():
         raise CaptureError(f"Script not found: {script}.")
     capture_dir = Path(options.capture_dir or default_capture_dir(script)).resolve()
-    check_capture_target(capture_dir)
-    run_id = secrets.token_hex(8)
+    check_target(capture_dir)
+    return script, capture_dir, secrets.token_hex(8)
+
+
+def run_script(options: RunOptions) -> RunResult:
+    script, capture_dir, run_id = prepare_run(options, check_capture_target)
     with tempfile.TemporaryDirectory(prefix="vramlens-run-") as scratch:
         status_file = Path(scratch) / "status.json"
-        command = _agent_command(options, script, capture_dir, status_file, run_id)
+        command = [options.python, str(AGENT_SCRIPT), *agent_arguments(options, script, capture_dir, status_file, run_id)]
         return _supervise(options, command, capture_dir, status_file, run_id)
 
 
-def _agent_command(options: RunOptions, script: Path, capture_dir: Path, status_file: Path, run_id: str) -> list[str]:
-    command = [options.python, str(AGENT_SCRIPT), "--capture", str(capture_dir), "--status-file", str(status_file)]
+def agent_arguments(options: RunOptions, script: Path, capture_dir: Path, status_file: Path, run_id: str) -> list[str]:
+    """The agent's command line after its path: where to write, what to record, then the script."""
+    command = ["--capture", str(capture_dir), "--status-file", str(status_file)]
     command += ["--run-id", run_id, "--stacks", options.stacks, "--max-entries", str(options.max_entries)]
     if options.memory_limit_bytes is not None:
         command += ["--memory-limit-bytes", str(options.memory_limit_bytes)]
@@ -106,23 +112,43 @@ def _agent_command(options: RunOptions, script: Path, capture_dir: Path, status_
     return command + ["--", str(script), *options.args]
 
 
-def _supervise(options: RunOptions, command: list[str], capture_dir: Path, status_file: Path, run_id: str) -> RunResult:
-    events_read, events_write = os.pipe()
-    acks_read, acks_write = os.pipe()
+@dataclass
+class Watched:
+    """How a started process ended, and what was sampled meanwhile."""
+
+    pid: int
+    exit_code: int  # as the user would see it: the timeout's 124, 128+N for a signal
+    ending: str | None  # timeout | cancelled | terminated when vramlens ended it
+    sampler: NvmlSampler
+
+
+def start_and_watch(options: RunOptions, command: list[str], link_to_agent: bool = True) -> Watched:
+    """Start ``command`` in a session of its own, sample NVML by its PID, and keep watch until it ends.
+
+    ``link_to_agent``: pass the agent the pipe on which it asks for NVML samples at its OOM and exit."""
     env = dict(os.environ, **options.extra_env)
-    env[LINK_ENV_VAR] = f"{events_write},{acks_read}"
     env.setdefault("PYTHONUNBUFFERED", "1")
+    events_read = acks_write = None
+    passed: tuple = ()
+    if link_to_agent:
+        events_read, events_write = os.pipe()
+        acks_read, acks_write = os.pipe()
+        passed = (events_write, acks_read)
+        env[LINK_ENV_VAR] = f"{events_write},{acks_read}"
     started = time.time()
     output = open(options.output_file, "wb") if options.output_file else None
     try:
         # A session of its own, so that the whole tree it starts can be ended with it.
-        child = subprocess.Popen(command, env=env, pass_fds=(events_write, acks_read), start_new_session=True,
+        child = subprocess.Popen(command, env=env, pass_fds=passed, start_new_session=True,
                                  stdout=output, stderr=output)
     except OSError as error:
+        for fd in (events_read, acks_write):
+            if fd is not None:
+                os.close(fd)
         raise CaptureError(f"Cannot start the interpreter {options.python} ({error.strerror}); check --python.") from None
     finally:
-        os.close(events_write)
-        os.close(acks_read)
+        for fd in passed:
+            os.close(fd)
         if output is not None:
             output.close()  # the child holds its own copy
     sampler = NvmlSampler(options.sample_interval_s)
@@ -134,25 +160,31 @@ def _supervise(options: RunOptions, command: list[str], capture_dir: Path, statu
         exit_code = supervisor.wait()
     finally:
         sampler.stop()
-        os.close(events_read)
-        os.close(acks_write)
+        for fd in (events_read, acks_write):
+            if fd is not None:
+                os.close(fd)
         end_process_group(child.pid)
-    status = _read_json(status_file)
-    if status.get("ok") is False:
-        raise CaptureError(status.get("message", "The script could not be started."))
-    meta = _read_json(capture_dir / META_FILE)
-    if meta.get("run_id") != run_id:
-        how = f"was ended ({supervisor.ending})" if supervisor.ending else f"exited with code {exit_code}"
-        raise CaptureError(f"The script {how} before a capture could be written (it may have been killed); nothing was recorded.")
     if supervisor.ending:
         exit_code = EXIT_CODES[supervisor.ending]
     elif exit_code < 0:
         exit_code = 128 - exit_code  # killed by a signal: the shell's convention
-    final_status = _finish_capture(capture_dir, meta, sampler, child.pid, supervisor.ending, exit_code, options)
-    return RunResult(exit_code=exit_code, capture_dir=capture_dir, status=final_status)
+    return Watched(pid=child.pid, exit_code=exit_code, ending=supervisor.ending, sampler=sampler)
 
 
-def _read_json(path: Path) -> dict:
+def _supervise(options: RunOptions, command: list[str], capture_dir: Path, status_file: Path, run_id: str) -> RunResult:
+    watched = start_and_watch(options, command)
+    status = read_json(status_file)
+    if status.get("ok") is False:
+        raise CaptureError(status.get("message", "The script could not be started."))
+    meta = read_json(capture_dir / META_FILE)
+    if meta.get("run_id") != run_id:
+        how = f"was ended ({watched.ending})" if watched.ending else f"exited with code {watched.exit_code}"
+        raise CaptureError(f"The script {how} before a capture could be written (it may have been killed); nothing was recorded.")
+    final_status = finish_capture(capture_dir, meta, watched.sampler, watched.pid, watched.ending, watched.exit_code, options)
+    return RunResult(exit_code=watched.exit_code, capture_dir=capture_dir, status=final_status)
+
+
+def read_json(path: Path) -> dict:
     """A JSON object the agent wrote, or {} when it is missing or not one (the agent died first)."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
@@ -161,7 +193,7 @@ def _read_json(path: Path) -> dict:
     return data if isinstance(data, dict) else {}
 
 
-def _finish_capture(capture_dir: Path, meta: dict, sampler: NvmlSampler, pid: int, ending: str | None,
+def finish_capture(capture_dir: Path, meta: dict, sampler: NvmlSampler, pid: int, ending: str | None,
                     exit_code: int, options: RunOptions) -> str:
     """Add what the server side measured, and how the run ended, to the agent's capture.json."""
     facts = meta.get("environment") or {}

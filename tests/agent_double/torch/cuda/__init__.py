@@ -99,3 +99,7 @@ def allocate(size):
     memory.record("alloc", address, size)
     return _Block(size, address)
 
+
+
+def device_count():
+    return 1

@@ -1,0 +1,100 @@
+"""A folder of ranks' captures (`vramlens run --torchrun`): found wherever they lie below it.
+
+Every rank writes ``rank-<RANK>/`` with its place in the job in ``capture.json`` (``distributed``).
+The folders of a multi-node job may have been written on several machines and copied side by side
+in any layout, so ranks are told apart by what their capture says, never by where it is.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from vramlens.capture.errors import CaptureError
+from vramlens.capture.format import FORMAT_NAME, META_FILE
+
+MAX_DEPTH = 6  # OUT/node0/rank-3 is two levels down; leave room for folders of runs copied together
+
+
+@dataclass
+class RankCaptures:
+    folders: dict[int, Path]  # rank -> its capture folder
+    metas: dict[int, dict]
+    world_size: int | None
+    missing: list[int] = field(default_factory=list)  # ranks of the job that wrote no capture here
+    notes: list[str] = field(default_factory=list)
+
+
+def _read_meta(folder: Path) -> dict | None:
+    try:
+        meta = json.loads((folder / META_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return meta if isinstance(meta, dict) and meta.get("format") == FORMAT_NAME else None
+
+
+def _rank_of(meta: dict) -> int | None:
+    rank = (meta.get("distributed") or {}).get("rank")
+    return rank if isinstance(rank, int) and rank >= 0 else None
+
+
+def _candidates(folder: Path, depth: int = 0):
+    """(folder, meta) of every rank capture below ``folder``; staging folders (hidden) are skipped."""
+    try:
+        entries = sorted(entry for entry in folder.iterdir() if entry.is_dir() and not entry.name.startswith("."))
+    except OSError:
+        return
+    for entry in entries:
+        meta = _read_meta(entry) if (entry / META_FILE).is_file() else None
+        if meta is not None:
+            if _rank_of(meta) is not None:
+                yield entry, meta
+        elif depth + 1 < MAX_DEPTH:
+            yield from _candidates(entry, depth + 1)
+
+
+def holds_rank_captures(folder: Path) -> bool:
+    """True for a folder that is not itself a capture but has ranks' captures below it."""
+    folder = Path(folder)
+    return folder.is_dir() and not (folder / META_FILE).exists() and next(_candidates(folder), None) is not None
+
+
+def _job_of(meta: dict) -> tuple:
+    facts = meta.get("distributed") or {}
+    return facts.get("job_id"), facts.get("master_addr"), facts.get("master_port"), facts.get("world_size")
+
+
+def _ended(meta: dict) -> float:
+    return meta.get("ended_epoch") or (meta.get("started_epoch") or 0.0) + (meta.get("duration_s") or 0.0)
+
+
+def find_rank_captures(folder: str | Path) -> RankCaptures:
+    """One capture per rank of the latest job below ``folder``, with notes on what was left out."""
+    folder = Path(folder)
+    found = list(_candidates(folder))
+    if not found:
+        raise CaptureError(f"{folder} holds no ranks' captures (rank-<N> folders written by `vramlens run --torchrun`).")
+    notes = []
+    jobs: dict[tuple, list] = {}
+    for path, meta in found:
+        jobs.setdefault(_job_of(meta), []).append((path, meta))
+    job = max(jobs, key=lambda key: max(_ended(meta) for _, meta in jobs[key]))
+    if len(jobs) > 1:
+        others = sum(len(entries) for key, entries in jobs.items() if key != job)
+        notes.append(f"{others} capture{'s' if others != 1 else ''} from {len(jobs) - 1} other launch"
+                     f"{'es' if len(jobs) > 2 else ''} below {folder.name} left out; only the latest launch is compared.")
+    folders: dict[int, Path] = {}
+    metas: dict[int, dict] = {}
+    for path, meta in sorted(jobs[job], key=lambda item: _ended(item[1])):
+        rank = _rank_of(meta)
+        if rank in folders:
+            notes.append(f"Rank {rank} has more than one capture ({folders[rank]} and {path}); the later one is used.")
+        folders[rank], metas[rank] = path, meta
+    world_size = job[3] if isinstance(job[3], int) else None
+    missing = [rank for rank in range(world_size or 0) if rank not in folders]
+    if missing:
+        listed = ", ".join(map(str, missing))
+        notes.append(f"No capture of rank{'s' if len(missing) > 1 else ''} {listed} (of {world_size}): killed before it "
+                     "could write one, or its node's folder is not here.")
+    return RankCaptures(folders=folders, metas=metas, world_size=world_size, missing=missing, notes=notes)
