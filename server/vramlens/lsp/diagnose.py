@@ -109,6 +109,7 @@ def register(server: VramLensServer) -> None:
         cancel = threading.Event()
         request_id = ls.protocol.msg_id
         ls.cancellable_commands[request_id] = cancel
+        ls.running_commands[request_id] = asyncio.current_task()
         progress = await RunProgress.begin(ls, f"VRAM Lens: diagnosing {Path(to_fs_path(request['uri'])).name}", cancel)
         outcome = result(False, "The diagnosis stopped unexpectedly.")
         try:
@@ -117,5 +118,6 @@ def register(server: VramLensServer) -> None:
             outcome = result(False, str(error), folder=ls.folder_of(request["uri"])[0])
         finally:
             ls.cancellable_commands.pop(request_id, None)
+            ls.running_commands.pop(request_id, None)
             progress.end(outcome["message"])
         return outcome

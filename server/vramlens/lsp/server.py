@@ -36,6 +36,7 @@ SETTINGS_SECTION = "vramlens"  # workspace/didChangeConfiguration: {"vramlens": 
 # Edits arrive on every keystroke: diagnostics follow once typing pauses this long, for the latest text only.
 CHANGE_DEBOUNCE_S = 0.2
 ANNOTATIONS_CHANGED = "vramlens/annotationsChanged"
+SHUTDOWN_WAIT_S = 40.0  # the runner gives a script 30 s to write its capture after SIGTERM
 
 # The ExecuteCommandParams of the command being run: pygls hands a command only its arguments,
 # and a long command also needs the request's workDoneToken.
@@ -79,6 +80,7 @@ class VramLensServer(LanguageServer):
         self.folder_settings: dict[str, Settings] = {}  # workspace folder URI -> its `vramlens` section
         self.default_settings = Settings()  # from initializationOptions, for folders the client did not answer for
         self.cancellable_commands: dict[object, threading.Event] = {}  # request id -> set on $/cancelRequest
+        self.running_commands: dict[object, asyncio.Task] = {}  # request id -> the command's task
         self.captures = CaptureStore()  # the loaded capture of each workspace folder
         self.placements = None  # capture_features.Placements: where recorded lines are in open documents
         self.change_debounce_s = CHANGE_DEBOUNCE_S
@@ -200,6 +202,14 @@ def _register_document_events(server: VramLensServer) -> None:
     def initialize(ls: VramLensServer, params: types.InitializeParams) -> None:
         ls.apply_settings(params.initialization_options)
         ls.default_settings = parse_settings(params.initialization_options)
+
+    @server.feature(types.SHUTDOWN)
+    async def shutdown(ls: VramLensServer, params: None) -> None:
+        """End the scripts still being diagnosed (their captures are kept) before the server goes."""
+        for cancel in ls.cancellable_commands.values():
+            cancel.set()
+        if ls.running_commands:
+            await asyncio.wait(list(ls.running_commands.values()), timeout=SHUTDOWN_WAIT_S)
 
     @server.feature(types.INITIALIZED)
     async def initialized(ls: VramLensServer, params: types.InitializedParams) -> None:
