@@ -59,10 +59,10 @@ class LintSettings:
         self.ignore: list[str] | None = None
 
     def update(self, options: dict) -> None:
-        lint = options.get(SETTINGS_KEY)
-        if isinstance(lint, dict):
-            self.select = [str(s) for s in lint.get("select") or []] or None
-            self.ignore = [str(s) for s in lint.get("ignore") or []] or None
+        lint = options.get(SETTINGS_KEY)  # the whole section arrives each time: no `lint` means the defaults
+        lint = lint if isinstance(lint, dict) else {}
+        self.select = [str(s) for s in lint.get("select") or []] or None
+        self.ignore = [str(s) for s in lint.get("ignore") or []] or None
 
 
 def lint_document(document: TextDocument, settings: LintSettings) -> list[Finding]:
