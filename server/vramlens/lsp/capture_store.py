@@ -87,6 +87,20 @@ class LoadedCapture:
     def view(self) -> RankView:
         return self.ranks[self.selected]
 
+    @classmethod
+    def of_ranks(cls, path: str, folder_uri: str, source_root: str, ranks: list[RankView]) -> "LoadedCapture":
+        """A load of one or more processes' captures, showing the first one that failed (else the first)."""
+        failing = next((index for index, rank in enumerate(ranks) if rank.failed), 0)
+        return cls(path, folder_uri, source_root, ranks, failing)
+
+    def select_rank(self, rank: int) -> bool:
+        """Show this rank's figures; False when the load has no such rank."""
+        index = next((i for i, view in enumerate(self.ranks) if view.rank == rank), None)
+        if index is None:
+            return False
+        self.selected = index
+        return True
+
 
 def analyze_for_folder(path: str, folder_path: str, total_memory: int | None = None, rank: int | None = None) -> tuple[RankView, str]:
     """Load and analyse one capture, mapping its recorded paths into ``folder_path``."""
@@ -98,7 +112,7 @@ def analyze_for_folder(path: str, folder_path: str, total_memory: int | None = N
 
 def load(path: str, folder_uri: str, folder_path: str, total_memory: int | None = None) -> LoadedCapture:
     view, root = analyze_for_folder(path, folder_path, total_memory)
-    return LoadedCapture(str(Path(path).resolve()), folder_uri, root, [view])
+    return LoadedCapture.of_ranks(str(Path(path).resolve()), folder_uri, root, [view])
 
 
 class CaptureStore:
