@@ -10,22 +10,16 @@ from pathlib import Path
 import pytest
 import pytest_lsp
 from lsprotocol import types
-from lsp_helpers import CAPTURES, REPO, execute, open_document, plain, watch_server_messages
+from lsp_helpers import CAPTURES, REPO, execute, initialize_with_folder, open_document, plain
 from pytest_lsp import ClientServerConfig, LanguageClient
 
 
 @pytest_lsp.fixture(config=ClientServerConfig(server_command=[sys.executable, "-m", "vramlens.lsp"]))
 async def client(lsp_client: LanguageClient, tmp_path: Path):
     shutil.copytree(REPO / "scenarios", tmp_path / "scenarios")
-    watch_server_messages(lsp_client)
     lsp_client.set_configuration({"annotationStyle": "off", "lint": {"ignore": ["retained-graph"]}},
                                  section="vramlens", scope_uri=tmp_path.as_uri())
-    await lsp_client.initialize_session(
-        types.InitializeParams(
-            capabilities=pytest_lsp.client_capabilities("visual-studio-code"),
-            workspace_folders=[types.WorkspaceFolder(uri=tmp_path.as_uri(), name="ws")],
-        )
-    )
+    await initialize_with_folder(lsp_client, tmp_path)
     yield
     await lsp_client.shutdown_session()
 

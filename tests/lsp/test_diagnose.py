@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import pytest_lsp
 from lsprotocol import types
-from lsp_helpers import REPO, execute, watch_server_messages
+from lsp_helpers import REPO, execute, initialize_with_folder
 from process_helpers import running
 from pytest_lsp import ClientServerConfig, LanguageClient
 
@@ -36,13 +36,7 @@ while True:
 
 @pytest_lsp.fixture(config=ClientServerConfig(server_command=[sys.executable, "-m", "vramlens.lsp"]))
 async def client(lsp_client: LanguageClient, tmp_path: Path):
-    watch_server_messages(lsp_client)
-    await lsp_client.initialize_session(
-        types.InitializeParams(
-            capabilities=pytest_lsp.client_capabilities("visual-studio-code"),
-            workspace_folders=[types.WorkspaceFolder(uri=tmp_path.as_uri(), name="ws")],
-        )
-    )
+    await initialize_with_folder(lsp_client, tmp_path)
     yield
     await lsp_client.shutdown_session()
 
