@@ -14,6 +14,7 @@ from pathlib import Path
 from vramlens.analysis import Analysis, analyze_capture
 from vramlens.capture import load_capture
 from vramlens.lsp.annotations import LineAnnotation, line_annotations
+from vramlens.lsp.line_tracking import split_lines
 from vramlens.lsp.runtime_findings import OomLine, PeakFunction, oom_line, peak_function
 from vramlens.lsp.source_mapping import choose_source_root, recorded_user_files
 
@@ -30,6 +31,12 @@ class FileFigures:
     annotations: dict[int, LineAnnotation] = field(default_factory=dict)
     oom: OomLine | None = None
     lens: PeakFunction | None = None
+    lines: list[str] = field(default_factory=list)  # the file's text when the capture was loaded
+
+    def recorded_texts(self) -> dict[int, str | None]:
+        """0-based line -> the stripped text each figure was measured against."""
+        return {line - 1: self.lines[line - 1].strip() if 0 < line <= len(self.lines) else None
+                for line in self.recorded_lines()}
 
     def recorded_lines(self) -> list[int]:
         lines = set(self.annotations)
@@ -72,7 +79,17 @@ def file_figures(analysis: Analysis) -> dict[str, FileFigures]:
     lens = peak_function(analysis)
     if lens:
         figures(lens.local_path).lens = lens
+    for file in files.values():
+        file.lines = read_lines(file.local_path)
     return files
+
+
+def read_lines(path: str) -> list[str]:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            return split_lines(handle.read())
+    except OSError:
+        return []
 
 
 @dataclass
