@@ -99,6 +99,7 @@ class LoadedCapture:
     source_root: str  # the local folder recorded paths were mapped onto
     ranks: list[RankView]
     selected: int = 0
+    experiment: dict | None = None  # `vramlens experiment --json` output, once interventions were compared
 
     @property
     def view(self) -> RankView:
