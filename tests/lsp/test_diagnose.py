@@ -63,6 +63,15 @@ async def _progress_messages(client: LanguageClient, wanted: str, timeout: float
 
 
 @pytest.mark.asyncio
+async def test_an_interpreter_that_cannot_start_is_named_with_its_setting(client: LanguageClient, tmp_path: Path):
+    uri = _script(tmp_path, "print('never')\n")
+    outcome = await execute(client, "vramlens.diagnose", {"uri": uri, "trusted": True, "interpreter": str(tmp_path / "no-python")})
+    assert outcome["ok"] is False
+    assert outcome["message"] == (f"Cannot start the interpreter {tmp_path / 'no-python'} (No such file or directory); "
+                                  "check the vramlens.interpreter setting.")
+
+
+@pytest.mark.asyncio
 async def test_untrusted_workspace_is_refused(client: LanguageClient, tmp_path: Path):
     uri = _script(tmp_path, "raise SystemExit('must not run')\n")
     outcome = await execute(client, "vramlens.diagnose", {"uri": uri, "trusted": False})
