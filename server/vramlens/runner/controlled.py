@@ -85,15 +85,16 @@ class _Runner:
         capture_dir.parent.mkdir(parents=True, exist_ok=True)
         options = dataclasses.replace(self.base, args=list(args), capture_dir=capture_dir, extra_env=env,
                                       memory_limit_bytes=limit_bytes, memory_limit_fraction=limit_fraction,
-                                      memory_limit_text=memory_limit,
-                                      output_file=capture_dir.with_name(capture_dir.name + ".log"))
-        result = run_script(options)
+                                      memory_limit_text=memory_limit)
+        log = capture_dir.with_name(capture_dir.name + ".log")
+        with open(log, "wb") as output:
+            result = run_script(dataclasses.replace(options, output=output))
         run = measure(json.loads((result.capture_dir / META_FILE).read_text(encoding="utf-8")), str(result.capture_dir))
         if result.status == "cancelled":
             raise Stop(CANCELLED)
         if run.status not in MEASURED:
             raise Stop(f"A run ended with status {run.status} (exit code {run.exit_code}), neither completed nor out of "
-                       f"memory: see its output {options.output_file}; fix the script before comparing variants.")
+                       f"memory: see its output {log}; fix the script before comparing variants.")
         return run
 
 

@@ -13,12 +13,13 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import IO, Callable
 
 from vramlens.agent.capture_writer import FORMAT_NAME, META_FILE, write_json_atomically
 from vramlens.agent.runner_link import ENV_VAR as LINK_ENV_VAR
 from vramlens.capture.errors import CaptureError
 from vramlens.runner.nvml_sampler import NvmlSampler, samples_for_device
+from vramlens.runner.status_watch import StatusWatch
 from vramlens.runner.supervise import Supervisor, end_process_group
 
 AGENT_SCRIPT = Path(__file__).resolve().parent.parent / "agent" / "launch.py"
@@ -47,7 +48,9 @@ class RunOptions:
     extra_env: dict = field(default_factory=dict)
     cancel: threading.Event | None = None  # set it to end the run, keeping the capture
     on_start: Callable[[int], None] | None = None  # called with the script's PID
-    output_file: Path | None = None  # the script's stdout and stderr go here instead of this terminal
+    on_status: Callable[[dict], None] | None = None  # called with the agent's live {allocated, reserved, ...}
+    cwd: Path | None = None  # the script's working folder (default: ours)
+    output: IO | None = None  # where the script's stdout and stderr go (default: ours), e.g. under a language server
 
 
 @dataclass
@@ -57,9 +60,10 @@ class RunResult:
     status: str
 
 
-def default_capture_dir(script: Path) -> Path:
+def default_capture_dir(script: Path, folder: Path | None = None) -> Path:
+    """FOLDER/.vramlens/captures/SCRIPT-TIME, in the current folder unless told."""
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%d-%H%M%S")
-    base = Path.cwd() / ".vramlens" / "captures" / f"{script.stem}-{stamp}"
+    base = (folder or Path.cwd()) / ".vramlens" / "captures" / f"{script.stem}-{stamp}"
     candidate, number = base, 1
     while candidate.exists():
         number += 1
@@ -122,10 +126,12 @@ class Watched:
     sampler: NvmlSampler
 
 
-def start_and_watch(options: RunOptions, command: list[str], link_to_agent: bool = True) -> Watched:
+def start_and_watch(options: RunOptions, command: list[str], link_to_agent: bool = True,
+                    status_file: Path | None = None) -> Watched:
     """Start ``command`` in a session of its own, sample NVML by its PID, and keep watch until it ends.
 
-    ``link_to_agent``: pass the agent the pipe on which it asks for NVML samples at its OOM and exit."""
+    ``link_to_agent``: pass the agent the pipe on which it asks for NVML samples at its OOM and exit.
+    ``status_file``: where the agent writes its live figures, passed on to ``options.on_status``."""
     env = dict(os.environ, **options.extra_env)
     env.setdefault("PYTHONUNBUFFERED", "1")
     events_read = acks_write = None
@@ -136,11 +142,10 @@ def start_and_watch(options: RunOptions, command: list[str], link_to_agent: bool
         passed = (events_write, acks_read)
         env[LINK_ENV_VAR] = f"{events_write},{acks_read}"
     started = time.time()
-    output = open(options.output_file, "wb") if options.output_file else None
     try:
         # A session of its own, so that the whole tree it starts can be ended with it.
         child = subprocess.Popen(command, env=env, pass_fds=passed, start_new_session=True,
-                                 stdout=output, stderr=output)
+                                 cwd=options.cwd, stdout=options.output, stderr=options.output)
     except OSError as error:
         for fd in (events_read, acks_write):
             if fd is not None:
@@ -149,16 +154,17 @@ def start_and_watch(options: RunOptions, command: list[str], link_to_agent: bool
     finally:
         for fd in passed:
             os.close(fd)
-        if output is not None:
-            output.close()  # the child holds its own copy
     sampler = NvmlSampler(options.sample_interval_s)
     sampler.start(child.pid, events_read, acks_write, started)
     supervisor = Supervisor(child, options.timeout_s, options.cancel)
     if options.on_start:
         options.on_start(child.pid)
+    watch = StatusWatch(status_file, options.on_status).start() if options.on_status and status_file else None
     try:
         exit_code = supervisor.wait()
     finally:
+        if watch:
+            watch.stop()
         sampler.stop()
         for fd in (events_read, acks_write):
             if fd is not None:
@@ -172,7 +178,7 @@ def start_and_watch(options: RunOptions, command: list[str], link_to_agent: bool
 
 
 def _supervise(options: RunOptions, command: list[str], capture_dir: Path, status_file: Path, run_id: str) -> RunResult:
-    watched = start_and_watch(options, command)
+    watched = start_and_watch(options, command, status_file=status_file)
     status = read_json(status_file)
     if status.get("ok") is False:
         raise CaptureError(status.get("message", "The script could not be started."))
