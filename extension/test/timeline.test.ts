@@ -31,6 +31,24 @@ test("points are scaled into the plot; the OOM and peak marks sit at their time"
     assert.equal(g.xTicks[0].label, "0 s");
 });
 
+test("the time axis spans the trace; the driver line keeps only its samples around it", () => {
+    const g = timelineGeometry(
+        {
+            allocated: [[0, 0], [0.05, GIB]],
+            reserved: [[0, GIB], [0.05, GIB]],
+            driverUsed: [[-1.5, 600e6], [-1, 600e6], [0.02, 2 * GIB], [3, 2 * GIB], [6, 600e6]],
+            oomAt: 0.05,
+        },
+        400, 200,
+    )!;
+    const driver = g.lines.find((l) => l.name === "driverUsed")!.points.split(" ").map((p) => p.split(",").map(Number));
+    assert.equal(driver.length, 3); // -1, 0.02, 3: the neighbours of the window and the sample inside it
+    assert.ok(driver[0][0] < g.plot.left && driver[2][0] > g.plot.right);
+    assert.equal(g.oomX, g.plot.right);
+    assert.equal(g.xTicks[0].label, "0 s");
+    assert.equal(g.xTicks.at(-1)!.label, "0.05 s");
+});
+
 test("small runs get MiB ticks; nothing to draw gives null", () => {
     const g = timelineGeometry({ allocated: [[0, 0], [1, 300 * 1024 ** 2]], oomAt: null }, 400, 200)!;
     assert.ok(g.yTicks.every((t) => /MiB|^0$/.test(t.label)), JSON.stringify(g.yTicks));

@@ -68,8 +68,12 @@ function timeline(series: Series | undefined): HTMLElement | null {
     if (geometry.peakX !== null) {
         root.append(svg("line", { x1: geometry.peakX, x2: geometry.peakX, y1: plot.top, y2: plot.bottom, class: "peak" }));
     }
+    // The driver's line reaches past the window to its nearest samples: clip it to the plot.
+    const clip = svg("clipPath", { id: "plot-area" });
+    clip.append(svg("rect", { x: plot.left, y: 0, width: plot.right - plot.left, height: plot.bottom }));
+    root.append(clip);
     for (const line of geometry.lines) {
-        root.append(svg("polyline", { points: line.points, class: `series ${line.name}` }));
+        root.append(svg("polyline", { points: line.points, class: `series ${line.name}`, "clip-path": "url(#plot-area)" }));
     }
     if (geometry.oomX !== null) {
         root.append(svg("line", { x1: geometry.oomX, x2: geometry.oomX, y1: plot.top, y2: plot.bottom, class: "oom" }));

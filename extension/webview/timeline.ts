@@ -53,20 +53,46 @@ function validPoints(points: unknown): Point[] {
     );
 }
 
-/** Layout for `series` in a width × height SVG; null when there is nothing to draw. */
+/**
+ * The driver's samples that matter for the window: those inside it and the nearest one on either side, so
+ * the line crosses the whole window even when NVML sampled less often than the trace lasted (it is clipped
+ * to the plot when drawn).
+ */
+function driverWindow(points: Point[], tMin: number, tMax: number): Point[] {
+    const sorted = [...points].sort((a, b) => a[0] - b[0]);
+    const first = sorted.findIndex((p) => p[0] >= tMin);
+    const lastInside = sorted.filter((p) => p[0] <= tMax).length - 1;
+    const from = first === -1 ? sorted.length - 1 : Math.max(0, first - 1);
+    const to = lastInside === -1 ? 0 : Math.min(sorted.length - 1, lastInside + 1);
+    return from <= to ? sorted.slice(from, to + 1) : [];
+}
+
+/**
+ * Layout for `series` in a width × height SVG; null when there is nothing to draw. The time axis spans the
+ * allocator's trace (and the OOM): NVML also sampled the process's start-up and exit, which would squeeze a
+ * short trace into a sliver of the plot.
+ */
 export function timelineGeometry(series: Series | null | undefined, width: number, height: number): TimelineGeometry | null {
     if (!series) return null;
-    const all = SERIES_NAMES.map((name) => ({ name, points: validPoints(series[name]) }));
+    const trace = [...validPoints(series.allocated), ...validPoints(series.reserved)];
+    const marks = [series.oomAt, series.peakAt].filter((t): t is number => typeof t === "number" && Number.isFinite(t));
+    const driver = validPoints(series.driverUsed);
+    const windowTimes = trace.length ? [...trace.map((p) => p[0]), ...marks] : driver.map((p) => p[0]);
+    if (windowTimes.length === 0) return null;
+    const tMin = Math.min(...windowTimes);
+    const tMax = Math.max(...windowTimes, tMin + 1e-3);
+    const all = SERIES_NAMES.map((name) => ({
+        name,
+        points: name === "driverUsed" ? driverWindow(driver, tMin, tMax) : validPoints(series[name]),
+    }));
     const every = all.flatMap((s) => s.points);
-    if (every.length === 0) return null;
-    const tMax = Math.max(...every.map((p) => p[0]), series.oomAt ?? 0, 1e-9);
     const bytesMax = Math.max(...every.map((p) => p[1]), 1);
     // Axis in GiB steps when the peak is over 1 GiB, else in MiB steps: ticks land on round figures.
     const unit = bytesMax >= GIB ? GIB : MIB;
     const yStep = niceStep(bytesMax / unit, 4) * unit;
     const yTop = Math.ceil(bytesMax / yStep) * yStep;
     const plot = { left: MARGIN.left, top: MARGIN.top, right: width - MARGIN.right, bottom: height - MARGIN.bottom };
-    const x = (t: number) => plot.left + (t / tMax) * (plot.right - plot.left);
+    const x = (t: number) => plot.left + ((t - tMin) / (tMax - tMin)) * (plot.right - plot.left);
     const y = (b: number) => plot.bottom - (b / yTop) * (plot.bottom - plot.top);
     const round = (v: number) => Math.round(v * 10) / 10;
     const lines = all
@@ -74,9 +100,11 @@ export function timelineGeometry(series: Series | null | undefined, width: numbe
         .map((s) => ({ name: s.name, points: s.points.map(([t, b]) => `${round(x(t))},${round(y(b))}`).join(" ") }));
     const yTicks: Tick[] = [];
     for (let b = 0; b <= yTop + yStep / 2; b += yStep) yTicks.push({ at: round(y(b)), label: byteLabel(b) });
-    const tStep = niceStep(tMax, 6);
+    const tStep = niceStep(tMax - tMin, 6);
     const xTicks: Tick[] = [];
-    for (let t = 0; t <= tMax + tStep / 1e6; t += tStep) xTicks.push({ at: round(x(t)), label: `${+t.toFixed(3)} s` });
+    for (let t = Math.ceil(tMin / tStep) * tStep; t <= tMax + tStep / 1e6; t += tStep) {
+        xTicks.push({ at: round(x(t)), label: `${+t.toFixed(4)} s` });
+    }
     const at = (t: number | null | undefined) => (typeof t === "number" && Number.isFinite(t) ? round(x(t)) : null);
     return { width, height, plot, lines, yTicks, xTicks, oomX: at(series.oomAt), peakX: at(series.peakAt) };
 }
