@@ -163,8 +163,8 @@ async function runCommand(title) {
     const input = page.locator(".quick-input-widget .quick-input-box input");
     await input.waitFor({ timeout: STEP_TIMEOUT_MS });
     await input.fill(`>${title}`);
-    await page.locator(".quick-input-list .monaco-list-row", { hasText: title }).first().waitFor({ timeout: STEP_TIMEOUT_MS });
-    await page.keyboard.press("Enter");
+    // Click the exact entry: Enter would run whichever matching entry is first (recently used ones lead).
+    await page.locator(".quick-input-list").getByText(title, { exact: true }).first().click({ timeout: STEP_TIMEOUT_MS });
 }
 
 /** Waits for the quick input a command opened (not the palette that ran it). */
@@ -260,9 +260,13 @@ try {
     await runCommand("VRAM Lens: Open capture or snapshot…");
     await quickInputTitled("open a capture folder");
     const pathBox = page.locator(".quick-input-widget .quick-input-box input");
-    await pathBox.fill(path.join(capturePath, "capture.json"));
-    // The dialog lists the folder of the typed path once it has read it; accepting before that is ignored.
+    // The dialog first fills in the workspace folder and lists it; a path typed before that is overwritten.
+    await page.locator(".quick-input-list .monaco-list-row", { hasText: "captures" }).waitFor({ timeout: STEP_TIMEOUT_MS });
+    const wanted = path.join(capturePath, "capture.json");
+    await pathBox.fill(wanted);
+    // It lists the typed path's folder once it has read it; accepting before that is ignored.
     await page.locator(".quick-input-list .monaco-list-row", { hasText: "snapshot.pickle" }).waitFor({ timeout: STEP_TIMEOUT_MS });
+    if ((await pathBox.inputValue()) !== wanted) throw new Error(`the dialog holds ${await pathBox.inputValue()}`);
     await page.locator(".quick-input-widget").getByRole("button", { name: "Open capture" }).click();
     await page.locator(".quick-input-widget .quick-input-title", { hasText: "open a capture folder" }).waitFor({ state: "hidden", timeout: STEP_TIMEOUT_MS });
     const top = expected.analysis.lines.find((l) => l.local_path === scriptPath);
