@@ -188,7 +188,12 @@ function editorLines() {
             const shaded = [...(overlays.get(top(line))?.children ?? [])].some((c) =>
                 [...c.classList].some((k) => k.startsWith("ced-")) && !/rgba\(0, 0, 0, 0\)|transparent/.test(getComputedStyle(c).backgroundColor),
             );
-            lines[number] = { text: line.textContent.replace(/\u00a0/g, " "), shaded };
+            // End-of-line figures are CSS `::after` content of a decoration span, not DOM text.
+            const after = [...line.querySelectorAll("span")]
+                .map((span) => getComputedStyle(span, "::after").content)
+                .filter((content) => content && content !== "none" && content !== "normal")
+                .join(" ");
+            lines[number] = { text: line.textContent.replace(/\u00a0/g, " "), after: after.replace(/\u00a0/g, " "), shaded };
         }
         return lines;
     });
@@ -308,7 +313,17 @@ try {
     await page.mouse.move(5, 5);
     await page.keyboard.press("Escape");
 
-    // 5. The report view draws the timeline, the cause and the top lines; a top line opens in the editor.
+    // 5. The end-of-line style (a setting): the figures move from inlay hints into decorations.
+    const settingsFile = path.join(dirs.workspace, ".vscode/settings.json");
+    const settings = JSON.parse(readFileSync(settingsFile, "utf8"));
+    writeFileSync(settingsFile, JSON.stringify({ ...settings, "vramlens.annotationStyle": "endOfLine" }, null, 2));
+    await until("end-of-line figures instead of inlay hints", async () => {
+        const lines = await editorLines();
+        return expected.lines.every((e) => lines[e.line]?.after.includes(`${e.live} live`) && !lines[e.line].text.includes(e.live));
+    });
+    await screenshot("end-of-line");
+
+    // 6. The report view draws the timeline, the cause and the top lines; a top line opens in the editor.
     await runCommand("VRAM Lens: Show memory report");
     const frame = reportFrame();
     await frame.locator("svg.timeline polyline.allocated").waitFor({ timeout: STEP_TIMEOUT_MS });
@@ -325,7 +340,7 @@ try {
     await firstLink.click();
     await page.locator(".statusbar-item", { hasText: `Ln ${top.line}, Col 1` }).first().waitFor({ timeout: STEP_TIMEOUT_MS });
 
-    // 6. The lint diagnostic's quick fix changes the text.
+    // 7. The lint diagnostic's quick fix changes the text.
     const appendLine = page.locator(".part.editor .monaco-editor .view-lines .view-line").filter({ hasText: "outputs.append(out)" }).first();
     const appendBox = await appendLine.boundingBox();
     await page.mouse.click(appendBox.x + 80, appendBox.y + appendBox.height / 2);
@@ -336,7 +351,7 @@ try {
     await fix.click();
     await until("the fixed line", async () => Object.values(await editorLines()).some((l) => normalise(l.text).includes("outputs.append(out.detach())")));
 
-    // 7. Diagnose on a machine without CUDA: one clear sentence (the arguments box comes first, once per file).
+    // 8. Diagnose on a machine without CUDA: one clear sentence (the arguments box comes first, once per file).
     await runCommand("VRAM Lens: Diagnose CUDA memory");
     await quickInputTitled(`arguments for ${SCRIPT}`);
     await page.keyboard.press("Enter");
