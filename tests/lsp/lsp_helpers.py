@@ -1,6 +1,8 @@
-"""Client-side steps shared by the end-to-end tests: open a document, ask for quick fixes."""
+"""Client-side steps shared by the end-to-end tests: open and edit documents, ask for quick fixes, run commands."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 from lsprotocol import types
 from pytest_lsp import LanguageClient
@@ -26,3 +28,44 @@ async def quick_fixes(client: LanguageClient, uri: str, diagnostics: list[types.
         )
     )
     return list(actions or [])
+
+
+REPO = Path(__file__).resolve().parents[2]
+CAPTURES = REPO / "tests" / "fixtures" / "captures"
+
+
+async def execute(client: LanguageClient, command: str, argument: dict) -> dict:
+    """Run one of the server's commands with its argument object; return its CommandResult."""
+    return await client.workspace_execute_command_async(types.ExecuteCommandParams(command=command, arguments=[argument]))
+
+
+async def replace_range(client: LanguageClient, uri: str, start: tuple[int, int], end: tuple[int, int], text: str,
+                        version: int) -> None:
+    """An incremental edit, as an editor sends it; in the order the server handles them."""
+    client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
+            content_changes=[types.TextDocumentContentChangePartial(
+                range=types.Range(start=types.Position(*start), end=types.Position(*end)), text=text)],
+        )
+    )
+
+
+def watch_server_messages(client: LanguageClient) -> None:
+    """Answer the refresh requests a VS Code client answers; keep the reports and count the refreshes."""
+    client.reports = []
+    client.refreshes = []
+    client.feature("vramlens/report")(lambda params: client.reports.append(plain(params)))
+    for method in (types.WORKSPACE_INLAY_HINT_REFRESH, types.WORKSPACE_CODE_LENS_REFRESH, "vramlens/annotationsChanged"):
+        client.feature(method)(lambda params, method=method: client.refreshes.append(method))
+
+
+def plain(value):
+    """A custom notification's params as JSON values (pygls hands them over as named tuples)."""
+    if hasattr(value, "_asdict"):
+        return {key: plain(item) for key, item in value._asdict().items()}
+    if isinstance(value, dict):
+        return {key: plain(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plain(item) for item in value]
+    return value

@@ -14,7 +14,7 @@ import signal
 import sys
 import time
 
-from . import environment, tracebacks
+from . import environment, live_status, tracebacks
 from .capture_writer import write_capture, write_json_atomically
 from .nvml_probe import NvmlProbe
 from .recorder import Recorder
@@ -116,6 +116,7 @@ class Session:
         self.recorder = Recorder(torch, device, options.stacks, options.max_entries, self._sample_both)
         self.recorder.start()
         self.link.request_sample("cuda_init")
+        live_status.start(torch, device, options.status_file)
 
     def _apply_memory_limit(self, device: int, total: int) -> dict | None:
         options = self.options

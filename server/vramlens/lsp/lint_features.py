@@ -21,18 +21,20 @@ _SEVERITY = {
 }
 
 
-def _range(document: TextDocument, line: int, column: int, end_line: int, end_column: int) -> types.Range:
-    """Engine positions (1-based lines, code-point columns) to the client's position encoding."""
+def _range(document: TextDocument, line: int, column: int, end_line: int, end_column: int,
+           lines: list[str] | None = None) -> types.Range:
+    """Engine positions (1-based lines, code-point columns) to the client's position encoding.
+    ``lines``: the document's lines, when many ranges are converted (pygls splits the text on every ask)."""
     server_range = types.Range(
         start=types.Position(line=line - 1, character=column),
         end=types.Position(line=end_line - 1, character=end_column),
     )
-    return document.position_codec.range_to_client_units(document.lines, server_range)
+    return document.position_codec.range_to_client_units(lines or document.lines, server_range)
 
 
-def to_diagnostic(document: TextDocument, finding: Finding) -> types.Diagnostic:
+def to_diagnostic(document: TextDocument, finding: Finding, lines: list[str] | None = None) -> types.Diagnostic:
     return types.Diagnostic(
-        range=_range(document, finding.line, finding.column, finding.end_line, finding.end_column),
+        range=_range(document, finding.line, finding.column, finding.end_line, finding.end_column, lines),
         message=finding.message,
         severity=_SEVERITY[finding.severity],
         code=finding.code,
@@ -99,9 +101,11 @@ def _same_start(document: TextDocument, diagnostic: types.Diagnostic, finding: F
 def register(server: VramLensServer) -> None:
     settings = LintSettings()
     server.settings_listeners.append(settings.update)
-    server.diagnostics_providers.append(
-        lambda document: [to_diagnostic(document, finding) for finding in lint_document(document, settings)]
-    )
+    def diagnostics(document: TextDocument) -> list[types.Diagnostic]:
+        lines = document.lines
+        return [to_diagnostic(document, finding, lines) for finding in lint_document(document, settings)]
+
+    server.diagnostics_providers.append(diagnostics)
 
     @server.feature(
         types.TEXT_DOCUMENT_CODE_ACTION,

@@ -1,50 +1,116 @@
 """Create the language server: document events and settings fan out to every feature module.
 
 Each feature module exposes ``register(server)``. Instead of claiming LSP notifications for
-itself (pygls allows one handler per method), a module adds a diagnostics provider and a
-settings listener here, and registers only the requests it alone answers (code actions,
-hovers, inlay hints...). Diagnostics from all providers are published together: at once on
-open, save and settings changes, and after a short pause in typing for edits.
+itself (pygls allows one handler per method), a module adds a diagnostics provider, a
+diagnostics amender, a document listener and a settings listener here, and registers only the
+requests it alone answers (code actions, hovers, inlay hints...). Diagnostics from all providers
+are published together: at once on open, save and settings changes, and after a short pause in
+typing for edits.
 """
 
 from __future__ import annotations
 
 import asyncio
-from typing import Callable
+import contextvars
+import logging
+import os
+import threading
+from typing import Callable, Protocol
 from urllib.parse import unquote
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol
+from pygls.protocol.language_server import lsp_method
+from pygls.uris import from_fs_path, to_fs_path
 from pygls.workspace import TextDocument
 
 from vramlens import __version__
-from vramlens.lsp import lint_features
+from vramlens.lsp.capture_store import CaptureStore
+from vramlens.lsp.settings import Settings, parse_settings
 
 DiagnosticsProvider = Callable[[TextDocument], list[types.Diagnostic]]
+DiagnosticsAmender = Callable[[TextDocument, list[types.Diagnostic]], list[types.Diagnostic]]
 SettingsListener = Callable[[dict], None]
 SETTINGS_SECTION = "vramlens"  # workspace/didChangeConfiguration: {"vramlens": {...}}
 # Edits arrive on every keystroke: diagnostics follow once typing pauses this long, for the latest text only.
 CHANGE_DEBOUNCE_S = 0.2
+ANNOTATIONS_CHANGED = "vramlens/annotationsChanged"
+SHUTDOWN_WAIT_S = 40.0  # the runner gives a script 30 s to write its capture after SIGTERM
 
-FEATURE_MODULES = (lint_features,)
+# The ExecuteCommandParams of the command being run: pygls hands a command only its arguments,
+# and a long command also needs the request's workDoneToken.
+command_params: contextvars.ContextVar[types.ExecuteCommandParams | None] = contextvars.ContextVar(
+    "command_params", default=None
+)
+logger = logging.getLogger(__name__)
+
+
+class DocumentListener(Protocol):
+    def opened(self, document: TextDocument) -> None: ...
+    def changed(self, document: TextDocument, params: types.DidChangeTextDocumentParams) -> None: ...
+    def closed(self, uri: str) -> None: ...
+
+
+class VramLensProtocol(LanguageServerProtocol):
+    """pygls' protocol with two additions for long-running commands."""
+
+    @lsp_method(types.WORKSPACE_EXECUTE_COMMAND)
+    def lsp_workspace__execute_command(self, params: types.ExecuteCommandParams):
+        command_params.set(params)
+        return (yield from super().lsp_workspace__execute_command(params))
+
+    def _handle_cancel_notification(self, msg_id) -> None:
+        """A command that ends its work cleanly on cancellation (the run keeps its capture) is told
+        so and answers with its own result; any other request is cancelled as pygls does."""
+        event = self._server.cancellable_commands.get(msg_id)
+        if event is not None:
+            event.set()
+            return
+        super()._handle_cancel_notification(msg_id)
 
 
 class VramLensServer(LanguageServer):
     def __init__(self) -> None:
-        super().__init__("vramlens", __version__)
+        super().__init__("vramlens", __version__, protocol_cls=VramLensProtocol)
         self.diagnostics_providers: list[DiagnosticsProvider] = []
+        self.diagnostics_amenders: list[DiagnosticsAmender] = []
+        self.document_listeners: list[DocumentListener] = []
         self.settings_listeners: list[SettingsListener] = []
+        self.folder_settings: dict[str, Settings] = {}  # workspace folder URI -> its `vramlens` section
+        self.default_settings = Settings()  # from initializationOptions, for folders the client did not answer for
+        self.cancellable_commands: dict[object, threading.Event] = {}  # request id -> set on $/cancelRequest
+        self.running_commands: dict[object, asyncio.Task] = {}  # request id -> the command's task
+        self.captures = CaptureStore()  # the loaded capture of each workspace folder
+        self.placements = None  # capture_features.Placements: where recorded lines are in open documents
         self.change_debounce_s = CHANGE_DEBOUNCE_S
         self._pending: dict[str, asyncio.TimerHandle] = {}  # uri -> diagnostics scheduled after an edit
 
+    # -- diagnostics ----------------------------------------------------------------------------
     def publish_diagnostics(self, uri: str) -> None:
         """Diagnostics for the document's current text, now (open, save, settings); drops a scheduled run."""
         self.cancel_scheduled(uri)
         document = self.workspace.get_text_document(uri)
-        diagnostics = [d for provider in self.diagnostics_providers for d in provider(document)]
+        diagnostics = [d for provider in self.diagnostics_providers for d in self._guarded(provider, document)]
+        for amend in self.diagnostics_amenders:
+            diagnostics = self._guarded(amend, document, diagnostics, fallback=diagnostics)
         self.text_document_publish_diagnostics(
             types.PublishDiagnosticsParams(uri=uri, version=document.version, diagnostics=diagnostics)
         )
+
+    def publish_all(self) -> None:
+        for uri in list(self.workspace.text_documents):
+            self.publish_diagnostics(uri)
+
+    def _guarded(self, function, *args, fallback=None):
+        """One failing provider costs its own diagnostics, never the others' nor the server."""
+        try:
+            return function(*args)
+        except Exception as error:  # noqa: BLE001 - logged for the user, the server goes on
+            self.log(f"{getattr(function, '__qualname__', function)} failed: {type(error).__name__}: {error}",
+                     types.MessageType.Error)
+            logger.exception("diagnostics step failed")
+            return [] if fallback is None else fallback
 
     def schedule_diagnostics(self, uri: str) -> None:
         """After an edit: publish once no newer edit has arrived for ``change_debounce_s``."""
@@ -66,29 +132,114 @@ class VramLensServer(LanguageServer):
         if unquote(uri) in self.workspace.text_documents:  # not closed meanwhile (keys are unquoted)
             self.publish_diagnostics(uri)
 
+    # -- settings -------------------------------------------------------------------------------
     def apply_settings(self, options: object) -> None:
         for listener in self.settings_listeners:
             listener(options if isinstance(options, dict) else {})
+
+    def folder_uris(self) -> list[str]:
+        folders = list(self.workspace.folders)
+        if not folders and self.workspace.root_uri:
+            folders = [self.workspace.root_uri]
+        return folders
+
+    def folder_of(self, uri: str | None) -> tuple[str | None, str | None]:
+        """(folder URI, folder path) of the workspace folder that holds ``uri`` (the first one otherwise)."""
+        path = to_fs_path(uri) if uri else None
+        best = None
+        for folder in self.folder_uris():
+            folder_path = to_fs_path(folder)
+            if path and folder_path and (path == folder_path or path.startswith(folder_path.rstrip(os.sep) + os.sep)):
+                if best is None or len(folder_path) > len(best[1]):
+                    best = (folder, folder_path)
+        if best is None and self.folder_uris():
+            folder = self.folder_uris()[0]
+            best = (folder, to_fs_path(folder))
+        return best or (None, None)
+
+    def settings_for(self, uri: str | None) -> Settings:
+        folder, _ = self.folder_of(uri)
+        return self.folder_settings.get(folder or "", self.default_settings)
+
+    async def pull_settings(self) -> None:
+        """Ask the client for each folder's `vramlens` section (workspace/configuration)."""
+        workspace_caps = self.client_capabilities.workspace
+        if not (workspace_caps and workspace_caps.configuration):
+            return
+        folders = self.folder_uris() or [None]
+        items = [types.ConfigurationItem(scope_uri=folder, section=SETTINGS_SECTION) for folder in folders]
+        try:
+            answers = await self.workspace_configuration_async(types.ConfigurationParams(items=items))
+        except Exception as error:  # noqa: BLE001 - a client that cannot answer keeps the defaults
+            self.log(f"workspace/configuration failed ({error}); using the initialization options.")
+            return
+        for folder, answer in zip(folders, answers or []):
+            if isinstance(answer, dict):
+                self.folder_settings[folder or ""] = parse_settings(answer)
+        first = next((a for a in answers or [] if isinstance(a, dict)), None)
+        if first is not None:
+            self.apply_settings(first)
+
+    # -- messages to the client -----------------------------------------------------------------
+    def log(self, message: str, kind: types.MessageType = types.MessageType.Info) -> None:
+        self.window_log_message(types.LogMessageParams(type=kind, message=message))
+
+    def annotations_changed(self) -> None:
+        """Figures moved, appeared or went away: clients ask again, diagnostics are published again."""
+        workspace_caps = self.client_capabilities.workspace
+        if workspace_caps and workspace_caps.inlay_hint and workspace_caps.inlay_hint.refresh_support:
+            self.workspace_inlay_hint_refresh(None)
+        if workspace_caps and workspace_caps.code_lens and workspace_caps.code_lens.refresh_support:
+            self.workspace_code_lens_refresh(None)
+        self.protocol.notify(ANNOTATIONS_CHANGED, {})
+
+    def uri_of(self, path: str) -> str:
+        return from_fs_path(path) or path
 
 
 def _register_document_events(server: VramLensServer) -> None:
     @server.feature(types.INITIALIZE)
     def initialize(ls: VramLensServer, params: types.InitializeParams) -> None:
         ls.apply_settings(params.initialization_options)
+        ls.default_settings = parse_settings(params.initialization_options)
+
+    @server.feature(types.SHUTDOWN)
+    async def shutdown(ls: VramLensServer, params: None) -> None:
+        """End the scripts still being diagnosed (their captures are kept) before the server goes."""
+        for cancel in ls.cancellable_commands.values():
+            cancel.set()
+        if ls.running_commands:
+            await asyncio.wait(list(ls.running_commands.values()), timeout=SHUTDOWN_WAIT_S)
+
+    @server.feature(types.INITIALIZED)
+    async def initialized(ls: VramLensServer, params: types.InitializedParams) -> None:
+        await ls.pull_settings()
 
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
-    def did_change_configuration(ls: VramLensServer, params: types.DidChangeConfigurationParams) -> None:
+    async def did_change_configuration(ls: VramLensServer, params: types.DidChangeConfigurationParams) -> None:
         settings = params.settings if isinstance(params.settings, dict) else {}
-        ls.apply_settings(settings.get(SETTINGS_SECTION, settings))
-        for uri in list(ls.workspace.text_documents):
-            ls.publish_diagnostics(uri)
+        pushed = settings.get(SETTINGS_SECTION, settings)
+        if pushed:
+            ls.apply_settings(pushed)
+            ls.default_settings = parse_settings(pushed)
+            ls.folder_settings.clear()
+        await ls.pull_settings()
+        ls.publish_all()
+        if ls.captures.all():  # the annotation style may have changed
+            ls.annotations_changed()
 
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: VramLensServer, params: types.DidOpenTextDocumentParams) -> None:
+        document = ls.workspace.get_text_document(params.text_document.uri)
+        for listener in ls.document_listeners:
+            ls._guarded(listener.opened, document)
         ls.publish_diagnostics(params.text_document.uri)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(ls: VramLensServer, params: types.DidChangeTextDocumentParams) -> None:
+        document = ls.workspace.get_text_document(params.text_document.uri)
+        for listener in ls.document_listeners:
+            ls._guarded(listener.changed, document, params)
         ls.schedule_diagnostics(params.text_document.uri)
 
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
@@ -98,13 +249,17 @@ def _register_document_events(server: VramLensServer) -> None:
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: VramLensServer, params: types.DidCloseTextDocumentParams) -> None:
         ls.cancel_scheduled(params.text_document.uri)
+        for listener in ls.document_listeners:
+            ls._guarded(listener.closed, params.text_document.uri)
         ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=params.text_document.uri, diagnostics=[]))
 
 
 def create_server() -> VramLensServer:
+    from vramlens.lsp import capture_features, commands, diagnose, lint_features
+
     server = VramLensServer()
     _register_document_events(server)
-    for module in FEATURE_MODULES:
+    for module in (lint_features, capture_features, commands, diagnose):
         module.register(server)
     return server
 

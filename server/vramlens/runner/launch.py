@@ -13,12 +13,13 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import IO, Callable
 
 from vramlens.agent.capture_writer import FORMAT_NAME, META_FILE, write_json_atomically
 from vramlens.agent.runner_link import ENV_VAR as LINK_ENV_VAR
 from vramlens.capture.errors import CaptureError
 from vramlens.runner.nvml_sampler import NvmlSampler, samples_for_device
+from vramlens.runner.status_watch import StatusWatch
 from vramlens.runner.supervise import Supervisor, end_process_group
 
 AGENT_SCRIPT = Path(__file__).resolve().parent.parent / "agent" / "launch.py"
@@ -47,6 +48,9 @@ class RunOptions:
     extra_env: dict = field(default_factory=dict)
     cancel: threading.Event | None = None  # set it to end the run, keeping the capture
     on_start: Callable[[int], None] | None = None  # called with the script's PID
+    on_status: Callable[[dict], None] | None = None  # called with the agent's live {allocated, reserved, ...}
+    cwd: Path | None = None  # the script's working folder (default: ours)
+    output: IO | None = None  # where the script's stdout and stderr go (default: ours), e.g. under a language server
 
 
 @dataclass
@@ -56,9 +60,10 @@ class RunResult:
     status: str
 
 
-def default_capture_dir(script: Path) -> Path:
+def default_capture_dir(script: Path, folder: Path | None = None) -> Path:
+    """FOLDER/.vramlens/captures/SCRIPT-TIME, in the current folder unless told."""
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%d-%H%M%S")
-    base = Path.cwd() / ".vramlens" / "captures" / f"{script.stem}-{stamp}"
+    base = (folder or Path.cwd()) / ".vramlens" / "captures" / f"{script.stem}-{stamp}"
     candidate, number = base, 1
     while candidate.exists():
         number += 1
@@ -114,7 +119,8 @@ def _supervise(options: RunOptions, command: list[str], capture_dir: Path, statu
     started = time.time()
     try:
         # A session of its own, so that the whole tree it starts can be ended with it.
-        child = subprocess.Popen(command, env=env, pass_fds=(events_write, acks_read), start_new_session=True)
+        child = subprocess.Popen(command, env=env, pass_fds=(events_write, acks_read), start_new_session=True,
+                                 cwd=options.cwd, stdout=options.output, stderr=options.output)
     except OSError as error:
         raise CaptureError(f"Cannot start the interpreter {options.python} ({error.strerror}); check --python.") from None
     finally:
@@ -125,9 +131,12 @@ def _supervise(options: RunOptions, command: list[str], capture_dir: Path, statu
     supervisor = Supervisor(child, options.timeout_s, options.cancel)
     if options.on_start:
         options.on_start(child.pid)
+    watch = StatusWatch(status_file, options.on_status).start() if options.on_status else None
     try:
         exit_code = supervisor.wait()
     finally:
+        if watch:
+            watch.stop()
         sampler.stop()
         os.close(events_read)
         os.close(acks_write)

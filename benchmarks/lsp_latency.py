@@ -1,0 +1,128 @@
+"""Language-server latency over stdio, as an editor sees it.
+
+    python benchmarks/lsp_latency.py MILLION.pickle [--total-memory 150109880320] [--rounds 300]
+
+1. Hover and inlay-hint requests on record_million.py with the real 1,000,000-entry snapshot
+   (recorded by benchmarks/record_million.py, not committed) loaded through vramlens.openCapture.
+   Its frames name the recording checkout's benchmarks/record_million.py; a temporary workspace
+   holds a copy, onto which the server maps them by path suffix. Goal: p99 < 20 ms.
+2. Diagnostics on a 5,000-line file assembled from the lint corpus: didSave -> publishDiagnostics
+   (with the capture loaded), beside `lint_source` alone on the same text in this process. Goal: < 100 ms.
+Each figure is the time from sending the message to receiving the answer, in one client process.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from lint_speed import realistic_source  # the lint corpus (real training code), assembled to size
+from lsprotocol import types
+from pygls.lsp.client import LanguageClient
+
+from vramlens.lint import lint_source
+
+HERE = Path(__file__).resolve().parent
+def summary(name: str, samples: list[float]) -> str:
+    ordered = sorted(samples)
+    p99 = ordered[min(len(ordered) - 1, int(round(0.99 * (len(ordered) - 1))))]
+    return (f"{name:<34} n={len(samples):<4} median {statistics.median(samples) * 1000:7.2f} ms   "
+            f"p99 {p99 * 1000:7.2f} ms   max {ordered[-1] * 1000:7.2f} ms")
+
+
+async def main(args: argparse.Namespace) -> None:
+    workspace = Path(tempfile.mkdtemp(prefix="vramlens-bench-"))
+    (workspace / "benchmarks").mkdir()
+    script = workspace / "benchmarks" / "record_million.py"
+    shutil.copy(HERE / "record_million.py", script)
+    big = workspace / "five_thousand.py"
+    big.write_text(realistic_source(5000))
+
+    client = LanguageClient("vramlens-bench", "1")
+    published: asyncio.Queue = asyncio.Queue()
+    client.feature(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)(lambda params: published.put_nowait(params))
+    for method in ("vramlens/report", "vramlens/annotationsChanged", types.WINDOW_LOG_MESSAGE):
+        client.feature(method)(lambda params: None)
+    await client.start_io(sys.executable, "-m", "vramlens.lsp")
+    await client.initialize_async(types.InitializeParams(
+        capabilities=types.ClientCapabilities(),
+        workspace_folders=[types.WorkspaceFolder(uri=workspace.as_uri(), name="bench")],
+    ))
+    client.initialized(types.InitializedParams())
+
+    started = time.perf_counter()
+    outcome = await client.workspace_execute_command_async(types.ExecuteCommandParams(
+        command="vramlens.openCapture",
+        arguments=[{"path": args.snapshot, "totalMemory": args.total_memory}]))
+    print(f"openCapture (restricted load + analysis): {time.perf_counter() - started:.2f} s; {outcome['message']}")
+
+    uri = script.as_uri()
+    text = script.read_text()
+    client.text_document_did_open(types.DidOpenTextDocumentParams(
+        text_document=types.TextDocumentItem(uri=uri, language_id="python", version=1, text=text)))
+    await published.get()
+    whole = types.Range(start=types.Position(line=0, character=0), end=types.Position(line=len(text.splitlines()), character=0))
+    hints = await client.text_document_inlay_hint_async(types.InlayHintParams(
+        text_document=types.TextDocumentIdentifier(uri=uri), range=whole))
+    lines = sorted(hint.position.line for hint in hints or [])
+    print(f"record_million.py: {len(lines)} annotated lines, e.g. line {lines[0] + 1}: {hints[0].label!r}")
+
+    hover_times, hint_times = [], []
+    for round_ in range(args.rounds):
+        line = lines[round_ % len(lines)]
+        t = time.perf_counter()
+        hover = await client.text_document_hover_async(types.HoverParams(
+            text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(line=line, character=4)))
+        hover_times.append(time.perf_counter() - t)
+        assert hover is not None
+        t = time.perf_counter()
+        await client.text_document_inlay_hint_async(types.InlayHintParams(
+            text_document=types.TextDocumentIdentifier(uri=uri), range=whole))
+        hint_times.append(time.perf_counter() - t)
+
+    big_uri = big.as_uri()
+    client.text_document_did_open(types.DidOpenTextDocumentParams(
+        text_document=types.TextDocumentItem(uri=big_uri, language_id="python", version=1, text=big.read_text())))
+    first = await published.get()
+    diagnostics_times = []
+    for _ in range(args.diagnostics_rounds):
+        t = time.perf_counter()
+        client.text_document_did_save(types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=big_uri)))
+        await published.get()
+        diagnostics_times.append(time.perf_counter() - t)
+
+    source = big.read_text()
+    lint_times = []
+    for _ in range(args.diagnostics_rounds):
+        t = time.perf_counter()
+        lint_source(source, str(big))
+        lint_times.append(time.perf_counter() - t)
+
+    print(f"machine: {os.cpu_count()} cores, Python {sys.version.split()[0]}, load average before: {args.load_before}, "
+          f"after: {os.getloadavg()[0]:.2f}")
+    print(summary("hover (1M-entry capture loaded)", hover_times))
+    print(summary("inlay hints, whole file", hint_times))
+    print(summary(f"diagnostics, 5000 lines ({len(first.diagnostics)} findings)", diagnostics_times))
+    print(summary("  of which lint_source alone", lint_times))
+    await client.shutdown_async(None)
+    client.exit(None)
+    await client.stop()
+    shutil.rmtree(workspace, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("snapshot", help="the 1,000,000-entry snapshot pickle (benchmarks/record_million.py)")
+    parser.add_argument("--total-memory", default="150109880320", help="the recording GPU's memory (H200: 150109880320)")
+    parser.add_argument("--rounds", type=int, default=300)
+    parser.add_argument("--diagnostics-rounds", type=int, default=50)
+    arguments = parser.parse_args()
+    arguments.load_before = f"{os.getloadavg()[0]:.2f}"
+    asyncio.run(main(arguments))

@@ -1,0 +1,83 @@
+"""Per-line figures from an analysis: the hint text and the hover Markdown for each attributed line.
+
+Pure (no pygls): the LSP adapters only place these on the document's current lines.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from vramlens.analysis.model import Analysis, LineStat
+from vramlens.units import format_bytes as fmt
+
+STALE_TEXT = "stale · changed since the capture"
+_MOMENT_SHARE = {"oom": "at the OOM", "peak": "of peak", "end": "at the end"}
+_MOMENT_LIVE = {"oom": "live at the OOM", "peak": "live at the peak", "end": "live at the end of the trace"}
+LARGEST_BLOCKS = 5
+
+
+@dataclass(frozen=True)
+class LineAnnotation:
+    """One attributed line of one file, as recorded (``line`` is 1-based, in the file the run executed)."""
+
+    local_path: str
+    line: int
+    source: str | None  # the line's text when the capture was loaded, to tell when it changes
+    text: str
+    share: float
+    live_bytes: int
+    growing: bool
+    growth_bytes: int
+    hover: str
+    function: str
+
+
+def hint_text(line: LineStat, moment: str) -> str:
+    """`3.20 GiB live · 41% of peak · growing`."""
+    parts = [f"{fmt(line.live_bytes)} live", f"{line.share:.0%} {_MOMENT_SHARE.get(moment, 'of peak')}"]
+    if line.growing:
+        parts.append("growing")
+    elif line.live_bytes == 0:
+        parts[0] = f"{fmt(line.allocated_bytes)} allocated, none live"
+        parts.pop()
+    return " · ".join(parts)
+
+
+def hover_markdown(line: LineStat, moment: str) -> str:
+    """Live and total bytes, count, growth, the largest blocks and the call path into torch."""
+    where = f"{line.label} in `{line.function}`"
+    out = [f"**VRAM Lens** — {where}", ""]
+    out.append(f"- **{fmt(line.live_bytes)}** {_MOMENT_LIVE.get(moment, 'live')} ({line.share:.0%} of live bytes), "
+               f"in {line.live_blocks} block{'' if line.live_blocks == 1 else 's'}")
+    out.append(f"- {fmt(line.allocated_bytes)} allocated over the recorded history, in {line.count} "
+               f"allocation{'' if line.count == 1 else 's'}")
+    if line.growing:
+        out.append(f"- growing: its floor rose by {fmt(line.growth_bytes)} across the run's iterations")
+    elif line.growth_bytes:
+        out.append(f"- not growing steadily (floor rose {fmt(line.growth_bytes)} overall)")
+    else:
+        out.append("- not growing across the run")
+    largest = sorted(line.size_histogram, key=lambda item: -item[0])[:LARGEST_BLOCKS]
+    if largest:
+        out.append("- largest blocks: " + ", ".join(f"{fmt(size)} ×{count}" for size, count in largest))
+    if line.call_path:
+        out += ["", "Call path into torch:", "", "```text", *line.call_path, "```"]
+    return "\n".join(out)
+
+
+def line_annotations(analysis: Analysis) -> dict[str, list[LineAnnotation]]:
+    """Every user line that exists here, grouped by local file, one annotation per line."""
+    moment = analysis.accounting.moment
+    by_file: dict[str, dict[int, LineAnnotation]] = {}
+    for stat in analysis.lines:
+        if stat.local_path is None or not stat.line or (stat.live_bytes <= 0 and stat.allocated_bytes <= 0):
+            continue
+        lines = by_file.setdefault(stat.local_path, {})
+        if stat.line in lines:  # one file recorded under two paths: the first (larger) one wins
+            continue
+        lines[stat.line] = LineAnnotation(
+            local_path=stat.local_path, line=stat.line, source=stat.source, text=hint_text(stat, moment),
+            share=stat.share, live_bytes=stat.live_bytes, growing=stat.growing, growth_bytes=stat.growth_bytes,
+            hover=hover_markdown(stat, moment), function=stat.function,
+        )
+    return {path: sorted(lines.values(), key=lambda a: a.line) for path, lines in by_file.items()}

@@ -1,0 +1,216 @@
+"""A loaded capture in the editor: inlay hints, hovers, the peak function's code lens, the OOM
+diagnostic, measured growth on lint findings, and `vramlens/lineAnnotations`.
+
+Every figure goes through the document's line tracker first: it is shown on the line it was
+measured on, wherever edits moved that line, and never on a line whose text changed.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from lsprotocol import types
+from pygls.workspace import TextDocument
+
+from vramlens.lsp.annotations import STALE_TEXT
+from vramlens.lsp.capture_store import FileFigures
+from vramlens.lsp.line_tracking import Anchor, LineTracker, split_lines
+from vramlens.lsp.runtime_findings import enclosing_loop, measured_growth
+
+if TYPE_CHECKING:
+    from vramlens.lsp.server import VramLensServer
+
+SOURCE = "vramlens"
+OOM_CODE = "VL-OOM"
+LINE_ANNOTATIONS = "vramlens/lineAnnotations"
+STALE_HOVER = "**VRAM Lens** — this line changed since the capture: its figures no longer apply. Run the diagnosis again."
+
+
+def _disk_lines(path: str, fallback: list[str]) -> list[str]:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            return split_lines(handle.read())
+    except OSError:
+        return fallback
+
+
+class Placement:
+    """Where each recorded line of one file is in the open document's current text."""
+
+    def __init__(self, figures: FileFigures, document: TextDocument):
+        self.figures = figures
+        current = split_lines(document.source)
+        disk = _disk_lines(figures.local_path, current)
+        recorded = {line - 1: _stripped(disk, line - 1) for line in figures.recorded_lines()}
+        for line, annotation in figures.annotations.items():
+            if annotation.source is not None:
+                recorded[line - 1] = annotation.source  # the text the figures were measured against
+        self.tracker = LineTracker(recorded, disk, current)
+
+    def anchors(self) -> dict[int, Anchor]:
+        """Recorded 1-based line -> its anchor, for lines still in the document."""
+        return {anchor.recorded + 1: anchor for anchor in self.tracker.positions()}
+
+
+def _stripped(lines: list[str], index: int) -> str | None:
+    return lines[index].strip() if 0 <= index < len(lines) else None
+
+
+class Placements:
+    """Line trackers of open documents that a loaded capture has figures for."""
+
+    def __init__(self, server: VramLensServer):
+        self.server = server
+        self._by_uri: dict[str, Placement] = {}
+
+    def reset(self) -> None:
+        self._by_uri.clear()
+
+    def of(self, document: TextDocument) -> Placement | None:
+        figures = self.server.captures.figures_for(document.path)
+        if figures is None:
+            self._by_uri.pop(document.uri, None)
+            return None
+        placement = self._by_uri.get(document.uri)
+        if placement is None or placement.figures is not figures:
+            placement = self._by_uri[document.uri] = Placement(figures, document)
+        return placement
+
+    # DocumentListener
+    def opened(self, document: TextDocument) -> None:
+        self._by_uri.pop(document.uri, None)  # reopened from disk: matched afresh
+
+    def changed(self, document: TextDocument, params: types.DidChangeTextDocumentParams) -> None:
+        placement = self._by_uri.get(document.uri)
+        if placement is None:
+            return
+        tracker = placement.tracker
+        before = _signature(tracker)
+        codec = document.position_codec
+        for change in params.content_changes:
+            if isinstance(change, types.TextDocumentContentChangePartial):
+                lines = [line + "\n" for line in tracker.lines]
+                start = codec.position_from_client_units(lines, change.range.start)
+                end = codec.position_from_client_units(lines, change.range.end)
+                tracker.apply_change((start.line, start.character), (end.line, end.character), change.text)
+            else:
+                tracker.replace_all(split_lines(change.text))
+        if _signature(tracker) != before:  # typing that moves or changes no annotated line asks nothing of the client
+            self.server.annotations_changed()
+
+    def closed(self, uri: str) -> None:
+        self._by_uri.pop(uri, None)
+
+
+def _signature(tracker: LineTracker) -> list[tuple[int, int, bool]]:
+    return [(anchor.recorded, anchor.current, anchor.stale) for anchor in tracker.positions()]
+
+
+def _line_range(document: TextDocument, line: int) -> types.Range:
+    text = document.lines[line].rstrip("\r\n") if line < len(document.lines) else ""
+    end = document.position_codec.client_num_units(text)
+    return types.Range(start=types.Position(line=line, character=0), end=types.Position(line=line, character=end))
+
+
+def annotation_records(placement: Placement) -> list[dict]:
+    """`vramlens/lineAnnotations` entries: each attributed line where it now is."""
+    records = []
+    for recorded, anchor in sorted(placement.anchors().items(), key=lambda item: item[1].current):
+        annotation = placement.figures.annotations.get(recorded)
+        if annotation is None:
+            continue
+        records.append({
+            "line": anchor.current,
+            "text": STALE_TEXT if anchor.stale else annotation.text,
+            "share": 0.0 if anchor.stale else round(annotation.share, 4),
+            "liveBytes": 0 if anchor.stale else annotation.live_bytes,
+            "growing": False if anchor.stale else annotation.growing,
+            "stale": anchor.stale,
+            "hover": STALE_HOVER if anchor.stale else annotation.hover,
+        })
+    return records
+
+
+def register(server: VramLensServer) -> None:
+    placements = Placements(server)
+    server.placements = placements
+    server.document_listeners.append(placements)
+
+    def placement_of(uri: str) -> tuple[TextDocument, Placement | None]:
+        document = server.workspace.get_text_document(uri)
+        return document, placements.of(document)
+
+    @server.feature(types.TEXT_DOCUMENT_INLAY_HINT, types.InlayHintOptions(resolve_provider=False))
+    def inlay_hints(ls: VramLensServer, params: types.InlayHintParams) -> list[types.InlayHint]:
+        if ls.settings_for(params.text_document.uri).annotation_style != "inlayHints":
+            return []
+        document, placement = placement_of(params.text_document.uri)
+        if placement is None:
+            return []
+        first, last = params.range.start.line, params.range.end.line
+        hints = []
+        for record in annotation_records(placement):
+            if first <= record["line"] <= last:
+                hints.append(types.InlayHint(
+                    position=_line_range(document, record["line"]).end, label=record["text"], padding_left=True,
+                    tooltip=types.MarkupContent(kind=types.MarkupKind.Markdown, value=record["hover"]),
+                ))
+        return hints
+
+    @server.feature(types.TEXT_DOCUMENT_HOVER)
+    def hover(ls: VramLensServer, params: types.HoverParams) -> types.Hover | None:
+        document, placement = placement_of(params.text_document.uri)
+        if placement is None:
+            return None
+        record = next((r for r in annotation_records(placement) if r["line"] == params.position.line), None)
+        if record is None:
+            return None
+        return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=record["hover"]),
+                           range=_line_range(document, record["line"]))
+
+    @server.feature(types.TEXT_DOCUMENT_CODE_LENS)
+    def code_lens(ls: VramLensServer, params: types.CodeLensParams) -> list[types.CodeLens]:
+        document, placement = placement_of(params.text_document.uri)
+        lens = placement.figures.lens if placement else None
+        anchor = placement.anchors().get(lens.def_line) if lens else None
+        if anchor is None or anchor.stale:
+            return []
+        folder, _ = ls.folder_of(document.uri)
+        command = types.Command(title=lens.title, command="vramlens.showReport", arguments=[{"workspaceFolder": folder}])
+        return [types.CodeLens(range=_line_range(document, anchor.current), command=command)]
+
+    @server.feature(LINE_ANNOTATIONS)
+    def line_annotations(ls: VramLensServer, params) -> dict:
+        uri = params["uri"] if isinstance(params, dict) else params.uri
+        _, placement = placement_of(uri)
+        return {"annotations": annotation_records(placement) if placement else []}
+
+    def oom_diagnostics(document: TextDocument) -> list[types.Diagnostic]:
+        placement = placements.of(document)
+        oom = placement.figures.oom if placement else None
+        anchor = placement.anchors().get(oom.line) if oom else None
+        if anchor is None or anchor.stale:
+            return []  # a changed line carries no runtime diagnostic
+        return [types.Diagnostic(range=_line_range(document, anchor.current), message=oom.message,
+                                 severity=types.DiagnosticSeverity.Error, code=OOM_CODE, source=SOURCE)]
+
+    def with_measured_growth(document: TextDocument, diagnostics: list[types.Diagnostic]) -> list[types.Diagnostic]:
+        findings = [d for d in diagnostics if isinstance(d.data, dict) and d.data.get("rule") == "retained-graph"]
+        placement = placements.of(document) if findings else None
+        if placement is None:
+            return diagnostics
+        measured = placement.figures.growing()
+        growing = {anchor.current + 1: measured[recorded] for recorded, anchor in placement.anchors().items()
+                   if not anchor.stale and recorded in measured}
+        if not growing:
+            return diagnostics
+        source = document.source
+        for diagnostic in findings:
+            line = diagnostic.range.start.line + 1
+            sentence = measured_growth(line, enclosing_loop(source, line), growing)
+            if sentence:
+                diagnostic.message = f"{diagnostic.message} {sentence}"
+        return diagnostics
+
+    server.diagnostics_providers.append(oom_diagnostics)
+    server.diagnostics_amenders.append(with_measured_growth)

@@ -1,0 +1,136 @@
+"""Loaded captures, one per workspace folder, and what each says about each local file.
+
+A load may hold several processes' captures (one per torchrun rank): ``ranks`` lists their
+analyses and ``selected`` says whose figures are shown (the failing rank by default). A load of
+one process is a list of one. Pure (no pygls): the adapters ask ``figures_for(path)``.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from vramlens.analysis import Analysis, analyze_capture
+from vramlens.capture import load_capture
+from vramlens.lsp.annotations import LineAnnotation, line_annotations
+from vramlens.lsp.runtime_findings import OomLine, PeakFunction, oom_line, peak_function
+from vramlens.lsp.source_mapping import choose_source_root, recorded_user_files
+
+
+def same_file_key(path: str) -> str:
+    return os.path.normcase(os.path.realpath(path))
+
+
+@dataclass
+class FileFigures:
+    """Everything a capture shows in one local file; lines are 1-based, as recorded."""
+
+    local_path: str
+    annotations: dict[int, LineAnnotation] = field(default_factory=dict)
+    oom: OomLine | None = None
+    lens: PeakFunction | None = None
+
+    def recorded_lines(self) -> list[int]:
+        lines = set(self.annotations)
+        if self.oom:
+            lines.add(self.oom.line)
+        if self.lens:
+            lines.add(self.lens.def_line)
+        return sorted(lines)
+
+    def growing(self) -> dict[int, tuple[int, int]]:
+        """Lines measured to grow: line -> (growth bytes, live bytes)."""
+        return {line: (a.growth_bytes, a.live_bytes) for line, a in self.annotations.items() if a.growing}
+
+
+@dataclass
+class RankView:
+    """One process's capture: its facts, its analysis and the figures it puts in each file."""
+
+    rank: int | None
+    meta: dict
+    analysis: Analysis
+    files: dict[str, FileFigures]  # same_file_key(local path) -> figures
+
+    @property
+    def failed(self) -> bool:
+        return self.analysis.outcome == "oom"
+
+
+def file_figures(analysis: Analysis) -> dict[str, FileFigures]:
+    files: dict[str, FileFigures] = {}
+
+    def figures(path: str) -> FileFigures:
+        return files.setdefault(same_file_key(path), FileFigures(path))
+
+    for path, annotations in line_annotations(analysis).items():
+        figures(path).annotations = {a.line: a for a in annotations}
+    oom = oom_line(analysis)
+    if oom:
+        figures(oom.local_path).oom = oom
+    lens = peak_function(analysis)
+    if lens:
+        figures(lens.local_path).lens = lens
+    return files
+
+
+@dataclass
+class LoadedCapture:
+    path: str  # the capture folder or pickle
+    folder_uri: str  # the workspace folder it is mapped onto
+    source_root: str  # the local folder recorded paths were mapped onto
+    ranks: list[RankView]
+    selected: int = 0
+
+    @property
+    def view(self) -> RankView:
+        return self.ranks[self.selected]
+
+
+def analyze_for_folder(path: str, folder_path: str, total_memory: int | None = None, rank: int | None = None) -> tuple[RankView, str]:
+    """Load and analyse one capture, mapping its recorded paths into ``folder_path``."""
+    capture = load_capture(path)
+    root = choose_source_root(folder_path, recorded_user_files(capture))
+    analysis = analyze_capture(capture, total_memory=total_memory, source_root=root)
+    return RankView(rank, capture.meta, analysis, file_figures(analysis)), root
+
+
+def load(path: str, folder_uri: str, folder_path: str, total_memory: int | None = None) -> LoadedCapture:
+    view, root = analyze_for_folder(path, folder_path, total_memory)
+    return LoadedCapture(str(Path(path).resolve()), folder_uri, root, [view])
+
+
+class CaptureStore:
+    def __init__(self) -> None:
+        self._by_folder: dict[str, LoadedCapture] = {}
+
+    def put(self, loaded: LoadedCapture) -> None:
+        self._by_folder[loaded.folder_uri] = loaded
+
+    def get(self, folder_uri: str | None) -> LoadedCapture | None:
+        if folder_uri is None:
+            return next(iter(self._by_folder.values()), None)
+        return self._by_folder.get(folder_uri)
+
+    def clear(self, folder_uri: str | None = None) -> list[LoadedCapture]:
+        if folder_uri is None:
+            cleared = list(self._by_folder.values())
+            self._by_folder.clear()
+            return cleared
+        removed = self._by_folder.pop(folder_uri, None)
+        return [removed] if removed else []
+
+    def all(self) -> list[LoadedCapture]:
+        return list(self._by_folder.values())
+
+    def figures_for(self, path: str | None) -> FileFigures | None:
+        """The figures the loaded captures hold for this local file (the first folder that has any)."""
+        if not path:
+            return None
+        key = same_file_key(path)
+        for loaded in self._by_folder.values():
+            figures = loaded.view.files.get(key)
+            if figures is not None:
+                return figures
+        return None

@@ -1,0 +1,139 @@
+"""The capture commands: openCapture, clearCapture, showReport, exportReport (docs/lsp-protocol.md).
+
+Each takes one argument object and answers a CommandResult ``{ok, message, capture?,
+workspaceFolder?}``; a failure is one sentence in ``message``, never a dead server.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import traceback
+from pathlib import Path
+from lsprotocol import types
+
+from vramlens.analysis.timeline_svg import timeline_svg
+from vramlens.capture import CaptureError
+from vramlens.lsp import capture_store
+from vramlens.lsp.capture_store import LoadedCapture
+from vramlens.lsp.report_payload import report_markdown, report_payload
+from vramlens.lsp.server import VramLensServer  # at run time: pygls reads the commands' annotations
+from vramlens.units import parse_size
+
+REPORT = "vramlens/report"
+
+
+def result(ok: bool, message: str, loaded: LoadedCapture | None = None, folder: str | None = None) -> dict:
+    return {"ok": ok, "message": message, "capture": loaded.path if loaded else None,
+            "workspaceFolder": loaded.folder_uri if loaded else folder}
+
+
+def argument(arguments: tuple) -> dict:
+    return arguments[0] if arguments and isinstance(arguments[0], dict) else {}
+
+
+def summary(loaded: LoadedCapture) -> str:
+    """One line for the user: what happened, the cause, the top line."""
+    analysis = loaded.view.analysis
+    diagnosis = analysis.diagnosis
+    text = f"{analysis.outcome_text[:1].upper()}{analysis.outcome_text[1:]}: {diagnosis.cause} ({diagnosis.confidence_label} confidence)."
+    top = next((line for line in analysis.lines if line.path and line.live_bytes > 0), None)
+    if top is not None:
+        text += f" Top line {top.label}."
+    return text
+
+
+def command_guard(function):
+    """A command that fails unexpectedly answers ok: false with one sentence; the server goes on."""
+
+    @functools.wraps(function)
+    async def guarded(ls: VramLensServer, *arguments):
+        try:
+            return await function(ls, *arguments)
+        except CaptureError as error:
+            return result(False, str(error))
+        except Exception as error:  # noqa: BLE001 - reported, logged, survived
+            ls.log(traceback.format_exc(), types.MessageType.Error)
+            return result(False, f"{function.__name__} failed unexpectedly ({type(error).__name__}: {error}); "
+                                 "the details are in the VRAM Lens log.")
+
+    return guarded
+
+
+def capture_loaded(ls: VramLensServer, loaded: LoadedCapture) -> None:
+    """A capture was loaded or replaced: figures move, diagnostics and the report follow."""
+    ls.captures.put(loaded)
+    ls.placements.reset()
+    ls.annotations_changed()
+    ls.publish_all()
+    send_report(ls, loaded)
+
+
+def send_report(ls: VramLensServer, loaded: LoadedCapture, redacted: bool = False) -> None:
+    ls.protocol.notify(REPORT, report_payload(loaded, ls.uri_of, redacted))
+
+
+async def load_into(ls: VramLensServer, path: str, folder_uri: str | None, total_memory: int | None = None) -> LoadedCapture:
+    """Analyse off the event loop (a large capture takes seconds) and load the result for the folder."""
+    folder_uri, folder_path = ls.folder_of(folder_uri) if folder_uri else ls.folder_of(ls.uri_of(str(Path(path).resolve())))
+    if folder_uri is None:
+        raise CaptureError("Open a workspace folder first: a capture is mapped onto the files of a workspace folder.")
+    loaded = await asyncio.to_thread(capture_store.load, path, folder_uri, folder_path, total_memory)
+    capture_loaded(ls, loaded)
+    ls.log(f"Loaded {loaded.path} for {folder_uri}; recorded paths mapped onto {loaded.source_root}.")
+    return loaded
+
+
+def register(server: VramLensServer) -> None:
+    @server.command("vramlens.openCapture")
+    @command_guard
+    async def open_capture(ls: VramLensServer, *arguments) -> dict:
+        args = argument(arguments)
+        path = args.get("path")
+        if not isinstance(path, str) or not path:
+            return result(False, "Give the capture folder or snapshot pickle to open as `path`.")
+        total = args.get("totalMemory")
+        total_memory = parse_size(str(total)) if total else None
+        loaded = await load_into(ls, path, args.get("workspaceFolder"), total_memory)
+        return result(True, summary(loaded), loaded)
+
+    @server.command("vramlens.clearCapture")
+    @command_guard
+    async def clear_capture(ls: VramLensServer, *arguments) -> dict:
+        folder = argument(arguments).get("workspaceFolder")
+        cleared = ls.captures.clear(folder)
+        ls.placements.reset()
+        ls.annotations_changed()
+        ls.publish_all()
+        return result(True, f"Cleared {len(cleared)} capture{'' if len(cleared) == 1 else 's'}.", folder=folder)
+
+    @server.command("vramlens.showReport")
+    @command_guard
+    async def show_report(ls: VramLensServer, *arguments) -> dict:
+        args = argument(arguments)
+        loaded = ls.captures.get(args.get("workspaceFolder"))
+        if loaded is None:
+            return result(False, "No capture is loaded: run “Diagnose CUDA memory” or open a capture first.")
+        send_report(ls, loaded, bool(args.get("redact")))
+        return result(True, f"Report: {summary(loaded)}", loaded)
+
+    @server.command("vramlens.exportReport")
+    @command_guard
+    async def export_report(ls: VramLensServer, *arguments) -> dict:
+        args = argument(arguments)
+        loaded = ls.captures.get(args.get("workspaceFolder"))
+        if loaded is None:
+            return result(False, "No capture is loaded: run “Diagnose CUDA memory” or open a capture first.")
+        if not isinstance(args.get("path"), str) or not args["path"]:
+            return result(False, "Give the file to write the report to as `path`.")
+        output = Path(args["path"])
+        svg = output.with_name(output.stem + "-timeline.svg")
+        text = report_markdown(loaded, svg.name, bool(args.get("redact")))
+        try:
+            output.parent.mkdir(parents=True, exist_ok=True)
+            output.write_text(text, encoding="utf-8")
+            view = loaded.view
+            svg.write_text(timeline_svg(view.analysis.timeline, view.analysis.accounting.limit), encoding="utf-8")
+        except OSError as error:
+            return result(False, f"Cannot write the report to {output}: {error.strerror}.", loaded)
+        return result(True, f"Report written to {output} (timeline plot: {svg.name}).", loaded)

@@ -1,0 +1,123 @@
+"""`vramlens.diagnose`: run the file under `vramlens run`, with progress and cancellation, then load it.
+
+The run happens in a worker thread (the runner waits on the script's process), so the server
+keeps answering meanwhile. Cancelling — `$/cancelRequest` for the command or
+`window/workDoneProgress/cancel` for its token — ends the script's whole process tree through the
+runner; the capture written so far is analysed and loaded like any other.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import tempfile
+import threading
+import uuid
+from pathlib import Path
+
+from lsprotocol import types
+from pygls.uris import to_fs_path
+
+from vramlens.capture import CaptureError
+from vramlens.lsp.commands import argument, command_guard, load_into, result, summary
+from vramlens.lsp.run_request import run_options
+from vramlens.lsp.server import VramLensServer, command_params
+from vramlens.runner import run_script
+from vramlens.units import format_bytes
+
+UNTRUSTED = ("Diagnosing runs this file's code, which VRAM Lens does only in a trusted workspace; "
+             "trust the workspace, then run it again.")
+OUTPUT_TAIL = 4000  # characters of the script's output copied to the log
+
+
+def running_message(status: dict) -> str:
+    return f"Running: {format_bytes(status.get('allocated'))} allocated · {format_bytes(status.get('reserved'))} reserved"
+
+
+class RunProgress:
+    """Work-done progress on the request's token, or on one the server creates; cancelling it sets ``cancel``."""
+
+    def __init__(self, ls: VramLensServer, token: types.ProgressToken | None):
+        self.ls, self.token = ls, token
+
+    @classmethod
+    async def begin(cls, ls: VramLensServer, title: str, cancel: threading.Event) -> "RunProgress":
+        params = command_params.get()
+        token = params.work_done_token if params else None
+        window = ls.client_capabilities.window
+        if token is None and window and window.work_done_progress:
+            token = f"vramlens-diagnose-{uuid.uuid4().hex}"
+            try:
+                await ls.work_done_progress.create_async(token)
+            except Exception:  # noqa: BLE001 - the client declined: run without progress
+                token = None
+        progress = cls(ls, token)
+        if token is not None:
+            ls.work_done_progress.begin(token, types.WorkDoneProgressBegin(title=title, cancellable=True))
+            ls.work_done_progress.tokens[token].add_done_callback(lambda future: future.cancelled() and cancel.set())
+        return progress
+
+    def report(self, message: str) -> None:
+        if self.token is not None:
+            self.ls.work_done_progress.report(self.token, types.WorkDoneProgressReport(message=message))
+
+    def end(self, message: str) -> None:
+        if self.token is not None:
+            self.ls.work_done_progress.end(self.token, types.WorkDoneProgressEnd(message=message))
+            self.ls.work_done_progress.tokens.pop(self.token, None)
+
+
+async def _diagnose(ls: VramLensServer, request: dict, cancel: threading.Event, progress: RunProgress) -> dict:
+    uri = request["uri"]
+    script = Path(to_fs_path(uri))
+    folder_uri, folder_path = ls.folder_of(uri)
+    loop = asyncio.get_running_loop()
+    with tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace") as output:
+        try:
+            options = run_options(request, ls.settings_for(uri), script, Path(folder_path) if folder_path else None, output)
+        except ValueError as error:
+            return result(False, str(error), folder=folder_uri)
+        options.cancel = cancel
+        options.on_status = lambda status: loop.call_soon_threadsafe(progress.report, running_message(status))
+        progress.report(f"Starting {script.name}")
+        ls.log(f"Diagnosing {script} with {options.python} in {options.cwd}; capture: {options.capture_dir}")
+        try:
+            run = await asyncio.to_thread(run_script, options)
+        finally:
+            output.seek(0)
+            text = output.read()
+            if text:
+                ls.log(f"Output of {script.name} (last {OUTPUT_TAIL} characters):\n{text[-OUTPUT_TAIL:]}")
+    progress.report("Analysing the capture")
+    try:
+        loaded = await load_into(ls, str(run.capture_dir), folder_uri)
+    except CaptureError as error:
+        return {**result(False, f"{error} The capture is kept at {run.capture_dir}.", folder=folder_uri),
+                "capture": str(run.capture_dir)}
+    cancelled = "The run was cancelled; what it recorded is kept and analysed. " if cancel.is_set() else ""
+    return result(True, cancelled + summary(loaded), loaded)
+
+
+def register(server: VramLensServer) -> None:
+    @server.command("vramlens.diagnose")
+    @command_guard
+    async def diagnose(ls: VramLensServer, *arguments) -> dict:
+        request = argument(arguments)
+        if not isinstance(request.get("uri"), str):
+            return result(False, "Give the file to diagnose as `uri`.")
+        if request.get("trusted") is not True:
+            return result(False, UNTRUSTED)
+        cancel = threading.Event()
+        request_id = ls.protocol.msg_id
+        ls.cancellable_commands[request_id] = cancel
+        ls.running_commands[request_id] = asyncio.current_task()
+        progress = await RunProgress.begin(ls, f"VRAM Lens: diagnosing {Path(to_fs_path(request['uri'])).name}", cancel)
+        outcome = result(False, "The diagnosis stopped unexpectedly.")
+        try:
+            outcome = await _diagnose(ls, request, cancel, progress)
+        except CaptureError as error:
+            outcome = result(False, str(error), folder=ls.folder_of(request["uri"])[0])
+        finally:
+            ls.cancellable_commands.pop(request_id, None)
+            ls.running_commands.pop(request_id, None)
+            progress.end(outcome["message"])
+        return outcome

@@ -1,0 +1,105 @@
+"""The `vramlens/report` notification's payload: the report, its lines and the timeline series.
+
+Pure (no pygls): built from a loaded capture; ``to_uri`` turns a local path into the editor's URI.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Callable
+
+from vramlens.analysis import to_json
+from vramlens.analysis.export import downsample
+from vramlens.analysis.model import Analysis
+from vramlens.analysis.redact import redact
+from vramlens.analysis.report import build_report
+from vramlens.lsp.capture_store import LoadedCapture
+
+TOP_LINES = 20
+
+
+def report_title(analysis: Analysis, meta: dict, capture_path: str) -> str:
+    name = os.path.basename(meta.get("script") or capture_path.rstrip("/"))
+    return f"{name} — {analysis.outcome_text}"
+
+
+def timeline_series(analysis: Analysis, meta: dict) -> dict:
+    """Allocated and reserved from the replay, driver-visible use from NVML, in seconds from the first point."""
+    timeline = analysis.timeline
+    points = downsample(timeline.points)
+    times = [p.time_us for p in points if p.time_us is not None]
+    start_us = min(times) if times else None
+
+    def seconds(time_us: int | None, index: int) -> float:
+        if start_us is None or time_us is None:
+            return float(index)  # an old torch without times: the trace position stands in
+        return round((time_us - start_us) / 1e6, 6)
+
+    driver = []
+    if start_us is not None:
+        for sample in (meta.get("nvml") or {}).get("samples") or ():
+            if sample.get("epoch") is not None and sample.get("device_used") is not None:
+                driver.append([round(sample["epoch"] - start_us / 1e6, 3), sample["device_used"]])
+    return {
+        "allocated": [[seconds(p.time_us, p.index), p.allocated] for p in points],
+        "reserved": [[seconds(p.time_us, p.index), p.reserved] for p in points],
+        "driverUsed": driver,
+        "oomAt": seconds(timeline.oom_time_us, timeline.oom_index) if timeline.oom_index is not None else None,
+        "peakAt": seconds(timeline.peak_time_us, timeline.peak_index) if timeline.peak_index is not None else None,
+    }
+
+
+def report_lines(analysis: Analysis, to_uri: Callable[[str], str]) -> list[dict]:
+    shown = [line for line in analysis.lines if line.local_path and line.line and line.live_bytes > 0][:TOP_LINES]
+    return [{"label": line.label, "uri": to_uri(line.local_path), "line": line.line - 1,
+             "liveBytes": line.live_bytes, "share": round(line.share, 4)} for line in shown]
+
+
+def report_markdown(loaded: LoadedCapture, svg_name: str | None = None, redacted: bool = False) -> str:
+    view = loaded.view
+    text = build_report(view.analysis, view.meta, svg_name, report_title(view.analysis, view.meta, loaded.path))
+    return _redacted(text, loaded) if redacted else text
+
+
+def _redacted(text: str, loaded: LoadedCapture) -> str:
+    analysis = loaded.view.analysis
+    return redact(text, [analysis.user_root, analysis.local_root, loaded.source_root])
+
+
+def report_payload(loaded: LoadedCapture, to_uri: Callable[[str], str], redacted: bool = False) -> dict:
+    view = loaded.view
+    analysis = view.analysis
+    payload = {
+        "workspaceFolder": loaded.folder_uri,
+        "capture": loaded.path,
+        "redacted": redacted,
+        "title": report_title(analysis, view.meta, loaded.path),
+        "analysis": to_json(analysis),
+        "lines": report_lines(analysis, to_uri),
+        "series": timeline_series(analysis, view.meta),
+        "markdown": report_markdown(loaded),
+        "ranks": None,
+        "experiment": None,
+    }
+    if len(loaded.ranks) > 1:
+        payload["ranks"] = [{"rank": rank.rank, "failed": rank.failed,
+                             "peakAllocated": rank.analysis.timeline.peak_allocated,
+                             "peakReserved": rank.analysis.timeline.peak_reserved,
+                             "driverUsed": rank.analysis.accounting.driver_used} for rank in loaded.ranks]
+        payload["selectedRank"] = view.rank
+    if not redacted:
+        return payload
+    # Every string that may name a path goes through the report's redaction; links to local files are dropped.
+    shared = _redacted_strings(payload, loaded)
+    shared.update(workspaceFolder=None, lines=[dict(line, uri=None) for line in shared["lines"]])
+    return shared
+
+
+def _redacted_strings(value, loaded: LoadedCapture):
+    if isinstance(value, str):
+        return _redacted(value, loaded)
+    if isinstance(value, list):
+        return [_redacted_strings(item, loaded) for item in value]
+    if isinstance(value, dict):
+        return {key: _redacted_strings(item, loaded) for key, item in value.items()}
+    return value

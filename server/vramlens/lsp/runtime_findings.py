@@ -1,0 +1,128 @@
+"""What a capture says about a file beyond per-line figures: the line whose allocation failed
+(with the accounting), the function that holds the most live bytes, and the measured growth
+that backs a static `retained-graph` finding. Pure (no pygls)."""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+from vramlens.analysis.model import Analysis, LineStat
+from vramlens.units import format_bytes as fmt
+
+_MOMENT = {"oom": "at the OOM", "peak": "at the peak", "end": "at the end of the trace"}
+
+
+@dataclass(frozen=True)
+class OomLine:
+    local_path: str
+    line: int  # 1-based
+    message: str
+
+
+@dataclass(frozen=True)
+class PeakFunction:
+    local_path: str
+    def_line: int  # 1-based line of `def`
+    title: str
+
+
+def _local_paths(analysis: Analysis) -> dict[str, str]:
+    return {line.path: line.local_path for line in analysis.lines if line.path and line.local_path}
+
+
+def accounting_sentence(analysis: Analysis) -> str:
+    acc = analysis.accounting
+    parts = [f"{fmt(acc.allocated)} allocated (live tensors)", f"{fmt(acc.reserved)} reserved by PyTorch"]
+    if acc.largest_free_block is not None:
+        parts.append(f"largest free block {fmt(acc.largest_free_block)}")
+    if acc.driver_used is not None:
+        parts.append(f"{fmt(acc.driver_used)} used on the device (driver-visible)")
+    if acc.non_pytorch is not None:
+        parts.append(f"{fmt(acc.non_pytorch)} of it outside PyTorch")
+    if acc.limit is not None:
+        parts.append(f"limit {fmt(acc.limit)}" + (" (fraction cap)" if acc.limit_is_cap else ""))
+    return "; ".join(parts)
+
+
+def oom_line(analysis: Analysis) -> OomLine | None:
+    """The user line whose allocation failed, with the accounting at that moment."""
+    site = analysis.oom.site if analysis.oom else None
+    local = _local_paths(analysis).get(site.path) if site else None
+    if site is None or local is None or not site.line:
+        return None
+    request = fmt(analysis.oom.request) if analysis.oom.request else "an unknown size"
+    if site.autograd:
+        what = f"CUDA out of memory: the autograd engine's {request} request failed during the work started here."
+    else:
+        what = f"CUDA out of memory: a {request} request failed here."
+    diagnosis = analysis.diagnosis
+    message = (f"{what} Memory {_MOMENT.get(analysis.accounting.moment, 'then')}: {accounting_sentence(analysis)}. "
+               f"Cause: {diagnosis.cause} ({diagnosis.confidence_label} confidence).")
+    return OomLine(local, site.line, message)
+
+
+def _def_line(local_path: str, function: str, lines: set[int]) -> int | None:
+    try:
+        with open(local_path, encoding="utf-8", errors="replace") as handle:
+            tree = ast.parse(handle.read())
+    except (OSError, SyntaxError, ValueError):
+        return None
+    best = None
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == function:
+            if any(node.lineno <= line <= (node.end_lineno or node.lineno) for line in lines):
+                if best is None or node.lineno > best:  # the innermost definition holding them
+                    best = node.lineno
+    return best
+
+
+def peak_function(analysis: Analysis) -> PeakFunction | None:
+    """The user function whose lines hold the most live bytes at the OOM (or the peak)."""
+    totals: dict[tuple[str, str], list[LineStat]] = {}
+    for stat in analysis.lines:
+        if stat.local_path and stat.line and stat.live_bytes > 0 and not stat.function.startswith("<"):
+            totals.setdefault((stat.local_path, stat.function), []).append(stat)
+    if not totals:
+        return None
+    (local, function), stats = max(totals.items(), key=lambda item: sum(s.live_bytes for s in item[1]))
+    line = _def_line(local, function, {s.line for s in stats})
+    if line is None:
+        return None
+    live = sum(s.live_bytes for s in stats)
+    share = sum(s.share for s in stats)
+    title = f"▲ {fmt(live)} live {_MOMENT.get(analysis.accounting.moment, '')} ({share:.0%}) — show memory report"
+    return PeakFunction(local, line, title)
+
+
+def enclosing_loop(source: str, line: int) -> tuple[int, int] | None:
+    """The 1-based line span of the innermost for/while loop holding ``line``."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return None
+    best = None
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.For, ast.AsyncFor, ast.While)):
+            end = node.end_lineno or node.lineno
+            if node.lineno <= line <= end and (best is None or node.lineno >= best[0]):
+                best = (node.lineno, end)
+    return best
+
+
+def measured_growth(line: int, span: tuple[int, int] | None, growing: dict[int, tuple[int, int]]) -> str | None:
+    """A sentence for a static finding at ``line``: what the capture measured on it, or on the lines of
+    its loop (``span``). ``growing``: 1-based line -> (growth bytes, live bytes) of lines measured to grow."""
+    if line in growing:
+        growth, live = growing[line]
+        return f"Measured: this line grew by {fmt(growth)} across the run ({fmt(live)} live)."
+    if span is None:
+        return None
+    inside = sorted(number for number in growing if span[0] <= number <= span[1])
+    if not inside:
+        return None
+    growth = sum(growing[number][0] for number in inside)
+    live = sum(growing[number][1] for number in inside)
+    where = ", ".join(str(number) for number in inside)
+    return (f"Measured: line{'s' if len(inside) > 1 else ''} {where} of this loop grew by {fmt(growth)} "
+            f"across the run ({fmt(live)} live).")

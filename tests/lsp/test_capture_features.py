@@ -1,0 +1,235 @@
+"""End to end over stdio: a real capture (recorded on an H200) loaded into the real server.
+
+The captures' frames name the recording machine's paths (/work/main/scenarios/...); the server
+maps them by path suffix onto a workspace folder that holds a copy of scenarios/, so every figure
+below is proven to land on this workspace's files.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+import pytest_lsp
+from lsprotocol import types
+from lsp_helpers import CAPTURES, REPO, execute, open_document, plain, replace_range, watch_server_messages
+from pytest_lsp import ClientServerConfig, LanguageClient
+
+RETAINED = CAPTURES / "retained_references"
+# scenarios/retained_references.py, 0-based: 11 build_model's .cuda(), 14 `def evaluate`,
+# 18 x = torch.randn(...), 19 out = model(x) (the failing request), 20 outputs.append(out)
+BUILD, DEF_EVALUATE, RANDN, MODEL, APPEND = 11, 14, 18, 19, 20
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    shutil.copytree(REPO / "scenarios", tmp_path / "scenarios")
+    return tmp_path
+
+
+@pytest_lsp.fixture(config=ClientServerConfig(server_command=[sys.executable, "-m", "vramlens.lsp"]))
+async def client(lsp_client: LanguageClient, workspace: Path):
+    watch_server_messages(lsp_client)
+    await lsp_client.initialize_session(
+        types.InitializeParams(
+            capabilities=pytest_lsp.client_capabilities("visual-studio-code"),
+            workspace_folders=[types.WorkspaceFolder(uri=workspace.as_uri(), name="ws")],
+        )
+    )
+    yield
+    await lsp_client.shutdown_session()
+
+
+def _uri(workspace: Path, name: str = "retained_references.py") -> str:
+    return (workspace / "scenarios" / name).as_uri()
+
+
+async def _open_scenario(client: LanguageClient, workspace: Path, name: str = "retained_references.py"):
+    text = (workspace / "scenarios" / name).read_text()
+    await open_document(client, _uri(workspace, name), text)
+    return text
+
+
+async def _hints(client: LanguageClient, uri: str) -> dict[int, types.InlayHint]:
+    hints = await client.text_document_inlay_hint_async(types.InlayHintParams(
+        text_document=types.TextDocumentIdentifier(uri=uri),
+        range=types.Range(start=types.Position(line=0, character=0), end=types.Position(line=10_000, character=0)),
+    ))
+    return {hint.position.line: hint for hint in hints or []}
+
+
+async def _hover(client: LanguageClient, uri: str, line: int) -> types.Hover | None:
+    return await client.text_document_hover_async(types.HoverParams(
+        text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(line=line, character=4)))
+
+
+async def _open_capture(client: LanguageClient, path: Path, **extra) -> dict:
+    return await execute(client, "vramlens.openCapture", {"path": str(path), **extra})
+
+
+@pytest.mark.asyncio
+async def test_open_capture_shows_hints_hover_lens_and_the_oom_diagnostic(client: LanguageClient, workspace: Path):
+    text = await _open_scenario(client, workspace)
+    uri = _uri(workspace)
+    outcome = await _open_capture(client, RETAINED)
+    assert outcome["ok"] is True, outcome
+    assert "retained_references" in outcome["message"] and "retained_references.py:20" in outcome["message"]
+    assert outcome["workspaceFolder"] == workspace.as_uri()
+
+    hints = await _hints(client, uri)
+    assert set(hints) == {BUILD, RANDN, MODEL}
+    assert hints[MODEL].label == "2.63 GiB live · 89% at the OOM · growing"
+    assert hints[RANDN].label == "304.00 MiB live · 10% at the OOM · growing"
+    assert "growing" not in hints[BUILD].label
+    model_line = text.splitlines()[MODEL]
+    assert hints[MODEL].position == types.Position(line=MODEL, character=len(model_line))
+    assert hints[MODEL].padding_left is True
+
+    hover = await _hover(client, uri, MODEL)
+    value = hover.contents.value
+    assert "**2.63 GiB** live at the OOM" in value
+    assert "2.63 GiB allocated over the recorded history, in 57 allocations" in value
+    assert "floor rose by 2.28 GiB" in value
+    assert "64.00 MiB ×37, 32.00 MiB ×1, 16.00 MiB ×18" in value  # largest blocks first
+    assert "retained_references.py:20 evaluate\ntorch/nn/modules/module.py:1779 _wrapped_call_impl" in value
+    assert await _hover(client, uri, APPEND) is None  # no figure on a line that allocated nothing
+
+    lenses = await client.text_document_code_lens_async(types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=uri)))
+    assert [lens.range.start.line for lens in lenses] == [DEF_EVALUATE]
+    assert lenses[0].command.command == "vramlens.showReport"
+    assert lenses[0].command.title == "▲ 2.92 GiB live at the OOM (99%) — show memory report"
+
+    diagnostics = {d.code: d for d in client.diagnostics[uri]}
+    oom = diagnostics["VL-OOM"]
+    assert oom.severity == types.DiagnosticSeverity.Error and oom.range.start.line == MODEL
+    assert "64.00 MiB request failed here" in oom.message
+    assert "2.95 GiB allocated (live tensors); 2.96 GiB reserved by PyTorch" in oom.message
+    assert "limit 3.00 GiB (fraction cap)" in oom.message and "retained_references" in oom.message
+
+
+@pytest.mark.asyncio
+async def test_retained_graph_finding_carries_the_measured_growth(client: LanguageClient, workspace: Path):
+    await _open_scenario(client, workspace)
+    uri = _uri(workspace)
+    before = {d.code: d for d in client.diagnostics[uri]}
+    assert "Measured" not in before["VL102"].message  # static only, until a capture says more
+    await _open_capture(client, RETAINED)
+    finding = {d.code: d for d in client.diagnostics[uri]}["VL102"]
+    assert finding.range.start.line == APPEND
+    assert finding.message.startswith(before["VL102"].message)
+    assert finding.message.endswith("Measured: lines 19, 20 of this loop grew by 2.55 GiB across the run (2.92 GiB live).")
+
+
+@pytest.mark.asyncio
+async def test_report_notification_carries_report_and_series(client: LanguageClient, workspace: Path):
+    outcome = await _open_capture(client, RETAINED)
+    assert outcome["ok"]
+    report = client.reports[-1]
+    assert report["title"] == "retained_references.py — out of memory (request 64.00 MiB)"
+    assert report["analysis"]["cause"] == "retained_references"
+    assert report["lines"][0] == {"label": "retained_references.py:20", "uri": _uri(workspace), "line": MODEL,
+                                  "liveBytes": 2819620864, "share": 0.8889}
+    series = report["series"]
+    assert series["allocated"][0][0] == 0.0 and len(series["allocated"]) == len(series["reserved"]) > 100
+    assert max(point[1] for point in series["allocated"]) == report["analysis"]["memory"]["peak_allocated"]
+    assert series["driverUsed"] and all(t >= -5 for t, _ in series["driverUsed"])
+    assert series["oomAt"] == pytest.approx(0.137428, abs=1e-6)
+    assert report["markdown"].startswith("# GPU memory report: retained_references.py")
+    assert report["ranks"] is None and report["experiment"] is None
+
+    shown = await execute(client, "vramlens.showReport", {"redact": True})
+    assert shown["ok"]
+    redacted = client.reports[-1]
+    assert redacted["redacted"] is True and redacted["lines"][0]["uri"] is None
+    assert "/work/main" not in str(redacted) and str(workspace) not in str(redacted)
+
+
+@pytest.mark.asyncio
+async def test_export_and_clear(client: LanguageClient, workspace: Path, tmp_path: Path):
+    await _open_scenario(client, workspace)
+    assert (await execute(client, "vramlens.showReport", {}))["ok"] is False  # nothing loaded yet
+    await _open_capture(client, RETAINED)
+    target = tmp_path / "out" / "report.md"
+    exported = await execute(client, "vramlens.exportReport", {"path": str(target)})
+    assert exported["ok"], exported
+    assert "retained_references" in target.read_text() and "report-timeline.svg" in target.read_text()
+    assert (tmp_path / "out" / "report-timeline.svg").read_text().startswith("<svg")
+
+    cleared = await execute(client, "vramlens.clearCapture", {})
+    assert cleared["ok"]
+    assert await _hints(client, _uri(workspace)) == {}
+    assert "VL-OOM" not in {d.code for d in client.diagnostics[_uri(workspace)]}
+
+
+@pytest.mark.asyncio
+async def test_raw_server_pickle_maps_by_file_name_suffix(client: LanguageClient, workspace: Path):
+    await _open_scenario(client, workspace, "server_dump.py")
+    total = (CAPTURES / "server_dump.total_memory").read_text().strip()
+    outcome = await _open_capture(client, CAPTURES / "server_dump.pickle", totalMemory=total)
+    assert outcome["ok"], outcome
+    hints = await _hints(client, _uri(workspace, "server_dump.py"))
+    # /srv/app/server_dump.py (as recorded) is this workspace's scenarios/server_dump.py
+    assert hints[20].label == "1.39 GiB live · 81% of peak · growing"
+    assert hints[19].label.endswith("of peak · growing")
+
+
+@pytest.mark.asyncio
+async def test_lines_move_with_edits_above_and_changed_lines_go_stale(client: LanguageClient, workspace: Path):
+    await _open_scenario(client, workspace)
+    uri = _uri(workspace)
+    await _open_capture(client, RETAINED)
+
+    # Two lines inserted above everything: every figure moves two lines down.
+    client.refreshes.clear()
+    await replace_range(client, uri, (0, 0), (0, 0), "# one\n# two\n", version=2)
+    hints = await _hints(client, uri)
+    assert "vramlens/annotationsChanged" in client.refreshes
+    assert set(hints) == {BUILD + 2, RANDN + 2, MODEL + 2}
+    assert hints[MODEL + 2].label.startswith("2.63 GiB live")
+    assert "2.63 GiB" in (await _hover(client, uri, MODEL + 2)).contents.value
+    assert await _hover(client, uri, MODEL) is None
+    annotations = plain(await client.protocol.send_request_async("vramlens/lineAnnotations", {"uri": uri}))["annotations"]
+    assert [a["line"] for a in annotations] == [BUILD + 2, RANDN + 2, MODEL + 2]
+    assert annotations[2]["text"] == hints[MODEL + 2].label and annotations[2]["stale"] is False
+    assert annotations[2]["liveBytes"] == 2819620864 and annotations[2]["growing"] is True
+    oom = await _published_oom(client, uri)
+    assert oom.range.start.line == MODEL + 2
+
+    # The measured line itself edited: its figure is withdrawn, the line is marked stale.
+    line = MODEL + 2
+    await replace_range(client, uri, (line, 8), (line, 22), "out = model(x * 2)", version=3)
+    hints = await _hints(client, uri)
+    assert hints[line].label == "stale · changed since the capture"
+    assert hints[RANDN + 2].label.startswith("304.00 MiB live")
+    assert "changed since the capture" in (await _hover(client, uri, line)).contents.value
+    assert await _published_oom(client, uri) is None  # no runtime diagnostic on a changed line
+    lenses = await client.text_document_code_lens_async(types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=uri)))
+    assert [lens.range.start.line for lens in lenses] == [DEF_EVALUATE + 2]
+
+
+async def _published_oom(client: LanguageClient, uri: str) -> types.Diagnostic | None:
+    await client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+    return next((d for d in client.diagnostics[uri] if d.code == "VL-OOM"), None)
+
+
+@pytest.mark.asyncio
+async def test_broken_capture_is_one_sentence_and_the_server_goes_on(client: LanguageClient, workspace: Path, tmp_path: Path):
+    broken = tmp_path / "broken.pickle"
+    broken.write_bytes(RETAINED.joinpath("snapshot.pickle").read_bytes()[:5000])
+    outcome = await _open_capture(client, broken)
+    assert outcome["ok"] is False
+    assert outcome["message"] == outcome["message"].strip() and "truncated or damaged" in outcome["message"]
+    missing = await _open_capture(client, tmp_path / "nowhere")
+    assert missing["ok"] is False and "Nothing at" in missing["message"]
+    assert (await _open_capture(client, RETAINED))["ok"] is True  # still answering, and working
+
+
+@pytest.mark.asyncio
+async def test_an_exception_inside_a_handler_leaves_the_server_answering(client: LanguageClient, workspace: Path):
+    await _open_capture(client, RETAINED)
+    with pytest.raises(Exception):
+        await client.protocol.send_request_async("vramlens/lineAnnotations", {"no-uri": 1})  # the handler raises
+    await _open_scenario(client, workspace)
+    assert MODEL in await _hints(client, _uri(workspace))
