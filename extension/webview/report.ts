@@ -106,7 +106,8 @@ function accounting(memory: Record<string, number | null> | undefined, moment: s
     const rows = ACCOUNTING.filter(([key]) => memory[key] !== null && memory[key] !== undefined).map(([key, label]) =>
         el("tr", { "data-key": key }, el("th", {}, label), el("td", {}, formatBytes(memory[key]))),
     );
-    return section(`Memory at the ${moment ?? "end"}`, el("table", { class: "accounting" }, ...rows));
+    const when = { oom: "the OOM", peak: "the peak", end: "the end" }[moment ?? "end"] ?? moment;
+    return section(`Memory at ${when}`, el("table", { class: "accounting" }, ...rows));
 }
 
 function cause(analysis: Record<string, any> | undefined): HTMLElement | null {

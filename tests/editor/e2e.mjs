@@ -128,6 +128,14 @@ async function until(what, check, timeoutMs = STEP_TIMEOUT_MS) {
     throw new Error(`timed out waiting for ${what}`);
 }
 
+function findFiles(dir, name) {
+    if (!existsSync(dir)) return [];
+    return readdirSync(dir).flatMap((entry) => {
+        const p = path.join(dir, entry);
+        return statSync(p).isDirectory() ? findFiles(p, name) : entry === name ? [p] : [];
+    });
+}
+
 // The extension host's log and ours name the interpreter and any failure: printed when the test fails.
 function extensionLogs() {
     const out = [];
@@ -140,10 +148,11 @@ function extensionLogs() {
         }
     };
     walk(path.join(dirs.userData, "logs"));
+    walk(path.join(root, "udd-untrusted", "logs"));
     return out.join("\n");
 }
 
-let server;
+const servers = [];
 let browser;
 let page;
 let failed = true;
@@ -152,6 +161,7 @@ const normalise = (text) => text.replace(/\u00a0/g, " ");
 
 async function screenshot(name) {
     const file = path.join(artifacts, `${name}.png`);
+    await page.waitForTimeout(500); // notifications and hovers fade in
     await page.screenshot({ path: file });
     console.log(`e2e: screenshot ${file}`);
 }
@@ -199,33 +209,25 @@ function editorLines() {
     });
 }
 
-function reportFrame() {
-    return page.frameLocator("iframe.webview.ready").frameLocator("#active-frame");
-}
-
-try {
-    const expected = expectedFromCli();
-    if (expected.lines.length < 2) throw new Error(`analyze names too few lines of ${SCRIPT}: ${JSON.stringify(expected.lines)}`);
-
-    const install = spawnSync(codeServer, [...common, "--install-extension", vsix], { env, encoding: "utf8" });
-    if (install.status !== 0) throw new Error(`installing ${vsix} failed:\n${install.stdout}\n${install.stderr}`);
-
+/** Starts code-server on `workspace` (trusted, or asking as a first visit does) and opens it in a new page. */
+async function openWorkbench(workspace, userData, { trusted }) {
     const port = await freePort();
+    const options = ["--config", dirs.config, "--user-data-dir", userData, "--extensions-dir", dirs.extensions];
     // Own process group: stopping code-server by group also ends its file watcher, which a lone PID kill orphans.
-    server = spawn(
+    const server = spawn(
         codeServer,
         [
-            ...common,
+            ...options,
             "--bind-addr", `127.0.0.1:${port}`,
             "--auth", "none",
             "--disable-telemetry",
             "--disable-update-check",
-            "--disable-workspace-trust",
-            dirs.workspace,
+            ...(trusted ? ["--disable-workspace-trust"] : []),
+            workspace,
         ],
         {
             detached: true,
-            stdio: ["ignore", "pipe", "pipe"],
+            stdio: ["ignore", "ignore", "ignore"],
             env: {
                 ...env,
                 // Points the gallery at a closed local port, so the page never calls an outside marketplace.
@@ -233,20 +235,16 @@ try {
             },
         },
     );
+    servers.push(server);
     await waitForHttp(`http://127.0.0.1:${port}/healthz`, 60_000);
+    const newPage = await browser.newPage({ viewport: { width: 1500, height: 950 } });
+    await newPage.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(workspace)}`);
+    await newPage.locator(".monaco-workbench").waitFor({ timeout: 60_000 });
+    return newPage;
+}
 
-    browser = await chromium.launch({
-        executablePath: "/usr/bin/chromium",
-        args: [
-            "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-            "--disable-background-networking", "--disable-component-update", "--disable-sync",
-        ],
-    });
-    page = await browser.newPage({ viewport: { width: 1500, height: 950 } });
-    await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(dirs.workspace)}`);
-    await page.locator(".monaco-workbench").waitFor({ timeout: 60_000 });
-
-    // 1. Open the script from the explorer: the extension activates (onLanguage:python) and lints it.
+/** Opens the script from the explorer (the extension activates: onLanguage:python) and waits for its lint. */
+async function openScript() {
     const row = (name) => page.locator(`.explorer-folders-view .monaco-list-row[aria-label*="${name}"]`).first();
     await row("scenarios").waitFor({ timeout: 60_000 });
     await row("scenarios").click();
@@ -260,7 +258,28 @@ try {
         throw new Error(`unexpected VL102 entry in the Problems panel: ${JSON.stringify(markerText)}`);
     }
     await page.keyboard.press("Control+J"); // hide the panel: the editor gets the room
+}
 
+function reportFrame() {
+    return page.frameLocator("iframe.webview.ready").frameLocator("#active-frame");
+}
+
+try {
+    const expected = expectedFromCli();
+    if (expected.lines.length < 2) throw new Error(`analyze names too few lines of ${SCRIPT}: ${JSON.stringify(expected.lines)}`);
+
+    const install = spawnSync(codeServer, [...common, "--install-extension", vsix], { env, encoding: "utf8" });
+    if (install.status !== 0) throw new Error(`installing ${vsix} failed:\n${install.stdout}\n${install.stderr}`);
+
+    browser = await chromium.launch({
+        executablePath: "/usr/bin/chromium",
+        args: [
+            "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+            "--disable-background-networking", "--disable-component-update", "--disable-sync",
+        ],
+    });
+    page = await openWorkbench(dirs.workspace, dirs.userData, { trusted: true });
+    await openScript();
     // 2. Open the capture through the command and the file dialog (code-server's simple dialog: a path box).
     await runCommand("VRAM Lens: Open capture or snapshot…");
     await quickInputTitled("open a capture folder");
@@ -337,8 +356,19 @@ try {
     const firstLink = frame.locator("a.open-line").first();
     if (!(await firstLink.innerText()).includes(`${SCRIPT}:${top.line}`)) throw new Error("the report's first line is not the top line");
     await screenshot("report");
+    await frame.locator("h2", { hasText: "Top lines" }).scrollIntoViewIfNeeded();
+    await screenshot("report-lines");
     await firstLink.click();
     await page.locator(".statusbar-item", { hasText: `Ln ${top.line}, Col 1` }).first().waitFor({ timeout: STEP_TIMEOUT_MS });
+    // Redaction comes from the server (showReport {redact: true}): the recorded source root disappears.
+    const markdown = frame.locator("pre.markdown");
+    const sourceRoot = expected.analysis.source_root;
+    if (!sourceRoot || !(await markdown.innerText()).includes(sourceRoot)) throw new Error(`the report does not name ${sourceRoot}`);
+    await frame.locator("#redact").check();
+    await until("the redacted report", async () => !(await markdown.innerText()).includes(sourceRoot));
+    if (!(await frame.locator("p.capture").innerText()).includes("(redacted)")) throw new Error("the report is not marked redacted");
+    await frame.locator("#redact").uncheck();
+    await until("the full report again", async () => (await markdown.innerText()).includes(sourceRoot));
 
     // 7. The lint diagnostic's quick fix changes the text.
     const appendLine = page.locator(".part.editor .monaco-editor .view-lines .view-line").filter({ hasText: "outputs.append(out)" }).first();
@@ -360,6 +390,32 @@ try {
     console.log(`e2e: diagnose said: ${normalise(await noCuda.locator(".notification-list-item-message").innerText())}`);
     await screenshot("diagnose");
 
+    // 9. An untrusted folder (Restricted Mode): lint still works, Diagnose refuses and says why, and the
+    // folder's own interpreter setting is ignored (the server starts with python3 and the bundled libraries).
+    const untrusted = path.join(root, "untrusted");
+    mkdirSync(path.join(untrusted, "scenarios"), { recursive: true });
+    mkdirSync(path.join(untrusted, ".vscode"), { recursive: true });
+    cpSync(path.join(repo, "scenarios", SCRIPT), path.join(untrusted, "scenarios", SCRIPT));
+    writeFileSync(path.join(untrusted, ".vscode/settings.json"), JSON.stringify({ "vramlens.interpreter": python }));
+    const untrustedUserData = path.join(root, "udd-untrusted");
+    mkdirSync(path.join(untrustedUserData, "User"), { recursive: true });
+    cpSync(path.join(dirs.userData, "User/settings.json"), path.join(untrustedUserData, "User/settings.json"));
+    await page.close();
+    page = await openWorkbench(untrusted, untrustedUserData, { trusted: false });
+    // code-server opens a new folder in Restricted Mode; should it ask instead, the answer is no.
+    const noTrust = page.getByRole("button", { name: /No, I don.t trust/ });
+    if (await noTrust.isVisible()) await noTrust.click();
+    await page.locator(".statusbar-item", { hasText: "Restricted Mode" }).first().waitFor({ timeout: STEP_TIMEOUT_MS });
+    await openScript();
+    await runCommand("VRAM Lens: Diagnose CUDA memory");
+    const refused = page.locator(".notifications-toasts .notification-toast", { hasText: "only in a trusted workspace" }).first();
+    await refused.waitFor({ timeout: STEP_TIMEOUT_MS });
+    await screenshot("untrusted");
+    const clientLog = findFiles(path.join(untrustedUserData, "logs"), "VRAM Lens.log").map((f) => readFileSync(f, "utf8")).join("");
+    if (!/Starting the server \(activation\) with python3 \[default\]/.test(clientLog)) {
+        throw new Error(`the untrusted folder's interpreter setting was not ignored:\n${clientLog}`);
+    }
+
     console.log(`e2e: passed in ${((Date.now() - started) / 1000).toFixed(1)} s`);
     failed = false;
 } catch (error) {
@@ -371,7 +427,7 @@ try {
     console.error(extensionLogs());
 } finally {
     await browser?.close().catch(() => {});
-    if (server?.pid) {
+    for (const server of servers) {
         try {
             process.kill(-server.pid, "SIGTERM");
         } catch {
