@@ -279,6 +279,12 @@ try {
         ],
     });
     page = await openWorkbench(dirs.workspace, dirs.userData, { trusted: true });
+    // The report view loads only its own nonce'd script and stylesheet: any CSP refusal is a failure.
+    const cspErrors = [];
+    page.on("console", (message) => {
+        const inWebview = /\/webview\//.test(message.location()?.url ?? "");
+        if (inWebview && /Content Security Policy/i.test(message.text())) cspErrors.push(message.text());
+    });
     await openScript();
     // 2. Open the capture through the command and the file dialog (code-server's simple dialog: a path box).
     await runCommand("VRAM Lens: Open capture or snapshot…");
@@ -369,6 +375,14 @@ try {
     if (!(await frame.locator("p.capture").innerText()).includes("(redacted)")) throw new Error("the report is not marked redacted");
     await frame.locator("#redact").uncheck();
     await until("the full report again", async () => (await markdown.innerText()).includes(sourceRoot));
+
+    if (cspErrors.length) throw new Error(`the report view broke its CSP:\n${cspErrors.join("\n")}`);
+    // The code lens above the function runs the server's showReport: the closed view comes back.
+    await page.locator(".tab", { hasText: "VRAM Lens report" }).click();
+    await runCommand("View: Close Editor");
+    await page.locator(".tab", { hasText: "VRAM Lens report" }).waitFor({ state: "detached", timeout: STEP_TIMEOUT_MS });
+    await page.locator(".codelens-decoration a", { hasText: "show memory report" }).first().click();
+    await reportFrame().locator("svg.timeline polyline.allocated").waitFor({ timeout: STEP_TIMEOUT_MS });
 
     // 7. The lint diagnostic's quick fix changes the text.
     const appendLine = page.locator(".part.editor .monaco-editor .view-lines .view-line").filter({ hasText: "outputs.append(out)" }).first();
