@@ -36,7 +36,6 @@ export class Commands {
             command("vramlens.pickRank", () => this.pickRank()),
             command("vramlens.restartServer", () => this.server.restart("restart command")),
             command("vramlens.showLog", () => this.outputChannel.show()),
-            command("vramlens.serverMenu", () => this.serverMenu()),
         ];
     }
 
@@ -150,12 +149,6 @@ export class Commands {
             { title: "VRAM Lens: show the figures of rank…" },
         );
         if (picked) await this.report.selectRank(picked.rank);
-    }
-
-    private async serverMenu(): Promise<void> {
-        const picked = await vscode.window.showQuickPick(["Open logs", "Restart server"], { title: "VRAM Lens server" });
-        if (picked === "Open logs") this.outputChannel.show();
-        if (picked === "Restart server") await this.server.restart("restart from the status item");
     }
 
     /** The server's sentence: an error when it failed; a way to the report whenever a capture was loaded. */

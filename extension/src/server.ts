@@ -35,6 +35,7 @@ export interface CommandResult {
 export class ServerManager implements vscode.Disposable {
     private client: LanguageClient | undefined;
     private readonly status: vscode.LanguageStatusItem;
+    private readonly restartItem: vscode.LanguageStatusItem;
     // Restarts are serialised: a settings change and a command arriving together must not start two servers.
     private pending: Promise<void> = Promise.resolve();
     private readonly reportEmitter = new vscode.EventEmitter<unknown>();
@@ -50,7 +51,12 @@ export class ServerManager implements vscode.Disposable {
     constructor(private readonly outputChannel: vscode.LogOutputChannel, private readonly extensionPath: string) {
         this.status = vscode.languages.createLanguageStatusItem("vramlens.server", PYTHON_DOCUMENTS);
         this.status.name = CLIENT_NAME;
-        this.status.command = { title: "Open logs or restart…", command: "vramlens.serverMenu" };
+        this.status.command = { title: "Open logs", command: "vramlens.showLog" };
+        // A language status item holds one command: restarting gets its own line in the same hover.
+        this.restartItem = vscode.languages.createLanguageStatusItem("vramlens.restart", PYTHON_DOCUMENTS);
+        this.restartItem.name = `${CLIENT_NAME} restart`;
+        this.restartItem.text = "VRAM Lens server";
+        this.restartItem.command = { title: "Restart", command: "vramlens.restartServer" };
         this.show("stopped", vscode.LanguageStatusSeverity.Information);
     }
 
@@ -63,6 +69,7 @@ export class ServerManager implements vscode.Disposable {
         await this.pending;
         await this.stop();
         this.status.dispose();
+        this.restartItem.dispose();
         this.reportEmitter.dispose();
         this.annotationsEmitter.dispose();
         this.reportRequestedEmitter.dispose();

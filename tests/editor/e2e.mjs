@@ -395,7 +395,13 @@ try {
     await fix.click();
     await until("the fixed line", async () => Object.values(await editorLines()).some((l) => normalise(l.text).includes("outputs.append(out.detach())")));
 
-    // 8. Diagnose on a machine without CUDA: one clear sentence (the arguments box comes first, once per file).
+    // 8. Clear annotations: figures and shading go.
+    await runCommand("VRAM Lens: Clear annotations");
+    await until("no figures and no shading", async () =>
+        Object.values(await editorLines()).every((l) => !l.shaded && !l.after && !/ live · /.test(l.text)),
+    );
+
+    // 9. Diagnose on a machine without CUDA: one clear sentence (the arguments box comes first, once per file).
     await runCommand("VRAM Lens: Diagnose CUDA memory");
     await quickInputTitled(`arguments for ${SCRIPT}`);
     await page.keyboard.press("Enter");
@@ -404,7 +410,7 @@ try {
     console.log(`e2e: diagnose said: ${normalise(await noCuda.locator(".notification-list-item-message").innerText())}`);
     await screenshot("diagnose");
 
-    // 9. An untrusted folder (Restricted Mode): lint still works, Diagnose refuses and says why, and the
+    // 10. An untrusted folder (Restricted Mode): lint still works, Diagnose refuses and says why, and the
     // folder's own interpreter setting is ignored (the server starts with python3 and the bundled libraries).
     const untrusted = path.join(root, "untrusted");
     mkdirSync(path.join(untrusted, "scenarios"), { recursive: true });
