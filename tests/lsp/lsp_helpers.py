@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
@@ -69,3 +70,14 @@ def plain(value):
     if isinstance(value, (list, tuple)):
         return [plain(item) for item in value]
     return value
+
+
+async def initialize_with_folder(client: LanguageClient, folder: Path) -> None:
+    """Initialize as VS Code does, with ``folder`` as the one workspace folder; keep the server's messages."""
+    watch_server_messages(client)
+    await client.initialize_session(
+        types.InitializeParams(
+            capabilities=pytest_lsp.client_capabilities("visual-studio-code"),
+            workspace_folders=[types.WorkspaceFolder(uri=folder.as_uri(), name=folder.name)],
+        )
+    )

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import pytest_lsp
 from lsprotocol import types
-from lsp_helpers import CAPTURES, REPO, execute, open_document, plain, replace_range, watch_server_messages
+from lsp_helpers import CAPTURES, REPO, execute, initialize_with_folder, open_document, plain, replace_range
 from pytest_lsp import ClientServerConfig, LanguageClient
 
 RETAINED = CAPTURES / "retained_references"
@@ -31,13 +31,7 @@ def workspace(tmp_path: Path) -> Path:
 
 @pytest_lsp.fixture(config=ClientServerConfig(server_command=[sys.executable, "-m", "vramlens.lsp"]))
 async def client(lsp_client: LanguageClient, workspace: Path):
-    watch_server_messages(lsp_client)
-    await lsp_client.initialize_session(
-        types.InitializeParams(
-            capabilities=pytest_lsp.client_capabilities("visual-studio-code"),
-            workspace_folders=[types.WorkspaceFolder(uri=workspace.as_uri(), name="ws")],
-        )
-    )
+    await initialize_with_folder(lsp_client, workspace)
     yield
     await lsp_client.shutdown_session()
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import pytest_lsp
 from lsprotocol import types
-from lsp_helpers import REPO, execute, watch_server_messages
+from lsp_helpers import REPO, execute, initialize_with_folder
 from process_helpers import running
 from pytest_lsp import ClientServerConfig, LanguageClient
 
@@ -36,13 +36,7 @@ while True:
 
 @pytest_lsp.fixture(config=ClientServerConfig(server_command=[sys.executable, "-m", "vramlens.lsp"]))
 async def client(lsp_client: LanguageClient, tmp_path: Path):
-    watch_server_messages(lsp_client)
-    await lsp_client.initialize_session(
-        types.InitializeParams(
-            capabilities=pytest_lsp.client_capabilities("visual-studio-code"),
-            workspace_folders=[types.WorkspaceFolder(uri=tmp_path.as_uri(), name="ws")],
-        )
-    )
+    await initialize_with_folder(lsp_client, tmp_path)
     yield
     await lsp_client.shutdown_session()
 
@@ -66,6 +60,15 @@ async def _progress_messages(client: LanguageClient, wanted: str, timeout: float
                 return token, values
         await asyncio.sleep(0.1)
     raise AssertionError(f"no progress report {wanted!r}: {client.progress_reports}")
+
+
+@pytest.mark.asyncio
+async def test_an_interpreter_that_cannot_start_is_named_with_its_setting(client: LanguageClient, tmp_path: Path):
+    uri = _script(tmp_path, "print('never')\n")
+    outcome = await execute(client, "vramlens.diagnose", {"uri": uri, "trusted": True, "interpreter": str(tmp_path / "no-python")})
+    assert outcome["ok"] is False
+    assert outcome["message"] == (f"Cannot start the interpreter {tmp_path / 'no-python'} (No such file or directory); "
+                                  "check the vramlens.interpreter setting.")
 
 
 @pytest.mark.asyncio

@@ -26,34 +26,18 @@ LINE_ANNOTATIONS = "vramlens/lineAnnotations"
 STALE_HOVER = "**VRAM Lens** — this line changed since the capture: its figures no longer apply. Run the diagnosis again."
 
 
-def _disk_lines(path: str, fallback: list[str]) -> list[str]:
-    try:
-        with open(path, encoding="utf-8", errors="replace") as handle:
-            return split_lines(handle.read())
-    except OSError:
-        return fallback
-
-
 class Placement:
     """Where each recorded line of one file is in the open document's current text."""
 
     def __init__(self, figures: FileFigures, document: TextDocument):
         self.figures = figures
         current = split_lines(document.source)
-        disk = _disk_lines(figures.local_path, current)
-        recorded = {line - 1: _stripped(disk, line - 1) for line in figures.recorded_lines()}
-        for line, annotation in figures.annotations.items():
-            if annotation.source is not None:
-                recorded[line - 1] = annotation.source  # the text the figures were measured against
-        self.tracker = LineTracker(recorded, disk, current)
+        # Matched against the file as it was when the capture was loaded, edits since included.
+        self.tracker = LineTracker(figures.recorded_texts(), figures.lines or current, current)
 
     def anchors(self) -> dict[int, Anchor]:
         """Recorded 1-based line -> its anchor, for lines still in the document."""
         return {anchor.recorded + 1: anchor for anchor in self.tracker.positions()}
-
-
-def _stripped(lines: list[str], index: int) -> str | None:
-    return lines[index].strip() if 0 <= index < len(lines) else None
 
 
 class Placements:

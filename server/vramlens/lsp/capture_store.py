@@ -14,6 +14,7 @@ from pathlib import Path
 from vramlens.analysis import Analysis, analyze_capture
 from vramlens.capture import load_capture
 from vramlens.lsp.annotations import LineAnnotation, line_annotations
+from vramlens.lsp.line_tracking import split_lines
 from vramlens.lsp.runtime_findings import OomLine, PeakFunction, oom_line, peak_function
 from vramlens.lsp.source_mapping import choose_source_root, recorded_user_files
 
@@ -30,6 +31,12 @@ class FileFigures:
     annotations: dict[int, LineAnnotation] = field(default_factory=dict)
     oom: OomLine | None = None
     lens: PeakFunction | None = None
+    lines: list[str] = field(default_factory=list)  # the file's text when the capture was loaded
+
+    def recorded_texts(self) -> dict[int, str | None]:
+        """0-based line -> the stripped text each figure was measured against."""
+        return {line - 1: self.lines[line - 1].strip() if 0 < line <= len(self.lines) else None
+                for line in self.recorded_lines()}
 
     def recorded_lines(self) -> list[int]:
         lines = set(self.annotations)
@@ -72,7 +79,17 @@ def file_figures(analysis: Analysis) -> dict[str, FileFigures]:
     lens = peak_function(analysis)
     if lens:
         figures(lens.local_path).lens = lens
+    for file in files.values():
+        file.lines = read_lines(file.local_path)
     return files
+
+
+def read_lines(path: str) -> list[str]:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            return split_lines(handle.read())
+    except OSError:
+        return []
 
 
 @dataclass
@@ -82,10 +99,25 @@ class LoadedCapture:
     source_root: str  # the local folder recorded paths were mapped onto
     ranks: list[RankView]
     selected: int = 0
+    experiment: dict | None = None  # `vramlens experiment --json` output, once interventions were compared
 
     @property
     def view(self) -> RankView:
         return self.ranks[self.selected]
+
+    @classmethod
+    def of_ranks(cls, path: str, folder_uri: str, source_root: str, ranks: list[RankView]) -> "LoadedCapture":
+        """A load of one or more processes' captures, showing the first one that failed (else the first)."""
+        failing = next((index for index, rank in enumerate(ranks) if rank.failed), 0)
+        return cls(path, folder_uri, source_root, ranks, failing)
+
+    def select_rank(self, rank: int) -> bool:
+        """Show this rank's figures; False when the load has no such rank."""
+        index = next((i for i, view in enumerate(self.ranks) if view.rank == rank), None)
+        if index is None:
+            return False
+        self.selected = index
+        return True
 
 
 def analyze_for_folder(path: str, folder_path: str, total_memory: int | None = None, rank: int | None = None) -> tuple[RankView, str]:
@@ -98,7 +130,7 @@ def analyze_for_folder(path: str, folder_path: str, total_memory: int | None = N
 
 def load(path: str, folder_uri: str, folder_path: str, total_memory: int | None = None) -> LoadedCapture:
     view, root = analyze_for_folder(path, folder_path, total_memory)
-    return LoadedCapture(str(Path(path).resolve()), folder_uri, root, [view])
+    return LoadedCapture.of_ranks(str(Path(path).resolve()), folder_uri, root, [view])
 
 
 class CaptureStore:

@@ -60,6 +60,20 @@ def command_guard(function):
     return guarded
 
 
+def with_loaded_capture(function):
+    """A command on the folder's loaded capture (``workspaceFolder``, else any): without one it says so."""
+
+    async def on_capture(ls: VramLensServer, *arguments) -> dict:
+        args = argument(arguments)
+        loaded = ls.captures.get(args.get("workspaceFolder"))
+        if loaded is None:
+            return result(False, "No capture is loaded: run “Diagnose CUDA memory” or open a capture first.")
+        return await function(ls, args, loaded)
+
+    on_capture.__name__ = function.__name__  # not functools.wraps: pygls reads the outer signature
+    return on_capture
+
+
 def capture_loaded(ls: VramLensServer, loaded: LoadedCapture) -> None:
     """A capture was loaded or replaced: figures move, diagnostics and the report follow."""
     ls.captures.put(loaded)
@@ -109,21 +123,15 @@ def register(server: VramLensServer) -> None:
 
     @server.command("vramlens.showReport")
     @command_guard
-    async def show_report(ls: VramLensServer, *arguments) -> dict:
-        args = argument(arguments)
-        loaded = ls.captures.get(args.get("workspaceFolder"))
-        if loaded is None:
-            return result(False, "No capture is loaded: run “Diagnose CUDA memory” or open a capture first.")
+    @with_loaded_capture
+    async def show_report(ls: VramLensServer, args: dict, loaded: LoadedCapture) -> dict:
         send_report(ls, loaded, bool(args.get("redact")))
         return result(True, f"Report: {summary(loaded)}", loaded)
 
     @server.command("vramlens.exportReport")
     @command_guard
-    async def export_report(ls: VramLensServer, *arguments) -> dict:
-        args = argument(arguments)
-        loaded = ls.captures.get(args.get("workspaceFolder"))
-        if loaded is None:
-            return result(False, "No capture is loaded: run “Diagnose CUDA memory” or open a capture first.")
+    @with_loaded_capture
+    async def export_report(ls: VramLensServer, args: dict, loaded: LoadedCapture) -> dict:
         if not isinstance(args.get("path"), str) or not args["path"]:
             return result(False, "Give the file to write the report to as `path`.")
         output = Path(args["path"])

@@ -27,6 +27,14 @@ from vramlens.units import format_bytes
 UNTRUSTED = ("Diagnosing runs this file's code, which VRAM Lens does only in a trusted workspace; "
              "trust the workspace, then run it again.")
 OUTPUT_TAIL = 4000  # characters of the script's output copied to the log
+# The runner speaks to command-line users; in the editor the interpreter is a setting.
+_CLI_WORDS = (("with --python", "in the vramlens.interpreter setting"), ("check --python", "check the vramlens.interpreter setting"))
+
+
+def for_the_editor(message: str) -> str:
+    for cli, editor in _CLI_WORDS:
+        message = message.replace(cli, editor)
+    return message
 
 
 def running_message(status: dict) -> str:
@@ -115,7 +123,7 @@ def register(server: VramLensServer) -> None:
         try:
             outcome = await _diagnose(ls, request, cancel, progress)
         except CaptureError as error:
-            outcome = result(False, str(error), folder=ls.folder_of(request["uri"])[0])
+            outcome = result(False, for_the_editor(str(error)), folder=ls.folder_of(request["uri"])[0])
         finally:
             ls.cancellable_commands.pop(request_id, None)
             ls.running_commands.pop(request_id, None)

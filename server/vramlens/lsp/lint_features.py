@@ -59,23 +59,51 @@ class LintSettings:
         self.ignore: list[str] | None = None
 
     def update(self, options: dict) -> None:
-        lint = options.get(SETTINGS_KEY)
-        if isinstance(lint, dict):
-            self.select = [str(s) for s in lint.get("select") or []] or None
-            self.ignore = [str(s) for s in lint.get("ignore") or []] or None
+        lint = options.get(SETTINGS_KEY)  # the whole section arrives each time: no `lint` means the defaults
+        lint = lint if isinstance(lint, dict) else {}
+        self.select = [str(s) for s in lint.get("select") or []] or None
+        self.ignore = [str(s) for s in lint.get("ignore") or []] or None
 
 
-def lint_document(document: TextDocument, settings: LintSettings) -> list[Finding]:
-    return lint_source(document.source, document.path or document.uri, settings.select, settings.ignore)
+class DocumentLinter:
+    """Lints documents with the client's settings. The editor asks for code actions on every cursor
+    move and publishes again on save: the same text is linted once."""
+
+    def __init__(self) -> None:
+        self.settings = LintSettings()
+        self._last: dict[str, tuple[tuple, list[Finding]]] = {}  # uri -> (what was linted, its findings)
+
+    def findings(self, document: TextDocument) -> list[Finding]:
+        select, ignore = self.settings.select, self.settings.ignore
+        key = (document.source, select, ignore)
+        cached = self._last.get(document.uri)
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        findings = lint_source(document.source, document.path or document.uri, select, ignore)
+        self._last[document.uri] = (key, findings)
+        return findings
+
+    # DocumentListener: only a closed document's findings are dropped
+    def opened(self, document: TextDocument) -> None:
+        pass
+
+    def changed(self, document: TextDocument, params: types.DidChangeTextDocumentParams) -> None:
+        pass
+
+    def closed(self, uri: str) -> None:
+        self._last.pop(uri, None)
 
 
-def code_actions(document: TextDocument, diagnostics: list[types.Diagnostic], settings: LintSettings) -> list[types.CodeAction]:
+def code_actions(document: TextDocument, diagnostics: list[types.Diagnostic], linter: DocumentLinter) -> list[types.CodeAction]:
     """One quick fix per safe fix of every vramlens finding the client asks about."""
     ours = [d for d in diagnostics if d.source == SOURCE]
     actions: list[types.CodeAction] = []
     text = document.source
-    for finding in lint_document(document, settings):
-        diagnostic = next((d for d in ours if d.code == finding.code and _same_start(document, d, finding)), None)
+    lines = document.lines
+    for finding in linter.findings(document):
+        if not any(d.code == finding.code for d in ours):
+            continue
+        diagnostic = next((d for d in ours if d.code == finding.code and _same_start(document, d, finding, lines)), None)
         if diagnostic is None:
             continue
         for index, fix in enumerate(finding.fixes):
@@ -93,17 +121,19 @@ def code_actions(document: TextDocument, diagnostics: list[types.Diagnostic], se
     return actions
 
 
-def _same_start(document: TextDocument, diagnostic: types.Diagnostic, finding: Finding) -> bool:
-    start = _range(document, finding.line, finding.column, finding.line, finding.column).start
+def _same_start(document: TextDocument, diagnostic: types.Diagnostic, finding: Finding, lines: list[str]) -> bool:
+    start = _range(document, finding.line, finding.column, finding.line, finding.column, lines).start
     return diagnostic.range.start == start
 
 
 def register(server: VramLensServer) -> None:
-    settings = LintSettings()
-    server.settings_listeners.append(settings.update)
+    linter = DocumentLinter()
+    server.settings_listeners.append(linter.settings.update)
+    server.document_listeners.append(linter)
+
     def diagnostics(document: TextDocument) -> list[types.Diagnostic]:
         lines = document.lines
-        return [to_diagnostic(document, finding, lines) for finding in lint_document(document, settings)]
+        return [to_diagnostic(document, finding, lines) for finding in linter.findings(document)]
 
     server.diagnostics_providers.append(diagnostics)
 
@@ -113,4 +143,4 @@ def register(server: VramLensServer) -> None:
     )
     def code_action(ls: VramLensServer, params: types.CodeActionParams) -> list[types.CodeAction]:
         document = ls.workspace.get_text_document(params.text_document.uri)
-        return code_actions(document, params.context.diagnostics, settings)
+        return code_actions(document, params.context.diagnostics, linter)

@@ -79,7 +79,7 @@ def report_payload(loaded: LoadedCapture, to_uri: Callable[[str], str], redacted
         "series": timeline_series(analysis, view.meta),
         "markdown": report_markdown(loaded),
         "ranks": None,
-        "experiment": None,
+        "experiment": loaded.experiment,
     }
     if len(loaded.ranks) > 1:
         payload["ranks"] = [{"rank": rank.rank, "failed": rank.failed,

@@ -35,7 +35,8 @@ def run_options(request: dict, settings: Settings, script: Path, folder: Path | 
         try:
             limit_bytes, limit_fraction = parse_size_or_fraction(limit_text)
         except ValueError as error:
-            raise ValueError(f"The memory limit {error}; write it as 24GiB or 0.2.") from None
+            raise ValueError(f"The memory limit {limit_text!r} cannot be used ({error}); "
+                             "check the vramlens.memoryLimit setting.") from None
     stacks = _given(request, "stacks", str) or settings.stacks
     timeout = request.get("timeoutSeconds")
     timeout = timeout if isinstance(timeout, (int, float)) and timeout > 0 else settings.timeout_s

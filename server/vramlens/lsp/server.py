@@ -176,6 +176,7 @@ class VramLensServer(LanguageServer):
         for folder, answer in zip(folders, answers or []):
             if isinstance(answer, dict):
                 self.folder_settings[folder or ""] = parse_settings(answer)
+                self.log(f"Settings for {folder or 'the workspace'}: {self.folder_settings[folder or '']}")
         first = next((a for a in answers or [] if isinstance(a, dict)), None)
         if first is not None:
             self.apply_settings(first)
