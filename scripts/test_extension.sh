@@ -19,3 +19,8 @@ for entry in extension/out/extension.js extension/media/dist/report.js extension
              extension/bundled/libs/vramlens/__main__.py extension/bundled/libs/pygls/__init__.py; do
   grep -q " $entry\$" <<<"$listing" || { echo "test_extension: $entry missing from vramlens.vsix" >&2; exit 1; }
 done
+# The README's screenshots stay out of the package.
+if grep -q "media/screenshots" <<<"$listing"; then
+  echo "test_extension: media/screenshots must not be packaged (.vscodeignore)" >&2
+  exit 1
+fi
