@@ -376,6 +376,18 @@ try {
     await frame.locator("#redact").uncheck();
     await until("the full report again", async () => (await markdown.innerText()).includes(sourceRoot));
 
+    // Export…: the save dialog (prefilled with the workspace folder's vramlens-report.md), then the server writes it.
+    await frame.locator("#export").click();
+    await quickInputTitled("export the report");
+    const saveBox = page.locator(".quick-input-widget .quick-input-box input");
+    const exported = path.join(dirs.workspace, "vramlens-report.md");
+    await until("the prefilled report path", async () => (await saveBox.inputValue()) === exported);
+    await page.keyboard.press("Enter");
+    await page.locator(".notifications-toasts .notification-toast", { hasText: "Report written to" }).first().waitFor({ timeout: STEP_TIMEOUT_MS });
+    const written = readFileSync(exported, "utf8");
+    if (!written.includes(`${SCRIPT}:${top.line}`) || !existsSync(path.join(dirs.workspace, "vramlens-report-timeline.svg"))) {
+        throw new Error(`the exported report lacks the top line or its timeline plot:\n${written.slice(0, 400)}`);
+    }
     if (cspErrors.length) throw new Error(`the report view broke its CSP:\n${cspErrors.join("\n")}`);
     // The code lens above the function runs the server's showReport: the closed view comes back.
     await page.locator(".tab", { hasText: "VRAM Lens report" }).click();
