@@ -1,6 +1,8 @@
 // Starts and stops the language server (`<python> -m vramlens serve`), shows its state as a language status item,
 // and is the one door to it: commands, custom requests and the server's custom notifications.
 // All analysis happens in the server; this file only manages the process and the connection.
+import { randomUUID } from "node:crypto";
+import { existsSync } from "node:fs";
 import * as vscode from "vscode";
 import {
     ExecuteCommandRequest,
@@ -14,8 +16,6 @@ import { bundledLibs, serverLaunch } from "./core/launch";
 import { findInterpreter } from "./python";
 import { log } from "./logging";
 import { SECTION, serverSettings } from "./settings";
-import { existsSync } from "node:fs";
-import { randomUUID } from "node:crypto";
 
 const CLIENT_ID = "vramlens";
 const CLIENT_NAME = "VRAM Lens";

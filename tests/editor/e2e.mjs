@@ -3,9 +3,12 @@
 // recorded from it on a GPU (tests/fixtures/captures/retained_references).
 //
 // It opens the capture through "Open capture or snapshot…" (the command palette and the file dialog), then checks
-// from the page: the per-line figures sit on the lines `vramlens analyze --json` names, with its figures; the lines
-// are shaded; hovering shows the details; the lint diagnostic appears and its quick fix changes the text; the
-// report view draws the timeline; "Diagnose CUDA memory" on this machine without CUDA says so in one sentence.
+// from the page: the per-line figures sit on the lines `vramlens analyze --json` names, with its figures, as inlay
+// hints and (setting) end-of-line text; exactly those lines are shaded; hovering shows the details; the report view
+// draws the timeline, the cause and the top lines (one click opens the line), redacts and exports through the
+// server, and breaks no CSP rule; the code lens brings it back; the lint quick fix changes the text; Clear
+// annotations removes the figures; "Diagnose CUDA memory" on this machine without CUDA says so in one sentence;
+// an untrusted folder still gets lint, refuses Diagnose, and ignores its own interpreter setting.
 //
 // Usage: node tests/editor/e2e.mjs TOOLS_DIR VSIX
 //   TOOLS_DIR: made by tests/editor/install_tools.sh (Node 24, code-server, playwright-core)
@@ -90,7 +93,7 @@ function expectedFromCli() {
 
 // code-server 4.139 needs Node 24; the tools folder carries it.
 const env = { ...process.env, PATH: `${node24Bin}:${process.env.PATH}` };
-const common = ["--config", dirs.config, "--user-data-dir", dirs.userData, "--extensions-dir", dirs.extensions];
+const installOptions = ["--config", dirs.config, "--user-data-dir", dirs.userData, "--extensions-dir", dirs.extensions];
 
 function freePort() {
     return new Promise((resolve, reject) => {
@@ -268,7 +271,7 @@ try {
     const expected = expectedFromCli();
     if (expected.lines.length < 2) throw new Error(`analyze names too few lines of ${SCRIPT}: ${JSON.stringify(expected.lines)}`);
 
-    const install = spawnSync(codeServer, [...common, "--install-extension", vsix], { env, encoding: "utf8" });
+    const install = spawnSync(codeServer, [...installOptions, "--install-extension", vsix], { env, encoding: "utf8" });
     if (install.status !== 0) throw new Error(`installing ${vsix} failed:\n${install.stdout}\n${install.stderr}`);
 
     browser = await chromium.launch({
