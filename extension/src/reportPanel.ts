@@ -17,6 +17,8 @@ interface ReportPayload {
 export class ReportPanel implements vscode.Disposable {
     private panel: vscode.WebviewPanel | undefined;
     private latest: ReportPayload | undefined;
+    // A redacted payload names no folder: the one of the last plain payload still addresses the server.
+    private folder: string | undefined;
     private readonly subscriptions: vscode.Disposable[] = [];
 
     constructor(private readonly extensionUri: vscode.Uri, private readonly server: ServerManager) {
@@ -27,7 +29,7 @@ export class ReportPanel implements vscode.Disposable {
     }
 
     get workspaceFolder(): string | undefined {
-        return this.latest?.workspaceFolder;
+        return this.folder;
     }
 
     get ranks(): ReportPayload["ranks"] {
@@ -54,6 +56,7 @@ export class ReportPanel implements vscode.Disposable {
 
     clear(): void {
         this.latest = undefined;
+        this.folder = undefined;
         void vscode.commands.executeCommand("setContext", "vramlens.multiRank", false);
         void this.panel?.webview.postMessage({ type: "report", payload: null });
     }
@@ -64,6 +67,7 @@ export class ReportPanel implements vscode.Disposable {
 
     private update(payload: ReportPayload): void {
         this.latest = payload;
+        this.folder = payload.workspaceFolder ?? this.folder;
         void vscode.commands.executeCommand("setContext", "vramlens.multiRank", (payload.ranks?.length ?? 0) > 1);
         void this.panel?.webview.postMessage({ type: "report", payload });
     }
