@@ -1,26 +1,36 @@
-// Entry point: wires the log, the server manager, the commands and the events that restart the server.
+// Entry point: wires the log, the server, the line decorations, the report view, the commands, and the events
+// that restart the server or send it new settings.
 import * as vscode from "vscode";
+import { Commands } from "./commands";
+import { LineDecorations } from "./decorations";
 import { createLog } from "./logging";
 import { onInterpreterChange } from "./python";
-import { affectsServer } from "./settings";
+import { ReportPanel } from "./reportPanel";
 import { ServerManager } from "./server";
+import { affectsServerProcess, affectsSettings } from "./settings";
 
 let manager: ServerManager | undefined;
 
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
     const outputChannel = createLog();
-    manager = new ServerManager(outputChannel);
-    const server = manager;
+    const server = new ServerManager(outputChannel, context.extensionPath);
+    manager = server;
+    const decorations = new LineDecorations(server);
+    const report = new ReportPanel(context.extensionUri, server);
+    const commands = new Commands(server, decorations, report, outputChannel, context.workspaceState);
     context.subscriptions.push(
         outputChannel,
-        vscode.commands.registerCommand("vramlens.restartServer", () => server.restart("restart command")),
-        vscode.commands.registerCommand("vramlens.showLog", () => outputChannel.show()),
+        decorations,
+        report,
+        ...commands.register(),
         vscode.workspace.onDidChangeConfiguration((event) => {
-            if (affectsServer(event)) {
-                void server.restart("setting changed");
+            if (affectsServerProcess(event)) {
+                void server.restart("interpreter setting changed");
+            } else if (affectsSettings(event)) {
+                server.sendSettings();
             }
         }),
-        // Trusting a workspace makes its `vramlens.python` value visible, which may name another interpreter.
+        // Trusting a workspace makes its restricted settings (interpreter, cwd, env) visible.
         vscode.workspace.onDidGrantWorkspaceTrust(() => void server.restart("workspace trusted")),
     );
     const interpreterWatch = await onInterpreterChange(() => void server.restart("interpreter changed"));

@@ -3,7 +3,7 @@
 // The Python extension is used when present but is not an `extensionDependencies` entry: a hard dependency would
 // keep VRAM Lens from activating wherever that extension is missing (remote hosts, code-server, other editors).
 import * as vscode from "vscode";
-import { configuredPython } from "./settings";
+import { configuredInterpreter } from "./settings";
 import { log } from "./logging";
 
 const PYTHON_EXTENSION_ID = "ms-python.python";
@@ -38,7 +38,7 @@ async function pythonExtensionApi(): Promise<PythonEnvironmentsApi | undefined> 
 }
 
 export async function findInterpreter(resource?: vscode.Uri): Promise<Interpreter> {
-    const configured = configuredPython();
+    const configured = configuredInterpreter(resource);
     if (configured) {
         return { command: configured, source: "setting" };
     }

@@ -1,0 +1,163 @@
+// The palette commands. Each gathers what the server needs (file, arguments, trust, folder), asks the server
+// to do the work, and shows the one sentence it answers. Nothing here analyses anything.
+import * as path from "node:path";
+import * as vscode from "vscode";
+import { ArgsMemory, formatArgs, parseArgs } from "./core/args";
+import { LineDecorations } from "./decorations";
+import { ReportPanel } from "./reportPanel";
+import { CommandResult, ServerManager } from "./server";
+import { serverSettings } from "./settings";
+
+const UNTRUSTED_RUN =
+    "VRAM Lens runs scripts only in a trusted workspace, and this one is in Restricted Mode: trust it " +
+    "(Manage Workspace Trust) to diagnose. Lint diagnostics and opening captures work either way.";
+
+export class Commands {
+    private readonly args: ArgsMemory;
+
+    constructor(
+        private readonly server: ServerManager,
+        private readonly decorations: LineDecorations,
+        private readonly report: ReportPanel,
+        private readonly outputChannel: vscode.LogOutputChannel,
+        workspaceState: vscode.Memento,
+    ) {
+        this.args = new ArgsMemory(workspaceState);
+    }
+
+    register(): vscode.Disposable[] {
+        const command = (id: string, run: (...args: any[]) => unknown) => vscode.commands.registerCommand(id, run);
+        return [
+            command("vramlens.diagnoseFile", (resource?: vscode.Uri) => this.diagnose(false, resource)),
+            command("vramlens.diagnoseFileWithArguments", (resource?: vscode.Uri) => this.diagnose(true, resource)),
+            command("vramlens.openCaptureFile", (resource?: vscode.Uri) => this.openCapture(resource)),
+            command("vramlens.showMemoryReport", () => this.showReport()),
+            command("vramlens.clearAnnotations", () => this.clear()),
+            command("vramlens.pickRank", () => this.pickRank()),
+            command("vramlens.restartServer", () => this.server.restart("restart command")),
+            command("vramlens.showLog", () => this.outputChannel.show()),
+        ];
+    }
+
+    /** Runs the active Python file (or the one clicked) under the recorder. */
+    private async diagnose(askArguments: boolean, resource?: vscode.Uri): Promise<void> {
+        const document = resource instanceof vscode.Uri
+            ? await vscode.workspace.openTextDocument(resource)
+            : vscode.window.activeTextEditor?.document;
+        if (!document || document.languageId !== "python") {
+            void vscode.window.showErrorMessage("Open a Python file first: Diagnose CUDA memory runs the active file.");
+            return;
+        }
+        if (!vscode.workspace.isTrusted) {
+            void vscode.window.showErrorMessage(UNTRUSTED_RUN);
+            return;
+        }
+        if (document.isUntitled || document.uri.scheme !== "file") {
+            void vscode.window.showErrorMessage("Save the file first: VRAM Lens runs it from disk.");
+            return;
+        }
+        if (document.isDirty && !(await document.save())) return;
+        const uri = document.uri.toString();
+        let args = this.args.get(uri);
+        if (askArguments || args === undefined) {
+            args = await this.askArguments(document.uri, args ?? serverSettings(document.uri).args);
+            if (args === undefined) return; // dismissed
+            await this.args.remember(uri, args);
+        }
+        const name = path.basename(document.uri.fsPath);
+        const result = await this.server.executeCommand(
+            "vramlens.diagnose",
+            { uri, args, trusted: vscode.workspace.isTrusted },
+            `VRAM Lens: ${name}`,
+        );
+        this.showResult(result);
+    }
+
+    private async askArguments(file: vscode.Uri, current: string[]): Promise<string[] | undefined> {
+        const line = await vscode.window.showInputBox({
+            title: `VRAM Lens: arguments for ${path.basename(file.fsPath)}`,
+            prompt: "Script arguments, quoted as in a shell (empty: none). Remembered for this file.",
+            value: formatArgs(current),
+            ignoreFocusOut: true,
+            validateInput: (value) => {
+                try {
+                    parseArgs(value);
+                    return undefined;
+                } catch (error) {
+                    return (error as Error).message;
+                }
+            },
+        });
+        return line === undefined ? undefined : parseArgs(line);
+    }
+
+    /** Loads a capture folder, its capture.json, or a raw snapshot pickle, and maps it onto a workspace folder. */
+    private async openCapture(resource?: vscode.Uri): Promise<void> {
+        let target = resource instanceof vscode.Uri ? resource : undefined;
+        if (!target) {
+            const picked = await vscode.window.showOpenDialog({
+                title: "VRAM Lens: open a capture folder, its capture.json, or a snapshot pickle",
+                openLabel: "Open capture",
+                canSelectFiles: true,
+                canSelectFolders: true,
+                canSelectMany: false,
+                defaultUri: this.folderFor()?.uri,
+            });
+            target = picked?.[0];
+        }
+        if (!target) return;
+        const folder = this.folderFor(target);
+        const result = await this.server.executeCommand("vramlens.openCapture", {
+            path: target.fsPath,
+            workspaceFolder: folder?.uri.toString(),
+        });
+        this.showResult(result);
+    }
+
+    /** The folder a capture's frames map onto: the capture's own, else the active file's, else the first. */
+    private folderFor(target?: vscode.Uri): vscode.WorkspaceFolder | undefined {
+        const active = vscode.window.activeTextEditor?.document.uri;
+        return (
+            (target && vscode.workspace.getWorkspaceFolder(target)) ||
+            (active && vscode.workspace.getWorkspaceFolder(active)) ||
+            vscode.workspace.workspaceFolders?.[0]
+        );
+    }
+
+    private async showReport(): Promise<void> {
+        this.report.reveal();
+        const folder = this.report.workspaceFolder ?? this.folderFor()?.uri.toString();
+        const result = await this.server.executeCommand("vramlens.showReport", { workspaceFolder: folder });
+        if (result && !result.ok) void vscode.window.showErrorMessage(result.message);
+    }
+
+    private async clear(): Promise<void> {
+        this.decorations.clear();
+        this.report.clear();
+        const result = await this.server.executeCommand("vramlens.clearCapture", {});
+        if (result && !result.ok) void vscode.window.showErrorMessage(result.message);
+    }
+
+    private async pickRank(): Promise<void> {
+        const ranks = this.report.ranks;
+        if (!ranks?.length) {
+            void vscode.window.showInformationMessage("The loaded capture has one rank only.");
+            return;
+        }
+        const picked = await vscode.window.showQuickPick(
+            ranks.map((r) => ({ label: `rank ${r.rank}`, description: r.failed ? "failed" : undefined, rank: r.rank })),
+            { title: "VRAM Lens: show the figures of rank…" },
+        );
+        if (picked) await this.report.selectRank(picked.rank);
+    }
+
+    /** The server's sentence: an error when it failed; a way to the report whenever a capture was loaded. */
+    private showResult(result: CommandResult | undefined): void {
+        if (!result) return;
+        const show = result.ok ? vscode.window.showInformationMessage : vscode.window.showErrorMessage;
+        const actions = result.capture ? ["Show report"] : [];
+        void show(result.message, ...actions).then((choice) => {
+            if (choice === "Show report") void this.showReport();
+        });
+    }
+}

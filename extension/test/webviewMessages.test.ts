@@ -1,0 +1,28 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { parseReportMessage } from "../src/core/webviewMessages";
+
+test("well-formed messages become actions", () => {
+    assert.deepEqual(parseReportMessage({ type: "ready" }), { type: "ready" });
+    assert.deepEqual(parseReportMessage({ type: "copyMarkdown", extra: 1 }), { type: "copyMarkdown" });
+    assert.deepEqual(parseReportMessage({ type: "exportMarkdown" }), { type: "exportMarkdown" });
+    assert.deepEqual(parseReportMessage({ type: "openLine", uri: "file:///ws/train.py", line: 19 }), {
+        type: "openLine", uri: "file:///ws/train.py", line: 19,
+    });
+    assert.deepEqual(parseReportMessage({ type: "setRedacted", redacted: true }), { type: "setRedacted", redacted: true });
+    assert.deepEqual(parseReportMessage({ type: "selectRank", rank: 3 }), { type: "selectRank", rank: 3 });
+});
+
+test("anything else is dropped", () => {
+    for (const message of [
+        null, "ready", 7, {}, { type: "eval" },
+        { type: "openLine", uri: "command:workbench.action.terminal.new", line: 1 },
+        { type: "openLine", uri: "https://example.com/x.py", line: 1 },
+        { type: "openLine", uri: "file:///x.py", line: -1 },
+        { type: "openLine", uri: "file:///x.py", line: "3" },
+        { type: "setRedacted", redacted: "yes" },
+        { type: "selectRank", rank: 1.5 },
+    ]) {
+        assert.equal(parseReportMessage(message), undefined, JSON.stringify(message));
+    }
+});
