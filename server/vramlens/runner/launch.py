@@ -18,6 +18,7 @@ from typing import IO, Callable
 from vramlens.agent.capture_writer import FORMAT_NAME, META_FILE, write_json_atomically
 from vramlens.agent.runner_link import ENV_VAR as LINK_ENV_VAR
 from vramlens.capture.errors import CaptureError
+from vramlens.runner.script_env import script_environment
 from vramlens.runner.nvml_sampler import NvmlSampler, samples_for_device
 from vramlens.runner.status_watch import StatusWatch
 from vramlens.runner.supervise import Supervisor, end_process_group
@@ -132,7 +133,7 @@ def start_and_watch(options: RunOptions, command: list[str], link_to_agent: bool
 
     ``link_to_agent``: pass the agent the pipe on which it asks for NVML samples at its OOM and exit.
     ``status_file``: where the agent writes its live figures, passed on to ``options.on_status``."""
-    env = dict(os.environ, **options.extra_env)
+    env = script_environment(options.extra_env)
     env.setdefault("PYTHONUNBUFFERED", "1")
     events_read = acks_write = None
     passed: tuple = ()
