@@ -48,7 +48,7 @@ async def test_diagnose_runs_the_file_and_loads_figures_that_match_the_cli(clien
     outcome = await execute(client, "vramlens.diagnose", {
         "uri": uri, "trusted": True, "interpreter": sys.executable, "memoryLimit": "5GiB"})
     assert outcome["ok"] is True, outcome
-    assert "working set" in outcome["message"].lower()
+    assert "working_set" in outcome["message"]
 
     (messages,) = [[getattr(value, "message", None) for value in values] for values in client.progress_reports.values()]
     assert messages[1] == "Starting working_set.py" and "Analysing the capture" in messages
