@@ -75,6 +75,9 @@ function timeline(series: Series | undefined): HTMLElement | null {
     for (const line of geometry.lines) {
         root.append(svg("polyline", { points: line.points, class: `series ${line.name}`, "clip-path": "url(#plot-area)" }));
     }
+    for (const sample of geometry.samples) {
+        root.append(svg("circle", { cx: sample.x, cy: sample.y, r: 2.5, class: "sample driverUsed" }));
+    }
     if (geometry.oomX !== null) {
         root.append(svg("line", { x1: geometry.oomX, x2: geometry.oomX, y1: plot.top, y2: plot.bottom, class: "oom" }));
         root.append(svg("text", { x: geometry.oomX - 4, y: plot.top + 12, class: "oom-label", "text-anchor": "end" }, "OOM"));

@@ -21,6 +21,7 @@ export interface TimelineGeometry {
     height: number;
     plot: { left: number; top: number; right: number; bottom: number };
     lines: { name: "allocated" | "reserved" | "driverUsed"; points: string }[];
+    samples: { x: number; y: number }[]; // the driver's own readings, as dots: between them nothing was measured
     yTicks: Tick[];
     xTicks: Tick[];
     oomX: number | null;
@@ -68,6 +69,14 @@ function driverWindow(points: Point[], tMin: number, tMax: number): Point[] {
 }
 
 /**
+ * NVML reads the driver now and then; a straight line between two readings would claim values that were never
+ * measured. Each reading holds until the next one instead: the last value known at every moment.
+ */
+export function heldSteps(points: Point[]): Point[] {
+    return points.flatMap((point, i) => (i === 0 ? [point] : [[point[0], points[i - 1][1]] as Point, point]));
+}
+
+/**
  * Layout for `series` in a width × height SVG; null when there is nothing to draw. The time axis spans the
  * allocator's trace (and the OOM): NVML also sampled the process's start-up and exit, which would squeeze a
  * short trace into a sliver of the plot.
@@ -83,7 +92,7 @@ export function timelineGeometry(series: Series | null | undefined, width: numbe
     const tMax = Math.max(...windowTimes, tMin + 1e-3);
     const all = SERIES_NAMES.map((name) => ({
         name,
-        points: name === "driverUsed" ? driverWindow(driver, tMin, tMax) : validPoints(series[name]),
+        points: name === "driverUsed" ? heldSteps(driverWindow(driver, tMin, tMax)) : validPoints(series[name]),
     }));
     const every = all.flatMap((s) => s.points);
     const bytesMax = Math.max(...every.map((p) => p[1]), 1);
@@ -98,6 +107,9 @@ export function timelineGeometry(series: Series | null | undefined, width: numbe
     const lines = all
         .filter((s) => s.points.length > 0)
         .map((s) => ({ name: s.name, points: s.points.map(([t, b]) => `${round(x(t))},${round(y(b))}`).join(" ") }));
+    const samples = driverWindow(driver, tMin, tMax)
+        .filter(([t]) => t >= tMin && t <= tMax)
+        .map(([t, b]) => ({ x: round(x(t)), y: round(y(b)) }));
     const yTicks: Tick[] = [];
     for (let b = 0; b <= yTop + yStep / 2; b += yStep) yTicks.push({ at: round(y(b)), label: byteLabel(b) });
     const tStep = niceStep(tMax - tMin, 6);
@@ -106,5 +118,5 @@ export function timelineGeometry(series: Series | null | undefined, width: numbe
         xTicks.push({ at: round(x(t)), label: `${+t.toFixed(4)} s` });
     }
     const at = (t: number | null | undefined) => (typeof t === "number" && Number.isFinite(t) ? round(x(t)) : null);
-    return { width, height, plot, lines, yTicks, xTicks, oomX: at(series.oomAt), peakX: at(series.peakAt) };
+    return { width, height, plot, lines, samples, yTicks, xTicks, oomX: at(series.oomAt), peakX: at(series.peakAt) };
 }
