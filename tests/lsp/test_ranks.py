@@ -125,3 +125,32 @@ async def test_select_rank_on_a_single_capture_says_there_is_none(client: Langua
     outcome = await execute(client, "vramlens.selectRank", {"rank": 0})
     assert outcome == {"ok": False, "message": "The loaded capture is of one process: there is no other rank to show.",
                        "capture": str(single.resolve()), "workspaceFolder": workspace.as_uri()}
+
+
+@pytest.mark.asyncio
+async def test_diagnose_with_processes_per_node_loads_every_rank(client: LanguageClient, workspace: Path):
+    """The real torchrun (CPU torch) starts two ranks, each with the stand-in torch of tests/agent_double/ranks."""
+    pytest.importorskip("torch.distributed.run")
+    script = workspace / "uneven.py"
+    script.write_text(
+        "import os, time\n"
+        "import torch\n"
+        "shard = torch.empty(2**30)  # every rank's share\n"
+        "if int(os.environ['RANK']) == 1:\n"
+        "    time.sleep(0.5)\n"
+        "    larger = torch.empty(8 * 2**30)  # more than the pretend 8 GiB device\n"
+        "else:\n"
+        "    time.sleep(120)  # waits for its peer\n")
+    site = REPO / "tests" / "agent_double" / "ranks"
+    outcome = await execute(client, "vramlens.diagnose", {
+        "uri": script.as_uri(), "trusted": True, "interpreter": sys.executable, "processesPerNode": 2,
+        "env": {"PYTHONPATH": f"{site}:{REPO / 'server'}", "PYTORCH_CUDA_ALLOC_CONF": ""}})
+    assert outcome["ok"] is True, outcome
+    capture = Path(outcome["capture"])
+    assert sorted(p.name for p in capture.iterdir() if p.name.startswith("rank-")) == ["rank-0", "rank-1"]
+    assert outcome["message"].startswith("Rank 1 of 2 (the rank that failed first): Out of memory")
+    report = client.reports[-1]
+    assert report["selectedRank"] == 1 and [row["rank"] for row in report["ranks"]] == [0, 1]
+    assert [row["ending"] for row in report["ranks"]] == ["stopped", "oom"]
+    hints = await _hints(client, script.as_uri())
+    assert hints[2].startswith("1.00 GiB live · 100% at the OOM"), hints  # rank 1's shard, alive at its OOM
