@@ -34,7 +34,7 @@ export class Commands {
             command("vramlens.openCaptureFile", (resource?: vscode.Uri) => this.openCapture(resource)),
             command("vramlens.showMemoryReport", () => this.showReport()),
             command("vramlens.clearAnnotations", () => this.clear()),
-            command("vramlens.compareInterventions", (resource?: vscode.Uri) => this.compareInterventions(resource)),
+            command("vramlens.compareInterventionsFile", (resource?: vscode.Uri) => this.compareInterventions(resource)),
             command("vramlens.pickRank", () => this.pickRank()),
             command("vramlens.restartServer", () => this.server.restart("restart command")),
             command("vramlens.showLog", () => this.outputChannel.show()),
