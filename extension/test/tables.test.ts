@@ -13,7 +13,8 @@ test("one row per variant, medians with their spread, in the column order", () =
     const rows = experimentRows(data);
     assert.equal(rows.length, data.variants.length);
     for (const row of rows) assert.equal(row.cells.length, EXPERIMENT_COLUMNS.length);
-    assert.deepEqual(rows.map((r) => r.cells[0]), data.variants.map((v: { label: string }) => v.label));
+    assert.deepEqual(rows.map((r) => r.cells[0]), ["baseline", "expandable_segments:True", "max_split_size_mb:128", "garbage_collection_threshold:0.6"]);
+    assert.deepEqual(data.variants.map((v: { label: string }) => v.label).slice(1, 2), ["PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True"]);
     assert.deepEqual(rows.map((r) => r.cells[1]), ["3/3", "0/3", "0/3", "3/3"]);
     assert.equal(rows[0].cells[5], "50%"); // equal min and max: the median alone
     assert.match(rows[0].cells[6], /^\d+\.\d\d s \(\d+\.\d\d s–\d+\.\d\d s\)$/);

@@ -163,18 +163,29 @@ function ranks(report: Report): HTMLElement | null {
         table("ranks", RANK_COLUMNS, ...rows));
 }
 
+/** "1.50 GiB (1.49 GiB–1.51 GiB)": the median, and its range below it in small print. */
+function withRange(cell: string): Child[] {
+    const at = cell.indexOf(" (");
+    return at < 0 ? [cell] : [cell.slice(0, at), el("div", { class: "range" }, cell.slice(at + 1))];
+}
+
 /** A controlled experiment: per variant the medians (min–max), its verdict, and what exceeded the noise. */
 function experiment(data: Experiment | null | undefined): HTMLElement | null {
     if (!data || typeof data !== "object") return null;
-    const rows = experimentRows(data).map((row) => {
-        const verdict = el("td", { class: "verdict" }, row.cells[row.cells.length - 1]);
+    // Each variant: its figures, then a full-width row with its verdict and what exceeded the noise (the view is narrow).
+    const rows = experimentRows(data).flatMap((row) => {
+        const figures = row.cells.slice(0, -1);
         const differences = [...row.beyondNoise.map((t) => el("li", { class: "real" }, t)), ...row.withinNoise.map((t) => el("li", { class: "noise" }, t))];
-        if (differences.length) verdict.append(el("ul", { class: "differences" }, ...differences));
-        return el("tr", {}, ...row.cells.slice(0, -1).map((cell, index) => el("td", { class: index > 1 ? "num" : "" }, cell)), verdict);
+        return [
+            el("tr", { class: "variant" }, ...figures.map((cell, index) => el("td", { class: index === 0 ? "label" : index > 1 ? "num" : "" }, ...withRange(cell)))),
+            el("tr", { class: "verdict" }, el("td", { colspan: String(figures.length) }, row.cells[row.cells.length - 1],
+                differences.length ? el("ul", { class: "differences" }, ...differences) : null)),
+        ];
     });
-    const heading = `Controlled experiment${data.script ? ` — ${data.script}` : ""}${data.repeats ? ` (${data.repeats} runs per variant)` : ""}`;
+    const script = data.script?.split(/[\\/]/).pop();
+    const heading = `Controlled experiment${script ? ` — ${script}` : ""}${data.repeats ? ` (${data.repeats} runs per variant)` : ""}`;
     return section(heading,
-        rows.length ? table("experiment", EXPERIMENT_COLUMNS, ...rows) : null,
+        rows.length ? table("experiment", EXPERIMENT_COLUMNS.slice(0, -1), ...rows) : null,
         rows.length ? el("p", { class: "legend-note" }, el("span", { class: "real" }, "■ beyond the run-to-run noise"), " ", el("span", { class: "noise" }, "■ within noise")) : null,
         ...experimentNotes(data).map((note) => el("p", { class: "experiment-note" }, note)));
 }

@@ -98,7 +98,7 @@ export function experimentRows(experiment: Experiment): ExperimentRow[] {
         const describe = (d: Difference) => `${METRICS[d.metric] ?? d.metric}: ${d.text}`;
         return {
             cells: [
-                variant.label,
+                shortLabel(variant.label),
                 `${variant.ooms}/${variant.runs.length}`,
                 range(summary.peak_allocated, formatBytes),
                 range(summary.peak_reserved, formatBytes),
@@ -113,9 +113,17 @@ export function experimentRows(experiment: Experiment): ExperimentRow[] {
     });
 }
 
+/** A variant's label without the variable name every allocator setting shares (a note under the table names it). */
+export function shortLabel(label: string): string {
+    return label.replace(/^PYTORCH_CUDA_ALLOC_CONF=/, "");
+}
+
 /** The sentences under the table: what was chosen, the search's answer and fit, why it stopped early. */
 export function experimentNotes(experiment: Experiment): string[] {
     const notes: string[] = [];
+    if ((experiment.variants ?? []).some((v) => v.label !== shortLabel(v.label))) {
+        notes.push("Allocator settings were set in PYTORCH_CUDA_ALLOC_CONF; figures are medians with (min–max) over the runs.");
+    }
     if (experiment.memory_limit) notes.push(`Every run capped at ${experiment.memory_limit}.`);
     const search = experiment.search;
     if (search) {

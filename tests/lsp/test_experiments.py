@@ -99,7 +99,7 @@ async def test_a_committed_experiment_opens_into_the_report(client: LanguageClie
     for path in (folder, folder / "experiment.json"):
         outcome = await execute(client, "vramlens.openCapture", {"path": str(path)})
         assert outcome["ok"] is True, outcome
-        assert outcome["message"].startswith(f"Experiment on {recorded['script']}: {len(recorded['variants'])} variant")
+        assert outcome["message"].startswith(f"Experiment on {Path(recorded['script']).name}: {len(recorded['variants'])} variant")
         report = client.reports[-1]
         assert report["experiment"] == recorded
         assert report["analysis"] is None and report["series"] is None and report["lines"] == []

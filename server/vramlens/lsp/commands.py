@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import os
 import traceback
 from pathlib import Path
 from lsprotocol import types
@@ -54,7 +55,7 @@ def experiment_summary(experiment: dict) -> str:
     variants = experiment.get("variants") or []
     runs = sum(len(variant.get("runs") or []) for variant in variants)
     chosen = chosen_sentence(experiment)
-    text = f"Experiment on {experiment.get('script')}: {len(variants)} variant{'' if len(variants) == 1 else 's'}, {runs} runs. "
+    text = f"Experiment on {os.path.basename(experiment.get('script') or '')}: {len(variants)} variant{'' if len(variants) == 1 else 's'}, {runs} runs. "
     text += f"Chosen: {chosen}" if chosen else "Nothing chosen: no variant beat the baseline beyond the run-to-run noise."
     return text.rstrip(".") + "."
 
