@@ -172,12 +172,13 @@ function withRange(cell: string): Child[] {
 /** A controlled experiment: per variant the medians (min–max), its verdict, and what exceeded the noise. */
 function experiment(data: Experiment | null | undefined): HTMLElement | null {
     if (!data || typeof data !== "object") return null;
-    // Each variant: its figures, then a full-width row with its verdict and what exceeded the noise (the view is narrow).
+    // Each variant: its name, its figures, then its verdict and what exceeded the noise — rows the narrow view can hold.
     const rows = experimentRows(data).flatMap((row) => {
-        const figures = row.cells.slice(0, -1);
+        const [label, ...figures] = row.cells.slice(0, -1);
         const differences = [...row.beyondNoise.map((t) => el("li", { class: "real" }, t)), ...row.withinNoise.map((t) => el("li", { class: "noise" }, t))];
         return [
-            el("tr", { class: "variant" }, ...figures.map((cell, index) => el("td", { class: index === 0 ? "label" : index > 1 ? "num" : "" }, ...withRange(cell)))),
+            el("tr", { class: "variant-name" }, el("td", { colspan: String(figures.length) }, label)),
+            el("tr", { class: "variant" }, ...figures.map((cell, index) => el("td", { class: index > 0 ? "num" : "" }, ...withRange(cell)))),
             el("tr", { class: "verdict" }, el("td", { colspan: String(figures.length) }, row.cells[row.cells.length - 1],
                 differences.length ? el("ul", { class: "differences" }, ...differences) : null)),
         ];
@@ -185,7 +186,7 @@ function experiment(data: Experiment | null | undefined): HTMLElement | null {
     const script = data.script?.split(/[\\/]/).pop();
     const heading = `Controlled experiment${script ? ` — ${script}` : ""}${data.repeats ? ` (${data.repeats} runs per variant)` : ""}`;
     return section(heading,
-        rows.length ? table("experiment", EXPERIMENT_COLUMNS.slice(0, -1), ...rows) : null,
+        rows.length ? table("experiment", EXPERIMENT_COLUMNS.slice(1, -1), ...rows) : null,
         rows.length ? el("p", { class: "legend-note" }, el("span", { class: "real" }, "■ beyond the run-to-run noise"), " ", el("span", { class: "noise" }, "■ within noise")) : null,
         ...experimentNotes(data).map((note) => el("p", { class: "experiment-note" }, note)));
 }

@@ -50,7 +50,7 @@ class RunProgress:
 
     @classmethod
     async def begin(cls, ls: VramLensServer, title: str, cancel: threading.Event) -> "RunProgress":
-        """Reports on the request's token, else on one created here; None of either: no progress shown."""
+        """Progress on the request's token, else on one created here; without either, reports go nowhere."""
         params = command_params.get()
         token = params.work_done_token if params else None
         window = ls.client_capabilities.window
