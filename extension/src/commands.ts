@@ -3,6 +3,7 @@
 import * as path from "node:path";
 import * as vscode from "vscode";
 import { ArgsMemory, formatArgs, parseArgs } from "./core/args";
+import { argumentVariant, memoryLimitVariant, parseVariantList, PRESETS, VariantPreset } from "./core/variants";
 import { LineDecorations } from "./decorations";
 import { ReportPanel } from "./reportPanel";
 import { CommandResult, ServerManager } from "./server";
@@ -33,6 +34,7 @@ export class Commands {
             command("vramlens.openCaptureFile", (resource?: vscode.Uri) => this.openCapture(resource)),
             command("vramlens.showMemoryReport", () => this.showReport()),
             command("vramlens.clearAnnotations", () => this.clear()),
+            command("vramlens.compareInterventionsFile", (resource?: vscode.Uri) => this.compareInterventions(resource)),
             command("vramlens.pickRank", () => this.pickRank()),
             command("vramlens.restartServer", () => this.server.restart("restart command")),
             command("vramlens.showLog", () => this.outputChannel.show()),
@@ -41,36 +43,101 @@ export class Commands {
 
     /** Runs the active Python file (or the one clicked) under the recorder. */
     private async diagnose(askArguments: boolean, resource?: vscode.Uri): Promise<void> {
+        const script = await this.script("Diagnose CUDA memory", askArguments, resource);
+        if (!script) return;
+        const result = await this.server.executeCommand(
+            "vramlens.diagnose",
+            { uri: script.uri, args: script.args, trusted: vscode.workspace.isTrusted },
+            `VRAM Lens: ${script.name}`,
+        );
+        this.showResult(result);
+    }
+
+    /** Runs the file once per variant and repeat, and shows the table in the report view. */
+    private async compareInterventions(resource?: vscode.Uri): Promise<void> {
+        const script = await this.script("Compare interventions", false, resource);
+        if (!script) return;
+        const variants = await this.askVariants(script.name);
+        if (!variants) return;
+        const repeats = serverSettings(vscode.Uri.parse(script.uri)).experimentRepeats;
+        const result = await this.server.executeCommand(
+            "vramlens.compareInterventions",
+            { uri: script.uri, args: script.args, variants, repeats, trusted: vscode.workspace.isTrusted },
+            `VRAM Lens: comparing interventions on ${script.name}`,
+        );
+        if (result?.ok) this.report.reveal();
+        this.showResult(result);
+    }
+
+    /** The active (or clicked) Python file, saved, in a trusted workspace, with its arguments; undefined to stop. */
+    private async script(action: string, askArguments: boolean, resource?: vscode.Uri) {
         const document = resource instanceof vscode.Uri
             ? await vscode.workspace.openTextDocument(resource)
             : vscode.window.activeTextEditor?.document;
         if (!document || document.languageId !== "python") {
-            void vscode.window.showErrorMessage("Open a Python file first: Diagnose CUDA memory runs the active file.");
-            return;
+            void vscode.window.showErrorMessage(`Open a Python file first: ${action} runs the active file.`);
+            return undefined;
         }
         if (!vscode.workspace.isTrusted) {
             void vscode.window.showErrorMessage(UNTRUSTED_RUN);
-            return;
+            return undefined;
         }
         if (document.isUntitled || document.uri.scheme !== "file") {
             void vscode.window.showErrorMessage("Save the file first: VRAM Lens runs it from disk.");
-            return;
+            return undefined;
         }
-        if (document.isDirty && !(await document.save())) return;
+        if (document.isDirty && !(await document.save())) return undefined;
         const uri = document.uri.toString();
         let args = this.args.get(uri);
         if (askArguments || args === undefined) {
             args = await this.askArguments(document.uri, args ?? serverSettings(document.uri).args);
-            if (args === undefined) return; // dismissed
+            if (args === undefined) return undefined; // dismissed
             await this.args.remember(uri, args);
         }
-        const name = path.basename(document.uri.fsPath);
-        const result = await this.server.executeCommand(
-            "vramlens.diagnose",
-            { uri, args, trusted: vscode.workspace.isTrusted },
-            `VRAM Lens: ${name}`,
+        return { uri, args, name: path.basename(document.uri.fsPath) };
+    }
+
+    /** The variants to compare against the baseline: presets picked, plus what the user types for the others. */
+    private async askVariants(name: string): Promise<string[] | undefined> {
+        const picked = await vscode.window.showQuickPick(
+            PRESETS.map((preset) => ({ label: preset.label, detail: preset.detail, preset })),
+            { title: `VRAM Lens: compare interventions on ${name}`, placeHolder: "Variants to run against the unchanged script (pick one or more)", canPickMany: true, ignoreFocusOut: true },
         );
-        this.showResult(result);
+        if (!picked?.length) return undefined;
+        const variants: string[] = [];
+        for (const { preset } of picked) {
+            const chosen = await this.variantsOf(preset);
+            if (chosen === undefined) return undefined;
+            variants.push(...chosen);
+        }
+        return [...new Set(variants)];
+    }
+
+    private async variantsOf(preset: VariantPreset): Promise<string[] | undefined> {
+        const ask = async (prompt: string, value: string, parse: (text: string) => string[]) => {
+            const text = await vscode.window.showInputBox({
+                title: `VRAM Lens: ${preset.label.replace("…", "")}`, prompt, value, ignoreFocusOut: true,
+                validateInput: (input) => {
+                    try {
+                        parse(input);
+                        return undefined;
+                    } catch (error) {
+                        return (error as Error).message;
+                    }
+                },
+            });
+            return text === undefined ? undefined : parse(text);
+        };
+        switch (preset.kind) {
+            case "variant":
+                return [preset.variant!];
+            case "memoryLimit":
+                return ask("An emulated smaller card: a size (24GiB, 1600MiB) or a fraction of the GPU (0.5)", "24GiB", (t) => [memoryLimitVariant(t)]);
+            case "argument":
+                return ask("A script argument and its values, one run each: --ARG=V1,V2,...", "--batch-size=8,16,32", (t) => [argumentVariant(t)]);
+            case "other":
+                return ask("Variants separated by spaces: allocator settings (roundup_power2_divisions:8), memory-limit=SIZE, --ARG=V1,V2", "", parseVariantList);
+        }
     }
 
     private async askArguments(file: vscode.Uri, current: string[]): Promise<string[] | undefined> {
@@ -145,7 +212,13 @@ export class Commands {
             return;
         }
         const picked = await vscode.window.showQuickPick(
-            ranks.map((r) => ({ label: `rank ${r.rank}`, description: r.failed ? "failed" : undefined, rank: r.rank })),
+            ranks.filter((r) => r.shown !== false).map((r) => ({
+                label: `rank ${r.rank}`,
+                description: r.failing ? "failed first" : r.failed ? "failed" : r.ending,
+                detail: r.endingText,
+                picked: r.rank === this.report.selectedRank,
+                rank: r.rank,
+            })),
             { title: "VRAM Lens: show the figures of rank…" },
         );
         if (picked) await this.report.selectRank(picked.rank);

@@ -11,7 +11,8 @@ interface ReportPayload {
     workspaceFolder?: string;
     markdown?: string;
     redacted?: boolean;
-    ranks?: { rank: number; failed?: boolean }[] | null;
+    ranks?: { rank: number; failed?: boolean; failing?: boolean; ending?: string; endingText?: string; shown?: boolean }[] | null;
+    selectedRank?: number | null;
 }
 
 export class ReportPanel implements vscode.Disposable {
@@ -34,6 +35,10 @@ export class ReportPanel implements vscode.Disposable {
 
     get ranks(): ReportPayload["ranks"] {
         return this.latest?.ranks;
+    }
+
+    get selectedRank(): number | null | undefined {
+        return this.latest?.selectedRank;
     }
 
     reveal(): void {

@@ -17,7 +17,7 @@ const RESTRICTED = ["interpreter", "python", "cwd", "env"];
 export function readSettings(scope?: vscode.Uri): RawSettings {
     const config = vscode.workspace.getConfiguration(SECTION, scope);
     const raw: RawSettings = {};
-    for (const key of ["interpreter", "python", "args", "cwd", "env", "memoryLimit", "timeoutSeconds", "stacks", "annotationStyle", "lint"]) {
+    for (const key of ["interpreter", "python", "args", "cwd", "env", "memoryLimit", "timeoutSeconds", "stacks", "annotationStyle", "lint", "processesPerNode", "experimentRepeats"]) {
         raw[key] = !vscode.workspace.isTrusted && RESTRICTED.includes(key) ? config.inspect(key)?.globalValue : config.get(key);
     }
     return raw;

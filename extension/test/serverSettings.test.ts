@@ -5,7 +5,7 @@ import { toServerSettings } from "../src/core/serverSettings";
 test("defaults when nothing is set", () => {
     assert.deepEqual(toServerSettings({}), {
         interpreter: "", args: [], cwd: "", env: {}, memoryLimit: "", timeoutSeconds: 0,
-        stacks: "python", annotationStyle: "inlayHints", lint: {},
+        stacks: "python", annotationStyle: "inlayHints", lint: {}, processesPerNode: 0, experimentRepeats: 3,
     });
 });
 
@@ -44,4 +44,12 @@ test("values of the wrong type fall back to the defaults", () => {
     assert.deepEqual(settings.lint, { ignore: ["VL2"] });
     assert.equal(settings.memoryLimit, "");
     assert.deepEqual(toServerSettings({ env: { A: { nested: 1 } } }).env, {});
+});
+
+test("processes per node and experiment repeats: whole numbers, else their defaults", () => {
+    assert.equal(toServerSettings({ processesPerNode: 4 }).processesPerNode, 4);
+    assert.equal(toServerSettings({ processesPerNode: -1 }).processesPerNode, 0);
+    assert.equal(toServerSettings({ processesPerNode: 1.5 }).processesPerNode, 0);
+    assert.equal(toServerSettings({ experimentRepeats: 5 }).experimentRepeats, 5);
+    assert.equal(toServerSettings({ experimentRepeats: 0 }).experimentRepeats, 3);
 });

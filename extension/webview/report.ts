@@ -1,6 +1,7 @@
 // The report view's page script: draws the `vramlens/report` payload the extension relays, and posts the
 // user's clicks back. Text goes in as textContent only: the payload quotes user files and paths.
 import { formatBytes, formatPercent } from "./format";
+import { Experiment, EXPERIMENT_COLUMNS, experimentNotes, experimentRows, RANK_COLUMNS, rankCells, RankRow } from "./tables";
 import { Series, timelineGeometry } from "./timeline";
 
 declare function acquireVsCodeApi(): { postMessage(message: unknown): void };
@@ -18,13 +19,13 @@ interface Report {
     title?: string;
     capture?: string;
     redacted?: boolean;
-    analysis?: Record<string, any>;
+    analysis?: Record<string, any> | null;
     lines?: ReportLine[];
-    series?: Series;
+    series?: Series | null;
     markdown?: string;
-    ranks?: { rank: number; failed?: boolean; peakAllocated?: number; peakReserved?: number; driverUsed?: number }[] | null;
+    ranks?: RankRow[] | null;
     selectedRank?: number | null;
-    experiment?: unknown;
+    experiment?: Experiment | null;
 }
 
 const SVG = "http://www.w3.org/2000/svg";
@@ -139,31 +140,58 @@ function topLines(lines: ReportLine[] | undefined): HTMLElement | null {
     return section("Top lines", el("table", { class: "lines" }, el("tr", {}, el("th", {}, "line"), el("th", {}, "live"), el("th", {}, "share"), el("th", {})), ...rows));
 }
 
+function table(className: string, columns: string[], ...rows: HTMLElement[]): HTMLElement {
+    return el("table", { class: className }, el("tr", {}, ...columns.map((c) => el("th", {}, c))), ...rows);
+}
+
+/** The ranks of a torchrun launch: a picker (the failing rank is shown first) and how each rank fared. */
 function ranks(report: Report): HTMLElement | null {
     if (!report.ranks?.length) return null;
+    const pick = (rank: number) => vscode.postMessage({ type: "selectRank", rank });
     const select = el("select", { id: "rank" }) as HTMLSelectElement;
-    for (const r of report.ranks) {
-        const option = el("option", { value: String(r.rank) }, `rank ${r.rank}${r.failed ? " (failed)" : ""} — peak ${formatBytes(r.peakAllocated)} allocated`) as HTMLOptionElement;
+    for (const r of report.ranks.filter((row) => row.shown !== false)) {
+        const option = el("option", { value: String(r.rank) }, `rank ${r.rank}${r.failing ? " (failed first)" : r.failed ? " (failed)" : ""}`) as HTMLOptionElement;
         option.selected = r.rank === report.selectedRank;
         select.append(option);
     }
-    select.addEventListener("change", () => vscode.postMessage({ type: "selectRank", rank: Number(select.value) }));
-    return el("p", { class: "ranks" }, el("label", { for: "rank" }, "Rank "), select);
+    select.addEventListener("change", () => pick(Number(select.value)));
+    const rows = report.ranks.map((r) => {
+        const classes = [r.rank === report.selectedRank ? "selected" : "", r.failing ? "failing" : ""].filter(Boolean).join(" ");
+        const row = el("tr", { "data-rank": String(r.rank), class: classes, title: r.endingText ?? "" },
+            ...rankCells(r).map((cell, index) => el("td", { class: index > 1 ? "num" : "" }, cell)));
+        if (r.shown !== false) row.addEventListener("click", () => pick(r.rank));
+        return row;
+    });
+    return section("Ranks", el("p", { class: "ranks" }, el("label", { for: "rank" }, "Show rank "), select),
+        table("ranks", RANK_COLUMNS, ...rows));
 }
 
-/** The experiment result's shape belongs to the server: show its first list of records as a table. */
-function experiment(value: unknown): HTMLElement | null {
-    if (!value || typeof value !== "object") return null;
-    const records = (Array.isArray(value) ? value : Object.values(value).find((v) => Array.isArray(v))) as unknown[] | undefined;
-    const rows = (records ?? []).filter((r): r is Record<string, unknown> => !!r && typeof r === "object" && !Array.isArray(r));
-    if (!rows.length) return null;
-    const columns = [...new Set(rows.flatMap((r) => Object.keys(r).filter((k) => typeof r[k] !== "object" || r[k] === null)))];
-    const cell = (key: string, v: unknown) =>
-        typeof v === "number" && /bytes|allocated|reserved|peak|used/i.test(key) ? formatBytes(v) : v === null || v === undefined ? "—" : String(v);
-    return section(
-        "Experiments",
-        el("table", { class: "experiment" }, el("tr", {}, ...columns.map((c) => el("th", {}, c))), ...rows.map((r) => el("tr", {}, ...columns.map((c) => el("td", {}, cell(c, r[c])))))),
-    );
+/** "1.50 GiB (1.49 GiB–1.51 GiB)": the median, and its range below it in small print. */
+function withRange(cell: string): Child[] {
+    const at = cell.indexOf(" (");
+    return at < 0 ? [cell] : [cell.slice(0, at), el("div", { class: "range" }, cell.slice(at + 1))];
+}
+
+/** A controlled experiment: per variant the medians (min–max), its verdict, and what exceeded the noise. */
+function experiment(data: Experiment | null | undefined): HTMLElement | null {
+    if (!data || typeof data !== "object") return null;
+    // Each variant: its name, its figures, then its verdict and what exceeded the noise — rows the narrow view can hold.
+    const rows = experimentRows(data).flatMap((row) => {
+        const [label, ...figures] = row.cells.slice(0, -1);
+        const differences = [...row.beyondNoise.map((t) => el("li", { class: "real" }, t)), ...row.withinNoise.map((t) => el("li", { class: "noise" }, t))];
+        return [
+            el("tr", { class: "variant-name" }, el("td", { colspan: String(figures.length) }, label)),
+            el("tr", { class: "variant" }, ...figures.map((cell, index) => el("td", { class: index > 0 ? "num" : "" }, ...withRange(cell)))),
+            el("tr", { class: "verdict" }, el("td", { colspan: String(figures.length) }, row.cells[row.cells.length - 1],
+                differences.length ? el("ul", { class: "differences" }, ...differences) : null)),
+        ];
+    });
+    const script = data.script?.split(/[\\/]/).pop();
+    const heading = `Controlled experiment${script ? ` — ${script}` : ""}${data.repeats ? ` (${data.repeats} runs per variant)` : ""}`;
+    return section(heading,
+        rows.length ? table("experiment", EXPERIMENT_COLUMNS.slice(1, -1), ...rows) : null,
+        rows.length ? el("p", { class: "legend-note" }, el("span", { class: "real" }, "■ beyond the run-to-run noise"), " ", el("span", { class: "noise" }, "■ within noise")) : null,
+        ...experimentNotes(data).map((note) => el("p", { class: "experiment-note" }, note)));
 }
 
 function markdown(report: Report): HTMLElement | null {
@@ -190,7 +218,7 @@ function render(report: Report | null): void {
     main.append(
         el("h1", {}, report.title ?? "VRAM Lens report"),
         el("p", { class: "capture" }, report.capture ?? "", report.redacted ? " (redacted)" : ""),
-        ...[ranks(report), timeline(report.series), cause(analysis), accounting(analysis?.memory, analysis?.moment), topLines(report.lines), experiment(report.experiment), markdown(report)].filter(
+        ...[ranks(report), experiment(report.experiment), timeline(report.series ?? undefined), cause(analysis ?? undefined), accounting(analysis?.memory, analysis?.moment), topLines(report.lines), markdown(report)].filter(
             (n): n is HTMLElement => n !== null,
         ),
     );

@@ -8,7 +8,10 @@
 // draws the timeline, the cause and the top lines (one click opens the line), redacts and exports through the
 // server, and breaks no CSP rule; the code lens brings it back; the lint quick fix changes the text; Clear
 // annotations removes the figures; "Diagnose CUDA memory" on this machine without CUDA says so in one sentence;
-// an untrusted folder still gets lint, refuses Diagnose, and ignores its own interpreter setting.
+// the two ranks of a torchrun launch (tests/fixtures/ranks) open with the failing rank shown, and the rank picker
+// moves the figures to the other rank's (as `vramlens analyze --json` has them); a committed experiment shows its
+// table in the report view; an untrusted folder still gets lint, refuses Diagnose, and ignores its own
+// interpreter setting.
 //
 // Usage: node tests/editor/e2e.mjs TOOLS_DIR VSIX
 //   TOOLS_DIR: made by tests/editor/install_tools.sh (Node 24, code-server, playwright-core)
@@ -37,6 +40,9 @@ const { chromium } = createRequire(path.join(toolsDir, "cs/package.json"))("play
 
 const SCRIPT = "retained_references.py";
 const CAPTURE = "retained_references";
+const DDP_SCRIPT = "ddp_uneven.py";
+const DDP_LINE = 38; // `loss = model(inputs)…`: where rank 1 ran out of memory
+const EXPERIMENT = "fragmentation";
 const SERVER_TIMEOUT_MS = 120_000;
 const STEP_TIMEOUT_MS = 30_000;
 
@@ -50,11 +56,17 @@ const dirs = {
 };
 const scriptPath = path.join(dirs.workspace, "scenarios", SCRIPT);
 const capturePath = path.join(dirs.workspace, "captures", CAPTURE);
+const ranksPath = path.join(dirs.workspace, "captures", "ddp_uneven"); // rank-0/ and rank-1/ below it
+const experimentPath = path.join(dirs.workspace, "experiments", EXPERIMENT, "experiment.json");
 // The capture's frames name /work/main/scenarios/<file>; the server maps them onto scenarios/<file> here.
 mkdirSync(path.dirname(scriptPath), { recursive: true });
 mkdirSync(path.join(dirs.workspace, ".vscode"), { recursive: true });
 cpSync(path.join(repo, "scenarios", SCRIPT), scriptPath);
 cpSync(path.join(repo, "tests/fixtures/captures", CAPTURE), capturePath, { recursive: true });
+cpSync(path.join(repo, "scenarios", DDP_SCRIPT), path.join(dirs.workspace, "scenarios", DDP_SCRIPT));
+cpSync(path.join(repo, "tests/fixtures/ranks/two_gpu_nccl/ddp_uneven"), ranksPath, { recursive: true });
+mkdirSync(path.dirname(experimentPath), { recursive: true });
+cpSync(path.join(repo, "tests/fixtures/experiments", `${EXPERIMENT}.json`), experimentPath);
 writeFileSync(dirs.config, "auth: none\n");
 // No chat side bar: the editor and the report get the room in the screenshots.
 mkdirSync(path.join(dirs.userData, "User"), { recursive: true });
@@ -89,6 +101,22 @@ function expectedFromCli() {
         analysis,
         lines: lines.map((l, i) => ({ line: l.line, live: labels[i], share: `${Math.round(l.share * 100)}%` })),
     };
+}
+
+/** Each rank's figure on DDP_LINE, from `vramlens analyze --json` on the folder of ranks, formatted by vramlens. */
+function rankFiguresFromCli() {
+    const analyze = spawnSync(python, ["-m", "vramlens", "analyze", "--json", "--source-root", dirs.workspace, ranksPath], { encoding: "utf8" });
+    if (analyze.status !== 0) throw new Error(`vramlens analyze failed: ${analyze.stderr}`);
+    const { ranks } = JSON.parse(analyze.stdout);
+    const live = ranks.per_rank.map((r) => r.analysis.lines.find((l) => l.line === DDP_LINE && l.path?.endsWith(DDP_SCRIPT)).live_bytes);
+    const sizes = spawnSync(
+        python,
+        ["-c", "import json,sys; from vramlens.units import format_bytes; print(json.dumps([format_bytes(int(a)) for a in sys.argv[1:]]))", ...live.map(String)],
+        { encoding: "utf8" },
+    );
+    if (sizes.status !== 0) throw new Error(`formatting sizes failed: ${sizes.stderr}`);
+    const labels = JSON.parse(sizes.stdout);
+    return { failing: ranks.failing_rank, byRank: Object.fromEntries(ranks.per_rank.map((r, i) => [r.rank, labels[i]])) };
 }
 
 // code-server 4.139 needs Node 24; the tools folder carries it.
@@ -183,6 +211,21 @@ async function runCommand(title) {
 /** Waits for the quick input a command opened (not the palette that ran it). */
 async function quickInputTitled(text) {
     await page.locator(".quick-input-widget .quick-input-title", { hasText: text }).waitFor({ timeout: STEP_TIMEOUT_MS });
+}
+
+/** "Open capture or snapshot…" through the palette and code-server's file dialog (a path box), on `target`. */
+async function openCaptureDialog(target, listedEntry) {
+    await runCommand("VRAM Lens: Open capture or snapshot…");
+    await quickInputTitled("open a capture folder");
+    const pathBox = page.locator(".quick-input-widget .quick-input-box input");
+    // The dialog first fills in the workspace folder and lists it; a path typed before that is overwritten.
+    await page.locator(".quick-input-list .monaco-list-row", { hasText: "captures" }).waitFor({ timeout: STEP_TIMEOUT_MS });
+    await pathBox.fill(target);
+    // It lists the typed path's folder once it has read it; accepting before that is ignored.
+    await page.locator(".quick-input-list .monaco-list-row", { hasText: listedEntry }).first().waitFor({ timeout: STEP_TIMEOUT_MS });
+    if ((await pathBox.inputValue()) !== target) throw new Error(`the dialog holds ${await pathBox.inputValue()}`);
+    await page.locator(".quick-input-widget").getByRole("button", { name: "Open capture" }).click();
+    await page.locator(".quick-input-widget .quick-input-title", { hasText: "open a capture folder" }).waitFor({ state: "hidden", timeout: STEP_TIMEOUT_MS });
 }
 
 /** The script's editor, by line number: the text the page shows (inlay hints included) and whether it is shaded. */
@@ -290,18 +333,7 @@ try {
     });
     await openScript();
     // 2. Open the capture through the command and the file dialog (code-server's simple dialog: a path box).
-    await runCommand("VRAM Lens: Open capture or snapshot…");
-    await quickInputTitled("open a capture folder");
-    const pathBox = page.locator(".quick-input-widget .quick-input-box input");
-    // The dialog first fills in the workspace folder and lists it; a path typed before that is overwritten.
-    await page.locator(".quick-input-list .monaco-list-row", { hasText: "captures" }).waitFor({ timeout: STEP_TIMEOUT_MS });
-    const wanted = path.join(capturePath, "capture.json");
-    await pathBox.fill(wanted);
-    // It lists the typed path's folder once it has read it; accepting before that is ignored.
-    await page.locator(".quick-input-list .monaco-list-row", { hasText: "snapshot.pickle" }).waitFor({ timeout: STEP_TIMEOUT_MS });
-    if ((await pathBox.inputValue()) !== wanted) throw new Error(`the dialog holds ${await pathBox.inputValue()}`);
-    await page.locator(".quick-input-widget").getByRole("button", { name: "Open capture" }).click();
-    await page.locator(".quick-input-widget .quick-input-title", { hasText: "open a capture folder" }).waitFor({ state: "hidden", timeout: STEP_TIMEOUT_MS });
+    await openCaptureDialog(path.join(capturePath, "capture.json"), "snapshot.pickle");
     const top = expected.analysis.lines.find((l) => l.local_path === scriptPath);
     const toast = page.locator(".notifications-toasts .notification-toast", { hasText: `${SCRIPT}:${top.line}` }).first();
     await toast.waitFor({ timeout: SERVER_TIMEOUT_MS });
@@ -425,7 +457,64 @@ try {
     console.log(`e2e: diagnose said: ${normalise(await noCuda.locator(".notification-list-item-message").innerText())}`);
     await screenshot("diagnose");
 
-    // 10. An untrusted folder (Restricted Mode): lint still works, Diagnose refuses and says why, and the
+    // 10. The ranks of a torchrun launch: the folder above rank-0/ and rank-1/ opens with the failing rank shown;
+    // the rank picker moves the figures to the other rank's, as `vramlens analyze --json` has them.
+    const rankFigures = rankFiguresFromCli();
+    const row = (name) => page.locator(`.explorer-folders-view .monaco-list-row[aria-label*="${name}"]`).first();
+    await row(DDP_SCRIPT).click();
+    await page.locator(".tab.active", { hasText: DDP_SCRIPT }).waitFor({ timeout: STEP_TIMEOUT_MS });
+    await openCaptureDialog(ranksPath, path.basename(ranksPath)); // a folder path lists its parent
+    const ranksToast = page.locator(".notifications-toasts .notification-toast", { hasText: `Rank ${rankFigures.failing} of 2` }).first();
+    await ranksToast.waitFor({ timeout: SERVER_TIMEOUT_MS });
+    console.log(`e2e: open ranks said: ${normalise(await ranksToast.locator(".notification-list-item-message").innerText())}`);
+    // The figure is end-of-line text since step 5 (annotationStyle endOfLine).
+    const figureOf = async (rank) => until(`rank ${rank}'s figure on line ${DDP_LINE}`, async () => {
+        const line = (await editorLines())[DDP_LINE];
+        return line?.after.includes(`${rankFigures.byRank[rank]} live`) ? line.after : null;
+    });
+    console.log(`e2e: rank ${rankFigures.failing} line ${DDP_LINE}: ${await figureOf(rankFigures.failing)}`);
+    await runCommand("VRAM Lens: Show memory report");
+    const ranksFrame = reportFrame();
+    await ranksFrame.locator(`table.ranks tr.selected[data-rank="${rankFigures.failing}"]`).waitFor({ timeout: STEP_TIMEOUT_MS });
+    if ((await ranksFrame.locator("select#rank").inputValue()) !== String(rankFigures.failing)) throw new Error("the picker does not show the failing rank");
+    if (!/failed first/.test(await ranksFrame.locator(`table.ranks tr[data-rank="${rankFigures.failing}"]`).innerText())) {
+        throw new Error("the rank table does not say which rank failed first");
+    }
+    await page.mouse.move(5, 5); // no tooltip over the view
+    await screenshot("ranks");
+    const other = Object.keys(rankFigures.byRank).map(Number).find((rank) => rank !== rankFigures.failing);
+    if (rankFigures.byRank[other] === rankFigures.byRank[rankFigures.failing]) throw new Error("both ranks have the same figure");
+    await runCommand("VRAM Lens: Show another rank…");
+    await quickInputTitled("show the figures of rank");
+    await page.locator(".quick-input-list .monaco-list-row", { hasText: `rank ${other}` }).first().click();
+    console.log(`e2e: rank ${other} line ${DDP_LINE}: ${await figureOf(other)}`);
+    await ranksFrame.locator(`table.ranks tr.selected[data-rank="${other}"]`).waitFor({ timeout: STEP_TIMEOUT_MS });
+    await screenshot("ranks-other");
+
+    // 11. A committed experiment (measured on an H200): its table in the report view, variant by variant.
+    const recorded = JSON.parse(readFileSync(experimentPath, "utf8"));
+    await openCaptureDialog(experimentPath, "experiment.json");
+    await page.locator(".notifications-toasts .notification-toast", { hasText: "Experiment on" }).first().waitFor({ timeout: SERVER_TIMEOUT_MS });
+    const experimentRows = reportFrame().locator("table.experiment tr.variant");
+    const experimentNames = reportFrame().locator("table.experiment tr.variant-name");
+    await until("the experiment table", async () => (await experimentRows.count()) === recorded.variants.length);
+    for (const [index, variant] of recorded.variants.entries()) {
+        const name = normalise(await experimentNames.nth(index).innerText());
+        const oom = await experimentRows.nth(index).locator("td").first().innerText();
+        // The view drops the PYTORCH_CUDA_ALLOC_CONF= every allocator setting shares.
+        if (!variant.label.endsWith(name) || oom !== `${variant.ooms}/${variant.runs.length}`) {
+            throw new Error(`experiment row ${index}: ${name}, OOM ${oom}`);
+        }
+    }
+    const cures = recorded.variants.filter((v) => v.differences.some((d) => d.metric === "oom" && d.real)).length;
+    if (!cures || (await reportFrame().locator("li.real", { hasText: "prevented the OOM" }).count()) !== cures) {
+        throw new Error("the experiment table does not mark the real differences");
+    }
+    await runCommand("Notifications: Clear All Notifications"); // the table, not the toast, in the screenshot
+    await page.mouse.move(5, 5); // no tooltip over the view
+    await screenshot("experiment");
+
+    // 12. An untrusted folder (Restricted Mode): lint still works, Diagnose refuses and says why, and the
     // folder's own interpreter setting is ignored (the server starts with python3 and the bundled libraries).
     const untrusted = path.join(root, "untrusted");
     mkdirSync(path.join(untrusted, "scenarios"), { recursive: true });

@@ -1,5 +1,6 @@
 // The `vramlens` settings as the language server expects them (docs/lsp-protocol.md, "Settings").
 // No vscode import: unit-tested with `node --test`.
+import { repeatsSetting } from "./variants";
 
 export type AnnotationStyle = "inlayHints" | "endOfLine" | "off";
 
@@ -13,6 +14,8 @@ export interface ServerSettings {
     stacks: "python" | "all";
     annotationStyle: AnnotationStyle;
     lint: { select?: string[]; ignore?: string[] };
+    processesPerNode: number;
+    experimentRepeats: number;
 }
 
 /** What the client read from VS Code: any value of any type, since settings.json is edited by hand. */
@@ -61,6 +64,8 @@ export function toServerSettings(raw: RawSettings): ServerSettings {
             ? (raw.annotationStyle as AnnotationStyle)
             : "inlayHints",
         lint,
+        processesPerNode: Number.isInteger(raw.processesPerNode) && (raw.processesPerNode as number) >= 0 ? (raw.processesPerNode as number) : 0,
+        experimentRepeats: repeatsSetting(raw.experimentRepeats),
     };
 }
 

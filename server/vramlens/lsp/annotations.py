@@ -81,3 +81,13 @@ def line_annotations(analysis: Analysis) -> dict[str, list[LineAnnotation]]:
             hover=hover_markdown(stat, moment), function=stat.function,
         )
     return {path: sorted(lines.values(), key=lambda a: a.line) for path, lines in by_file.items()}
+
+
+def spread_markdown(live_by_rank: dict[int, int]) -> str:
+    """A hover's line on a torchrun launch: this line's live bytes on every rank, lowest and highest."""
+    per_rank = " · ".join(f"rank {rank}: {fmt(live)}" for rank, live in sorted(live_by_rank.items()))
+    low = min(live_by_rank, key=lambda rank: (live_by_rank[rank], rank))
+    high = max(live_by_rank, key=lambda rank: (live_by_rank[rank], -rank))
+    return (f"**Across ranks**: {per_rank}  \n"
+            f"min {fmt(live_by_rank[low])} (rank {low}) · max {fmt(live_by_rank[high])} (rank {high}) · "
+            f"spread {fmt(live_by_rank[high] - live_by_rank[low])}")

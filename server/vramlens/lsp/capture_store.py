@@ -2,7 +2,8 @@
 
 A load may hold several processes' captures (one per torchrun rank): ``ranks`` lists their
 analyses and ``selected`` says whose figures are shown (the failing rank by default). A load of
-one process is a list of one. Pure (no pygls): the adapters ask ``figures_for(path)``.
+one process is a list of one; a load of an experiment whose runs are not on this machine is a
+list of none (it has only its table). Pure (no pygls): the adapters ask ``figures_for(path)``.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from vramlens.analysis import Analysis, analyze_capture
+from vramlens.analysis.rank_model import RankComparison
 from vramlens.capture import load_capture
 from vramlens.lsp.annotations import LineAnnotation, line_annotations
 from vramlens.lsp.line_tracking import split_lines
@@ -100,10 +102,12 @@ class LoadedCapture:
     ranks: list[RankView]
     selected: int = 0
     experiment: dict | None = None  # `vramlens experiment --json` output, once interventions were compared
+    comparison: RankComparison | None = None  # a torchrun launch: how its ranks compare
 
     @property
-    def view(self) -> RankView:
-        return self.ranks[self.selected]
+    def view(self) -> RankView | None:
+        """The shown process's capture; None for an experiment without a capture here."""
+        return self.ranks[self.selected] if self.ranks else None
 
     @classmethod
     def of_ranks(cls, path: str, folder_uri: str, source_root: str, ranks: list[RankView]) -> "LoadedCapture":
@@ -162,7 +166,7 @@ class CaptureStore:
             return None
         key = same_file_key(path)
         for loaded in self._by_folder.values():
-            figures = loaded.view.files.get(key)
+            figures = loaded.view.files.get(key) if loaded.view else None
             if figures is not None:
                 return figures
         return None

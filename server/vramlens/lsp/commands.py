@@ -1,4 +1,4 @@
-"""The capture commands: openCapture, clearCapture, showReport, exportReport (docs/lsp-protocol.md).
+"""The capture commands: openCapture, clearCapture, showReport, exportReport, selectRank (docs/lsp-protocol.md).
 
 Each takes one argument object and answers a CommandResult ``{ok, message, capture?,
 workspaceFolder?}``; a failure is one sentence in ``message``, never a dead server.
@@ -8,14 +8,16 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import os
 import traceback
 from pathlib import Path
 from lsprotocol import types
 
+from vramlens.analysis.experiment import chosen_sentence
 from vramlens.analysis.timeline_svg import timeline_svg
 from vramlens.capture import CaptureError
-from vramlens.lsp import capture_store
 from vramlens.lsp.capture_store import LoadedCapture
+from vramlens.lsp.loading import load_path
 from vramlens.lsp.report_payload import report_markdown, report_payload
 from vramlens.lsp.server import VramLensServer  # at run time: pygls reads the commands' annotations
 from vramlens.units import parse_size
@@ -33,14 +35,29 @@ def argument(arguments: tuple) -> dict:
 
 
 def summary(loaded: LoadedCapture) -> str:
-    """One line for the user: what happened, the cause, the top line."""
+    """One line for the user: what happened, the cause, the top line (an experiment: what it chose)."""
+    if loaded.experiment is not None:
+        return experiment_summary(loaded.experiment)
     analysis = loaded.view.analysis
     diagnosis = analysis.diagnosis
     text = f"{analysis.outcome_text[:1].upper()}{analysis.outcome_text[1:]}: {diagnosis.cause} ({diagnosis.confidence_label} confidence)."
     top = next((line for line in analysis.lines if line.path and line.live_bytes > 0), None)
     if top is not None:
         text += f" Top line {top.label}."
+    if loaded.comparison is not None:
+        failing = loaded.comparison.failing_rank
+        text = (f"Rank {loaded.view.rank} of {len(loaded.comparison.ranks)}"
+                f"{' (the rank that failed first)' if failing is not None and failing == loaded.view.rank else ''}: {text}")
     return text
+
+
+def experiment_summary(experiment: dict) -> str:
+    variants = experiment.get("variants") or []
+    runs = sum(len(variant.get("runs") or []) for variant in variants)
+    chosen = chosen_sentence(experiment)
+    text = f"Experiment on {os.path.basename(experiment.get('script') or '')}: {len(variants)} variant{'' if len(variants) == 1 else 's'}, {runs} runs. "
+    text += f"Chosen: {chosen}" if chosen else "Nothing chosen: no variant beat the baseline beyond the run-to-run noise."
+    return text.rstrip(".") + "."
 
 
 def command_guard(function):
@@ -75,7 +92,7 @@ def with_loaded_capture(function):
 
 
 def capture_loaded(ls: VramLensServer, loaded: LoadedCapture) -> None:
-    """A capture was loaded or replaced: figures move, diagnostics and the report follow."""
+    """A capture was loaded, replaced, or shows another rank: figures move, diagnostics and the report follow."""
     ls.captures.put(loaded)
     ls.placements.reset()
     ls.annotations_changed()
@@ -92,7 +109,7 @@ async def load_into(ls: VramLensServer, path: str, folder_uri: str | None, total
     folder_uri, folder_path = ls.folder_of(folder_uri) if folder_uri else ls.folder_of(ls.uri_of(str(Path(path).resolve())))
     if folder_uri is None:
         raise CaptureError("Open a workspace folder first: a capture is mapped onto the files of a workspace folder.")
-    loaded = await asyncio.to_thread(capture_store.load, path, folder_uri, folder_path, total_memory)
+    loaded = await asyncio.to_thread(load_path, path, folder_uri, folder_path, total_memory)
     capture_loaded(ls, loaded)
     ls.log(f"Loaded {loaded.path} for {folder_uri}; recorded paths mapped onto {loaded.source_root}.")
     return loaded
@@ -141,7 +158,23 @@ def register(server: VramLensServer) -> None:
             output.parent.mkdir(parents=True, exist_ok=True)
             output.write_text(text, encoding="utf-8")
             view = loaded.view
-            svg.write_text(timeline_svg(view.analysis.timeline, view.analysis.accounting.limit), encoding="utf-8")
+            if view is not None:
+                svg.write_text(timeline_svg(view.analysis.timeline, view.analysis.accounting.limit), encoding="utf-8")
         except OSError as error:
             return result(False, f"Cannot write the report to {output}: {error.strerror}.", loaded)
-        return result(True, f"Report written to {output} (timeline plot: {svg.name}).", loaded)
+        plot = f" (timeline plot: {svg.name})" if loaded.view is not None else ""
+        return result(True, f"Report written to {output}{plot}.", loaded)
+
+    @server.command("vramlens.selectRank")
+    @command_guard
+    @with_loaded_capture
+    async def select_rank(ls: VramLensServer, args: dict, loaded: LoadedCapture) -> dict:
+        rank = args.get("rank")
+        shown = [view.rank for view in loaded.ranks]
+        if loaded.comparison is None:
+            return result(False, "The loaded capture is of one process: there is no other rank to show.", loaded)
+        if not isinstance(rank, int) or isinstance(rank, bool) or not loaded.select_rank(rank):
+            return result(False, f"There is no analysed capture of rank {rank!r} here; the ranks shown are "
+                                 f"{', '.join(map(str, shown))}.", loaded)
+        capture_loaded(ls, loaded)
+        return result(True, summary(loaded), loaded)

@@ -19,9 +19,10 @@ from pygls.uris import to_fs_path
 
 from vramlens.capture import CaptureError
 from vramlens.lsp.commands import argument, command_guard, load_into, result, summary
-from vramlens.lsp.run_request import run_options
+from vramlens.lsp.run_request import processes_per_node, run_options
 from vramlens.lsp.server import VramLensServer, command_params
-from vramlens.runner import run_script
+from vramlens.runner import RunOptions, run_script
+from vramlens.runner.torchrun import run_torchrun, single_node_options
 from vramlens.units import format_bytes
 
 UNTRUSTED = ("Diagnosing runs this file's code, which VRAM Lens does only in a trusted workspace; "
@@ -49,6 +50,7 @@ class RunProgress:
 
     @classmethod
     async def begin(cls, ls: VramLensServer, title: str, cancel: threading.Event) -> "RunProgress":
+        """Progress on the request's token, else on one created here; without either, reports go nowhere."""
         params = command_params.get()
         token = params.work_done_token if params else None
         window = ls.client_capabilities.window
@@ -74,6 +76,13 @@ class RunProgress:
             self.ls.work_done_progress.tokens.pop(self.token, None)
 
 
+def start_run(options: RunOptions, processes: int):
+    """The runner for the settings: a plain run, or torchrun with ``processes`` ranks on this machine."""
+    if processes > 1:
+        return run_torchrun(options, single_node_options(processes))
+    return run_script(options)
+
+
 async def _diagnose(ls: VramLensServer, request: dict, cancel: threading.Event, progress: RunProgress) -> dict:
     uri = request["uri"]
     script = Path(to_fs_path(uri))
@@ -86,10 +95,12 @@ async def _diagnose(ls: VramLensServer, request: dict, cancel: threading.Event, 
             return result(False, str(error), folder=folder_uri)
         options.cancel = cancel
         options.on_status = lambda status: loop.call_soon_threadsafe(progress.report, running_message(status))
-        progress.report(f"Starting {script.name}")
-        ls.log(f"Diagnosing {script} with {options.python} in {options.cwd}; capture: {options.capture_dir}")
+        processes = processes_per_node(request, ls.settings_for(uri))
+        ranks = f" on {processes} processes (torchrun)" if processes > 1 else ""
+        progress.report(f"Starting {script.name}{ranks}")
+        ls.log(f"Diagnosing {script}{ranks} with {options.python} in {options.cwd}; capture: {options.capture_dir}")
         try:
-            run = await asyncio.to_thread(run_script, options)
+            run = await asyncio.to_thread(start_run, options, processes)
         finally:
             output.seek(0)
             text = output.read()
@@ -105,6 +116,25 @@ async def _diagnose(ls: VramLensServer, request: dict, cancel: threading.Event, 
     return result(True, cancelled + summary(loaded), loaded)
 
 
+async def run_cancellable(ls: VramLensServer, request: dict, title: str, work) -> dict:
+    """Run ``work(ls, request, cancel, progress)`` as a cancellable command with work-done progress."""
+    cancel = threading.Event()
+    request_id = ls.protocol.msg_id
+    ls.cancellable_commands[request_id] = cancel
+    ls.running_commands[request_id] = asyncio.current_task()
+    progress = await RunProgress.begin(ls, title, cancel)
+    outcome = result(False, "The run stopped unexpectedly.")
+    try:
+        outcome = await work(ls, request, cancel, progress)
+    except CaptureError as error:
+        outcome = result(False, for_the_editor(str(error)), folder=ls.folder_of(request["uri"])[0])
+    finally:
+        ls.cancellable_commands.pop(request_id, None)
+        ls.running_commands.pop(request_id, None)
+        progress.end(outcome["message"])
+    return outcome
+
+
 def register(server: VramLensServer) -> None:
     @server.command("vramlens.diagnose")
     @command_guard
@@ -114,18 +144,5 @@ def register(server: VramLensServer) -> None:
             return result(False, "Give the file to diagnose as `uri`.")
         if request.get("trusted") is not True:
             return result(False, UNTRUSTED)
-        cancel = threading.Event()
-        request_id = ls.protocol.msg_id
-        ls.cancellable_commands[request_id] = cancel
-        ls.running_commands[request_id] = asyncio.current_task()
-        progress = await RunProgress.begin(ls, f"VRAM Lens: diagnosing {Path(to_fs_path(request['uri'])).name}", cancel)
-        outcome = result(False, "The diagnosis stopped unexpectedly.")
-        try:
-            outcome = await _diagnose(ls, request, cancel, progress)
-        except CaptureError as error:
-            outcome = result(False, for_the_editor(str(error)), folder=ls.folder_of(request["uri"])[0])
-        finally:
-            ls.cancellable_commands.pop(request_id, None)
-            ls.running_commands.pop(request_id, None)
-            progress.end(outcome["message"])
-        return outcome
+        name = Path(to_fs_path(request["uri"])).name
+        return await run_cancellable(ls, request, f"VRAM Lens: diagnosing {name}", _diagnose)

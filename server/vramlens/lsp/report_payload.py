@@ -12,7 +12,9 @@ from vramlens.analysis import to_json
 from vramlens.analysis.export import downsample
 from vramlens.analysis.model import Analysis
 from vramlens.analysis.redact import redact
+from vramlens.analysis.rank_model import OWN_FAILURES, RankComparison
 from vramlens.analysis.report import build_report
+from vramlens.cli.experiment import render_text
 from vramlens.lsp.capture_store import LoadedCapture
 
 TOP_LINES = 20
@@ -55,19 +57,49 @@ def report_lines(analysis: Analysis, to_uri: Callable[[str], str]) -> list[dict]
              "liveBytes": line.live_bytes, "share": round(line.share, 4)} for line in shown]
 
 
+def experiment_title(experiment: dict) -> str:
+    return f"{os.path.basename(experiment.get('script') or '')} — controlled experiment"
+
+
+def experiment_markdown(experiment: dict) -> str:
+    """An experiment without a capture here: its table as `vramlens experiment` prints it."""
+    return f"# {experiment_title(experiment)}\n\n```text\n{render_text(experiment)}```\n"
+
+
 def report_markdown(loaded: LoadedCapture, svg_name: str | None = None, redacted: bool = False) -> str:
     view = loaded.view
-    text = build_report(view.analysis, view.meta, svg_name, report_title(view.analysis, view.meta, loaded.path))
+    if view is None:
+        text = experiment_markdown(loaded.experiment or {})
+    else:
+        text = build_report(view.analysis, view.meta, svg_name, report_title(view.analysis, view.meta, loaded.path))
     return _redacted(text, loaded) if redacted else text
 
 
 def _redacted(text: str, loaded: LoadedCapture) -> str:
-    analysis = loaded.view.analysis
-    return redact(text, [analysis.user_root, analysis.local_root, loaded.source_root])
+    roots = [loaded.source_root]
+    if loaded.view is not None:
+        roots = [loaded.view.analysis.user_root, loaded.view.analysis.local_root, *roots]
+    return redact(text, roots)
+
+
+def rank_rows(comparison: RankComparison) -> list[dict]:
+    """The report's rank table: how each rank ended and what it used."""
+    return [{"rank": summary.rank, "failed": summary.ending in OWN_FAILURES,
+             "failing": summary.rank == comparison.failing_rank, "ending": summary.ending,
+             "endingText": summary.ending_text, "collateral": summary.collateral,
+             "node": summary.node_rank, "hostname": summary.hostname,
+             "peakAllocated": summary.peak_allocated, "peakReserved": summary.peak_reserved,
+             "driverUsed": summary.peak_driver_visible, "outsidePytorch": summary.outside_pytorch,
+             "shown": summary.analysis is not None} for summary in comparison.ranks]
 
 
 def report_payload(loaded: LoadedCapture, to_uri: Callable[[str], str], redacted: bool = False) -> dict:
     view = loaded.view
+    if view is None:
+        payload = {"workspaceFolder": loaded.folder_uri, "capture": loaded.path, "redacted": redacted,
+                   "title": experiment_title(loaded.experiment or {}), "analysis": None, "lines": [], "series": None,
+                   "markdown": report_markdown(loaded), "ranks": None, "experiment": loaded.experiment}
+        return _redacted_payload(payload, loaded) if redacted else payload
     analysis = view.analysis
     payload = {
         "workspaceFolder": loaded.folder_uri,
@@ -81,15 +113,15 @@ def report_payload(loaded: LoadedCapture, to_uri: Callable[[str], str], redacted
         "ranks": None,
         "experiment": loaded.experiment,
     }
-    if len(loaded.ranks) > 1:
-        payload["ranks"] = [{"rank": rank.rank, "failed": rank.failed,
-                             "peakAllocated": rank.analysis.timeline.peak_allocated,
-                             "peakReserved": rank.analysis.timeline.peak_reserved,
-                             "driverUsed": rank.analysis.accounting.driver_used} for rank in loaded.ranks]
+    if loaded.comparison is not None:
+        payload["ranks"] = rank_rows(loaded.comparison)
         payload["selectedRank"] = view.rank
-    if not redacted:
-        return payload
-    # Every string that may name a path goes through the report's redaction; links to local files are dropped.
+        payload["failingRank"] = loaded.comparison.failing_rank
+    return _redacted_payload(payload, loaded) if redacted else payload
+
+
+def _redacted_payload(payload: dict, loaded: LoadedCapture) -> dict:
+    """Every string that may name a path goes through the report's redaction; links to local files are dropped."""
     shared = _redacted_strings(payload, loaded)
     shared.update(workspaceFolder=None, lines=[dict(line, uri=None) for line in shared["lines"]])
     return shared

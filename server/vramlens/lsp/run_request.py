@@ -21,6 +21,14 @@ def _given(request: dict, key: str, kind: type):
     return value if isinstance(value, kind) else None
 
 
+def processes_per_node(request: dict, settings: Settings) -> int:
+    """More than 1: run through torchrun on this machine, one process (and capture) per rank."""
+    value = request.get("processesPerNode")
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return value
+    return settings.processes_per_node
+
+
 def run_options(request: dict, settings: Settings, script: Path, folder: Path | None, output: IO | None = None) -> RunOptions:
     if not script.is_file():
         raise ValueError(f"{script} is not a file on disk; save it first.")

@@ -18,6 +18,12 @@ class Settings:
     stacks: str = "python"
     annotation_style: str = "inlayHints"
     lint: dict = field(default_factory=dict)
+    processes_per_node: int = 0  # > 1: diagnose through torchrun, one capture per rank
+    experiment_repeats: int = 3  # runs per variant of "Compare interventions"
+
+
+def _count(value, default: int, least: int) -> int:
+    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) and value >= least else default
 
 
 def _text(value, default: str = "") -> str:
@@ -43,4 +49,6 @@ def parse_settings(raw: object) -> Settings:
         stacks=stacks if stacks in ("python", "all") else "python",
         annotation_style=style if style in ANNOTATION_STYLES else "inlayHints",
         lint=lint if isinstance(lint, dict) else {},
+        processes_per_node=_count(raw.get("processesPerNode"), 0, 0),
+        experiment_repeats=_count(raw.get("experimentRepeats"), 3, 1),
     )

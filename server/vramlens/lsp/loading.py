@@ -1,0 +1,111 @@
+"""What `vramlens.openCapture` (and a finished diagnose or experiment) loads, by what the path holds.
+
+- a folder with ranks' captures below it (`vramlens run --torchrun`): every rank, compared, the
+  failing rank shown first, and each hover told the line's spread across ranks;
+- an experiment (`experiment.json`, or the folder holding it): its table, with the figures of the
+  baseline's first run when that capture is on this machine;
+- anything else: one capture folder, its capture.json, or a raw snapshot pickle.
+
+Pure (no pygls); blocking (the adapters call it off the event loop).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+from vramlens.analysis import analyze_capture
+from vramlens.analysis.rank_model import RankComparison
+from vramlens.analysis.ranks import compare_ranks
+from vramlens.capture import CaptureError, load_capture
+from vramlens.capture.ranks import find_rank_captures, holds_rank_captures
+from vramlens.lsp import capture_store
+from vramlens.lsp.annotations import spread_markdown
+from vramlens.lsp.capture_store import FileFigures, LoadedCapture, RankView, file_figures
+from vramlens.lsp.source_mapping import choose_source_root, recorded_user_files
+from vramlens.runner.controlled import EXPERIMENT_FILE
+
+EXPERIMENT_SCHEMA = "vramlens-experiment"
+
+
+def load_path(path: str, folder_uri: str, folder_path: str, total_memory: int | None = None) -> LoadedCapture:
+    target = Path(path)
+    experiment_file = _experiment_file(target)
+    if experiment_file is not None:
+        return load_experiment(read_experiment(experiment_file), str(experiment_file), folder_uri, folder_path)
+    if holds_rank_captures(target):
+        return load_ranks(path, folder_uri, folder_path, total_memory)
+    return capture_store.load(path, folder_uri, folder_path, total_memory)
+
+
+def _experiment_file(target: Path) -> Path | None:
+    if target.is_dir():
+        return target / EXPERIMENT_FILE if (target / EXPERIMENT_FILE).is_file() else None
+    return target if target.suffix == ".json" and target.name != "capture.json" else None
+
+
+def read_experiment(file: Path) -> dict:
+    try:
+        data = json.loads(file.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as error:
+        raise CaptureError(f"Cannot read the experiment {file} ({error}).") from None
+    if not isinstance(data, dict) or data.get("schema") != EXPERIMENT_SCHEMA or not isinstance(data.get("variants"), list):
+        raise CaptureError(f"{file} is neither a capture nor a VRAM Lens experiment (the experiment.json "
+                           "`vramlens experiment` writes).")
+    return data
+
+
+def load_experiment(data: dict, path: str, folder_uri: str, folder_path: str) -> LoadedCapture:
+    """The experiment's table, on the figures of its baseline's first run when that capture is here."""
+    capture = _baseline_capture(data)
+    if capture is not None:
+        try:
+            loaded = capture_store.load(capture, folder_uri, folder_path)
+        except CaptureError:
+            loaded = None  # the table still stands without the run's figures
+        if loaded is not None:
+            return dataclasses.replace(loaded, experiment=data)
+    return LoadedCapture(str(Path(path).resolve()), folder_uri, folder_path, ranks=[], experiment=data)
+
+
+def _baseline_capture(data: dict) -> str | None:
+    runs = data["variants"][0].get("runs") if data["variants"] and isinstance(data["variants"][0], dict) else None
+    capture = runs[0].get("capture") if runs and isinstance(runs[0], dict) else None
+    return capture if isinstance(capture, str) and Path(capture).is_dir() else None
+
+
+def load_ranks(path: str, folder_uri: str, folder_path: str, total_memory: int | None = None) -> LoadedCapture:
+    """Every rank's capture below ``path``, each mapped onto the workspace, showing the failing rank first."""
+    found = find_rank_captures(path)
+    entries, roots = [], {}
+    for rank in sorted(found.folders):
+        folder = found.folders[rank]
+        try:
+            capture = load_capture(folder)
+            roots[rank] = choose_source_root(folder_path, recorded_user_files(capture))
+            analysis, problem = analyze_capture(capture, total_memory=total_memory, source_root=roots[rank]), None
+        except CaptureError as error:
+            analysis, problem = None, str(error)
+        entries.append((str(folder), found.metas[rank], analysis, problem))
+    comparison = compare_ranks(entries, found.world_size, found.missing, found.notes)
+    views = [RankView(summary.rank, found.metas[summary.rank], summary.analysis,
+                      with_spread(file_figures(summary.analysis), comparison))
+             for summary in comparison.ranks if summary.analysis is not None]
+    if not views:
+        raise CaptureError(f"None of the ranks' captures in {path} could be analysed: {' '.join(comparison.notes)}")
+    shown = comparison.ranks[comparison.default_index].rank
+    selected = next((index for index, view in enumerate(views) if view.rank == shown), 0)
+    root = roots.get(shown) or next(iter(roots.values()), folder_path)
+    return LoadedCapture(str(Path(path).resolve()), folder_uri, root, views, selected, comparison=comparison)
+
+
+def with_spread(files: dict[str, FileFigures], comparison: RankComparison) -> dict[str, FileFigures]:
+    """Each hover on an attributed line gets the line's live bytes on every rank."""
+    for figures in files.values():
+        for line, annotation in figures.annotations.items():
+            spread = comparison.spread_at(annotation.local_path, line)
+            if spread is not None and len(spread.live_by_rank) > 1:
+                figures.annotations[line] = dataclasses.replace(
+                    annotation, hover=f"{annotation.hover}\n\n{spread_markdown(spread.live_by_rank)}")
+    return files
