@@ -13,7 +13,7 @@ from vramlens.analysis.find_max import MaxSearch, fit_line
 from vramlens.analysis.measurement import RunMeasurement, measure
 from vramlens.analysis.variants import BASELINE, Variant, parse_variant, parse_variants, with_argument
 from vramlens.cli import main
-from vramlens.cli.experiment import render_text
+from vramlens.analysis.experiment_text import render_text
 from vramlens.runner.controlled import note_in_capture
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))

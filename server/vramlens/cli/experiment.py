@@ -7,14 +7,12 @@ import json
 import sys
 from pathlib import Path
 
-from vramlens.analysis.comparison import LABELS
-from vramlens.analysis.experiment import chosen_sentence
+from vramlens.analysis.experiment_text import render_text
 from vramlens.analysis.variants import parse_variant, parse_variants, split_argument_values
 from vramlens.capture.errors import CaptureError
 from vramlens.cli.run import _positive_float, _positive_int, split_command
 from vramlens.runner import RunOptions
 from vramlens.runner.controlled import EXPERIMENT_FILE, ExperimentPlan, SearchPlan, run_experiment
-from vramlens.units import format_bytes as fmt
 from vramlens.units import parse_size_or_fraction
 
 DEFAULT_REPEATS = 3
@@ -111,80 +109,3 @@ def handle(args: argparse.Namespace) -> int:
         print(f"vramlens: {data['stopped']}", file=sys.stderr)
         return 2
     return 0
-
-
-def _bytes_cell(spread: dict | None) -> str:
-    if spread is None:
-        return "unknown"
-    if spread["n"] == 1 or spread["min"] == spread["max"]:
-        return fmt(int(spread["median"]))
-    return f"{fmt(int(spread['median']))} ({fmt(int(spread['min']))}–{fmt(int(spread['max']))})"
-
-
-def _seconds_cell(spread: dict | None) -> str:
-    if spread is None:
-        return "unknown"
-    return f"{spread['median']:.2f} s ({spread['min']:.2f}–{spread['max']:.2f})"
-
-
-def _share_cell(spread: dict | None) -> str:
-    if spread is None:
-        return "—"
-    return f"{spread['median']:.0%} ({spread['min']:.0%}–{spread['max']:.0%})"
-
-
-def variant_rows(data: dict) -> list[list[str]]:
-    """The table: one row per variant, medians with (min–max) over its runs. Shared with the report."""
-    rows = [["variant", "OOM", "peak allocated", "peak reserved", "driver-visible peak", "fragmentation at OOM", "run time"]]
-    for variant in data["variants"]:
-        summary = variant["summary"]
-        rows.append([variant["label"], f"{variant['ooms']}/{len(variant['runs'])}", _bytes_cell(summary["peak_allocated"]),
-                     _bytes_cell(summary["peak_reserved"]), _bytes_cell(summary["driver_peak"]),
-                     _share_cell(variant["fragmentation_at_oom"]), _seconds_cell(summary["duration_s"])])
-    return rows
-
-
-def _table(rows: list[list[str]]) -> list[str]:
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    return ["  " + "  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in rows]
-
-
-def render_text(data: dict) -> str:
-    out = [f"VRAM Lens experiment — {data['script']} {' '.join(data['args'])}".rstrip()]
-    if data["memory_limit"]:
-        out.append(f"Every run capped at {data['memory_limit']}.")
-    if data["variants"]:
-        out += ["", f"Each variant run {data['repeats']} times; medians with (min–max):", *_table(variant_rows(data))]
-        out += ["", "Against the baseline (a difference is real when it exceeds the run-to-run noise):"]
-        for variant in data["variants"][1:]:
-            out.append(f"  {variant['label']}: {variant['verdict']}")
-            out += [f"      {LABELS[d['metric']]}: {d['text']}" for d in variant["differences"][1:] if d["change"] is not None]
-    if data["search"]:
-        out += ["", *search_lines(data["search"])]
-    sentence = chosen_sentence(data)
-    out += ["", f"Chosen intervention: {sentence}" if sentence else
-            "Chosen intervention: none — no variant beat the baseline beyond the run-to-run noise."]
-    if data["stopped"]:
-        out += ["", f"Stopped early: {data['stopped']}"]
-    return "\n".join(out) + "\n"
-
-
-def search_lines(search: dict) -> list[str]:
-    argument = search["argument"]
-    out = [f"Largest {argument} under {search['limit']} (bisection over real runs):"]
-    out += [f"  {argument} {probe['value']}: {'fits' if probe['fits'] else 'OOM'}, peak reserved {fmt(probe['peak_reserved'])}"
-            for probe in search["probes"]]
-    if search["outcome"] == "found":
-        out.append(f"  → {search['largest_fit']} fits; {search['smallest_failure']} does not.")
-    elif search["outcome"] == "upper_bound_fits":
-        out.append(f"  → every value tried fits, up to {search['largest_fit']}: raise --hi to look further.")
-    else:
-        out.append(f"  → even {argument} {search['lo']} does not fit under {search['limit']}.")
-    for metric, fit in (search["fit"] or {}).items():
-        if fit is None:
-            continue
-        quality = f"R² {fit['r_squared']:.4f}" if fit["r_squared"] is not None else "two points: no fit quality"
-        predicted = f"; the fit reaches the limit at {fit['predicted_max']}" if fit["predicted_max"] is not None else ""
-        out.append(f"  {metric.replace('_', ' ')} ≈ {fmt(int(fit['intercept_bytes']))} + {fmt(int(fit['slope_bytes_per_unit']))} "
-                   f"per unit ({quality}, {fit['points']} runs that fit){predicted}")
-    return out

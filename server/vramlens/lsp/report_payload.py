@@ -14,7 +14,7 @@ from vramlens.analysis.model import Analysis
 from vramlens.analysis.redact import redact
 from vramlens.analysis.rank_model import OWN_FAILURES, RankComparison
 from vramlens.analysis.report import build_report
-from vramlens.cli.experiment import render_text
+from vramlens.analysis.experiment_text import render_text
 from vramlens.lsp.capture_store import LoadedCapture
 
 TOP_LINES = 20
