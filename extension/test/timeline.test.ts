@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { formatBytes, formatPercent } from "../webview/format";
-import { heldSteps, MARGIN, niceStep, timelineGeometry } from "../webview/timeline";
+import { MARGIN, niceStep, timelineGeometry } from "../webview/timeline";
 
 const GIB = 1024 ** 3;
 
@@ -42,23 +42,13 @@ test("the time axis spans the trace; the driver line keeps only its samples arou
         400, 200,
     )!;
     const driver = g.lines.find((l) => l.name === "driverUsed")!.points.split(" ").map((p) => p.split(",").map(Number));
-    // -1, 0.02, 3: the neighbours of the window and the sample inside it, each held until the next reading
-    assert.equal(driver.length, 5);
-    assert.ok(driver[0][0] < g.plot.left && driver[4][0] > g.plot.right);
-    assert.equal(driver[1][0], driver[2][0]); // a vertical step at the 0.02 s reading
-    assert.equal(driver[1][1], driver[0][1]); // up to it, the value read at -1 s
-    assert.equal(driver[3][1], driver[2][1]); // after it, its own value until the next reading
+    assert.equal(driver.length, 3); // -1, 0.02, 3: the neighbours of the window and the sample inside it
+    assert.ok(driver[0][0] < g.plot.left && driver[2][0] > g.plot.right);
     assert.equal(g.samples.length, 1); // only the reading inside the window gets a dot
-    assert.equal(g.samples[0].y, driver[2][1]);
+    assert.deepEqual([g.samples[0].x, g.samples[0].y], driver[1]);
     assert.equal(g.oomX, g.plot.right);
     assert.equal(g.xTicks[0].label, "0 s");
     assert.equal(g.xTicks.at(-1)!.label, "0.05 s");
-});
-
-test("held steps: each reading holds until the next", () => {
-    assert.deepEqual(heldSteps([[0, 1], [2, 5], [3, 4]]), [[0, 1], [2, 1], [2, 5], [3, 5], [3, 4]]);
-    assert.deepEqual(heldSteps([[1, 7]]), [[1, 7]]);
-    assert.deepEqual(heldSteps([]), []);
 });
 
 test("small runs get MiB ticks; nothing to draw gives null", () => {

@@ -21,7 +21,7 @@ export interface TimelineGeometry {
     height: number;
     plot: { left: number; top: number; right: number; bottom: number };
     lines: { name: "allocated" | "reserved" | "driverUsed"; points: string }[];
-    samples: { x: number; y: number }[]; // the driver's own readings, as dots: between them nothing was measured
+    samples: { x: number; y: number }[]; // NVML's readings inside the window, as dots: the line only joins them
     yTicks: Tick[];
     xTicks: Tick[];
     oomX: number | null;
@@ -69,14 +69,6 @@ function driverWindow(points: Point[], tMin: number, tMax: number): Point[] {
 }
 
 /**
- * NVML reads the driver now and then; a straight line between two readings would claim values that were never
- * measured. Each reading holds until the next one instead: the last value known at every moment.
- */
-export function heldSteps(points: Point[]): Point[] {
-    return points.flatMap((point, i) => (i === 0 ? [point] : [[point[0], points[i - 1][1]] as Point, point]));
-}
-
-/**
  * Layout for `series` in a width × height SVG; null when there is nothing to draw. The time axis spans the
  * allocator's trace (and the OOM): NVML also sampled the process's start-up and exit, which would squeeze a
  * short trace into a sliver of the plot.
@@ -92,7 +84,7 @@ export function timelineGeometry(series: Series | null | undefined, width: numbe
     const tMax = Math.max(...windowTimes, tMin + 1e-3);
     const all = SERIES_NAMES.map((name) => ({
         name,
-        points: name === "driverUsed" ? heldSteps(driverWindow(driver, tMin, tMax)) : validPoints(series[name]),
+        points: name === "driverUsed" ? driverWindow(driver, tMin, tMax) : validPoints(series[name]),
     }));
     const every = all.flatMap((s) => s.points);
     const bytesMax = Math.max(...every.map((p) => p[1]), 1);

@@ -7,6 +7,7 @@ below is proven to land on this workspace's files.
 
 from __future__ import annotations
 
+import json
 import shutil
 import sys
 from pathlib import Path
@@ -130,6 +131,10 @@ async def test_report_notification_carries_report_and_series(client: LanguageCli
     assert max(point[1] for point in series["allocated"]) == report["analysis"]["memory"]["peak_allocated"]
     assert series["driverUsed"] and all(t >= -5 for t, _ in series["driverUsed"])
     assert series["oomAt"] == pytest.approx(0.137428, abs=1e-6)
+    # The reading the OOM observer asked for (0.6 ms after the failure) sits on the OOM mark, with its value.
+    meta = json.loads((RETAINED / "capture.json").read_text())
+    (oom_reading,) = [s["device_used"] for s in meta["nvml"]["samples"] if s["phase"] == "oom"]
+    assert [series["oomAt"], oom_reading] in series["driverUsed"]
     assert report["markdown"].startswith("# GPU memory report: retained_references.py")
     assert report["ranks"] is None and report["experiment"] is None
 

@@ -25,6 +25,10 @@ def report_title(analysis: Analysis, meta: dict, capture_path: str) -> str:
     return f"{name} — {analysis.outcome_text}"
 
 
+# The OOM observer asks for an NVML reading as soon as the allocation fails; it arrives within milliseconds.
+OOM_READING_WINDOW_S = 1.0
+
+
 def timeline_series(analysis: Analysis, meta: dict) -> dict:
     """Allocated and reserved from the replay, driver-visible use from NVML, in seconds from the first point."""
     timeline = analysis.timeline
@@ -37,16 +41,20 @@ def timeline_series(analysis: Analysis, meta: dict) -> dict:
             return float(index)  # an old torch without times: the trace position stands in
         return round((time_us - start_us) / 1e6, 6)
 
+    oom_at = seconds(timeline.oom_time_us, timeline.oom_index) if timeline.oom_index is not None else None
     driver = []
     if start_us is not None:
         for sample in (meta.get("nvml") or {}).get("samples") or ():
             if sample.get("epoch") is not None and sample.get("device_used") is not None:
-                driver.append([round(sample["epoch"] - start_us / 1e6, 3), sample["device_used"]])
+                at = round(sample["epoch"] - start_us / 1e6, 3)
+                if sample.get("phase") == "oom" and oom_at is not None and 0 <= at - oom_at < OOM_READING_WINDOW_S:
+                    at = oom_at  # read moments after the failure, of memory the failure did not change
+                driver.append([at, sample["device_used"]])
     return {
         "allocated": [[seconds(p.time_us, p.index), p.allocated] for p in points],
         "reserved": [[seconds(p.time_us, p.index), p.reserved] for p in points],
         "driverUsed": driver,
-        "oomAt": seconds(timeline.oom_time_us, timeline.oom_index) if timeline.oom_index is not None else None,
+        "oomAt": oom_at,
         "peakAt": seconds(timeline.peak_time_us, timeline.peak_index) if timeline.peak_index is not None else None,
     }
 
