@@ -29,7 +29,7 @@ interface Report {
 }
 
 const SVG = "http://www.w3.org/2000/svg";
-const SERIES_LABELS = { allocated: "allocated (live tensors)", reserved: "reserved by PyTorch", driverUsed: "driver-visible used" };
+const SERIES_LABELS = { allocated: "allocated (live tensors)", reserved: "reserved by PyTorch", driverUsed: "driver-visible used (NVML readings as dots)" };
 
 type Child = Node | string | null | undefined | false;
 
