@@ -9,14 +9,12 @@ from __future__ import annotations
 
 import json
 import shutil
-import sys
 from pathlib import Path
 
 import pytest
-import pytest_lsp
 from lsprotocol import types
-from lsp_helpers import CAPTURES, REPO, execute, initialize_with_folder, open_document, plain, replace_range
-from pytest_lsp import ClientServerConfig, LanguageClient
+from lsp_helpers import CAPTURES, REPO, execute, open_document, plain, replace_range
+from pytest_lsp import LanguageClient
 
 RETAINED = CAPTURES / "retained_references"
 # scenarios/retained_references.py, 0-based: 11 build_model's .cuda(), 14 `def evaluate`,
@@ -28,13 +26,6 @@ BUILD, DEF_EVALUATE, RANDN, MODEL, APPEND = 11, 14, 18, 19, 20
 def workspace(tmp_path: Path) -> Path:
     shutil.copytree(REPO / "scenarios", tmp_path / "scenarios")
     return tmp_path
-
-
-@pytest_lsp.fixture(config=ClientServerConfig(server_command=[sys.executable, "-m", "vramlens.lsp"]))
-async def client(lsp_client: LanguageClient, workspace: Path):
-    await initialize_with_folder(lsp_client, workspace)
-    yield
-    await lsp_client.shutdown_session()
 
 
 def _uri(workspace: Path, name: str = "retained_references.py") -> str:

@@ -13,23 +13,15 @@ import time
 from pathlib import Path
 
 import pytest
-import pytest_lsp
 from lsprotocol import types
-from lsp_helpers import REPO, execute, initialize_with_folder
+from lsp_helpers import REPO, execute
 from process_helpers import running
-from pytest_lsp import ClientServerConfig, LanguageClient
+from pytest_lsp import LanguageClient
 from test_diagnose import DOUBLE, HANG, _progress_messages, _script
 
 from vramlens.runner.controlled import CANCELLED
 
 EXPERIMENTS = REPO / "tests" / "fixtures" / "experiments"
-
-
-@pytest_lsp.fixture(config=ClientServerConfig(server_command=[sys.executable, "-m", "vramlens.lsp"]))
-async def client(lsp_client: LanguageClient, tmp_path: Path):
-    await initialize_with_folder(lsp_client, tmp_path)
-    yield
-    await lsp_client.shutdown_session()
 
 
 def _compare_params(uri: str, **extra) -> types.ExecuteCommandParams:

@@ -11,11 +11,10 @@ import time
 from pathlib import Path
 
 import pytest
-import pytest_lsp
 from lsprotocol import types
-from lsp_helpers import REPO, execute, initialize_with_folder
+from lsp_helpers import REPO, execute
 from process_helpers import running
-from pytest_lsp import ClientServerConfig, LanguageClient
+from pytest_lsp import LanguageClient
 
 DOUBLE = REPO / "tests" / "agent_double"
 HANG = """\
@@ -32,13 +31,6 @@ print("started", flush=True)
 while True:
     time.sleep(0.05)
 """
-
-
-@pytest_lsp.fixture(config=ClientServerConfig(server_command=[sys.executable, "-m", "vramlens.lsp"]))
-async def client(lsp_client: LanguageClient, tmp_path: Path):
-    await initialize_with_folder(lsp_client, tmp_path)
-    yield
-    await lsp_client.shutdown_session()
 
 
 def _script(folder: Path, text: str, name: str = "train.py") -> str:

@@ -10,10 +10,9 @@ import sys
 from pathlib import Path
 
 import pytest
-import pytest_lsp
 from lsprotocol import types
-from lsp_helpers import REPO, execute, initialize_with_folder, open_document
-from pytest_lsp import ClientServerConfig, LanguageClient
+from lsp_helpers import REPO, execute, open_document
+from pytest_lsp import LanguageClient
 
 from vramlens.analysis.ranks import analyze_ranks
 from vramlens.lsp.annotations import hint_text
@@ -28,13 +27,6 @@ INPUTS, FORWARD = 36, 37  # scenarios/ddp_uneven.py, 0-based: torch.randn(batch,
 def workspace(tmp_path: Path) -> Path:
     shutil.copytree(REPO / "scenarios", tmp_path / "scenarios")
     return tmp_path
-
-
-@pytest_lsp.fixture(config=ClientServerConfig(server_command=[sys.executable, "-m", "vramlens.lsp"]))
-async def client(lsp_client: LanguageClient, workspace: Path):
-    await initialize_with_folder(lsp_client, workspace)
-    yield
-    await lsp_client.shutdown_session()
 
 
 def _expected(folder: Path, workspace: Path) -> dict[int, dict[int, str]]:

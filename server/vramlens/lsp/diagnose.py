@@ -135,14 +135,20 @@ async def run_cancellable(ls: VramLensServer, request: dict, title: str, work) -
     return outcome
 
 
+async def run_on_file(ls: VramLensServer, arguments: tuple, what: str, doing: str, work,
+                      untrusted: str = UNTRUSTED) -> dict:
+    """The front of every command that runs the user's file: the file named, a trusted workspace, then the run."""
+    request = argument(arguments)
+    if not isinstance(request.get("uri"), str):
+        return result(False, f"Give the file to {what} as `uri`.")
+    if request.get("trusted") is not True:
+        return result(False, untrusted)
+    name = Path(to_fs_path(request["uri"])).name
+    return await run_cancellable(ls, request, f"VRAM Lens: {doing} {name}", work)
+
+
 def register(server: VramLensServer) -> None:
     @server.command("vramlens.diagnose")
     @command_guard
     async def diagnose(ls: VramLensServer, *arguments) -> dict:
-        request = argument(arguments)
-        if not isinstance(request.get("uri"), str):
-            return result(False, "Give the file to diagnose as `uri`.")
-        if request.get("trusted") is not True:
-            return result(False, UNTRUSTED)
-        name = Path(to_fs_path(request["uri"])).name
-        return await run_cancellable(ls, request, f"VRAM Lens: diagnosing {name}", _diagnose)
+        return await run_on_file(ls, arguments, "diagnose", "diagnosing", _diagnose)

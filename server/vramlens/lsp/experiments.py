@@ -16,8 +16,8 @@ from pathlib import Path
 from pygls.uris import to_fs_path
 
 from vramlens.analysis.variants import parse_variants
-from vramlens.lsp.commands import argument, capture_loaded, command_guard, experiment_summary, result
-from vramlens.lsp.diagnose import RunProgress, run_cancellable, running_message
+from vramlens.lsp.commands import capture_loaded, command_guard, experiment_summary, result
+from vramlens.lsp.diagnose import RunProgress, run_on_file, running_message
 from vramlens.lsp.loading import load_experiment
 from vramlens.lsp.run_request import run_options
 from vramlens.lsp.server import VramLensServer
@@ -89,10 +89,4 @@ def register(server: VramLensServer) -> None:
     @server.command("vramlens.compareInterventions")
     @command_guard
     async def compare_interventions(ls: VramLensServer, *arguments) -> dict:
-        request = argument(arguments)
-        if not isinstance(request.get("uri"), str):
-            return result(False, "Give the file to experiment on as `uri`.")
-        if request.get("trusted") is not True:
-            return result(False, UNTRUSTED)
-        name = Path(to_fs_path(request["uri"])).name
-        return await run_cancellable(ls, request, f"VRAM Lens: comparing interventions on {name}", _compare)
+        return await run_on_file(ls, arguments, "experiment on", "comparing interventions on", _compare, UNTRUSTED)
