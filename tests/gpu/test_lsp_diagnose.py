@@ -13,27 +13,20 @@ import sys
 from pathlib import Path
 
 import pytest
-import pytest_lsp
 from lsprotocol import types
-from pytest_lsp import ClientServerConfig, LanguageClient
+from pytest_lsp import LanguageClient
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lsp"))
-from lsp_helpers import REPO, execute, initialize_with_folder, open_document  # noqa: E402
+from lsp_helpers import REPO, client, execute, open_document  # noqa: E402,F401  (client: the server fixture)
 
 pytestmark = pytest.mark.gpu
 
 
 @pytest.fixture
 def workspace(tmp_path: Path) -> Path:
-    shutil.copy(REPO / "scenarios" / "working_set.py", tmp_path / "working_set.py")
+    for name in ("working_set.py", "ddp_uneven.py"):
+        shutil.copy(REPO / "scenarios" / name, tmp_path / name)
     return tmp_path
-
-
-@pytest_lsp.fixture(config=ClientServerConfig(server_command=[sys.executable, "-m", "vramlens.lsp"]))
-async def client(lsp_client: LanguageClient, workspace: Path):
-    await initialize_with_folder(lsp_client, workspace)
-    yield
-    await lsp_client.shutdown_session()
 
 
 def _culprit_lines(script: Path) -> set[int]:
@@ -77,34 +70,22 @@ async def test_diagnose_runs_the_file_and_loads_figures_that_match_the_cli(clien
     assert oom.range.start.line == expected["oom"]["site"]["line"] - 1
 
 
-@pytest.fixture
-def ddp_workspace(tmp_path: Path) -> Path:
-    shutil.copy(REPO / "scenarios" / "ddp_uneven.py", tmp_path / "ddp_uneven.py")
-    return tmp_path
-
-
-@pytest_lsp.fixture(config=ClientServerConfig(server_command=[sys.executable, "-m", "vramlens.lsp"]))
-async def ddp_client(lsp_client: LanguageClient, ddp_workspace: Path):
-    await initialize_with_folder(lsp_client, ddp_workspace)
-    yield
-    await lsp_client.shutdown_session()
-
 
 @pytest.mark.asyncio
-async def test_diagnose_with_two_processes_per_node_shows_the_rank_that_ran_out(ddp_client: LanguageClient,
-                                                                                ddp_workspace: Path, vramlens):
+async def test_diagnose_with_two_processes_per_node_shows_the_rank_that_ran_out(client: LanguageClient, workspace: Path,
+                                                                                vramlens):
     """Two ranks over NCCL, one GPU each: the editor's "processes per node" setting through the real server."""
     import torch
 
     if torch.cuda.device_count() < 2:
         pytest.skip("needs two GPUs (NCCL refuses two ranks on one device)")
-    script = ddp_workspace / "ddp_uneven.py"
-    outcome = await execute(ddp_client, "vramlens.diagnose", {
+    script = workspace / "ddp_uneven.py"
+    outcome = await execute(client, "vramlens.diagnose", {
         "uri": script.as_uri(), "trusted": True, "interpreter": sys.executable, "memoryLimit": "2560MiB",
         "timeoutSeconds": 120, "processesPerNode": 2,
         "env": {"NCCL_NVLS_ENABLE": "0", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1", "NVSHMEM_DISABLE_NVLS": "1"}})
     assert outcome["ok"] is True, outcome
-    report = ddp_client.reports[-1]
+    report = client.reports[-1]
     cli = vramlens("analyze", "--json", outcome["capture"])
     assert cli.returncode == 0, cli.stderr
     ranks = json.loads(cli.stdout)["ranks"]

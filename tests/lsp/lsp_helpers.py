@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import sys
+
 import pytest_lsp
 from lsprotocol import types
-from pytest_lsp import LanguageClient
+from pytest_lsp import ClientServerConfig, LanguageClient
 
 
 async def open_document(client: LanguageClient, uri: str, text: str, version: int = 1) -> list[types.Diagnostic]:
@@ -81,3 +83,11 @@ async def initialize_with_folder(client: LanguageClient, folder: Path) -> None:
             workspace_folders=[types.WorkspaceFolder(uri=folder.as_uri(), name=folder.name)],
         )
     )
+
+
+@pytest_lsp.fixture(config=ClientServerConfig(server_command=[sys.executable, "-m", "vramlens.lsp"]))
+async def client(lsp_client: LanguageClient, workspace: Path):
+    """The real server over stdio, initialised as VS Code does with the ``workspace`` fixture as its folder."""
+    await initialize_with_folder(lsp_client, workspace)
+    yield
+    await lsp_client.shutdown_session()

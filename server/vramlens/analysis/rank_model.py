@@ -39,6 +39,7 @@ class RankSummary:
     outside_pytorch_moment: str | None = None  # "exit" | "oom" | "peak" | "end"
     analysis: Analysis | None = None
     problem: str | None = None  # why the capture could not be analyzed
+    meta: dict = field(default_factory=dict, repr=False)  # its capture.json, for whoever shows the rank
 
 
 @dataclass

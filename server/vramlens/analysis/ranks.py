@@ -8,13 +8,14 @@ metas and analyses, for the CLI and the language server alike.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Callable
 
-from vramlens.analysis.engine import analyze_path
+from vramlens.analysis.engine import analyze_capture
 from vramlens.analysis.model import Analysis, LineStat
 from vramlens.analysis.rank_model import (
     COLLECTIVE, COMPLETED, OWN_ERROR, OWN_FAILURES, OWN_OOM, STOPPED, Imbalance, LineSpread, RankComparison, RankSummary,
 )
-from vramlens.capture import CaptureError
+from vramlens.capture import Capture, CaptureError, load_capture
 from vramlens.capture.ranks import find_rank_captures
 from vramlens.units import format_bytes as fmt
 
@@ -26,13 +27,17 @@ _STOPPED_STATUSES = ("terminated", "timeout", "cancelled", "interrupted")
 IMBALANCE_METRICS = ("peak_allocated", "peak_reserved", "peak_driver_visible", "outside_pytorch")
 
 
-def analyze_ranks(folder: str | Path, source_root: str | None = None) -> RankComparison:
+def analyze_ranks(folder: str | Path, source_root: str | None = None, total_memory: int | None = None,
+                  root_for: Callable[[Capture], str | None] | None = None) -> RankComparison:
+    """``root_for``: each rank's source root chosen from its own capture (else ``source_root`` for all)."""
     found = find_rank_captures(folder)
     entries = []
     for rank in sorted(found.folders):
         path = found.folders[rank]
         try:
-            analysis, problem = analyze_path(path, source_root=source_root), None
+            capture = load_capture(path)
+            root = root_for(capture) if root_for else source_root
+            analysis, problem = analyze_capture(capture, total_memory=total_memory, source_root=root), None
         except CaptureError as error:
             analysis, problem = None, str(error)
         entries.append((str(path), found.metas[rank], analysis, problem))
@@ -66,7 +71,7 @@ def _summary(capture: str, meta: dict, analysis: Analysis | None, problem: str |
         hostname=facts.get("hostname"),
         device_index=facts.get("device_index", (meta.get("environment") or {}).get("device_index")),
         pid=meta.get("pid"), capture=capture, status=meta.get("status") or "unknown", exit_code=meta.get("exit_code"),
-        ending=ending_of(meta), exception=_exception_line(meta), analysis=analysis, problem=problem,
+        ending=ending_of(meta), exception=_exception_line(meta), analysis=analysis, problem=problem, meta=meta,
         peak_allocated=stats.get("peak_allocated", analysis.timeline.peak_allocated if analysis else None),
         peak_reserved=stats.get("peak_reserved", analysis.timeline.peak_reserved if analysis else None),
     )

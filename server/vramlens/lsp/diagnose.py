@@ -88,14 +88,15 @@ async def _diagnose(ls: VramLensServer, request: dict, cancel: threading.Event, 
     script = Path(to_fs_path(uri))
     folder_uri, folder_path = ls.folder_of(uri)
     loop = asyncio.get_running_loop()
+    settings = ls.settings_for(uri)
     with tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace") as output:
         try:
-            options = run_options(request, ls.settings_for(uri), script, Path(folder_path) if folder_path else None, output)
+            options = run_options(request, settings, script, Path(folder_path) if folder_path else None, output)
         except ValueError as error:
             return result(False, str(error), folder=folder_uri)
         options.cancel = cancel
         options.on_status = lambda status: loop.call_soon_threadsafe(progress.report, running_message(status))
-        processes = processes_per_node(request, ls.settings_for(uri))
+        processes = processes_per_node(request, settings)
         ranks = f" on {processes} processes (torchrun)" if processes > 1 else ""
         progress.report(f"Starting {script.name}{ranks}")
         ls.log(f"Diagnosing {script}{ranks} with {options.python} in {options.cwd}; capture: {options.capture_dir}")

@@ -9,7 +9,6 @@ The table arrives as `experiment` in `vramlens/report`, over the baseline's firs
 from __future__ import annotations
 
 import asyncio
-import datetime
 import threading
 from pathlib import Path
 
@@ -21,22 +20,11 @@ from vramlens.lsp.diagnose import RunProgress, run_on_file, running_message
 from vramlens.lsp.loading import load_experiment
 from vramlens.lsp.run_request import run_options
 from vramlens.lsp.server import VramLensServer
-from vramlens.runner.controlled import EXPERIMENT_FILE, ExperimentPlan, run_experiment
+from vramlens.runner.controlled import EXPERIMENT_FILE, ExperimentPlan, default_output_dir, run_experiment
 
 UNTRUSTED = ("Comparing interventions runs this file's code, which VRAM Lens does only in a trusted workspace; "
              "trust the workspace, then run it again.")
 MAX_REPEATS = 20
-
-
-def experiment_folder(folder: Path, script: Path) -> Path:
-    """FOLDER/.vramlens/experiments/SCRIPT-TIME (a new one each time)."""
-    stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%d-%H%M%S")
-    base = folder / ".vramlens" / "experiments" / f"{script.stem}-{stamp}"
-    candidate, number = base, 1
-    while candidate.exists():
-        number += 1
-        candidate = base.with_name(f"{base.name}-{number}")
-    return candidate
 
 
 def experiment_plan(request: dict, ls: VramLensServer) -> ExperimentPlan:
@@ -56,7 +44,7 @@ def experiment_plan(request: dict, ls: VramLensServer) -> ExperimentPlan:
         raise ValueError(f"Repeats must be a whole number from 1 to {MAX_REPEATS}, not {repeats!r}.")
     options = run_options(request, settings, script, folder)
     return ExperimentPlan(script, list(options.args), variants, repeats, memory_limit=options.memory_limit_text,
-                          run=options, output_dir=experiment_folder(folder, script))
+                          run=options, output_dir=default_output_dir(script, folder))
 
 
 async def _compare(ls: VramLensServer, request: dict, cancel: threading.Event, progress: RunProgress) -> dict:

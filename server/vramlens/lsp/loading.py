@@ -15,11 +15,10 @@ import dataclasses
 import json
 from pathlib import Path
 
-from vramlens.analysis import analyze_capture
 from vramlens.analysis.rank_model import RankComparison
-from vramlens.analysis.ranks import compare_ranks
-from vramlens.capture import CaptureError, load_capture
-from vramlens.capture.ranks import find_rank_captures, holds_rank_captures
+from vramlens.analysis.ranks import analyze_ranks
+from vramlens.capture import CaptureError
+from vramlens.capture.ranks import holds_rank_captures
 from vramlens.lsp import capture_store
 from vramlens.lsp.annotations import spread_markdown
 from vramlens.lsp.capture_store import FileFigures, LoadedCapture, RankView, file_figures
@@ -77,26 +76,16 @@ def _baseline_capture(data: dict) -> str | None:
 
 def load_ranks(path: str, folder_uri: str, folder_path: str, total_memory: int | None = None) -> LoadedCapture:
     """Every rank's capture below ``path``, each mapped onto the workspace, showing the failing rank first."""
-    found = find_rank_captures(path)
-    entries, roots = [], {}
-    for rank in sorted(found.folders):
-        folder = found.folders[rank]
-        try:
-            capture = load_capture(folder)
-            roots[rank] = choose_source_root(folder_path, recorded_user_files(capture))
-            analysis, problem = analyze_capture(capture, total_memory=total_memory, source_root=roots[rank]), None
-        except CaptureError as error:
-            analysis, problem = None, str(error)
-        entries.append((str(folder), found.metas[rank], analysis, problem))
-    comparison = compare_ranks(entries, found.world_size, found.missing, found.notes)
-    views = [RankView(summary.rank, found.metas[summary.rank], summary.analysis,
+    comparison = analyze_ranks(path, total_memory=total_memory,
+                               root_for=lambda capture: choose_source_root(folder_path, recorded_user_files(capture)))
+    views = [RankView(summary.rank, summary.meta, summary.analysis,
                       with_spread(file_figures(summary.analysis), comparison))
              for summary in comparison.ranks if summary.analysis is not None]
     if not views:
         raise CaptureError(f"None of the ranks' captures in {path} could be analysed: {' '.join(comparison.notes)}")
     shown = comparison.ranks[comparison.default_index].rank
     selected = next((index for index, view in enumerate(views) if view.rank == shown), 0)
-    root = roots.get(shown) or next(iter(roots.values()), folder_path)
+    root = views[selected].analysis.local_root or folder_path  # the root that rank's files were mapped with
     return LoadedCapture(str(Path(path).resolve()), folder_uri, root, views, selected, comparison=comparison)
 
 

@@ -9,7 +9,6 @@ run keeps its capture under the experiment's folder; experiment.json sits beside
 from __future__ import annotations
 
 import dataclasses
-import datetime
 import json
 import os
 import threading
@@ -23,7 +22,7 @@ from vramlens.analysis.find_max import MaxSearch
 from vramlens.analysis.measurement import RunMeasurement, measure
 from vramlens.analysis.variants import ALLOC_CONF_VAR, Variant, alloc_conf_env, with_argument
 from vramlens.capture.errors import CaptureError
-from vramlens.runner.launch import RunOptions, run_script
+from vramlens.runner.launch import RunOptions, fresh_folder, run_script
 from vramlens.units import parse_size_or_fraction
 
 EXPERIMENT_FILE = "experiment.json"
@@ -52,14 +51,8 @@ class ExperimentPlan:
     output_dir: Path | None = None
 
 
-def default_output_dir(script: Path) -> Path:
-    stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%d-%H%M%S")
-    base = Path.cwd() / ".vramlens" / "experiments" / f"{Path(script).stem}-{stamp}"
-    candidate, number = base, 1
-    while candidate.exists():
-        number += 1
-        candidate = base.with_name(f"{base.name}-{number}")
-    return candidate
+def default_output_dir(script: Path, folder: Path | None = None) -> Path:
+    return fresh_folder("experiments", script, folder)
 
 
 class Stop(Exception):

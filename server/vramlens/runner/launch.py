@@ -61,15 +61,19 @@ class RunResult:
     status: str
 
 
-def default_capture_dir(script: Path, folder: Path | None = None) -> Path:
-    """FOLDER/.vramlens/captures/SCRIPT-TIME, in the current folder unless told."""
+def fresh_folder(kind: str, script: Path, folder: Path | None = None) -> Path:
+    """FOLDER/.vramlens/KIND/SCRIPT-TIME (a -2, -3… suffix when taken), in the current folder unless told."""
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%d-%H%M%S")
-    base = (folder or Path.cwd()) / ".vramlens" / "captures" / f"{script.stem}-{stamp}"
+    base = (folder or Path.cwd()) / ".vramlens" / kind / f"{Path(script).stem}-{stamp}"
     candidate, number = base, 1
     while candidate.exists():
         number += 1
         candidate = base.with_name(f"{base.name}-{number}")
     return candidate
+
+
+def default_capture_dir(script: Path, folder: Path | None = None) -> Path:
+    return fresh_folder("captures", script, folder)
 
 
 def check_capture_target(folder: Path) -> None:
