@@ -76,7 +76,7 @@ def test_no_grad_fix_adds_import_when_torch_is_not_imported():
 
 
 def test_no_grad_fix_uses_the_alias_in_use_and_keeps_indentation():
-    source = "import torch as th\n\nclass Runner:\n    @property\n    def x(self):\n        return 1\n\n    @staticmethod\n    def evaluate(model, x):\n        return model(x)\n"
+    source = "import torch as th\n\nclass Runner:\n    @property\n    def x(self):\n        return 1\n\n    @staticmethod\n    def evaluate(model, x):\n        model.eval()\n        return model(x)\n"
     fixed = fix_source(source).text
     assert "    @th.no_grad()\n    @staticmethod\n    def evaluate" in fixed
     ast.parse(fixed)
@@ -96,7 +96,7 @@ def test_columns_count_characters_not_bytes():
 
 
 def test_private_validation_helper_is_still_checked():
-    source = "import torch\n\nclass Trainer:\n    def _validate(self, loader):\n        for x in loader:\n            self.model(x)\n"
+    source = "import torch\n\nclass Trainer:\n    def _validate(self, loader):\n        self.model.eval()\n        for x in loader:\n            self.model(x)\n"
     assert [f.code for f in lint_source(source)] == ["VL201"]
 
 
@@ -107,11 +107,11 @@ def test_move_to_another_tensor_is_flagged_without_a_fix():
 
 
 def test_two_decorator_fixes_add_one_import_above_both():
-    source = "def predict(model, x):\n    return model(x)\n\n\ndef evaluate(model, x):\n    return model(x)\n"
+    source = "def predict(model: Module, x):\n    return model(x)\n\n\ndef evaluate(model: Module, x):\n    return model(x)\n"
     fixed = fix_source(source).text
     assert fixed == (
-        "import torch\n@torch.no_grad()\ndef predict(model, x):\n    return model(x)\n\n\n"
-        "@torch.no_grad()\ndef evaluate(model, x):\n    return model(x)\n"
+        "import torch\n@torch.no_grad()\ndef predict(model: Module, x):\n    return model(x)\n\n\n"
+        "@torch.no_grad()\ndef evaluate(model: Module, x):\n    return model(x)\n"
     )
 
 

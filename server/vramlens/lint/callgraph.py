@@ -1,0 +1,650 @@
+"""The file's call graph: which calls reach functions of this file, and what each function's callers imply.
+
+Built once per file from syntax and module evidence, before any taint is computed:
+
+- call sites with their lexical grad mode (``with torch.no_grad():``, ``ExitStack.enter_context``) and the
+  loops around them;
+- per function: the grad mode it runs in (its decorator, a no_grad ``__call__`` of its class, or every
+  caller calling it with recording off — ``with torch.no_grad(): main()`` included), whether it trains
+  (itself or through a callee), runs a forward pass, is called on every iteration of a loop, is part of a
+  module's forward, and whether a backward pass is reachable from what it returns;
+- module evidence for parameters that callers pass modules to.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+from .dataflow import Dataflow, names_read
+from .evidence import FORWARD, Evidence, forward_kind
+from .facts import FileFacts
+from .gradmode import MAYBE, OFF, ON, GradModes
+from .library import BACKPROPAGATED_RETURNS, FORWARD_HOOK_REGISTRATIONS, LIGHTNING_NO_GRAD_HOOKS
+from .syntax import call_name, dotted, is_backward_call, is_optimizer_step, is_small_constant_loop, iterates_data, last_name
+
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+_NESTED_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+
+
+@dataclass
+class CallSite:
+    call: ast.Call
+    caller: ast.AST  # a function definition or the module
+    callee: ast.AST  # a function definition of this file
+    mode: str | None  # the grad mode the caller's code sets around the call (None: the caller's own)
+    loops: tuple[ast.stmt, ...]  # the caller's loops around the call, outermost first
+    skips_self: bool  # a method called through an instance: its first parameter is the instance
+
+
+class CallGraph:
+    def __init__(self, facts: FileFacts, evidence: Evidence, modes: GradModes) -> None:
+        self.facts = facts
+        self.evidence = evidence
+        self.modes = modes
+        self.lexical: dict[int, tuple[str | None, tuple[ast.stmt, ...]]] = {}  # id(stmt) -> (mode, loops)
+        self.statement_scope: dict[int, ast.AST] = {}
+        self.sites_from: dict[int, list[CallSite]] = {}  # id(caller) -> sites
+        self.sites_to: dict[int, list[CallSite]] = {}  # id(callee) -> sites
+        self.site_of: dict[int, CallSite] = {}  # id(call) -> site
+        self._instances: dict[int, dict[str, ast.ClassDef]] = {}
+        self.statements_in: dict[int, list[ast.stmt]] = {}  # id(scope) -> its statements, in order
+        self.forward_hooks: set[int] = set()  # id() of functions registered as forward hooks
+        self._call_targets: dict[int, dict[int, set[str]]] = {}
+        self.scopes = [facts.tree, *facts.scopes]
+        for scope in self.scopes:
+            self._lexical_scope(scope)
+        self._collect_sites()
+        self._module_parameters()
+        self.context = self._contexts()
+        self.trains = self._trains()
+        self.runs_forward = self._runs_forward()
+        self.in_loop = self._called_in_loop()
+        self.backprops_params = self._backpropagated_parameters()
+        self.result_backpropagated = self._results_backpropagated()
+        self.part_of_forward = self._part_of_forward()
+
+    # -- lexical grad modes and loops --------------------------------------------------------
+    def _lexical_scope(self, scope: ast.AST) -> None:
+        table, owner, modes = self.lexical, self.statement_scope, self.modes
+        order = self.statements_in[id(scope)] = []
+
+        def block(stmts: list[ast.stmt], mode: str | None, loops: tuple[ast.stmt, ...]) -> None:
+            for stmt in stmts:
+                table[id(stmt)] = (mode, loops)
+                owner[id(stmt)] = scope
+                order.append(stmt)
+                kind = type(stmt)
+                if kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
+                    continue
+                if kind in (ast.With, ast.AsyncWith):
+                    block(stmt.body, modes.with_mode(stmt) or mode, loops)
+                elif kind in (ast.For, ast.AsyncFor, ast.While):
+                    block(stmt.body, mode, loops + (stmt,))
+                    block(stmt.orelse, mode, loops)
+                elif kind is ast.If:
+                    block(stmt.body, mode, loops)
+                    block(stmt.orelse, mode, loops)
+                elif kind is ast.Try or type(stmt).__name__ == "TryStar":
+                    block(stmt.body, mode, loops)
+                    for handler in stmt.handlers:
+                        table[id(handler)] = (mode, loops)
+                        block(handler.body, mode, loops)
+                    block(stmt.orelse, mode, loops)
+                    block(stmt.finalbody, mode, loops)
+                elif type(stmt).__name__ == "Match":
+                    for case in stmt.cases:
+                        block(case.body, mode, loops)
+                else:
+                    switched = modes.statement_mode(stmt)
+                    if switched is not None:
+                        mode = switched  # for the rest of this block
+
+        block(scope.body, None, ())
+
+    def mode_at(self, stmt: ast.AST) -> str | None:
+        """The grad mode at ``stmt``: what its own function sets around it, else the function's context."""
+        mode, _ = self.lexical.get(id(stmt), (None, ()))
+        if mode is not None:
+            return mode
+        return self.scope_mode(self.statement_scope.get(id(stmt)))
+
+    def scope_mode(self, scope: ast.AST | None) -> str | None:
+        if scope is None:
+            return None
+        if isinstance(scope, ast.Module):
+            return OFF if self.facts.grad_off_everywhere else None
+        return self.context.get(id(scope))
+
+    def loops_at(self, stmt: ast.AST) -> tuple[ast.stmt, ...]:
+        return self.lexical.get(id(stmt), (None, ()))[1]
+
+    # -- resolution ----------------------------------------------------------------------------
+    def resolve(self, call: ast.Call, scope: ast.AST) -> tuple[ast.AST | None, bool]:
+        """(the function of this file ``call`` runs, whether its first parameter is bound to an instance)."""
+        func = call.func
+        facts = self.facts
+        if isinstance(func, ast.Name):
+            current = scope
+            while current is not None and not isinstance(current, ast.Module):
+                for nested in facts.nested.get(id(current), ()):
+                    if nested.name == func.id:
+                        return nested, False
+                current = facts.parent.get(id(current))
+            local = facts.functions.get(func.id)
+            if local is not None:
+                return local, False
+            cls = facts.classes.get(func.id)
+            if cls is not None:
+                init = self.method(cls, "__init__")
+                return init, init is not None
+            return None, False
+        if not isinstance(func, ast.Attribute):
+            return None, False
+        receiver = func.value
+        if isinstance(receiver, ast.Call) and call_name(receiver) == "super":
+            cls = self.enclosing_class(scope)
+            if cls is None:
+                return None, False
+            for base in self.local_bases(cls):
+                found = self.method(base, func.attr)
+                if found is not None:
+                    return found, True
+            return None, False
+        name = dotted(receiver)
+        if name is None:
+            return None, False
+        if name in {"self", "cls"}:
+            cls = self.enclosing_class(scope)
+            found = self.method(cls, func.attr) if cls is not None else None
+            return found, found is not None and not _is_static(found)
+        if name in facts.classes:  # ``Helper.method(...)``
+            found = self.method(facts.classes[name], func.attr)
+            return found, found is not None and _is_classmethod(found)
+        cls = self.instance_class(name, scope)
+        if cls is not None:
+            found = self.method(cls, func.attr)
+            return found, found is not None and not _is_static(found)
+        return None, False
+
+    def enclosing_class(self, scope: ast.AST) -> ast.ClassDef | None:
+        current = scope
+        while current is not None and not isinstance(current, ast.Module):
+            cls = self.facts.class_of(current)
+            if cls is not None:
+                return cls
+            current = self.facts.parent.get(id(current))
+        return None
+
+    def local_bases(self, cls: ast.ClassDef) -> list[ast.ClassDef]:
+        found = []
+        for base in cls.bases:
+            local = self.facts.classes.get(last_name(dotted(base) or ""))
+            if local is not None and local is not cls and local not in found:
+                found.append(local)
+        return found
+
+    def method(self, cls: ast.ClassDef, name: str, depth: int = 0) -> ast.AST | None:
+        found = self.facts.methods.get((cls.name, name))
+        if found is not None or depth > 8:
+            return found
+        for base in self.local_bases(cls):
+            found = self.method(base, name, depth + 1)
+            if found is not None:
+                return found
+        return None
+
+    def instance_class(self, name: str, scope: ast.AST) -> ast.ClassDef | None:
+        """The class of this file an instance name is bound to (``meter = AverageMeter()``)."""
+        if name.startswith("self."):
+            cls = self.enclosing_class(scope)
+            if cls is None:
+                return None
+            return self._class_instances(cls).get(name)
+        if "." in name:
+            return None
+        current = scope
+        while current is not None:
+            found = self._scope_instances(current).get(name)
+            if found is not None:
+                return found
+            if isinstance(current, ast.Module):
+                return None
+            current = self.facts.parent.get(id(current)) or self.facts.tree
+        return None
+
+    def _scope_instances(self, scope: ast.AST) -> dict[str, ast.ClassDef]:
+        key = id(scope)
+        found = self._instances.get(key)
+        if found is None:
+            found = self._instances[key] = {}
+            classes = self.facts.classes
+            for store in self.facts.stores_inside(scope):
+                if isinstance(store, ast.Assign) and isinstance(store.value, ast.Call):
+                    cls = classes.get(call_name(store.value))
+                    if cls is not None:
+                        for target in store.targets:
+                            name = dotted(target)
+                            if name:
+                                found[name] = cls
+            if not isinstance(scope, ast.Module):
+                for arg in [*scope.args.posonlyargs, *scope.args.args, *scope.args.kwonlyargs]:
+                    annotation = dotted(arg.annotation) if arg.annotation is not None else None
+                    if annotation and last_name(annotation) in classes:
+                        found[arg.arg] = classes[last_name(annotation)]
+        return found
+
+    def _class_instances(self, cls: ast.ClassDef) -> dict[str, ast.ClassDef]:
+        key = id(cls)
+        found = self._instances.get(key)
+        if found is None:
+            found = self._instances[key] = {}
+            for (owner, _), method in self.facts.methods.items():
+                if owner == cls.name:
+                    found.update({k: v for k, v in self._scope_instances(method).items() if k.startswith("self.")})
+        return found
+
+    # -- sites -----------------------------------------------------------------------------------
+    def _collect_sites(self) -> None:
+        for scope in self.scopes:
+            sites: list[CallSite] = []
+            for stmt_id, call in self._calls_with_statements(scope):
+                callee, skips_self = self.resolve(call, scope)
+                if callee is None:
+                    continue
+                mode, loops = self.lexical.get(stmt_id, (None, ()))
+                site = CallSite(call, scope, callee, mode, loops, skips_self)
+                sites.append(site)
+                self.sites_to.setdefault(id(callee), []).append(site)
+                self.site_of[id(call)] = site
+            self.sites_from[id(scope)] = sites
+            for call in self.facts.calls_inside(scope):
+                if isinstance(call.func, ast.Attribute) and call.func.attr in FORWARD_HOOK_REGISTRATIONS and call.args:
+                    target = self._hook_function(call.args[0], scope)
+                    if target is not None:
+                        self.forward_hooks.add(id(target))  # runs inside the module's forward
+
+    def _hook_function(self, arg: ast.AST, scope: ast.AST) -> ast.AST | None:
+        """The function of this file a hook argument names: ``fn``, ``self.fn`` or ``make_hook(name)``
+        returning a nested ``def``."""
+        if isinstance(arg, ast.Call):
+            factory, _ = self.resolve(arg, scope)
+            if factory is None:
+                return None
+            returned = {n.value.id for n in ast.walk(factory) if isinstance(n, ast.Return) and isinstance(n.value, ast.Name)}
+            return next((f for f in self.facts.nested.get(id(factory), ()) if f.name in returned), None)
+        probe = ast.Call(func=arg, args=[], keywords=[])
+        found, _ = self.resolve(probe, scope)
+        return found
+
+    def _calls_with_statements(self, scope: ast.AST):
+        own_calls = self.facts.own_calls
+        for stmt in self.statements_in.get(id(scope), ()):
+            for call in own_calls.get(id(stmt), ()):
+                yield id(stmt), call
+
+    def _module_parameters(self) -> None:
+        """Parameters that a caller passes a module to are modules too (two rounds: callers of callers)."""
+        evidence = self.evidence
+        for _ in range(2):
+            changed = False
+            for scope in self.scopes:
+                for site in self.sites_from.get(id(scope), ()):
+                    for parameter, argument in self.bound_arguments(site):
+                        known = evidence.param_modules.setdefault(id(site.callee), set())
+                        if parameter not in known and evidence.is_module(argument, scope):
+                            known.add(parameter)
+                            changed = True
+            if not changed:
+                break
+            evidence.build()
+
+    def bound_arguments(self, site: CallSite) -> list[tuple[str, ast.AST]]:
+        """(parameter, argument) pairs of a call site."""
+        callee = site.callee
+        params = [a.arg for a in callee.args.posonlyargs + callee.args.args]
+        if site.skips_self and params:
+            params = params[1:]
+        pairs = [(p, a) for p, a in zip(params, site.call.args) if not isinstance(a, ast.Starred)]
+        names = set(params) | {a.arg for a in callee.args.kwonlyargs}
+        pairs.extend((k.arg, k.value) for k in site.call.keywords if k.arg in names)
+        return pairs
+
+    def parameters(self, func: ast.AST, bound: bool | None = None) -> list[str]:
+        params = [a.arg for a in func.args.posonlyargs + func.args.args]
+        if bound is None:
+            bound = self.facts.class_of(func) is not None and not _is_static(func)
+        return params[1:] if bound and params else params
+
+    # -- contexts --------------------------------------------------------------------------------
+    def _own_mode(self, func: ast.AST) -> str | None:
+        mode = self.modes.decorator_mode(func)
+        if mode is not None:
+            return mode
+        cls = self.facts.class_of(func)
+        if cls is None:
+            return None
+        if cls.name in self.evidence.module_classes:
+            if func.name in LIGHTNING_NO_GRAD_HOOKS:
+                return OFF  # the trainer runs validation/test/predict hooks under inference_mode
+            return None
+        call = self.facts.methods.get((cls.name, "__call__"))
+        if call is not None and call is not func and self.modes.decorator_mode(call) == OFF:
+            return OFF  # a pipeline whose __call__ runs under no_grad: its methods serve that call
+        return None
+
+    def _contexts(self) -> dict[int, str | None]:
+        """Grad mode each function runs in: its own, else the one all its callers agree on."""
+        context: dict[int, str | None] = {}
+        functions = self.facts.scopes
+        for func in functions:
+            context[id(func)] = self._own_mode(func)
+        for _ in range(len(functions) + 1):
+            changed = False
+            for func in functions:
+                if self._own_mode(func) is not None:
+                    continue
+                sites = [s for s in self.sites_to.get(id(func), ()) if s.caller is not func]
+                if not sites:
+                    parent = self.facts.parent.get(id(func))
+                    if parent is not None and context.get(id(func)) is None:
+                        inherited = context.get(id(parent))  # a closure runs where its parent runs
+                        if inherited is not None:
+                            context[id(func)] = inherited
+                            changed = True
+                    continue
+                modes = set()
+                for site in sites:
+                    mode = site.mode if site.mode is not None else (
+                        (OFF if self.facts.grad_off_everywhere else None) if isinstance(site.caller, ast.Module)
+                        else context.get(id(site.caller))
+                    )
+                    modes.add(mode)
+                new = OFF if modes == {OFF} else (MAYBE if modes <= {OFF, MAYBE} else None)
+                if new != context.get(id(func)):
+                    context[id(func)] = new
+                    changed = True
+            if not changed:
+                break
+        return context
+
+    def site_mode(self, site: CallSite) -> str | None:
+        if site.mode is not None:
+            return site.mode
+        return self.scope_mode(site.caller)
+
+    def _trains(self) -> dict[int, bool]:
+        """A backward pass, autograd.grad or an optimizer step runs in the function or a callee."""
+        trains = {id(s): self.facts.trains_directly(s) for s in self.scopes}
+        for _ in range(len(self.scopes) + 1):
+            changed = False
+            for scope in self.scopes:
+                if trains[id(scope)]:
+                    continue
+                if any(trains.get(id(site.callee)) and self.site_mode(site) != OFF for site in self.sites_from.get(id(scope), ())):
+                    trains[id(scope)] = True
+                    changed = True
+            if not changed:
+                break
+        return trains
+
+    def trains_node(self, node: ast.AST, scope: ast.AST) -> bool:
+        """A training call happens inside ``node`` (a statement or loop), directly or through a callee."""
+        if self.facts.trains_directly(node):
+            return True
+        for call in self.facts.calls_inside(node):
+            site = self.site_of.get(id(call))
+            if site is not None and self.trains.get(id(site.callee)) and self.site_mode(site) != OFF:
+                return True
+        return False
+
+    def _runs_forward(self) -> dict[int, bool]:
+        """The function runs a module forward with recording on, itself or through a callee."""
+        evidence = self.evidence
+        runs: dict[int, bool] = {}
+        for scope in self.scopes:
+            found = False
+            if self.scope_mode(scope) in (OFF, MAYBE):
+                runs[id(scope)] = False
+                continue
+            for stmt_id, call in self._calls_with_statements(scope):
+                mode = self.lexical.get(stmt_id, (None, ()))[0]
+                if mode in (OFF, MAYBE):
+                    continue
+                if forward_kind(evidence, call, scope) == FORWARD:
+                    found = True
+                    break
+            runs[id(scope)] = found
+        for _ in range(len(self.scopes) + 1):
+            changed = False
+            for scope in self.scopes:
+                if runs[id(scope)] or self.scope_mode(scope) in (OFF, MAYBE):
+                    continue
+                for site in self.sites_from.get(id(scope), ()):
+                    if runs.get(id(site.callee)) and site.mode not in (OFF, MAYBE):
+                        runs[id(scope)] = changed = True
+                        break
+            if not changed:
+                break
+        return runs
+
+    def is_repeating_loop(self, loop: ast.stmt, scope: ast.AST) -> bool:
+        """A training or data loop (not bounded by a small constant)."""
+        return not is_small_constant_loop(loop) and (self.trains_node(loop, scope) or iterates_data(loop))
+
+    def _called_in_loop(self) -> dict[int, bool]:
+        """Called on every iteration of a training or data loop, directly or through its callers."""
+        in_loop: dict[int, bool] = {}
+        for func in self.facts.scopes:
+            in_loop[id(func)] = any(
+                any(self.is_repeating_loop(loop, site.caller) for loop in site.loops)
+                for site in self.sites_to.get(id(func), ())
+            )
+        for _ in range(len(self.facts.scopes) + 1):
+            changed = False
+            for func in self.facts.scopes:
+                if in_loop[id(func)]:
+                    continue
+                if any(in_loop.get(id(site.caller)) for site in self.sites_to.get(id(func), ())):
+                    in_loop[id(func)] = changed = True
+            if not changed:
+                break
+        return in_loop
+
+    # -- backward reachability ---------------------------------------------------------------------
+    def dataflow(self, scope: ast.AST) -> Dataflow:
+        """The scope's dataflow, counting arguments of local callees that backpropagate them as backward reads."""
+        return self._dataflow_of([scope])
+
+    def class_dataflow(self, cls: ast.ClassDef) -> Dataflow:
+        """Every method of the class together: where a ``self.x`` kept in one method may be consumed."""
+        members = [m for (owner, _), m in self.facts.methods.items() if owner == cls.name]
+        return self._dataflow_of(members)
+
+    def file_dataflow(self) -> Dataflow:
+        return self._dataflow_of(self.scopes)
+
+    def _dataflow_of(self, scopes: list[ast.AST]) -> Dataflow:
+        facts = self.facts
+        consumed_by = getattr(self, "backprops_params", {})
+        extra = []
+        stores: list[ast.stmt] = []
+        calls: list[ast.Call] = []
+        loops: list[ast.stmt] = []
+        for scope in scopes:
+            stores.extend(facts.stores_inside(scope))
+            calls.extend(facts.calls_inside(scope))
+            loops.extend(facts.loops_inside(scope))
+            for site in self.sites_from.get(id(scope), ()):
+                consumed = consumed_by.get(id(site.callee), ())
+                if consumed:
+                    for parameter, argument in self.bound_arguments(site):
+                        if parameter in consumed:
+                            extra.append(names_read(argument))
+        return Dataflow(stores, calls, loops, extra)
+
+    def _backpropagated_parameters(self) -> dict[int, set[str]]:
+        """Parameters a function feeds to backward (itself or through a callee)."""
+        found: dict[int, set[str]] = {}
+        self.backprops_params = found
+        for _ in range(3):
+            changed = False
+            for func in self.facts.scopes:
+                flow = self.dataflow(func)
+                if not flow.backward_reads:
+                    continue
+                params = set(self.parameters(func))
+                consumed = {p for p in params if flow.reaches_backward({p})}
+                if consumed - found.get(id(func), set()):
+                    found[id(func)] = found.get(id(func), set()) | consumed
+                    changed = True
+            if not changed:
+                break
+        return found
+
+    def _results_backpropagated(self) -> dict[int, bool]:
+        """A backward pass is reachable from what the function returns: a caller feeds it to backward,
+        or returns it to a caller that does (a training loop two calls up)."""
+        result: dict[int, bool] = {
+            id(f): f.name in BACKPROPAGATED_RETURNS for f in self.facts.scopes
+        }
+        flows = {}
+        for _ in range(len(self.facts.scopes) + 1):
+            changed = False
+            for func in self.facts.scopes:
+                if result[id(func)]:
+                    continue
+                for site in self.sites_to.get(id(func), ()):
+                    caller = site.caller
+                    flow = flows.get(id(caller))
+                    if flow is None:
+                        flow = flows[id(caller)] = self.dataflow(caller)
+                    if self._site_result_backpropagated(site, flow, result):
+                        result[id(func)] = changed = True
+                        break
+            if not changed:
+                break
+        return result
+
+    def _site_result_backpropagated(self, site: CallSite, flow: Dataflow, result: dict[int, bool]) -> bool:
+        call = site.call
+        for backward in (c for c in self.facts.calls_inside(site.caller) if is_backward_call(c)):
+            if any(node is call for node in ast.walk(backward)):
+                return True  # ``helper(x).sum().backward()``
+        receivers = self._result_names(call, site.caller)
+        if receivers and flow.reaches_backward(receivers):
+            return True
+        caller = site.caller
+        if isinstance(caller, ast.Module) or not result.get(id(caller)):
+            return False
+        returned = set()
+        for node in ast.walk(caller):
+            if isinstance(node, ast.Return) and node.value is not None:
+                if any(inner is call for inner in ast.walk(node.value)):
+                    return True  # ``return helper(x)`` in a function whose result is backpropagated
+                returned |= names_read(node.value)
+        return bool(receivers) and bool(flow.derived(receivers) & returned)
+
+    def _result_names(self, call: ast.Call, scope: ast.AST) -> set[str]:
+        """Names the result of ``call`` is assigned to in ``scope``."""
+        table = self._call_targets.get(id(scope))
+        if table is None:
+            table = self._call_targets[id(scope)] = {}
+            for store in self.facts.stores_inside(scope):
+                if isinstance(store, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and store.value is not None:
+                    targets = store.targets if isinstance(store, ast.Assign) else [store.target]
+                    names = {n for t in targets for n in _flat_names(t)}
+                    for inner in self.facts.calls_of(store):
+                        table[id(inner)] = names
+        return table.get(id(call), set())
+
+    # -- forward membership ------------------------------------------------------------------------
+    def _part_of_forward(self) -> dict[int, bool]:
+        """Methods run by a module's forward (``self.predict(x)`` called from forward) belong to it."""
+        part: dict[int, bool] = {}
+        for func in self.facts.scopes:
+            cls = self.facts.class_of(func)
+            part[id(func)] = func.name == "forward" and cls is not None and cls.name in self.evidence.module_classes
+        for _ in range(len(self.facts.scopes) + 1):
+            changed = False
+            for func in self.facts.scopes:
+                if part[id(func)]:
+                    continue
+                sites = self.sites_to.get(id(func), ())
+                if any(part.get(id(site.caller)) for site in sites):
+                    part[id(func)] = changed = True
+            if not changed:
+                break
+        return part
+
+    # -- order -------------------------------------------------------------------------------------
+    def bottom_up(self) -> list[ast.AST]:
+        """Functions with their callees first (strongly connected groups in any order), nested ones
+        left to their parents."""
+        functions = [f for f in self.facts.scopes if id(f) not in self.facts.parent]
+        index: dict[int, int] = {}
+        low: dict[int, int] = {}
+        on_stack: set[int] = set()
+        stack: list[ast.AST] = []
+        order: list[ast.AST] = []
+        counter = 0
+        callees = {
+            id(f): [s.callee for s in self.sites_from.get(id(f), ()) if id(s.callee) not in self.facts.parent]
+            for f in functions
+        }
+        for root in functions:
+            if id(root) in index:
+                continue
+            work = [(root, iter(callees.get(id(root), ())))]
+            index[id(root)] = low[id(root)] = counter
+            counter += 1
+            stack.append(root)
+            on_stack.add(id(root))
+            while work:
+                node, children = work[-1]
+                advanced = False
+                for child in children:
+                    if id(child) not in index:
+                        index[id(child)] = low[id(child)] = counter
+                        counter += 1
+                        stack.append(child)
+                        on_stack.add(id(child))
+                        work.append((child, iter(callees.get(id(child), ()))))
+                        advanced = True
+                        break
+                    if id(child) in on_stack:
+                        low[id(node)] = min(low[id(node)], index[id(child)])
+                if advanced:
+                    continue
+                work.pop()
+                if work:
+                    parent = work[-1][0]
+                    low[id(parent)] = min(low[id(parent)], low[id(node)])
+                if low[id(node)] == index[id(node)]:
+                    while True:
+                        member = stack.pop()
+                        on_stack.discard(id(member))
+                        order.append(member)
+                        if member is node:
+                            break
+        return order
+
+
+def _flat_names(target: ast.AST) -> list[str]:
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return [n for e in target.elts for n in _flat_names(e)]
+    if isinstance(target, ast.Starred):
+        return _flat_names(target.value)
+    name = dotted(target)
+    return [name] if name else []
+
+
+def _is_static(func: ast.AST) -> bool:
+    return any(last_name(dotted(d) or "") == "staticmethod" for d in func.decorator_list)
+
+
+def _is_classmethod(func: ast.AST) -> bool:
+    return any(last_name(dotted(d) or "") == "classmethod" for d in func.decorator_list)
+
+
+__all__ = ["CallGraph", "CallSite", "ON", "OFF", "MAYBE", "is_backward_call", "is_optimizer_step"]

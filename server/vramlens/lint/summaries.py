@@ -1,0 +1,60 @@
+"""What a function of the file does with its parameters, as its callers need to know it.
+
+Computed by walking the function once, with each parameter carrying its own label; callers then
+substitute what they pass. A summary says which parameters flow into the returned value (and whether
+the function makes graph of its own), and which parameters it keeps somewhere that outlives the call
+(``self.sum += val``, ``self.history.append(out)``, ``cache[key] = x.clone()``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+GRAPH = "G"  # carries autograd history (a non-leaf tensor with grad_fn, or a container of them)
+LEAF = "L"  # a leaf that requires grad (a parameter): keeping it keeps no graph, computing with it makes one
+PARAMETER = "@"  # prefix of a parameter's own label
+
+Labels = frozenset
+EMPTY: Labels = frozenset()
+GRAPH_ONLY: Labels = frozenset({GRAPH})
+LEAF_ONLY: Labels = frozenset({LEAF})
+
+
+def parameter_label(name: str) -> str:
+    return PARAMETER + name
+
+
+def parameters_in(labels: Labels) -> list[str]:
+    return [label[1:] for label in labels if label.startswith(PARAMETER)]
+
+
+def computed(labels: Labels) -> Labels:
+    """What an operation on values with ``labels`` gives: a leaf becomes graph (``p * 2`` has a grad_fn)."""
+    if LEAF in labels:
+        return (labels - LEAF_ONLY) | GRAPH_ONLY
+    return labels
+
+
+@dataclass(frozen=True)
+class Effect:
+    """The function keeps the value of one of its parameters in ``place``."""
+
+    code: str  # the finding a graph-carrying argument gets at the call site (VL101, VL102, VL103, VL105)
+    place: str  # where it is kept, as written in the function (``self.sum``)
+    how: str  # "adds it to", "appends it to", "stores it in"
+    function: str  # the function's qualified name, for the message
+
+
+@dataclass
+class Summary:
+    returns: Labels = EMPTY
+    effects: dict[str, list[Effect]] = field(default_factory=dict)  # parameter -> what keeps it
+    detaches: set[str] = field(default_factory=set)  # parameters detached in place (``h.detach_()``)
+
+    def signature(self) -> tuple:
+        """A stable description, for keys of cached results that depend on this summary."""
+        return (
+            tuple(sorted(self.returns)),
+            tuple(sorted((p, tuple((e.code, e.place, e.how, e.function) for e in effects)) for p, effects in self.effects.items())),
+            tuple(sorted(self.detaches)),
+        )
