@@ -17,7 +17,7 @@ import ast
 from dataclasses import dataclass
 
 from .dataflow import Dataflow, names_read
-from .evidence import FORWARD, Evidence, forward_kind
+from .evidence import DIFFERENTIABLE, FORWARD, Evidence, forward_kind
 from .facts import FileFacts
 from .gradmode import MAYBE, OFF, ON, GradModes
 from .library import BACKPROPAGATED_RETURNS, FORWARD_HOOK_REGISTRATIONS, LIGHTNING_NO_GRAD_HOOKS
@@ -411,7 +411,7 @@ class CallGraph:
                 mode = self.lexical.get(stmt_id, (None, ()))[0]
                 if mode in (OFF, MAYBE):
                     continue
-                if forward_kind(evidence, call, scope) == FORWARD:
+                if forward_kind(evidence, call, scope) in (FORWARD, DIFFERENTIABLE):
                     found = True
                     break
             runs[id(scope)] = found

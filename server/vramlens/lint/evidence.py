@@ -74,6 +74,8 @@ class Evidence:
         self.frozen: set[str] = set()
         self._locals: dict[int, set[str]] = {}
         self.backward_roots: dict[int, set[str]] = {}  # id(scope) -> names a backward call differentiates
+        self._differentiable: dict[int, set[str]] = {}  # id(scope) -> callables a backpropagated loss is computed by
+        self._class_differentiable: dict[str, set[str]] = {}
         self.build()
 
     # -- building --------------------------------------------------------------------------
@@ -82,6 +84,8 @@ class Evidence:
         facts = self.facts
         self._scope_modules.clear()
         self._class_attrs.clear()
+        self._differentiable.clear()
+        self._class_differentiable.clear()
         self._returns_module.clear()
         scopes = [facts.tree, *facts.scopes]
         for _ in range(2):  # a second round lets ``self.model = model`` see what another method found
@@ -148,7 +152,9 @@ class Evidence:
             for item in cls.body:  # ``encoder: nn.Module`` in the class body
                 if isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name) and self._module_annotation(item.annotation):
                     attrs.add(f"self.{item.target.id}")
-        self._backward_slice(scope, modules, attrs)
+        differentiable = self._differentiable.setdefault(key, set())
+        class_differentiable = self._class_differentiable.setdefault(cls.name, set()) if cls is not None else None
+        self._backward_slice(scope, differentiable, class_differentiable)
 
     def _backward_slice(self, scope: ast.AST, modules: set[str], attrs: set[str] | None) -> None:
         """A loss that is backpropagated carries graph, and whatever was called to compute it is
@@ -166,8 +172,22 @@ class Evidence:
                     roots |= {n.removesuffix(ELEMENT) for n in names_read(node.value)}
         if not roots:
             return
-        self.backward_roots[id(scope)] = roots
         stores = [s for s in facts.stores_inside(scope) if isinstance(s, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and s.value is not None]
+        for _ in range(3):  # ``log = {"loss": loss}; return log``: the loss inside is what is backpropagated
+            grown = False
+            for store in stores:
+                value = store.value
+                if not (isinstance(value, (ast.Dict, ast.List, ast.Tuple)) or (isinstance(value, ast.Call) and call_name(value) == "dict")):
+                    continue
+                targets = store.targets if isinstance(store, ast.Assign) else [store.target]
+                if {n for t in targets for n in stored_names(t)} & roots:
+                    inner = {n.removesuffix(ELEMENT) for n in names_read(value)} - roots
+                    if inner:
+                        roots |= inner
+                        grown = True
+            if not grown:
+                break
+        self.backward_roots[id(scope)] = roots
         wanted = set(roots)
         producers: list[ast.stmt] = []
         for _ in range(6):
@@ -194,6 +214,8 @@ class Evidence:
                         continue
                     if name in self._locals_of(scope):
                         modules.add(name)
+                    elif name in facts.globals:
+                        self._differentiable.setdefault(id(facts.tree), set()).add(name)
                 elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
                     if attrs is not None and (self.facts.class_of(scope) is None or (self.facts.class_of(scope).name, func.attr) not in facts.methods):
                         attrs.add(f"self.{func.attr}")
@@ -277,6 +299,20 @@ class Evidence:
             if local is not None and local is not cls:
                 found |= self._class_attrs.get(local.name, set())
         return found
+
+    def is_differentiable_name(self, name: str, scope: ast.AST) -> bool:
+        """Called to compute a loss that is backpropagated (so a network or a loss, whatever its name)."""
+        if name.startswith("self."):
+            cls = self._class_for(scope)
+            return cls is not None and name in self._class_differentiable.get(cls.name, ())
+        current = scope
+        while current is not None:
+            if name in self._differentiable.get(id(current), ()):
+                return True
+            if not isinstance(current, ast.Module) and name in self._locals_of(current):
+                return False
+            current = self._enclosing(current)
+        return False
 
     def is_module_class_name(self, name: str) -> bool:
         return last_name(name) in self.module_classes
@@ -419,7 +455,7 @@ class Evidence:
         return False
 
 
-FORWARD, METHOD, FUNCTIONAL, NO_GRAD = "forward", "method", "functional", "no-grad"
+FORWARD, METHOD, FUNCTIONAL, NO_GRAD, DIFFERENTIABLE = "forward", "method", "functional", "no-grad", "differentiable"
 # Words of a module's method names that run (part of) its network on an input.
 _FORWARD_METHOD_WORDS = frozenset({
     "encode", "decode", "embed", "features", "predict", "infer", "inference", "sample", "extract", "score",
@@ -478,7 +514,7 @@ def forward_kind(evidence: "Evidence", call: ast.Call, scope: ast.AST) -> str | 
             if evidence.is_functional(name, scope) or evidence.is_frozen(name):
                 return FUNCTIONAL
             return FORWARD
-        return None
+        return DIFFERENTIABLE if evidence.is_differentiable_name(name, scope) else None
     receiver, method = name.rsplit(".", 1)
     if evidence.is_module_name(name, scope):  # ``self.encoder(x)``, ``model.module(x)``
         if evidence.is_functional(name, scope) or evidence.is_frozen(name):
@@ -486,6 +522,8 @@ def forward_kind(evidence: "Evidence", call: ast.Call, scope: ast.AST) -> str | 
         return FORWARD
     if evidence.is_no_grad_callable_name(receiver, scope):
         return NO_GRAD
+    if evidence.is_differentiable_name(name, scope):
+        return DIFFERENTIABLE
     if not evidence.is_module_name(receiver, scope):
         return None
     if method in NO_GRAD_METHODS:

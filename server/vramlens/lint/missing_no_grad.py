@@ -19,7 +19,7 @@ import re
 
 from .dataflow import stored_names
 from .edits import insert_line_above, wrap_in_with
-from .evidence import FORWARD
+from .evidence import DIFFERENTIABLE, FORWARD
 from .findings import Edit, Fix
 from .gradmode import MAYBE, OFF
 from .syntax import INFERENCE_WORDS, is_private_decoding_helper, iterates_eval_data, method_name, name_words, receiver_name
@@ -61,11 +61,14 @@ def graph_building_call(stmts: list[ast.stmt], ctx: LintContext) -> ast.Call | N
         if mode in (OFF, MAYBE):
             continue
         for call in ctx.facts.calls_of(stmt):
-            if ctx.forward_kind(call) == FORWARD:
+            if ctx.forward_kind(call) in (FORWARD, DIFFERENTIABLE):
                 return call
             site = graph.site_of.get(id(call))
-            if site is not None and graph.runs_forward.get(id(site.callee)) and site.callee.name != "__init__":
-                return call
+            if site is None or site.callee.name == "__init__" or not graph.runs_forward.get(id(site.callee)):
+                continue
+            if set(name_words(site.callee.name)) & INFERENCE_WORDS:
+                continue  # an inference function of its own: judged (and fixed) where it is defined
+            return call
     return None
 
 

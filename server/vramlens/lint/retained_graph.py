@@ -9,10 +9,10 @@ from __future__ import annotations
 import ast
 
 from .edits import detach_edits
-from .evidence import FORWARD, METHOD
+from .evidence import DIFFERENTIABLE, FORWARD, METHOD
 from .findings import Fix
 from .lifetime import OUTLIVES_CALL, backpropagated, carried_across, lifetime, rebound_in
-from .summaries import GRAPH, Effect
+from .summaries import GRAPH, MAYBE_GRAPH, Effect
 from .syntax import base_dotted, call_name, dotted, is_autograd_function_class, iter_nodes, last_name
 from .walker import LintContext
 
@@ -233,9 +233,11 @@ class RetainedGraph:
         carried = [sub for arg in call.args for sub in _flat_names(arg) if sub.id in targets]
         if not carried or not _runs_a_network(call, ctx):
             return False
+        network = ctx.forward_kind(call) in (FORWARD, METHOD, DIFFERENTIABLE)
         carried = [
             node for node in carried
-            if ctx.tainted(node) and carried_across(ctx.loops, node.id, stmt, ctx) is not None
+            if (ctx.tainted(node) or (network and MAYBE_GRAPH in ctx.labels(node)))
+            and carried_across(ctx.loops, node.id, stmt, ctx) is not None
         ]
         if not carried:
             return False
@@ -264,7 +266,7 @@ class RetainedGraph:
 
 def _runs_a_network(call: ast.Call, ctx: LintContext) -> bool:
     """A forward pass by evidence, or a function of this file that returns graph for these arguments."""
-    if ctx.forward_kind(call) in (FORWARD, METHOD):
+    if ctx.forward_kind(call) in (FORWARD, METHOD, DIFFERENTIABLE):
         return True
     return ctx.graph.site_of.get(id(call)) is not None and ctx.tainted(call)
 

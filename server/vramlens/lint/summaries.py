@@ -11,12 +11,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 GRAPH = "G"  # carries autograd history (a non-leaf tensor with grad_fn, or a container of them)
+MAYBE_GRAPH = "g"  # computed from graph by code this file cannot see (``accuracy(out, y)``): may or may not
 LEAF = "L"  # a leaf that requires grad (a parameter): keeping it keeps no graph, computing with it makes one
 PARAMETER = "@"  # prefix of a parameter's own label
 
 Labels = frozenset
 EMPTY: Labels = frozenset()
 GRAPH_ONLY: Labels = frozenset({GRAPH})
+MAYBE_ONLY: Labels = frozenset({MAYBE_GRAPH})
 LEAF_ONLY: Labels = frozenset({LEAF})
 
 
@@ -29,10 +31,20 @@ def parameters_in(labels: Labels) -> list[str]:
 
 
 def computed(labels: Labels) -> Labels:
-    """What an operation on values with ``labels`` gives: a leaf becomes graph (``p * 2`` has a grad_fn)."""
+    """What a tensor operation on values with ``labels`` gives: a leaf becomes graph (``p * 2`` has a grad_fn)."""
     if LEAF in labels:
         return (labels - LEAF_ONLY) | GRAPH_ONLY
     return labels
+
+
+def unseen(labels: Labels) -> Labels:
+    """What code this file cannot see makes of values with ``labels``: graph in, maybe graph out."""
+    if GRAPH in labels or LEAF in labels:
+        return (labels - _KNOWN) | MAYBE_ONLY
+    return labels
+
+
+_KNOWN = frozenset({GRAPH, LEAF})
 
 
 @dataclass(frozen=True)

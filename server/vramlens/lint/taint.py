@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Callable
 
-from .evidence import FORWARD, FUNCTIONAL, METHOD, NO_GRAD, Evidence, forward_kind
+from .evidence import DIFFERENTIABLE, FORWARD, FUNCTIONAL, METHOD, NO_GRAD, Evidence, forward_kind
 from .facts import FileFacts
-from .summaries import EMPTY, GRAPH, GRAPH_ONLY, LEAF, LEAF_ONLY, PARAMETER, Labels, computed
+from .summaries import EMPTY, GRAPH, GRAPH_ONLY, LEAF, LEAF_ONLY, MAYBE_ONLY, PARAMETER, Labels, computed, unseen
 from .syntax import call_name, dotted, last_name
 
 CLEAN_METHODS = frozenset({
@@ -54,6 +54,18 @@ _PARAMETER_ATTRIBUTES = frozenset({"weight", "bias"})
 _NEVER_TAINTED = frozenset({ast.Constant, ast.JoinedStr, ast.Lambda, ast.Compare})
 _COMPREHENSIONS = frozenset({ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp})
 _COLLECTIONS = frozenset({ast.Tuple, ast.List, ast.Set})
+# Builtins that hand back (a function of) their arguments: ``sum(losses)`` keeps every graph.
+_COMPUTING_BUILTINS = frozenset({"sum", "max", "min", "abs", "pow", "list", "tuple", "sorted", "reversed", "iter", "next", "zip", "dict", "map", "filter", "divmod", "round", "set"})
+# torch functions that make a new tensor from shapes or data, never from history.
+_FACTORIES = frozenset({
+    "zeros", "ones", "empty", "full", "eye", "arange", "linspace", "logspace", "rand", "randn", "randint",
+    "randperm", "empty_strided", "tril_indices", "triu_indices", "tensor", "as_tensor", "from_numpy", "Generator",
+    "zeros_like", "ones_like", "empty_like", "full_like", "rand_like", "randn_like", "randint_like", "scalar_tensor",
+})
+
+
+def _requires_grad(call: ast.Call) -> bool:
+    return any(k.arg == "requires_grad" and isinstance(k.value, ast.Constant) and k.value.value is True for k in call.keywords)
 
 
 @dataclass
@@ -93,9 +105,13 @@ class TaintState:
         return found or EMPTY
 
     def set(self, name: str, labels: Labels) -> None:
+        """Bind ``name`` (and the container it aliases) to ``labels``; the name keeps them after the alias
+        is forgotten at a join."""
         resolved = self.resolve(name)
         if labels:
             self.values[resolved] = labels
+            if resolved != name:
+                self.values[name] = labels
         else:
             self.values.pop(resolved, None)
             self.values.pop(name, None)
@@ -244,10 +260,12 @@ class TaintEvaluator:
         verdict = self._by_name(call)
         if verdict is not None:
             return verdict
+        if self._is_factory(call):
+            return LEAF_ONLY if _requires_grad(call) else EMPTY
         kind = self.forward_kind(call)
         if kind == NO_GRAD:
             return EMPTY
-        if kind == FORWARD or kind == METHOD:
+        if kind == FORWARD:
             return EMPTY if state.grad_off else (GRAPH_ONLY | self._arguments(call, state))
         local = self.local_result(call, state)
         if local is not None:
@@ -260,6 +278,9 @@ class TaintEvaluator:
             return EMPTY
         if kind == FUNCTIONAL:
             return computed(self._arguments(call, state))
+        if kind == METHOD or kind == DIFFERENTIABLE:
+            # A network or loss this file cannot see into: it may add graph to what it is given, or not.
+            return unseen(self._arguments(call, state)) | MAYBE_ONLY
         func = call.func
         if type(func) is ast.Attribute:
             short = func.attr
@@ -269,14 +290,38 @@ class TaintEvaluator:
             if short in LIKE_METHODS or short.startswith("new_"):
                 return computed(receiver)  # ``consts.type_as(hidden)``: only dtype and device come from the argument
             if receiver:
-                return computed(receiver | self._arguments(call, state))
+                return computed(receiver | self._arguments(call, state))  # a tensor method: ``out.mean()``
+            arguments = self._arguments(call, state)
+            if not arguments:
+                return EMPTY
+            return computed(arguments) if self._torch_function(call) else unseen(arguments)
         arguments = self._arguments(call, state)
         if not arguments:
             return EMPTY
         short = last_name(call_name(call))
         if short[:1].isupper() and not short.isupper():
-            return arguments - LEAF_ONLY  # an object built around its arguments (an optimizer holds leaves, no graph)
-        return computed(arguments)
+            # An object built around its arguments: an optimizer holds leaves (no graph); a distribution
+            # built from probabilities holds them.
+            return unseen(arguments - LEAF_ONLY)
+        if short in _COMPUTING_BUILTINS or self._torch_function(call):
+            return computed(arguments)
+        return unseen(arguments)  # a function of another file: it may detach, or reduce to numbers
+
+    def _torch_function(self, call: ast.Call) -> bool:
+        """``torch.cat``, ``F.relu``, ``cat`` imported from torch: tensor operations, which keep history."""
+        name = call_name(call)
+        if not name:
+            return False
+        head = name.split(".", 1)[0]
+        if head == "torch" or head == self.facts.torch_alias:
+            return True
+        return self.facts.imports.get(head, "").startswith("torch")
+
+    def _is_factory(self, call: ast.Call) -> bool:
+        """``torch.zeros(shape)``: a new tensor, whatever its arguments carry."""
+        name = call_name(call)
+        short = last_name(name)
+        return short in _FACTORIES and self._torch_function(call)
 
     def _arguments(self, call: ast.Call, state: TaintState) -> Labels:
         found = EMPTY

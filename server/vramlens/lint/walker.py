@@ -10,6 +10,7 @@ tainted when the rules look at them.
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -145,7 +146,11 @@ class Walker:
         grad_off = (
             inherited_off or mode == OFF or ctx.facts.grad_off_everywhere or is_private_decoding_helper(func.name)
         )
-        seeds = {p: frozenset({parameter_label(p)}) for p in ctx.graph.parameters(func)}
+        annotations = {a.arg: a.annotation for a in [*func.args.posonlyargs, *func.args.args, *func.args.kwonlyargs]}
+        seeds = {
+            p: frozenset({parameter_label(p)}) for p in ctx.graph.parameters(func)
+            if not non_tensor_annotation(annotations.get(p))
+        }
         for name in _activation_parameters(func, cls, ctx):
             seeds[name] = seeds.get(name, EMPTY) | GRAPH_ONLY
         scope = self._enter(func, cls, grad_off, seeds, mode)
@@ -522,9 +527,31 @@ def _activation_parameters(node: ast.AST, cls: ast.ClassDef | None, ctx: LintCon
     defaults = dict(zip([a.arg for a in (node.args.posonlyargs + node.args.args)][::-1], node.args.defaults[::-1]))
     return {
         arg.arg for arg in args[1:]
-        if not isinstance(defaults.get(arg.arg), ast.Constant)
-        and not (isinstance(arg.annotation, ast.Name) and arg.annotation.id in {"int", "float", "bool", "str"})
+        if not isinstance(defaults.get(arg.arg), ast.Constant) and not non_tensor_annotation(arg.annotation)
     }
+
+
+_NON_TENSOR_TYPES = frozenset({
+    "int", "float", "bool", "str", "bytes", "complex", "tuple", "Tuple", "list", "List", "Sequence", "Optional",
+    "Union", "dict", "Dict", "Mapping", "device", "dtype", "Callable", "None", "Size", "Iterable", "type", "Type",
+    "Literal", "slice", "range", "torch", "typing",
+})
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z_0-9]*")
+
+
+def non_tensor_annotation(annotation: ast.AST | None) -> bool:
+    """``int``, ``Tuple[int, int]``, ``Optional[torch.device]``: a parameter that cannot hold a tensor."""
+    if annotation is None:
+        return False
+    words: set[str] = set()
+    for node in ast.walk(annotation):
+        if isinstance(node, ast.Name):
+            words.add(node.id)
+        elif isinstance(node, ast.Attribute):
+            words.add(node.attr)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            words.update(_IDENTIFIER.findall(node.value))
+    return bool(words) and words <= _NON_TENSOR_TYPES
 
 
 __all__ = ["LintContext", "Scope", "Walker", "MAYBE"]
