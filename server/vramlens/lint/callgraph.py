@@ -35,6 +35,7 @@ class CallSite:
     mode: str | None  # the grad mode the caller's code sets around the call (None: the caller's own)
     loops: tuple[ast.stmt, ...]  # the caller's loops around the call, outermost first
     skips_self: bool  # a method called through an instance: its first parameter is the instance
+    indirect: bool = False  # ``optimizer.step(closure)``: the call runs ``closure()`` and returns its result
 
 
 class CallGraph:
@@ -48,6 +49,7 @@ class CallGraph:
         self.sites_to: dict[int, list[CallSite]] = {}  # id(callee) -> sites
         self.site_of: dict[int, CallSite] = {}  # id(call) -> site
         self._instances: dict[int, dict[str, ast.ClassDef]] = {}
+        self._held_functions: dict[int, dict[str, ast.AST]] = {}
         self.statements_in: dict[int, list[ast.stmt]] = {}  # id(scope) -> its statements, in order
         self.forward_hooks: set[int] = set()  # id() of functions registered as forward hooks
         self._call_targets: dict[int, dict[int, set[str]]] = {}
@@ -130,6 +132,9 @@ class CallGraph:
                 for nested in facts.nested.get(id(current), ()):
                     if nested.name == func.id:
                         return nested, False
+                held = self._function_values(current).get(func.id)
+                if held is not None:
+                    return held, False
                 current = facts.parent.get(id(current))
             local = facts.functions.get(func.id)
             if local is not None:
@@ -166,6 +171,33 @@ class CallGraph:
             found = self.method(cls, func.attr)
             return found, found is not None and not _is_static(found)
         return None, False
+
+    def _function_values(self, scope: ast.AST) -> dict[str, ast.AST]:
+        """Names of a scope bound to a function of this file: ``closure = self._setup_closure(...)`` where
+        that method returns a nested ``def``, or ``fn = other_function``."""
+        found = self._held_functions.get(id(scope))
+        if found is None:
+            found = self._held_functions[id(scope)] = {}
+            for store in self.facts.stores_inside(scope):
+                if not (isinstance(store, ast.Assign) and len(store.targets) == 1 and isinstance(store.targets[0], ast.Name)):
+                    continue
+                value = store.value
+                if isinstance(value, ast.Call):
+                    target = self._returned_function(value, scope)
+                elif isinstance(value, ast.Name):
+                    target = self.facts.functions.get(value.id)
+                else:
+                    target = None
+                if target is not None:
+                    found[store.targets[0].id] = target
+        return found
+
+    def _returned_function(self, call: ast.Call, scope: ast.AST) -> ast.AST | None:
+        factory, _ = self.resolve(call, scope)
+        if factory is None:
+            return None
+        returned = {n.value.id for n in ast.walk(factory) if isinstance(n, ast.Return) and isinstance(n.value, ast.Name)}
+        return next((f for f in self.facts.nested.get(id(factory), ()) if f.name in returned), None)
 
     def enclosing_class(self, scope: ast.AST) -> ast.ClassDef | None:
         current = scope
@@ -250,10 +282,14 @@ class CallGraph:
             sites: list[CallSite] = []
             for stmt_id, call in self._calls_with_statements(scope):
                 callee, skips_self = self.resolve(call, scope)
+                indirect = False
+                if callee is None:
+                    callee = self._stepped_closure(call, scope)
+                    indirect = callee is not None
                 if callee is None:
                     continue
                 mode, loops = self.lexical.get(stmt_id, (None, ()))
-                site = CallSite(call, scope, callee, mode, loops, skips_self)
+                site = CallSite(call, scope, callee, mode, loops, skips_self, indirect)
                 sites.append(site)
                 self.sites_to.setdefault(id(callee), []).append(site)
                 self.site_of[id(call)] = site
@@ -263,6 +299,18 @@ class CallGraph:
                     target = self._hook_function(call.args[0], scope)
                     if target is not None:
                         self.forward_hooks.add(id(target))  # runs inside the module's forward
+
+    def _stepped_closure(self, call: ast.Call, scope: ast.AST) -> ast.AST | None:
+        """``optimizer.step(closure)``: torch optimizers call the closure and return what it returns."""
+        func = call.func
+        if not (isinstance(func, ast.Attribute) and func.attr == "step"):
+            return None
+        argument = call.args[0] if len(call.args) == 1 else next((k.value for k in call.keywords if k.arg == "closure"), None)
+        if not isinstance(argument, ast.Name):
+            return None
+        probe = ast.Call(func=argument, args=[], keywords=[])
+        found, _ = self.resolve(probe, scope)
+        return found
 
     def _hook_function(self, arg: ast.AST, scope: ast.AST) -> ast.AST | None:
         """The function of this file a hook argument names: ``fn``, ``self.fn`` or ``make_hook(name)``
@@ -301,6 +349,8 @@ class CallGraph:
 
     def bound_arguments(self, site: CallSite) -> list[tuple[str, ast.AST]]:
         """(parameter, argument) pairs of a call site."""
+        if site.indirect:
+            return []
         callee = site.callee
         params = [a.arg for a in callee.args.posonlyargs + callee.args.args]
         if site.skips_self and params:
@@ -457,9 +507,26 @@ class CallGraph:
         return self._dataflow_of([scope])
 
     def class_dataflow(self, cls: ast.ClassDef) -> Dataflow:
-        """Every method of the class together: where a ``self.x`` kept in one method may be consumed."""
-        members = [m for (owner, _), m in self.facts.methods.items() if owner == cls.name]
-        return self._dataflow_of(members)
+        """Every method of the class (and the functions nested in them) together: where a ``self.x`` kept
+        in one method may be consumed. A method's return value flows to ``self.<method>`` in its callers."""
+        methods = [(name, m) for (owner, name), m in self.facts.methods.items() if owner == cls.name]
+        members = [m for _, m in methods]
+        stack = list(members)
+        while stack:
+            for nested in self.facts.nested.get(id(stack.pop()), ()):
+                members.append(nested)
+                stack.append(nested)
+        returns = []
+        for name, method in methods:
+            read: set[str] = set()
+            for node in ast.walk(method):
+                if isinstance(node, ast.Return) and node.value is not None:
+                    read |= names_read(node.value)
+            if read:
+                returns.append(({f"self.{name}"}, read))
+        flow = self._dataflow_of(members)
+        flow.edges.extend(returns)
+        return flow
 
     def file_dataflow(self) -> Dataflow:
         return self._dataflow_of(self.scopes)

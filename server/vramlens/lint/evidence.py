@@ -109,10 +109,10 @@ class Evidence:
                 targets = store.targets if isinstance(store, ast.Assign) else [getattr(store, "target", None)]
                 for target in targets:
                     if target is not None:
-                        names.update(n.id for n in iter_nodes(target) if isinstance(n, ast.Name))
+                        names.update(n.id for n in iter_nodes(target) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store))
             for loop in self.facts.loops_inside(scope):
                 if isinstance(loop, (ast.For, ast.AsyncFor)):
-                    names.update(n.id for n in iter_nodes(loop.target) if isinstance(n, ast.Name))
+                    names.update(n.id for n in iter_nodes(loop.target) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store))
             self._locals[key] = names
         return names
 

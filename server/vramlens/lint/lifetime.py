@@ -169,20 +169,51 @@ def _bound_names(node: ast.AST) -> set[str]:
 
 
 def _binders(loop: ast.AST, ctx: LintContext) -> dict[str, list[ast.AST]]:
-    """Name -> the nodes of the loop's body that bind or detach it, computed once per loop."""
+    """Name -> the nodes of the loop's body that reset it: detach it in place, or bind it on every
+    iteration, or bind it to a value without history (``h = h.detach()`` under ``if step % k == 0:``).
+    Computed once per loop."""
     key = ("binders", id(loop))
     binders = ctx.memo.get(key)
     if binders is None:
         binders = ctx.memo[key] = {}
+        always = _unconditional(loop.body)
         for stmt in loop.body:
             for node in iter_nodes(stmt):
-                if type(node) in _BINDING_NODES:
-                    for name in _bound_names(node):
-                        binders.setdefault(name, []).append(node)
-                    if type(node) is ast.Call:
-                        for name in _detached_by_callee(node, ctx):
-                            binders.setdefault(name, []).append(node)
+                kind = type(node)
+                if kind not in _BINDING_NODES:
+                    continue
+                if kind is ast.Call:
+                    names = _bound_names(node) | set(_detached_by_callee(node, ctx))
+                elif id(node) in always or _clean_value(node.value):
+                    names = _bound_names(node)
+                else:
+                    continue  # a conditional binding to another graph-carrying value is no reset
+                for name in names:
+                    binders.setdefault(name, []).append(node)
     return binders
+
+
+def _unconditional(stmts: list[ast.stmt]) -> set[int]:
+    """ids of the statements that run on every pass through ``stmts`` (through with and try bodies)."""
+    found: set[int] = set()
+    for stmt in stmts:
+        found.add(id(stmt))
+        if isinstance(stmt, (ast.With, ast.AsyncWith)):
+            found |= _unconditional(stmt.body)
+        elif isinstance(stmt, ast.Try):
+            found |= _unconditional(stmt.body)
+    return found
+
+
+def _clean_value(value: ast.AST | None) -> bool:
+    """A value that holds no history: a literal, None, ``x.detach()``, ``x.item()``, a new tensor."""
+    if value is None or isinstance(value, (ast.Constant, ast.List, ast.Dict, ast.Tuple, ast.Set)):
+        return not isinstance(value, (ast.List, ast.Tuple, ast.Set)) or all(_clean_value(e) for e in value.elts)
+    if isinstance(value, ast.Call):
+        func = value.func
+        name = func.attr if isinstance(func, ast.Attribute) else (func.id if isinstance(func, ast.Name) else "")
+        return name in {"detach", "item", "tolist", "numpy", "zeros", "ones", "zeros_like", "ones_like", "empty", "full", "float", "int"}
+    return False
 
 
 def _detached_by_callee(call: ast.Call, ctx: LintContext) -> list[str]:

@@ -120,7 +120,7 @@ class RetainedGraph:
         if isinstance(value, ast.Call) and self._recurrent(stmt, value, ctx):
             return
         for target in _flat_targets(stmt.targets):
-            if isinstance(target, ast.Subscript) and _grows_by_key(target) and ctx.labels(value):
+            if isinstance(target, ast.Subscript) and _grows_by_key(target) and not _fixed_key(target, ctx) and ctx.labels(value):
                 self._store(stmt, "VL103", base_dotted(target.value), [value], ctx)
             elif isinstance(target, ast.Attribute):
                 self._attribute_store(stmt, target, value, ctx, part_of_tuple=target not in stmt.targets)
@@ -293,6 +293,20 @@ def report_kept_argument(ctx: LintContext, call: ast.Call, argument: ast.AST, ef
     )
     scalar = _looks_scalar(ctx, effect.place, argument)
     ctx.report(effect.code, call, message, _fixes(ctx, [argument], scalar))
+
+
+def _fixed_key(target: ast.Subscript, ctx: LintContext) -> bool:
+    """A key the function does not choose (``cache[name] = out`` in a hook made for one layer ``name``):
+    every call overwrites the same slot."""
+    node = ctx.scope.node
+    if isinstance(node, ast.Module) or not isinstance(target.slice, ast.Name):
+        return False
+    key = target.slice.id
+    args = node.args
+    local = {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]}
+    if key in local:
+        return False
+    return key not in ctx.evidence._locals_of(node)
 
 
 def _grows_by_key(target: ast.Subscript) -> bool:
