@@ -24,6 +24,7 @@ from .library import BACKPROPAGATED_RETURNS, FORWARD_HOOK_REGISTRATIONS, LIGHTNI
 from .syntax import call_name, dotted, is_backward_call, is_optimizer_step, is_small_constant_loop, iterates_data, last_name
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+CLOSURE, CALLBACK = "closure", "callback"
 _NESTED_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 
 
@@ -35,7 +36,8 @@ class CallSite:
     mode: str | None  # the grad mode the caller's code sets around the call (None: the caller's own)
     loops: tuple[ast.stmt, ...]  # the caller's loops around the call, outermost first
     skips_self: bool  # a method called through an instance: its first parameter is the instance
-    indirect: bool = False  # ``optimizer.step(closure)``: the call runs ``closure()`` and returns its result
+    indirect: str | None = None  # CLOSURE: ``optimizer.step(closure)`` runs it and returns its result;
+    # CALLBACK: a function passed to a call (``beam_search.search(state, step)``) that will run it
 
 
 class CallGraph:
@@ -48,6 +50,7 @@ class CallGraph:
         self.sites_from: dict[int, list[CallSite]] = {}  # id(caller) -> sites
         self.sites_to: dict[int, list[CallSite]] = {}  # id(callee) -> sites
         self.site_of: dict[int, CallSite] = {}  # id(call) -> site
+        self.callbacks_of: dict[int, list[CallSite]] = {}  # id(call) -> functions it is handed
         self._instances: dict[int, dict[str, ast.ClassDef]] = {}
         self._held_functions: dict[int, dict[str, ast.AST]] = {}
         self.statements_in: dict[int, list[ast.stmt]] = {}  # id(scope) -> its statements, in order
@@ -281,24 +284,38 @@ class CallGraph:
         for scope in self.scopes:
             sites: list[CallSite] = []
             for stmt_id, call in self._calls_with_statements(scope):
+                mode, loops = self.lexical.get(stmt_id, (None, ()))
                 callee, skips_self = self.resolve(call, scope)
-                indirect = False
+                indirect = None
                 if callee is None:
                     callee = self._stepped_closure(call, scope)
-                    indirect = callee is not None
-                if callee is None:
-                    continue
-                mode, loops = self.lexical.get(stmt_id, (None, ()))
-                site = CallSite(call, scope, callee, mode, loops, skips_self, indirect)
-                sites.append(site)
-                self.sites_to.setdefault(id(callee), []).append(site)
-                self.site_of[id(call)] = site
+                    indirect = CLOSURE if callee is not None else None
+                if callee is not None:
+                    site = CallSite(call, scope, callee, mode, loops, skips_self, indirect)
+                    sites.append(site)
+                    self.sites_to.setdefault(id(callee), []).append(site)
+                    self.site_of[id(call)] = site
+                for function in self._callbacks(call, scope, exclude=callee):
+                    site = CallSite(call, scope, function, mode, loops, False, CALLBACK)
+                    sites.append(site)
+                    self.sites_to.setdefault(id(function), []).append(site)
+                    self.callbacks_of.setdefault(id(call), []).append(site)
             self.sites_from[id(scope)] = sites
             for call in self.facts.calls_inside(scope):
                 if isinstance(call.func, ast.Attribute) and call.func.attr in FORWARD_HOOK_REGISTRATIONS and call.args:
                     target = self._hook_function(call.args[0], scope)
                     if target is not None:
                         self.forward_hooks.add(id(target))  # runs inside the module's forward
+
+    def _callbacks(self, call: ast.Call, scope: ast.AST, exclude: ast.AST | None) -> list[ast.AST]:
+        """Functions of this file passed by name to a call, which will run them."""
+        found = []
+        for argument in [*call.args, *(k.value for k in call.keywords)]:
+            if isinstance(argument, ast.Name) or (isinstance(argument, ast.Attribute) and dotted(argument) in {f"self.{argument.attr}", f"cls.{argument.attr}"}):
+                function, _ = self.resolve(ast.Call(func=argument, args=[], keywords=[]), scope)
+                if function is not None and function is not exclude and function.name != "__init__":
+                    found.append(function)
+        return found
 
     def _stepped_closure(self, call: ast.Call, scope: ast.AST) -> ast.AST | None:
         """``optimizer.step(closure)``: torch optimizers call the closure and return what it returns."""

@@ -49,7 +49,9 @@ _PARAMETER_FREE_NN = frozenset({
 })
 _PARAMETER_FREE_PREFIXES = ("MaxPool", "AvgPool", "AdaptiveAvgPool", "AdaptiveMaxPool", "LPPool", "FractionalMaxPool", "ConstantPad", "ReflectionPad", "ReplicationPad", "CircularPad", "MaxUnpool")
 # Frameworks whose ``Module`` is not torch's.
-_FOREIGN_FRAMEWORKS = ("flax", "jax", "haiku", "equinox", "tensorflow", "keras", "mindspore", "paddle", "oneflow", "mlx", "tinygrad")
+_FOREIGN_FRAMEWORKS = ("flax", "jax", "haiku", "equinox", "tensorflow", "keras", "mindspore", "paddle", "oneflow", "mlx", "tinygrad", "pydantic", "sklearn")
+# Bases that say nothing about being a module (a class deriving only from these is a plain class).
+_PLAIN_BASES = frozenset({"object", "ABC", "Generic", "Protocol", "NamedTuple", "Enum", "Exception", "dict", "list", "tuple"})
 # Calls that switch a module's parameters back on after it was frozen (LoRA adapters, PEFT).
 _UNFREEZING = frozenset({"add_adapter", "enable_adapters", "load_lora_adapter", "get_peft_model", "inject_adapter_in_model", "prepare_model_for_kbit_training"})
 
@@ -588,6 +590,9 @@ def _is_module_class(cls: ast.ClassDef, known: set[str], facts: FileFacts) -> bo
             return True
     if any(last_name(dotted(b) or "") == "Function" for b in cls.bases):
         return False  # torch.autograd.Function has a static forward(ctx, ...)
+    bases = [last_name(dotted(b) or "") for b in cls.bases]
+    if not [b for b in bases if b not in _PLAIN_BASES and b not in facts.classes]:
+        return False  # a plain class (``class NeuralNet(object)``) may well have a method named forward
     for item in cls.body:
         if isinstance(item, ast.FunctionDef) and item.name == "forward":
             args = item.args.posonlyargs + item.args.args

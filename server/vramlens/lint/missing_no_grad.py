@@ -64,11 +64,10 @@ def graph_building_call(stmts: list[ast.stmt], ctx: LintContext) -> ast.Call | N
             if ctx.forward_kind(call) in (FORWARD, DIFFERENTIABLE):
                 return call
             site = graph.site_of.get(id(call))
-            if site is None or site.callee.name == "__init__" or not graph.runs_forward.get(id(site.callee)):
-                continue
-            if set(name_words(site.callee.name)) & INFERENCE_WORDS:
-                continue  # an inference function of its own: judged (and fixed) where it is defined
-            return call
+            if site is not None and site.callee.name != "__init__" and graph.runs_forward.get(id(site.callee)):
+                return call
+            if any(graph.runs_forward.get(id(s.callee)) for s in graph.callbacks_of.get(id(call), ())):
+                return call  # ``beam_search.search(state, step)`` where ``step`` runs the model
     return None
 
 
