@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from .dataflow import Dataflow, names_read
 from .evidence import DIFFERENTIABLE, FORWARD, Evidence, forward_kind
 from .facts import FileFacts
+from .function_ctx import function_entry_points, provenance
 from .gradmode import MAYBE, OFF, ON, GradModes
 from .library import BACKPROPAGATED_RETURNS, FORWARD_HOOK_REGISTRATIONS, LIGHTNING_NO_GRAD_HOOKS
 from .syntax import call_name, dotted, is_backward_call, is_optimizer_step, is_small_constant_loop, iterates_data, last_name
@@ -68,6 +69,7 @@ class CallGraph:
         self.backprops_params = self._backpropagated_parameters()
         self.result_backpropagated = self._results_backpropagated()
         self.part_of_forward = self._part_of_forward()
+        self.ctx_provenance = self._ctx_provenance()
 
     # -- lexical grad modes and loops --------------------------------------------------------
     def _lexical_scope(self, scope: ast.AST) -> None:
@@ -660,6 +662,28 @@ class CallGraph:
             if not changed:
                 break
         return part
+
+    # -- autograd.Function contexts ------------------------------------------------------------------
+    def _ctx_provenance(self) -> dict[int, dict[str, str]]:
+        """For each function that receives an autograd.Function's ``ctx`` (its forward and setup_context,
+        and helpers they pass ``ctx`` to): where its tensors come from (input, output, computed)."""
+        found: dict[int, dict[str, str]] = {}
+        work = [entry for cls in self.facts.classes.values() for entry in function_entry_points(cls)]
+        for _ in range(64):
+            if not work:
+                break
+            func, seeds, returns_are_outputs = work.pop()
+            known = provenance(func, {**found.get(id(func), {}), **seeds}, returns_are_outputs)
+            if found.get(id(func)) == known:
+                continue
+            found[id(func)] = known
+            for site in self.sites_from.get(id(func), ()):
+                pairs = self.bound_arguments(site)
+                if not any(isinstance(a, ast.Name) and a.id == "ctx" for _, a in pairs):
+                    continue
+                passed = {p: known[n] for p, a in pairs if (n := dotted(a)) and n in known}
+                work.append((site.callee, passed, False))
+        return found
 
     # -- order -------------------------------------------------------------------------------------
     def bottom_up(self) -> list[ast.AST]:

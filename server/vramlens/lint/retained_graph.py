@@ -11,6 +11,7 @@ import ast
 from .edits import detach_edits
 from .evidence import DIFFERENTIABLE, FORWARD, METHOD
 from .findings import Fix
+from .function_ctx import OUTPUT, tensor_kind
 from .lifetime import OUTLIVES_CALL, backpropagated, carried_across, lifetime, rebound_in
 from .summaries import GRAPH, MAYBE_GRAPH, Effect
 from .syntax import base_dotted, call_name, dotted, is_autograd_function_class, iter_nodes, last_name
@@ -194,24 +195,22 @@ class RetainedGraph:
         ctx.report("VL105", stmt, message, () if part_of_tuple else _fixes(ctx, [value], False))
 
     def _ctx_store(self, stmt: ast.stmt, value: ast.AST, ctx: LintContext) -> bool:
-        """``ctx.y = out`` in autograd.Function.forward: output -> grad_fn -> ctx -> output, a cycle."""
-        scope = ctx.scope
-        if scope.name != "forward" or scope.cls is None or not is_autograd_function_class(scope.cls):
+        """``ctx.y = out`` where ctx is an autograd.Function's: the output (or a tensor made in forward)
+        kept as an attribute instead of with ``ctx.save_for_backward``."""
+        known = ctx.graph.ctx_provenance.get(id(ctx.scope.node))
+        if known is None:
             return False
-        name = dotted(value)
-        stored = dotted(stmt.targets[0]) if isinstance(stmt, ast.Assign) else None
-        returned = {
-            dotted(element) for node in iter_nodes(scope.node) if isinstance(node, ast.Return) and node.value is not None
-            for element in (node.value.elts if isinstance(node.value, ast.Tuple) else [node.value])
-        }
-        if stored in returned:
-            name = stored
-        elif name is None or name not in returned:
+        kind = tensor_kind(value, known)
+        if kind == OUTPUT:
+            message = (
+                f"`{ctx.positions.segment(value)}` holds the Function's output (or shares its memory), so storing it "
+                "on ctx makes a reference cycle (output -> grad_fn -> ctx -> output) that keeps it and its graph "
+                "alive after backward; use ctx.save_for_backward."
+            )
+        else:
+            # An input, an intermediate made in forward (kept with the node; the docs allow it) or a
+            # non-tensor value: that is what ctx attributes are for.
             return True
-        message = (
-            f"storing the output `{name}` on ctx makes a reference cycle (output -> grad_fn -> ctx -> output) "
-            "that keeps it and its graph alive after backward; use ctx.save_for_backward."
-        )
         ctx.report("VL105", stmt, message)
         return True
 
