@@ -176,7 +176,7 @@ class RetainedGraph:
         if name is None:
             return
         head = name.split(".", 1)[0]
-        if head == "ctx" and self._ctx_store(stmt, value, ctx):
+        if head == "ctx" and self._ctx_store(stmt, name, value, ctx):
             return
         if not ctx.tainted(value):
             return
@@ -194,13 +194,13 @@ class RetainedGraph:
         )
         ctx.report("VL105", stmt, message, () if part_of_tuple else _fixes(ctx, [value], False))
 
-    def _ctx_store(self, stmt: ast.stmt, value: ast.AST, ctx: LintContext) -> bool:
+    def _ctx_store(self, stmt: ast.stmt, name: str, value: ast.AST, ctx: LintContext) -> bool:
         """``ctx.y = out`` where ctx is an autograd.Function's: the output (or a tensor made in forward)
         kept as an attribute instead of with ``ctx.save_for_backward``."""
         known = ctx.graph.ctx_provenance.get(id(ctx.scope.node))
         if known is None:
             return False
-        kind = tensor_kind(value, known)
+        kind = OUTPUT if known.get(name) == OUTPUT else tensor_kind(value, known)  # ``return ctx.y`` too
         if kind == OUTPUT:
             message = (
                 f"`{ctx.positions.segment(value)}` holds the Function's output (or shares its memory), so storing it "
