@@ -76,6 +76,7 @@ class Evidence:
         self.frozen: set[str] = set()
         self._locals: dict[int, set[str]] = {}
         self.backward_roots: dict[int, set[str]] = {}  # id(scope) -> names a backward call differentiates
+        self.backward_element_roots: dict[int, dict[str, set[object]]] = {}  # id(scope) -> container -> keys
         self._differentiable: dict[int, set[str]] = {}  # id(scope) -> callables a backpropagated loss is computed by
         self._class_differentiable: dict[str, set[str]] = {}
         self.build()
@@ -164,10 +165,15 @@ class Evidence:
         and ``loss_fn`` modules of this scope, however they are named."""
         facts = self.facts
         roots: set[str] = set()
+        element_roots: dict[str, set[object]] = {}
         for call in facts.calls_inside(scope):
             if is_backward_call(call):
                 for target in backward_targets(call):
                     roots |= {n.removesuffix(ELEMENT) for n in names_read(target)}
+                    if isinstance(target, ast.Subscript) and isinstance(target.slice, ast.Constant) and dotted(target.value):
+                        element_roots.setdefault(dotted(target.value), set()).add(target.slice.value)
+        if element_roots:
+            self.backward_element_roots[id(scope)] = element_roots
         if getattr(scope, "name", None) in BACKPROPAGATED_RETURNS:
             for node in iter_nodes(scope):  # the framework backpropagates what a training step returns
                 if isinstance(node, ast.Return) and node.value is not None:

@@ -70,14 +70,19 @@ def _requires_grad(call: ast.Call) -> bool:
 
 @dataclass
 class TaintState:
-    """What is known at one program point of one scope."""
+    """What is known at one program point of one scope.
+
+    Elements stored under a constant key (``output["loss"] = ...``) are kept apart from the rest of their
+    container, so that overwriting the one graph-carrying element with a detached value cleans it."""
 
     values: dict[str, Labels] = field(default_factory=dict)  # plain and dotted names -> their labels
     aliases: dict[str, str] = field(default_factory=dict)  # local name -> the container it refers to
     grad_off: bool = False
+    elements: dict[str, dict[object, Labels]] = field(default_factory=dict)  # container -> constant key -> labels
 
     def copy(self) -> TaintState:
-        return TaintState(dict(self.values), dict(self.aliases), self.grad_off)
+        elements = {name: dict(keys) for name, keys in self.elements.items()} if self.elements else {}
+        return TaintState(dict(self.values), dict(self.aliases), self.grad_off, elements)
 
     def merge(self, other: TaintState) -> None:
         """Join after branches: anything a name may hold on either path, it may hold after them."""
@@ -86,6 +91,10 @@ class TaintState:
             mine = values.get(name)
             values[name] = labels if mine is None else (mine | labels)
         self.aliases = {k: v for k, v in self.aliases.items() if other.aliases.get(k) == v}
+        for name, keys in other.elements.items():
+            mine = self.elements.setdefault(name, {})
+            for key, labels in keys.items():
+                mine[key] = mine.get(key, EMPTY) | labels
 
     def resolve(self, name: str) -> str:
         aliases = self.aliases
@@ -101,13 +110,29 @@ class TaintState:
         values = self.values
         found = values.get(name)
         if found is None and self.aliases:
-            found = values.get(self.resolve(name))
+            name = self.resolve(name)
+            found = values.get(name)
+        if self.elements:
+            keys = self.elements.get(name)
+            if keys:
+                for labels in keys.values():
+                    found = labels if not found else (found | labels)
         return found or EMPTY
+
+    def element(self, name: str, key: object) -> Labels | None:
+        keys = self.elements.get(self.resolve(name))
+        return None if keys is None else keys.get(key)
+
+    def set_element(self, name: str, key: object, labels: Labels) -> None:
+        self.elements.setdefault(self.resolve(name), {})[key] = labels
 
     def set(self, name: str, labels: Labels) -> None:
         """Bind ``name`` (and the container it aliases) to ``labels``; the name keeps them after the alias
         is forgotten at a join."""
         resolved = self.resolve(name)
+        if self.elements:
+            self.elements.pop(resolved, None)
+            self.elements.pop(name, None)
         if labels:
             self.values[resolved] = labels
             if resolved != name:
@@ -189,6 +214,13 @@ class TaintEvaluator:
         if kind is ast.UnaryOp:
             return EMPTY if isinstance(expr.op, ast.Not) else computed(self.labels(expr.operand, state))
         if kind is ast.Subscript:
+            key = constant_key(expr)
+            if key is not None:
+                container = dotted(expr.value)
+                if container:
+                    kept = state.element(container, key)
+                    if kept is not None:
+                        return kept
             return computed(self.labels(expr.value, state))
         if kind is ast.IfExp:
             return self.labels(expr.body, state) | self.labels(expr.orelse, state)
@@ -334,6 +366,14 @@ class TaintEvaluator:
             if labels:
                 found = found | labels
         return found
+
+
+def constant_key(subscript: ast.Subscript) -> object | None:
+    """``d["loss"]`` -> "loss"; None for any other index."""
+    index = subscript.slice
+    if isinstance(index, ast.Constant) and isinstance(index.value, (str, int)) and not isinstance(index.value, bool):
+        return index.value
+    return None
 
 
 def graph_or_parameters(labels: Labels) -> bool:

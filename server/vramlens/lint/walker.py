@@ -23,7 +23,7 @@ from .findings import Finding, Fix
 from .gradmode import MAYBE, OFF, ON, GradModes
 from .summaries import EMPTY, GRAPH, GRAPH_ONLY, Effect, Labels, Summary, computed, parameter_label, parameters_in
 from .syntax import base_dotted, dotted, is_private_decoding_helper, name_words
-from .taint import CLEAN_METHODS, TaintEvaluator, TaintState, is_summary_name
+from .taint import CLEAN_METHODS, TaintEvaluator, TaintState, constant_key, is_summary_name
 
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef)
 _MAX_REPLAYED_LOOP_DEPTH = 3  # deeper loops are walked once, to keep the cost linear in practice
@@ -251,11 +251,15 @@ class Walker:
             self._bind(target, stmt.value, labels)
         roots = ctx.evidence.backward_roots.get(id(ctx.scope.node))
         if roots and not ctx.state.grad_off and not _sanitized(stmt.value):
+            element_roots = ctx.evidence.backward_element_roots.get(id(ctx.scope.node), {})
             for target in stmt.targets:
                 for node in ast.walk(target):
                     if isinstance(node, (ast.Name, ast.Attribute)) and isinstance(node.ctx, ast.Store):
                         name = dotted(node)
-                        if name in roots:
+                        if name in element_roots:
+                            for key in element_roots[name]:  # ``output["loss"].backward()``: that element
+                                ctx.state.set_element(name, key, GRAPH_ONLY)
+                        elif name in roots:
                             ctx.state.add(name, GRAPH_ONLY)  # backpropagated later: it carries graph
 
     def _visit_AnnAssign(self, stmt: ast.AnnAssign) -> None:
@@ -479,9 +483,12 @@ class Walker:
             self._bind(target.value, None, labels)
             return
         if kind is ast.Subscript:
-            if labels:
-                container = dotted(target.value)
-                if container:
+            container = dotted(target.value)
+            if container:
+                key = constant_key(target)
+                if key is not None:
+                    state.set_element(container, key, labels)  # this slot now holds exactly this value
+                elif labels:
                     state.add(container, labels)
             return
         name = dotted(target)
