@@ -56,6 +56,7 @@ class CallGraph:
         self._held_functions: dict[int, dict[str, ast.AST]] = {}
         self.statements_in: dict[int, list[ast.stmt]] = {}  # id(scope) -> its statements, in order
         self.forward_hooks: set[int] = set()  # id() of functions registered as forward hooks
+        self.recursive: set[int] = set()  # id() of functions that call themselves, directly or not (set by bottom_up)
         self._call_targets: dict[int, dict[int, set[str]]] = {}
         self.scopes = [facts.tree, *facts.scopes]
         for scope in self.scopes:
@@ -358,6 +359,10 @@ class CallGraph:
             for scope in self.scopes:
                 for site in self.sites_from.get(id(scope), ()):
                     for parameter, argument in self.bound_arguments(site):
+                        no_grad = evidence.param_no_grad.setdefault(id(site.callee), set())
+                        if parameter not in no_grad and evidence.is_no_grad_callable(argument, scope):
+                            no_grad.add(parameter)  # a pipeline passed in: calling it runs without grad
+                            changed = True
                         known = evidence.param_modules.setdefault(id(site.callee), set())
                         if parameter not in known and evidence.is_module(argument, scope):
                             known.add(parameter)
@@ -729,12 +734,16 @@ class CallGraph:
                     parent = work[-1][0]
                     low[id(parent)] = min(low[id(parent)], low[id(node)])
                 if low[id(node)] == index[id(node)]:
+                    group = []
                     while True:
                         member = stack.pop()
                         on_stack.discard(id(member))
-                        order.append(member)
+                        group.append(member)
                         if member is node:
                             break
+                    order.extend(group)
+                    if len(group) > 1 or any(child is node for child in callees.get(id(node), ())):
+                        self.recursive.update(id(member) for member in group)
         return order
 
 

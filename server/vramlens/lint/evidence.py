@@ -72,10 +72,12 @@ class Evidence:
         self._no_grad: dict[int, set[str]] = {}  # id(scope) -> names of callables that run without grad
         self._functional: dict[int, set[str]] = {}  # id(scope) -> names bound to parameter-free nn modules
         self.param_modules: dict[int, set[str]] = {}  # id(function) -> parameters callers pass modules to
+        self.param_no_grad: dict[int, set[str]] = {}  # id(function) -> parameters callers pass pipelines to
         self._returns_module: dict[int, bool] = {}
         self.frozen: set[str] = set()
         self._locals: dict[int, set[str]] = {}
-        self.backward_roots: dict[int, set[str]] = {}  # id(scope) -> names a backward call differentiates
+        # id(scope) -> name a backward call differentiates -> where those backward calls are (line, column)
+        self.backward_roots: dict[int, dict[str, list[tuple[int, int]]]] = {}
         self.backward_element_roots: dict[int, dict[str, set[object]]] = {}  # id(scope) -> container -> keys
         self._differentiable: dict[int, set[str]] = {}  # id(scope) -> callables a backpropagated loss is computed by
         self._class_differentiable: dict[str, set[str]] = {}
@@ -128,6 +130,7 @@ class Evidence:
         cls = facts.class_of(scope) if not isinstance(scope, ast.Module) else None
         if not isinstance(scope, ast.Module):
             modules |= self.param_modules.get(key, set())
+            no_grad |= self.param_no_grad.get(key, set())
             for arg in [*scope.args.posonlyargs, *scope.args.args, *scope.args.kwonlyargs]:
                 if arg.annotation is not None and self._module_annotation(arg.annotation):
                     modules.add(arg.arg)
@@ -164,12 +167,17 @@ class Evidence:
         differentiable: ``preds = model(x); loss = loss_fn(preds, y); loss.backward()`` makes ``model``
         and ``loss_fn`` modules of this scope, however they are named."""
         facts = self.facts
-        roots: set[str] = set()
+        roots: dict[str, list[tuple[int, int]]] = {}
         element_roots: dict[str, set[object]] = {}
+
+        def consumed(names: set[str], node: ast.AST) -> None:
+            for name in names:
+                roots.setdefault(name.removesuffix(ELEMENT), []).append((node.lineno, node.col_offset))
+
         for call in facts.calls_inside(scope):
             if is_backward_call(call):
                 for target in backward_targets(call):
-                    roots |= {n.removesuffix(ELEMENT) for n in names_read(target)}
+                    consumed(names_read(target), call)
                     if isinstance(target, ast.Subscript) and isinstance(target.slice, ast.Constant) and dotted(target.value):
                         element_roots.setdefault(dotted(target.value), set()).add(target.slice.value)
         if element_roots:
@@ -177,7 +185,7 @@ class Evidence:
         if getattr(scope, "name", None) in BACKPROPAGATED_RETURNS:
             for node in iter_nodes(scope):  # the framework backpropagates what a training step returns
                 if isinstance(node, ast.Return) and node.value is not None:
-                    roots |= {n.removesuffix(ELEMENT) for n in names_read(node.value)}
+                    consumed(names_read(node.value), node)
         if not roots:
             return
         stores = [s for s in facts.stores_inside(scope) if isinstance(s, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and s.value is not None]
@@ -188,11 +196,13 @@ class Evidence:
                 if not (isinstance(value, (ast.Dict, ast.List, ast.Tuple)) or (isinstance(value, ast.Call) and call_name(value) == "dict")):
                     continue
                 targets = store.targets if isinstance(store, ast.Assign) else [store.target]
-                if {n for t in targets for n in stored_names(t)} & roots:
-                    inner = {n.removesuffix(ELEMENT) for n in names_read(value)} - roots
-                    if inner:
-                        roots |= inner
-                        grown = True
+                containers = {n for t in targets for n in stored_names(t)} & roots.keys()
+                inner = {n.removesuffix(ELEMENT) for n in names_read(value)} - roots.keys()
+                if containers and inner:
+                    where = [p for c in containers for p in roots[c]]
+                    for name in inner:
+                        roots[name] = list(where)
+                    grown = True
             if not grown:
                 break
         self.backward_roots[id(scope)] = roots
@@ -229,6 +239,8 @@ class Evidence:
                         attrs.add(f"self.{func.attr}")
 
     def _note_use(self, receiver: str, scope: ast.AST, modules: set[str], attrs: set[str] | None) -> None:
+        if "." not in receiver and self.is_no_grad_callable_name(receiver, scope):
+            return  # a pipeline has .to() too
         if receiver.startswith("self."):
             if attrs is not None and receiver.count(".") == 1:
                 attrs.add(receiver)
@@ -349,6 +361,13 @@ class Evidence:
             current = self._enclosing(current)
         return False
 
+    def is_no_grad_callable(self, expr: ast.AST, scope: ast.AST) -> bool:
+        """``expr`` is a pipeline-like callable that runs its model under no_grad itself."""
+        expr = _unwrap_chain(expr)
+        if isinstance(expr, ast.Name):
+            return self.is_no_grad_callable_name(expr.id, scope)
+        return self._no_grad_callable(expr, scope)
+
     def is_module(self, expr: ast.AST, scope: ast.AST) -> bool:
         """``expr`` evaluates to an nn.Module (by the evidence of this file)."""
         expr = _unwrap_chain(expr)
@@ -437,7 +456,7 @@ class Evidence:
             return True
         if short == "from_pretrained":
             owner = last_name(name.rsplit(".", 1)[0]) if "." in name else ""
-            return owner.endswith(NO_GRAD_CALLABLE_SUFFIXES)
+            return owner.endswith(NO_GRAD_CALLABLE_SUFFIXES) or "Pipeline" in owner
         return short.endswith(NO_GRAD_CALLABLE_SUFFIXES) and short[:1].isupper()
 
     def _iterates_modules(self, iterable: ast.AST, scope: ast.AST) -> bool:

@@ -64,5 +64,5 @@ GRAPH_CARRYING_HOOK_PARAMETERS = {
 # nn.Module hook registration: the hook's parameters after the module receive the activations.
 FORWARD_HOOK_REGISTRATIONS = frozenset({"register_forward_hook", "register_forward_pre_hook"})
 # Methods whose returned value the framework backpropagates (Lightning's training_step, transformers'
-# Trainer.compute_loss, an optimizer closure).
-BACKPROPAGATED_RETURNS = frozenset({"training_step", "compute_loss", "training_step_end", "closure"})
+# Trainer.compute_loss).
+BACKPROPAGATED_RETURNS = frozenset({"training_step", "compute_loss", "training_step_end"})

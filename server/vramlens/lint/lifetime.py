@@ -184,13 +184,22 @@ def _binders(loop: ast.AST, ctx: LintContext) -> dict[str, list[ast.AST]]:
                     continue
                 if kind is ast.Call:
                     names = _bound_names(node) | set(_detached_by_callee(node, ctx))
-                elif id(node) in always or _clean_value(node.value):
+                elif id(node) in always or _clean_value(node.value) or _clean_local_result(node.value, ctx):
                     names = _bound_names(node)
                 else:
                     continue  # a conditional binding to another graph-carrying value is no reset
                 for name in names:
                     binders.setdefault(name, []).append(node)
     return binders
+
+
+def _clean_local_result(value: ast.AST | None, ctx: LintContext) -> bool:
+    """``hidden = repackage_hidden(hidden)`` where that function of this file returns no graph."""
+    if not isinstance(value, ast.Call):
+        return False
+    site = ctx.graph.site_of.get(id(value))
+    summary = ctx.summaries.get(id(site.callee)) if site is not None else None
+    return summary is not None and not summary.returns
 
 
 def _unconditional(stmts: list[ast.stmt]) -> set[int]:

@@ -52,8 +52,11 @@ class RetainGraphInLoop:
         if not repeating and not in_callers_loop:
             return
         keeps_grads = flag == "create_graph" and _stores_graph_in_grads(call)
-        if not keeps_grads and self._freed_later(call, repeating[-1] if repeating else ctx.scope.node, ctx):
-            return
+        if not keeps_grads:
+            if self._freed_later(call, repeating[-1] if repeating else ctx.scope.node, ctx):
+                return
+            if in_callers_loop and ctx.graph.result_backpropagated.get(id(ctx.scope.node)):
+                return  # a gradient penalty: the caller backpropagates what it returns, freeing the graph
         where = "inside a loop" if repeating else f"in `{ctx.scope.name}`, which runs on every iteration of its caller's loop,"
         message = (
             f"{flag}=True {where} keeps the saved activations (and, with create_graph, a graph of the "

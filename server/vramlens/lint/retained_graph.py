@@ -15,6 +15,7 @@ from .function_ctx import OUTPUT, tensor_kind
 from .lifetime import OUTLIVES_CALL, backpropagated, carried_across, lifetime, rebound_in
 from .summaries import GRAPH, MAYBE_GRAPH, Effect
 from .syntax import base_dotted, call_name, dotted, is_autograd_function_class, iter_nodes, last_name
+from .taint import is_sequence
 from .walker import LintContext
 
 _APPENDERS = {"append", "extend", "insert", "appendleft", "add", "push", "put"}
@@ -112,7 +113,8 @@ class RetainedGraph:
             if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add) and dotted(value.left) == name:
                 self._accumulate_rebinding(stmt, name, value.right, ctx, added=value.right)
                 return
-            if isinstance(value, ast.BinOp) and any(dotted(leaf) == name for leaf in _arithmetic_leaves(value)):
+            concatenates = isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add) and (is_sequence(value.left) or is_sequence(value.right))
+            if isinstance(value, ast.BinOp) and not concatenates and any(dotted(leaf) == name for leaf in _arithmetic_leaves(value)):
                 self._accumulate_rebinding(stmt, name, value, ctx)
                 return
             if isinstance(value, ast.Call) and last_name(call_name(value)) in _CONCATENATORS and value.args:
@@ -181,7 +183,8 @@ class RetainedGraph:
         if not ctx.tainted(value):
             return
         scope = ctx.scope
-        in_forward = head == "self" and (scope.name in {"forward", "__call__"} or bool(ctx.graph.part_of_forward.get(id(scope.node))))
+        is_module = scope.cls is not None and scope.cls.name in ctx.evidence.module_classes
+        in_forward = head == "self" and is_module and (scope.name in {"forward", "__call__"} or bool(ctx.graph.part_of_forward.get(id(scope.node))))
         on_class = scope.cls is not None and head in {scope.cls.name, "cls"}
         if not (in_forward or on_class) or "loss" in target.attr.lower():
             return  # a stored loss is there to be backpropagated by its owner

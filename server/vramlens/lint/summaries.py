@@ -60,13 +60,30 @@ class Effect:
 @dataclass
 class Summary:
     returns: Labels = EMPTY
+    # When every ``return`` returns a tuple of the same length: what each position may hold.
+    elements: tuple[Labels, ...] | None = None
+    _mixed: bool = False  # some return is not such a tuple
     effects: dict[str, list[Effect]] = field(default_factory=dict)  # parameter -> what keeps it
     detaches: set[str] = field(default_factory=set)  # parameters detached in place (``h.detach_()``)
+
+    def add_return(self, labels: Labels, elements: list[Labels] | None) -> None:
+        self.returns = self.returns | labels
+        if elements is None:
+            self._mixed = True
+            self.elements = None
+        elif not self._mixed:
+            if self.elements is None:
+                self.elements = tuple(elements)
+            elif len(self.elements) == len(elements):
+                self.elements = tuple(a | b for a, b in zip(self.elements, elements))
+            else:
+                self._mixed, self.elements = True, None
 
     def signature(self) -> tuple:
         """A stable description, for keys of cached results that depend on this summary."""
         return (
             tuple(sorted(self.returns)),
+            None if self.elements is None else tuple(tuple(sorted(e)) for e in self.elements),
             tuple(sorted((p, tuple((e.code, e.place, e.how, e.function) for e in effects)) for p, effects in self.effects.items())),
             tuple(sorted(self.detaches)),
         )

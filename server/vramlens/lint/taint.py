@@ -54,8 +54,10 @@ _PARAMETER_ATTRIBUTES = frozenset({"weight", "bias"})
 _NEVER_TAINTED = frozenset({ast.Constant, ast.JoinedStr, ast.Lambda, ast.Compare})
 _COMPREHENSIONS = frozenset({ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp})
 _COLLECTIONS = frozenset({ast.Tuple, ast.List, ast.Set})
-# Builtins that hand back (a function of) their arguments: ``sum(losses)`` keeps every graph.
-_COMPUTING_BUILTINS = frozenset({"sum", "max", "min", "abs", "pow", "list", "tuple", "sorted", "reversed", "iter", "next", "zip", "dict", "map", "filter", "divmod", "round", "set"})
+# Builtins that compute from their arguments (``sum(losses)`` keeps every graph) and builtins that only
+# repackage them (``list(model.parameters())`` is still a list of leaves).
+_COMPUTING_BUILTINS = frozenset({"sum", "max", "min", "abs", "pow", "divmod", "round"})
+_CONTAINER_BUILTINS = frozenset({"list", "tuple", "sorted", "reversed", "iter", "next", "zip", "dict", "map", "filter", "set", "enumerate"})
 # torch functions that make a new tensor from shapes or data, never from history.
 _FACTORIES = frozenset({
     "zeros", "ones", "empty", "full", "eye", "arange", "linspace", "logspace", "rand", "randn", "randint",
@@ -133,6 +135,8 @@ class TaintState:
         if self.elements:
             self.elements.pop(resolved, None)
             self.elements.pop(name, None)
+        if resolved == name:
+            self._forget_members(name)
         if labels:
             self.values[resolved] = labels
             if resolved != name:
@@ -145,6 +149,17 @@ class TaintState:
         if labels:
             resolved = self.resolve(name)
             self.values[resolved] = self.values.get(resolved, EMPTY) | labels
+            if resolved != name and name in self.values:
+                self.values[name] = self.values[name] | labels
+
+    def _forget_members(self, name: str) -> None:
+        """A name bound anew no longer has the attributes of what it held (``outputs.loss``)."""
+        prefix = name + "."
+        stale = [key for key in self.values if key.startswith(prefix)]
+        for key in stale:
+            del self.values[key]
+        if self.aliases:
+            self.aliases = {k: v for k, v in self.aliases.items() if not (v == name or v.startswith(prefix))}
 
 
 @lru_cache(maxsize=4096)
@@ -210,7 +225,10 @@ class TaintEvaluator:
         if state.grad_off and kind is not ast.IfExp and kind is not ast.Dict:
             return EMPTY  # no operation records history with recording off
         if kind is ast.BinOp:
-            return computed(self.labels(expr.left, state) | self.labels(expr.right, state))
+            both = self.labels(expr.left, state) | self.labels(expr.right, state)
+            if isinstance(expr.op, ast.Add) and (is_sequence(expr.left) or is_sequence(expr.right)):
+                return both  # ``[(name, p)] + rest``: a longer list of the same things, not a tensor sum
+            return computed(both)
         if kind is ast.UnaryOp:
             return EMPTY if isinstance(expr.op, ast.Not) else computed(self.labels(expr.operand, state))
         if kind is ast.Subscript:
@@ -221,7 +239,9 @@ class TaintEvaluator:
                     kept = state.element(container, key)
                     if kept is not None:
                         return kept
-            return computed(self.labels(expr.value, state))
+            # Indexing a tensor with history gives a view with history; an element of a list of
+            # parameters is still a parameter.
+            return self.labels(expr.value, state)
         if kind is ast.IfExp:
             return self.labels(expr.body, state) | self.labels(expr.orelse, state)
         if kind is ast.Dict:
@@ -335,6 +355,8 @@ class TaintEvaluator:
             # An object built around its arguments: an optimizer holds leaves (no graph); a distribution
             # built from probabilities holds them.
             return unseen(arguments - LEAF_ONLY)
+        if short in _CONTAINER_BUILTINS:
+            return arguments
         if short in _COMPUTING_BUILTINS or self._torch_function(call):
             return computed(arguments)
         return unseen(arguments)  # a function of another file: it may detach, or reduce to numbers
@@ -366,6 +388,13 @@ class TaintEvaluator:
             if labels:
                 found = found | labels
         return found
+
+
+def is_sequence(node: ast.AST) -> bool:
+    """A list or tuple display, comprehension or conversion: ``+`` on it concatenates."""
+    if isinstance(node, (ast.List, ast.ListComp, ast.Tuple)):
+        return True
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in {"list", "tuple", "sorted"}
 
 
 def constant_key(subscript: ast.Subscript) -> object | None:

@@ -131,7 +131,17 @@ class Walker:
     # -- scopes ---------------------------------------------------------------------------
     def run(self) -> None:
         ctx = self.ctx
-        for func in ctx.graph.bottom_up():
+        order = ctx.graph.bottom_up()
+        for func in order:
+            if id(func) in ctx.graph.recursive:
+                # Recursion: start from "returns nothing" and walk once silently, so that the real walk
+                # sees the least fixed point (``repackage_hidden`` detaches at the bottom of its recursion).
+                ctx.summaries.setdefault(id(func), Summary())
+                was_silent, self.silent = self.silent, True
+                try:
+                    self.walk_function(func, inherited_off=False)
+                finally:
+                    self.silent = was_silent
             self.walk_function(func, inherited_off=False)
         self.walk_module()
 
@@ -172,8 +182,9 @@ class Walker:
         finally:
             ctx.scope, ctx.state, ctx.loops, ctx.blocks, ctx.handler_depth, ctx.evaluator.scope = saved
 
-    def local_result(self, call: ast.Call, state: TaintState) -> Labels | None:
-        """The labels a call of a function of this file returns, from its summary; None when unknown."""
+    def local_result(self, call: ast.Call, state: TaintState, position: int | None = None) -> Labels | None:
+        """The labels a call of a function of this file returns (at ``position`` of the tuple it returns),
+        from its summary; None when unknown."""
         ctx = self.ctx
         site = ctx.graph.site_of.get(id(call))
         if site is None or site.callee.name == "__init__":
@@ -182,6 +193,10 @@ class Walker:
         if summary is None:
             return None  # not walked yet (recursion): judged like any other call
         returned = summary.returns
+        if position is not None:
+            if summary.elements is None or position >= len(summary.elements):
+                return None
+            returned = summary.elements[position]
         if state.grad_off:
             returned = returned - GRAPH_ONLY
         result = frozenset(label for label in returned if label[0] != "@")
@@ -256,11 +271,22 @@ class Walker:
                 for node in ast.walk(target):
                     if isinstance(node, (ast.Name, ast.Attribute)) and isinstance(node.ctx, ast.Store):
                         name = dotted(node)
+                        if name not in roots or not self._backpropagated_later(roots[name], stmt):
+                            continue
                         if name in element_roots:
                             for key in element_roots[name]:  # ``output["loss"].backward()``: that element
                                 ctx.state.set_element(name, key, GRAPH_ONLY)
-                        elif name in roots:
+                        else:
                             ctx.state.add(name, GRAPH_ONLY)  # backpropagated later: it carries graph
+
+    def _backpropagated_later(self, positions: list[tuple[int, int]], stmt: ast.stmt) -> bool:
+        """A backward call through this binding comes after it, in the same iteration of its loop."""
+        here = (stmt.lineno, stmt.col_offset)
+        loop = self.ctx.loops[-1] if self.ctx.loops else None
+        return any(
+            position > here and (loop is None or loop.lineno <= position[0] <= (loop.end_lineno or loop.lineno))
+            for position in positions
+        )
 
     def _visit_AnnAssign(self, stmt: ast.AnnAssign) -> None:
         if stmt.value is not None:
@@ -327,10 +353,10 @@ class Walker:
             scope.summary.detaches.add(name)
 
     def _visit_Return(self, stmt: ast.Return) -> None:
-        labels = self.ctx.labels(stmt.value)
-        if labels:
-            summary = self.ctx.scope.summary
-            summary.returns = summary.returns | labels
+        ctx = self.ctx
+        value = stmt.value
+        elements = [ctx.labels(e) for e in value.elts] if isinstance(value, ast.Tuple) and not any(isinstance(e, ast.Starred) for e in value.elts) else None
+        ctx.scope.summary.add_return(ctx.labels(value), elements)
 
     def _visit_Global(self, stmt: ast.Global) -> None:
         self.ctx.scope.declared_global.update(stmt.names)
@@ -476,8 +502,11 @@ class Walker:
             for index, element in enumerate(target.elts):
                 if values is not None:
                     self._bind(element, values[index], self.ctx.labels(values[index]))
-                else:
-                    self._bind(element, None, labels)
+                    continue
+                part = None
+                if isinstance(value, ast.Call) and not any(isinstance(e, ast.Starred) for e in target.elts):
+                    part = self.local_result(value, state, index)  # ``loss, logs = self.step(batch)``
+                self._bind(element, None, labels if part is None else part)
             return
         if kind is ast.Starred:
             self._bind(target.value, None, labels)
