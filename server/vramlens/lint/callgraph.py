@@ -66,7 +66,9 @@ class CallGraph:
         self.context = self._contexts()
         self.trains = self._trains()
         self.runs_forward = self._runs_forward()
-        self.in_loop = self._called_in_loop()
+        self._hot: dict[int, bool] = {}
+        self.step_work = self._step_work()
+        self.in_loop = self._called_per_step()
         self.backprops_params = self._backpropagated_parameters()
         self.result_backpropagated = self._results_backpropagated()
         self.part_of_forward = self._part_of_forward()
@@ -398,14 +400,17 @@ class CallGraph:
         cls = self.facts.class_of(func)
         if cls is None:
             return None
+        if func.name in LIGHTNING_NO_GRAD_HOOKS and (cls.name in self.evidence.module_classes or self._uses_lightning()):
+            return OFF  # the trainer runs validation/test/predict hooks (module, strategy, callback) under inference_mode
         if cls.name in self.evidence.module_classes:
-            if func.name in LIGHTNING_NO_GRAD_HOOKS:
-                return OFF  # the trainer runs validation/test/predict hooks under inference_mode
             return None
         call = self.facts.methods.get((cls.name, "__call__"))
         if call is not None and call is not func and self.modes.decorator_mode(call) == OFF:
             return OFF  # a pipeline whose __call__ runs under no_grad: its methods serve that call
         return None
+
+    def _uses_lightning(self) -> bool:
+        return any(q.split(".", 1)[0] in {"lightning", "pytorch_lightning", "lightning_fabric"} for q in self.facts.imports.values())
 
     def _contexts(self) -> dict[int, str | None]:
         """Grad mode each function runs in: its own, else the one all its callers agree on."""
@@ -506,24 +511,82 @@ class CallGraph:
         """A training or data loop (not bounded by a small constant)."""
         return not is_small_constant_loop(loop) and (self.trains_node(loop, scope) or iterates_data(loop))
 
-    def _called_in_loop(self) -> dict[int, bool]:
-        """Called on every iteration of a training or data loop, directly or through its callers."""
-        in_loop: dict[int, bool] = {}
+    # -- what runs on every step ------------------------------------------------------------------
+    def _model_calls(self, calls, scope: ast.AST) -> bool:
+        """A forward or backward pass or an optimizer step among ``calls``, or a call of a function of this
+        file that does one per call (not one that runs a whole loop of them, like ``train_epoch()``)."""
+        for call in calls:
+            if is_backward_call(call) or is_optimizer_step(call):
+                return True
+            if forward_kind(self.evidence, call, scope) in (FORWARD, DIFFERENTIABLE):
+                return True
+            site = self.site_of.get(id(call))
+            if site is not None and self.step_work.get(id(site.callee)):
+                return True
+        return False
+
+    def _step_work(self) -> dict[int, bool]:
+        """The function does model work outside its own loops: one call of it is one step. (And
+        ``loop_work``: it does model work inside a loop of its own, like ``train_epoch()``.)"""
+        work: dict[int, bool] = {}
+        self.loop_work = {}
+        for _ in range(3):
+            for scope in self.facts.scopes:
+                statements = self.statements_in.get(id(scope), ())
+                self.step_work = work
+                if not work.get(id(scope)):
+                    calls = [c for stmt in statements if not self.loops_at(stmt) for c in self.facts.calls_of(stmt)]
+                    work[id(scope)] = self._model_calls(calls, scope)
+                if not self.loop_work.get(id(scope)):
+                    looped = [c for stmt in statements if self.loops_at(stmt) for c in self.facts.calls_of(stmt)]
+                    self.loop_work[id(scope)] = self._model_calls(looped, scope)
+        return work
+
+    def is_hot_loop(self, loop: ast.stmt, scope: ast.AST) -> bool:
+        """A loop that runs many times with model work in each iteration: a training or data loop, not a
+        loop over a few items, not a retry loop that ends on the first success, not an outer loop
+        (epochs, ops to profile) whose work all happens in a loop nested in it."""
+        key = id(loop)
+        known = self._hot.get(key)
+        if known is None:
+            if is_small_constant_loop(loop) or _ends_on_success(loop):
+                known = False
+            else:
+                nested = {id(c) for inner in self.facts.loops_inside(scope) if inner is not loop and _within(inner, loop)
+                          for c in self.facts.calls_inside(inner)}
+                own = [c for c in self.facts.calls_inside(loop) if id(c) not in nested]
+                runs_loops = any(
+                    (site := self.site_of.get(id(c))) is not None and self.loop_work.get(id(site.callee))
+                    and not self.step_work.get(id(site.callee)) for c in own
+                )
+                if runs_loops:
+                    known = False  # ``for epoch ...: train_epoch()``: each iteration runs a whole loop of steps
+                elif self._model_calls(own, scope):
+                    known = True
+                elif self._model_calls(self.facts.calls_inside(loop), scope):
+                    known = False  # the work is in a nested loop: this level runs once per many steps
+                else:
+                    known = iterates_data(loop)
+            self._hot[key] = known
+        return known
+
+    def _called_per_step(self) -> dict[int, bool]:
+        """Called on every iteration of a hot loop, or by a function that is, or by a module's forward."""
+        per_step: dict[int, bool] = {}
         for func in self.facts.scopes:
-            in_loop[id(func)] = any(
-                any(self.is_repeating_loop(loop, site.caller) for loop in site.loops)
-                for site in self.sites_to.get(id(func), ())
+            per_step[id(func)] = any(
+                bool(site.loops) and self.is_hot_loop(site.loops[-1], site.caller) for site in self.sites_to.get(id(func), ())
             )
         for _ in range(len(self.facts.scopes) + 1):
             changed = False
             for func in self.facts.scopes:
-                if in_loop[id(func)]:
+                if per_step[id(func)]:
                     continue
-                if any(in_loop.get(id(site.caller)) for site in self.sites_to.get(id(func), ())):
-                    in_loop[id(func)] = changed = True
+                if any(not site.loops and per_step.get(id(site.caller)) for site in self.sites_to.get(id(func), ())):
+                    per_step[id(func)] = changed = True
             if not changed:
                 break
-        return in_loop
+        return per_step
 
     # -- backward reachability ---------------------------------------------------------------------
     def dataflow(self, scope: ast.AST) -> Dataflow:
@@ -745,6 +808,21 @@ class CallGraph:
                     if len(group) > 1 or any(child is node for child in callees.get(id(node), ())):
                         self.recursive.update(id(member) for member in group)
         return order
+
+
+def _ends_on_success(loop: ast.AST) -> bool:
+    """``while batch_size: try: run(); break; except OOM: batch_size //= 2``: it runs until one attempt works."""
+    for stmt in loop.body:
+        if isinstance(stmt, ast.Try) and stmt.handlers:
+            for part in (stmt.body, stmt.orelse):
+                for inner in part:
+                    if any(isinstance(n, (ast.Break, ast.Return)) for n in ast.walk(inner)):
+                        return True
+    return False
+
+
+def _within(inner: ast.AST, outer: ast.AST) -> bool:
+    return outer.lineno < inner.lineno <= (outer.end_lineno or outer.lineno)
 
 
 def _flat_names(target: ast.AST) -> list[str]:

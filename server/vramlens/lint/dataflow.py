@@ -83,6 +83,36 @@ def stored_names(target: ast.AST) -> set[str]:
     return found
 
 
+def assignment_edges(stmt: ast.stmt) -> list[tuple[set[str], set[str]]]:
+    """(names written, names read) pairs of an assignment, position by position where the value shows its
+    parts: ``a, b = x, y`` and ``model, opt = accelerator.prepare(model, opt)`` pair each target with its own."""
+    value = getattr(stmt, "value", None)
+    if value is None:
+        return []
+    targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+    edges = []
+    for target in targets:
+        if isinstance(target, (ast.Tuple, ast.List)) and not any(isinstance(e, ast.Starred) for e in target.elts):
+            parts = _parts(value, len(target.elts))
+            if parts is not None:
+                edges.extend((stored_names(t), names_read(p)) for t, p in zip(target.elts, parts))
+                continue
+        read = names_read(value)
+        if isinstance(stmt, ast.AugAssign):
+            read |= stored_names(stmt.target)
+        edges.append((stored_names(target), read))
+    return edges
+
+
+def _parts(value: ast.AST, count: int) -> list[ast.AST] | None:
+    if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == count:
+        return list(value.elts)
+    if (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in {"prepare", "setup"}
+            and len(value.args) == count and not value.keywords):
+        return list(value.args)  # accelerator.prepare / fabric.setup hand their arguments back in order
+    return None
+
+
 class Dataflow:
     """Edges (targets <- names read) of a scope's assignments, loops and container writes, and the names
     each backward call reads."""
@@ -96,14 +126,7 @@ class Dataflow:
         if not self.backward_reads:
             return  # nothing is consumed: no need for the edges
         for stmt in stores:
-            value = getattr(stmt, "value", None)
-            if value is None:
-                continue
-            read = names_read(value)
-            if isinstance(stmt, ast.AugAssign):
-                read |= stored_names(stmt.target)
-            for target in _targets(stmt):
-                self.edges.append((stored_names(target), read))
+            self.edges.extend(assignment_edges(stmt))
         for loop in loops:
             if isinstance(loop, (ast.For, ast.AsyncFor)):
                 self.edges.append((stored_names(loop.target), names_read(loop.iter)))

@@ -25,7 +25,7 @@ from .library import (
     PRETRAINED_MODEL_OWNER_WORDS,
     PRETRAINED_NOT_MODEL_OWNER_WORDS,
 )
-from .dataflow import ELEMENT, backward_targets, names_read, stored_names
+from .dataflow import ELEMENT, assignment_edges, backward_targets, names_read, stored_names
 from .syntax import call_name, dotted, is_backward_call, iter_nodes, last_name, name_words
 
 _BUILTINS = frozenset(dir(builtins))
@@ -208,15 +208,14 @@ class Evidence:
         self.backward_roots[id(scope)] = roots
         wanted = set(roots)
         producers: list[ast.stmt] = []
+        edges = [(store, stored, read) for store in stores for stored, read in assignment_edges(store)]
         for _ in range(6):
             grown = False
-            for store in stores:
-                targets = store.targets if isinstance(store, ast.Assign) else [store.target]
-                stored = {n for t in targets for n in stored_names(t)}
+            for store, stored, read in edges:
                 if stored & wanted:
                     if store not in producers:
                         producers.append(store)
-                    read = {n.removesuffix(ELEMENT) for n in names_read(store.value)}
+                    read = {n.removesuffix(ELEMENT) for n in read}
                     if not read <= wanted:
                         wanted |= read
                         grown = True
