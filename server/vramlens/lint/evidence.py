@@ -16,6 +16,7 @@ import builtins
 from .facts import FileFacts
 from .library import (
     BACKPROPAGATED_RETURNS,
+    PIPELINE_METHODS,
     MODULE_BASES,
     MODULE_FACTORIES,
     MODULE_FACTORY_PREFIXES,
@@ -148,6 +149,11 @@ class Evidence:
                     target = target.elts[-1]  # ``for name, module in model.named_modules()``
                 if isinstance(target, ast.Name):
                     modules.add(target.id)
+        for call in facts.calls_inside(scope):  # pipelines first: they have .to() too
+            func = call.func
+            if isinstance(func, ast.Attribute) and func.attr in PIPELINE_METHODS and isinstance(func.value, ast.Name):
+                no_grad.add(func.value.id)
+                modules.discard(func.value.id)
         for call in facts.calls_inside(scope):
             func = call.func
             if isinstance(func, ast.Attribute) and func.attr in MODULE_ONLY_METHODS:
@@ -238,7 +244,7 @@ class Evidence:
                         attrs.add(f"self.{func.attr}")
 
     def _note_use(self, receiver: str, scope: ast.AST, modules: set[str], attrs: set[str] | None) -> None:
-        if "." not in receiver and self.is_no_grad_callable_name(receiver, scope):
+        if "." not in receiver and (self.is_no_grad_callable_name(receiver, scope) or receiver in self._no_grad.get(id(scope), ())):
             return  # a pipeline has .to() too
         if receiver.startswith("self."):
             if attrs is not None and receiver.count(".") == 1:
@@ -264,6 +270,8 @@ class Evidence:
             if "." not in name:
                 no_grad.add(name)
             return
+        if "." not in name and name in no_grad:
+            return  # shown to be a pipeline by the methods called on it
         if not self.is_module(value, scope):
             return
         if self._parameter_free(value):
@@ -453,10 +461,28 @@ class Evidence:
         short = last_name(name)
         if short in NO_GRAD_CALLABLE_CONSTRUCTORS:
             return True
+        local = self.facts.functions.get(name) if "." not in name else None
+        if local is None and name.startswith("self."):
+            cls = self._class_for(scope)
+            local = self.facts.methods.get((cls.name, name[5:])) if cls is not None and name.count(".") == 1 else None
+        if local is not None:
+            return self._returns_no_grad_callable(local)
         if short == "from_pretrained":
             owner = last_name(name.rsplit(".", 1)[0]) if "." in name else ""
             return owner.endswith(NO_GRAD_CALLABLE_SUFFIXES) or "Pipeline" in owner
         return short.endswith(NO_GRAD_CALLABLE_SUFFIXES) and short[:1].isupper()
+
+    def _returns_no_grad_callable(self, func: ast.AST) -> bool:
+        key = ("no-grad", id(func))
+        known = self._returns_module.get(key)
+        if known is None:
+            self._returns_module[key] = False  # recursion guard
+            known = any(
+                isinstance(node, ast.Return) and isinstance(node.value, ast.Name) and self.is_no_grad_callable_name(node.value.id, func)
+                for node in iter_nodes(func)
+            )
+            self._returns_module[key] = known
+        return known
 
     def _iterates_modules(self, iterable: ast.AST, scope: ast.AST) -> bool:
         if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Attribute):
@@ -469,6 +495,12 @@ class Evidence:
         return self.is_module(iterable, scope)
 
     def _module_annotation(self, annotation: ast.AST) -> bool:
+        """``nn.Module``, ``Optional[MyNet]``: an instance of a module (``Type[nn.Module]`` is a class)."""
+        for node in iter_nodes(annotation):
+            if isinstance(node, ast.Subscript) and last_name(dotted(node.value) or "") in {"Type", "type", "Callable"}:
+                return False
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and ("Type[" in node.value or "Callable" in node.value):
+                return False
         for node in iter_nodes(annotation):
             if isinstance(node, ast.Constant) and isinstance(node.value, str):
                 text = node.value

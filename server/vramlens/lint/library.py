@@ -45,6 +45,13 @@ PRETRAINED_NOT_MODEL_OWNER_WORDS = ("Tokenizer", "Config", "Processor", "Feature
 # detectron2's DefaultPredictor, ultralytics' YOLO (predict under inference mode).
 NO_GRAD_CALLABLE_CONSTRUCTORS = frozenset({"pipeline", "DefaultPredictor", "YOLO", "RTDETR", "SAM"})
 NO_GRAD_CALLABLE_SUFFIXES = ("Pipeline",)  # StableDiffusionPipeline.from_pretrained(...), DiffusionPipeline(...)
+# Methods only diffusers pipelines have: a callable with them is a pipeline (whose call runs without grad),
+# even when it also has ``.to(device)`` like a module.
+PIPELINE_METHODS = frozenset({
+    "set_progress_bar_config", "enable_model_cpu_offload", "enable_sequential_cpu_offload", "enable_attention_slicing",
+    "enable_vae_slicing", "enable_vae_tiling", "load_lora_weights", "unload_lora_weights", "fuse_lora", "unfuse_lora",
+    "set_adapters", "enable_freeu",
+})
 # Methods of a model that switch recording off themselves: transformers ``generate`` is decorated with
 # no_grad, sentence-transformers ``encode`` runs under inference_mode.
 NO_GRAD_METHODS = frozenset({"generate"})

@@ -22,7 +22,7 @@ from .edits import insert_line_above, wrap_in_with
 from .evidence import DIFFERENTIABLE, FORWARD
 from .findings import Edit, Fix
 from .gradmode import MAYBE, OFF
-from .syntax import INFERENCE_WORDS, is_private_decoding_helper, iterates_eval_data, method_name, name_words, receiver_name
+from .syntax import INFERENCE_WORDS, dotted, is_private_decoding_helper, iterates_eval_data, method_name, name_words, receiver_name
 from .walker import LintContext, Scope
 
 # Methods of an nn.Module named for inference that are not parts of its forward.
@@ -49,7 +49,7 @@ def _statements(stmts: list[ast.stmt]):
             yield from _statements(case.body)
 
 
-def graph_building_call(stmts: list[ast.stmt], ctx: LintContext) -> ast.Call | None:
+def graph_building_call(stmts: list[ast.stmt], ctx: LintContext, strict: bool = False) -> ast.Call | None:
     """The first call, in program order, that runs a forward pass with recording on: a module by evidence
     (called, or a method named for running it such as ``encode``), or a function of this file that runs
     one (``self.infer(x)``)."""
@@ -61,7 +61,7 @@ def graph_building_call(stmts: list[ast.stmt], ctx: LintContext) -> ast.Call | N
         if mode in (OFF, MAYBE):
             continue
         for call in ctx.facts.calls_of(stmt):
-            if ctx.forward_kind(call) in (FORWARD, DIFFERENTIABLE):
+            if ctx.forward_kind(call) in (FORWARD, DIFFERENTIABLE) and not (strict and _named_method(call, ctx)):
                 return call
             site = graph.site_of.get(id(call))
             if site is not None and site.callee.name != "__init__" and graph.runs_forward.get(id(site.callee)):
@@ -69,6 +69,16 @@ def graph_building_call(stmts: list[ast.stmt], ctx: LintContext) -> ast.Call | N
             if any(graph.runs_forward.get(id(s.callee)) for s in graph.callbacks_of.get(id(call), ())):
                 return call  # ``beam_search.search(state, step)`` where ``step`` runs the model
     return None
+
+
+def _named_method(call: ast.Call, ctx: LintContext) -> bool:
+    """``model.encode_info(x)``: a module's method judged a forward by its name only (``self.model(x)``
+    calls the module itself)."""
+    func = call.func
+    if not isinstance(func, ast.Attribute) or func.attr == "forward":
+        return False
+    name = dotted(func)
+    return not (name and (ctx.evidence.is_module_name(name, ctx.scope.node) or ctx.evidence.is_differentiable_name(name, ctx.scope.node)))
 
 
 def _does_gradient_work(node: ast.AST, ctx: LintContext) -> bool:
@@ -93,6 +103,32 @@ class MissingNoGrad:
             "kept for a backward pass that never comes; run it under torch.no_grad()."
         )
         ctx.report("VL201", call, message, self._decorator_fix(scope.node, ctx))
+
+    def finish_scope(self, ctx: LintContext) -> None:
+        """A function that runs a forward pass and hands back only detached results (``.cpu().numpy()``,
+        ``.item()``) keeps nothing of the graph it recorded, whatever its name: inference code."""
+        scope = ctx.scope
+        node = scope.node
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or scope.entry_off or scope.mode in (OFF, MAYBE):
+            return
+        if ctx.memo.get(("inference", id(node))) or ctx.memo.get(("reported-in", id(node))):
+            return
+        if scope.escapes or scope.summary.returns or not _returns_a_value(node):
+            return
+        if scope.cls is not None and scope.cls.name in ctx.evidence.module_classes:
+            return  # a module's own methods: judged by name above
+        graph = ctx.graph
+        if graph.part_of_forward.get(id(node)) or id(node) in graph.forward_hooks:
+            return
+        call = graph_building_call(node.body, ctx, strict=True)
+        if call is None or _does_gradient_work(node, ctx) or self._backward_reachable(node, ctx):
+            return
+        message = (
+            f"`{scope.name}` runs the model with autograd recording on although it returns only detached "
+            "results, so every intermediate activation is kept for a backward pass that never comes; "
+            "run it under torch.no_grad()."
+        )
+        ctx.report("VL201", call, message, self._decorator_fix(node, ctx))
 
     def check_statement(self, stmt: ast.stmt, ctx: LintContext) -> None:
         if type(stmt) not in _LOOKED_AT or ctx.state.grad_off or ctx.memo.get(("inference", id(ctx.scope.node))):
@@ -145,6 +181,7 @@ class MissingNoGrad:
         if call is None or _does_gradient_work(loop, ctx):
             return
         ctx.memo[("eval-loop", id(loop))] = True
+        ctx.memo[("reported-in", id(ctx.scope.node))] = True
         message = (
             f"this loop over `{ctx.positions.segment(loop.iter)}` runs the model with autograd recording on, "
             "so each batch keeps its activations for a backward pass that never comes; wrap it in torch.no_grad()."
@@ -171,6 +208,7 @@ class MissingNoGrad:
                     "run it under torch.no_grad()."
                 )
                 ctx.report("VL201", call, message, self._region_fix(later, ctx))
+                ctx.memo[("reported-in", id(ctx.scope.node))] = True
                 return
 
     # -- fixes: offered only when no backward is reachable from what the region computes ----------
@@ -210,6 +248,13 @@ class MissingNoGrad:
         first_line = min([d.lineno for d in func.decorator_list] + [func.lineno])
         edit = insert_line_above(ctx.positions, first_line, f"@{prefix}()")
         return (Fix(f"Decorate `{func.name}` with @{prefix}()", (*extra, edit)),)
+
+
+def _returns_a_value(func: ast.AST) -> bool:
+    return any(
+        isinstance(node, ast.Return) and node.value is not None and not (isinstance(node.value, ast.Constant) and node.value.value is None)
+        for node in _statements(func.body)
+    )
 
 
 def _no_grad_name(ctx: LintContext) -> tuple[str, tuple[Edit, ...]]:

@@ -21,7 +21,7 @@ from .evidence import Evidence
 from .facts import FileFacts
 from .findings import Finding, Fix
 from .gradmode import MAYBE, OFF, ON, GradModes
-from .summaries import EMPTY, GRAPH, GRAPH_ONLY, Effect, Labels, Summary, computed, parameter_label, parameters_in
+from .summaries import EMPTY, GRAPH, GRAPH_ONLY, MAYBE_GRAPH, Effect, Labels, Summary, computed, parameter_label, parameters_in
 from .syntax import base_dotted, dotted, is_private_decoding_helper, name_words
 from .taint import CLEAN_METHODS, TaintEvaluator, TaintState, constant_key, is_summary_name
 
@@ -38,6 +38,8 @@ class Scope:
     declared_global: set[str] = field(default_factory=set)
     summary: Summary = field(default_factory=Summary)
     mode: str | None = None  # the grad mode the whole function runs in (its context)
+    escapes: bool = False  # something that may carry graph is kept on an object or a global
+    entry_off: bool = False  # recording is off for the whole body
 
     @property
     def name(self) -> str:
@@ -123,6 +125,7 @@ class Walker:
         self.ctx = ctx
         # Only the hooks a family defines are called: this loop runs for every statement and call.
         self.scope_hooks = [f.check_scope for f in families if hasattr(f, "check_scope")]
+        self.finish_hooks = [f.finish_scope for f in families if hasattr(f, "finish_scope")]
         self.statement_hooks = [f.check_statement for f in families if hasattr(f, "check_statement")]
         self.call_hooks = [f.check_call for f in families if hasattr(f, "check_call")]
         self.silent = False
@@ -169,7 +172,7 @@ class Walker:
     def _enter(self, node: ast.AST, cls: ast.ClassDef | None, grad_off: bool, seeds: dict, mode: str | None) -> Scope:
         ctx = self.ctx
         saved = (ctx.scope, ctx.state, ctx.loops, ctx.blocks, ctx.handler_depth, ctx.evaluator.scope)
-        ctx.scope = Scope(node, cls, parent=saved[0] if node is not ctx.tree else None, mode=mode)
+        ctx.scope = Scope(node, cls, parent=saved[0] if node is not ctx.tree else None, mode=mode, entry_off=grad_off)
         ctx.state = TaintState(values=dict(seeds), grad_off=grad_off)
         ctx.loops, ctx.blocks, ctx.handler_depth = [], [], 0
         ctx.evaluator.scope = node
@@ -178,6 +181,9 @@ class Walker:
                 for hook in self.scope_hooks:
                     hook(ctx)
             self._block(node.body)
+            if not self.silent:
+                for hook in self.finish_hooks:
+                    hook(ctx)
             return ctx.scope
         finally:
             ctx.scope, ctx.state, ctx.loops, ctx.blocks, ctx.handler_depth, ctx.evaluator.scope = saved
@@ -309,7 +315,7 @@ class Walker:
             self._detaching_call(call)
             return
         state = ctx.state
-        receiver = dotted(call.func.value)
+        receiver = base_dotted(call.func.value)  # ``self.saved[ob_id].append(x)`` puts x into ``self.saved``
         if call.func.attr == "detach_":
             if receiver is None and isinstance(call.func.value, ast.Subscript):
                 receiver = dotted(call.func.value.value)  # ``hidden[0].detach_()`` cuts every element we track
@@ -325,6 +331,8 @@ class Walker:
                 labels = labels | ctx.labels(arg)
             if labels:
                 state.add(receiver, labels)  # the container now holds what was put in
+                if "." in receiver and labels & _MAY_CARRY:
+                    ctx.scope.escapes = True
         elif call.func.attr in {"clear"}:
             state.set(receiver, EMPTY)
         else:
@@ -513,6 +521,8 @@ class Walker:
             return
         if kind is ast.Subscript:
             container = dotted(target.value)
+            if container and "." in container and labels & _MAY_CARRY:
+                self.ctx.scope.escapes = True
             if container:
                 key = constant_key(target)
                 if key is not None:
@@ -523,9 +533,12 @@ class Walker:
         name = dotted(target)
         if name is None:
             return
+        if "." in name and labels & _MAY_CARRY:
+            self.ctx.scope.escapes = True
         state.set(name, labels)
 
 
+_MAY_CARRY = frozenset({GRAPH, MAYBE_GRAPH})
 _VISITORS: dict[type, object] = {}
 _NAMED = frozenset({ast.Name, ast.Attribute})
 _SEQUENCES = frozenset({ast.Tuple, ast.List})
