@@ -3,9 +3,9 @@
 from test_analysis_builder import MIB, ROOT, SITE, SnapshotBuilder, frame, user_stack
 
 from vramlens.analysis import analyze_capture
-from vramlens.analysis.attribution import growth_of
+from vramlens.analysis.attribution.lines import growth_of
 from vramlens.analysis.model import NO_FRAME_FUNCTION
-from vramlens.analysis.sources import LIBRARY, NATIVE, USER, SourceResolver, frame_kind
+from vramlens.analysis.load.sources import LIBRARY, NATIVE, USER, SourceResolver, frame_kind
 from vramlens.capture import Capture
 
 

@@ -99,7 +99,7 @@ def test_a_smaller_card_is_a_variant_too(tmp_path):
 def test_cancelling_keeps_what_was_measured(tmp_path, monkeypatch):
     import threading
 
-    from vramlens.analysis.variants import parse_variants
+    from vramlens.analysis.experiments.variants import parse_variants
     from vramlens.runner import RunOptions
     from vramlens.runner.controlled import ExperimentPlan, run_experiment
 

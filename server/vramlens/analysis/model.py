@@ -48,7 +48,7 @@ class OomEvent:
 
 @dataclass
 class RequestSite:
-    """The user line behind the failing request (see analysis/request_site.py)."""
+    """The user line behind the failing request (see analysis/attribution/request_site.py)."""
 
     path: str
     line: int | None

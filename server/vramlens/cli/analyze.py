@@ -6,11 +6,11 @@ import json
 import sys
 
 from vramlens.analysis import analyze_path, to_json
-from vramlens.analysis.rank_export import comparison_to_json
-from vramlens.analysis.ranks import analyze_ranks
+from vramlens.analysis.ranks.export import comparison_to_json
+from vramlens.analysis.ranks.analyze import analyze_ranks
 from vramlens.capture.ranks import holds_rank_captures
 from vramlens.cli.rank_text import render_ranks_text
-from vramlens.analysis.ending import moment_words
+from vramlens.analysis.load.ending import moment_words
 from vramlens.analysis.model import Accounting, Analysis, LineStat
 from vramlens.units import format_bytes as fmt
 from vramlens.units import parse_size

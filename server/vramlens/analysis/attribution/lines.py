@@ -4,12 +4,12 @@ share, totals, growth across the run, common block sizes and the call path."""
 from __future__ import annotations
 
 from vramlens.analysis.model import BEFORE_TRACE_FUNCTION, LIBRARY_ONLY_FUNCTION, NO_FRAME_FUNCTION, LineStat
-from vramlens.analysis.normalize import ALLOCATED, block_frames, block_requested_size, block_state
-from vramlens.analysis.replay import (
+from vramlens.analysis.load.snapshot import ALLOCATED, block_frames, block_requested_size, block_state
+from vramlens.analysis.replay.trace import (
     AT_OOM, AT_PEAK, BEFORE_TRACE, BLOCKS, BLOCKS_AT_OOM, BLOCKS_AT_PEAK, FLOORS, FRAMES, GROWTH_WINDOWS, KEY, LIBRARY_ONLY, LIVE,
     NO_FRAME, NO_SAMPLE, OFFSET, OFFSET_BLOCKS, SIZES, ReplayResult, block_size, frames_key, new_line,
 )
-from vramlens.analysis.sources import NATIVE, SourceResolver
+from vramlens.analysis.load.sources import NATIVE, SourceResolver
 
 _PSEUDO_FUNCTIONS = {NO_FRAME: NO_FRAME_FUNCTION, LIBRARY_ONLY: LIBRARY_ONLY_FUNCTION, BEFORE_TRACE: BEFORE_TRACE_FUNCTION}
 MIN_GROWTH = 1024 * 1024  # growth below this is noise, not a leak

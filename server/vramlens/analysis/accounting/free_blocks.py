@@ -10,8 +10,8 @@ from __future__ import annotations
 import bisect
 from typing import NamedTuple
 
-from vramlens.analysis.normalize import ALLOCATED, FREE, block_state, pool_for_size, segment_pool
-from vramlens.analysis.replay import ReplayResult
+from vramlens.analysis.load.snapshot import ALLOCATED, FREE, block_state, pool_for_size, segment_pool
+from vramlens.analysis.replay.trace import ReplayResult
 
 
 class FreeBlock(NamedTuple):

@@ -11,7 +11,7 @@ from __future__ import annotations
 import gc
 from dataclasses import dataclass, field
 
-from vramlens.analysis.sources import LIBRARY, USER, SourceResolver
+from vramlens.analysis.load.sources import LIBRARY, USER, SourceResolver
 
 # Keys of the pseudo-lines (real lines are (filename, line)).
 NO_FRAME = (None, 0)

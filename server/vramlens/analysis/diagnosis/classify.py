@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from vramlens.analysis.ending import moment_words, taken_mid_run
+from vramlens.analysis.load.ending import moment_words, taken_mid_run
 from vramlens.analysis.model import Accounting, Diagnosis, LineStat
 from vramlens.units import format_bytes as fmt
 

@@ -6,11 +6,11 @@ Allocator knobs are experiments to measure with `vramlens run`, never promised f
 
 from __future__ import annotations
 
-from vramlens.analysis.diagnosis import CONTEXT_ALLOWANCE, effective_limit
-from vramlens.analysis.interventions import Intervention, tried_knob
+from vramlens.analysis.diagnosis.classify import CONTEXT_ALLOWANCE, effective_limit
+from vramlens.analysis.load.interventions import Intervention, tried_knob
 from vramlens.analysis.model import Accounting, Diagnosis, LineStat, Recommendation
-from vramlens.analysis.normalize import max_split_size
-from vramlens.analysis.rerun import experiment_command
+from vramlens.analysis.load.snapshot import max_split_size
+from vramlens.analysis.recommendations.rerun import experiment_command
 from vramlens.units import format_bytes as fmt
 
 

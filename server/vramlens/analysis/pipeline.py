@@ -1,24 +1,25 @@
-"""Capture -> Analysis: the steps in order, each in its own module."""
+"""Capture -> Analysis: the stages in order (load → replay → steps → attribution → accounting →
+diagnosis → recommendations); each stage is a subpackage that only calls downward."""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
 
-from vramlens.analysis.accounting import account, allocator_limit, device_total, nvml_sample
-from vramlens.analysis.attribution import add_blocks_from_before_trace, backward_seen, line_stats
-from vramlens.analysis.diagnosis import RunFacts, diagnose
-from vramlens.analysis.ending import no_oom_sentence, nothing_recorded, outcome_line, run_status
-from vramlens.analysis.interventions import read_interventions
-from vramlens.analysis.freeblocks import free_blocks_at_end, free_blocks_at_oom, largest_free
+from vramlens.analysis.accounting.bytes import account, allocator_limit, device_total, nvml_sample
+from vramlens.analysis.attribution.lines import add_blocks_from_before_trace, backward_seen, line_stats
+from vramlens.analysis.diagnosis.classify import RunFacts, diagnose
+from vramlens.analysis.load.ending import no_oom_sentence, nothing_recorded, outcome_line, run_status
+from vramlens.analysis.load.interventions import read_interventions
+from vramlens.analysis.accounting.free_blocks import free_blocks_at_end, free_blocks_at_oom, largest_free
 from vramlens.analysis.model import Analysis, OomEvent, Timeline, TimelinePoint
-from vramlens.analysis.normalize import (
+from vramlens.analysis.load.snapshot import (
     allocator_settings, block_frames, device_segments, device_trace, expandable_segments_on, pick_device, pool_for_request,
 )
-from vramlens.analysis.recommend import recommend
-from vramlens.analysis.request_site import request_site, site_sentence
-from vramlens.analysis.replay import KEY, replay
-from vramlens.analysis.sources import SourceResolver
+from vramlens.analysis.recommendations.advice import recommend
+from vramlens.analysis.attribution.request_site import request_site, site_sentence
+from vramlens.analysis.replay.trace import KEY, replay
+from vramlens.analysis.load.sources import SourceResolver
 from vramlens.capture import Capture, CaptureError, load_capture
 from vramlens.units import format_bytes as fmt
 
