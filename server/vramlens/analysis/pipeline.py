@@ -3,6 +3,7 @@ diagnosis → recommendations); each stage is a subpackage that only calls downw
 
 from __future__ import annotations
 
+import gc
 import os
 from pathlib import Path
 
@@ -67,6 +68,11 @@ def _timeline(rep, start_allocated: int, start_reserved: int) -> Timeline:
 
 
 def analyze_capture(capture: Capture, total_memory: int | None = None, source_root: str | None = None) -> Analysis:
+    """The whole analysis runs with the cyclic garbage collector paused: it makes no cycles, yet each
+    collection would walk the snapshot's millions of objects again (measured: a step model of 90k
+    iterations took 1.1 s with it, 0.08 s without)."""
+    was_enabled = gc.isenabled()
+    gc.disable()
     try:
         return _analyze(capture, total_memory, source_root)
     except (KeyError, TypeError, AttributeError, IndexError) as error:
@@ -75,6 +81,9 @@ def analyze_capture(capture: Capture, total_memory: int | None = None, source_ro
             f"The snapshot's layout is not one this version understands ({type(error).__name__}: {error}); "
             "it may be damaged or come from an unsupported torch release."
         ) from None
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def _state_at(moment: str, meta_oom: dict, timeline: Timeline, rep, segments: list[dict]) -> tuple:

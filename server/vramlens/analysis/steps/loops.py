@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
+from bisect import bisect_left
+from itertools import groupby
 
 from vramlens.analysis.steps.paths import CallPaths
 
@@ -33,11 +35,11 @@ class Loop:
     parent: int | None  # token of the frame that holds the loop (None: the script's top level)
 
 
-@dataclass
 class _Run:
-    token: int
-    start: int
-    end: int  # exclusive
+    __slots__ = ("token", "start", "end")
+
+    def __init__(self, token: int, start: int, end: int):
+        self.token, self.start, self.end = token, start, end  # end exclusive
 
 
 def _token_at(path: tuple, depth: int) -> int:
@@ -61,26 +63,23 @@ def _first_divergence(paths: list[tuple], depth: int) -> int | None:
     return d
 
 
-def _runs(pids: list[int], paths: list[tuple], lo: int, hi: int, depth: int) -> list[_Run]:
-    tokens: dict[int, int] = {}
+def _runs(pids: list[int], framed: list[int], paths: list[tuple], lo: int, hi: int, depth: int) -> list[_Run]:
+    """Runs of consecutive allocations at the same frame of this depth. ``framed``: the ordinals of
+    allocations that have a Python frame; the others belong to the run they interrupt. The grouping
+    itself runs in C (map + groupby); Python only sees one item per run."""
+    token_of = [LEAF] + [_token_at(path, depth) for path in paths[1:]]
+    first, last = bisect_left(framed, lo), bisect_left(framed, hi)
     runs: list[_Run] = []
-    current = None
-    for position in range(lo, hi):
-        pid = pids[position]
-        if pid == 0:
-            continue  # no Python frame: part of whatever run it interrupts
-        token = tokens.get(pid)
-        if token is None:
-            token = tokens[pid] = _token_at(paths[pid], depth)
-        if current is not None and current.token == token:
-            current.end = position + 1
-        else:
-            if current is not None:
-                current.end = position  # frameless allocations up to here belong to it
-            current = _Run(token, position, position + 1)
-            runs.append(current)
-    if current is not None:
-        current.end = hi
+    offset = first
+    for token, group in groupby(map(token_of.__getitem__, map(pids.__getitem__, framed[first:last]))):
+        length = len(list(group))
+        runs.append(_Run(token, framed[offset], 0))
+        offset += length
+    for run, following in zip(runs, runs[1:]):
+        run.end = following.start
+    if runs:
+        runs[0].start = lo
+        runs[-1].end = hi
     return runs
 
 
@@ -142,6 +141,7 @@ def find_loop(pids: list[int], calls: CallPaths, moment: int) -> Loop | None:
     """``pids``: each allocation's path id, in order; ``moment``: the ordinal of the allocation
     (or failed request) the analysis is about."""
     paths = calls.paths
+    framed = [position for position, pid in enumerate(pids) if pid]
     lo, hi, depth = 0, len(pids), 0
     best: Loop | None = None
     while hi - lo >= 2:
@@ -153,7 +153,7 @@ def find_loop(pids: list[int], calls: CallPaths, moment: int) -> Loop | None:
         if any(calls.in_torch(token) for token in prefix[depth:]):
             break  # the common call entered torch: below here is one call's detail
         depth = divergence
-        runs = _runs(pids, paths, lo, hi, depth)
+        runs = _runs(pids, framed, paths, lo, hi, depth)
         chosen = _choose(runs, moment, hi)
         if chosen is not None:
             token, starts = chosen

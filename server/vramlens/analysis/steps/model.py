@@ -32,22 +32,18 @@ def _pids(rep: ReplayResult, calls: CallPaths, moment: str) -> list[int]:
     return pids
 
 
-def _kind(calls: CallPaths, pids: list[int], lo: int, hi: int) -> str:
-    """"train" when the step ran a backward pass (frameless autograd allocations, or a backward
-    call seen on the Python thread) or an optimizer; "step" otherwise."""
-    seen: set[int] = set()
-    for pid in pids[lo:hi]:
-        if pid == 0:
-            return "train"
-        if pid in seen:
-            continue
-        seen.add(pid)
-        for token in calls.paths[pid]:
-            filename, _line, name = calls.frames[token]
-            normalized = filename.replace("\\", "/")
-            if "/torch/optim/" in normalized or ("/torch/autograd/" in normalized and name in BACKWARD_FUNCTIONS):
-                return "train"
-    return "step"
+def _training_paths(calls: CallPaths) -> list[bool]:
+    """Per path id: whether it shows training — no Python frame (the autograd engine's thread during
+    backward), a backward call on the Python thread, or an optimizer."""
+    training_token = [("/torch/optim/" in filename.replace("\\", "/"))
+                      or ("/torch/autograd/" in filename.replace("\\", "/") and name in BACKWARD_FUNCTIONS)
+                      for filename, _line, name in calls.frames]
+    return [True] + [any(training_token[token] for token in path) for path in calls.paths[1:]]
+
+
+def _kind(training: list[bool], pids: list[int], lo: int, hi: int) -> str:
+    """"train" when the step ran a backward pass or an optimizer step; "step" otherwise."""
+    return "train" if any(map(training.__getitem__, pids[lo:hi])) else "step"
 
 
 @dataclass
@@ -94,6 +90,7 @@ def build_step_model(rep: ReplayResult, trace: list, start_allocated: int, momen
         return log.index[position] if position < len(log) else rep.entries
 
     steps: list[Step] = []
+    training = _training_paths(calls)
     bounds = loop.starts + [loop.end]
     for number, (lo, hi) in enumerate(zip(bounds, bounds[1:]), 1):
         first, last = alloc_of(lo), alloc_of(hi)
@@ -107,7 +104,7 @@ def build_step_model(rep: ReplayResult, trace: list, start_allocated: int, momen
             number=number, start_index=trace_index(lo), end_index=trace_index(hi) if hi < len(pids) else rep.entries,
             start_time_us=None, end_time_us=None, floor_allocated=floor, peak_allocated=peak,
             complete=not (contains_moment and outcome == "oom") and not (outcome == "oom" and lo > at),
-            kind=_kind(calls, pids, lo, hi),
+            kind=_kind(training, pids, lo, hi),
         ))
     if outcome == "oom":
         steps = [step for step in steps if step.start_index <= (rep.oom_index if rep.oom_index is not None else rep.entries)]

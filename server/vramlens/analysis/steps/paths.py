@@ -35,17 +35,27 @@ class CallPaths:
         self.paths: list[tuple[int, ...]] = [()]  # path id -> tokens, outermost first; 0: no Python frame
         self._token_of: dict = {}
         self._path_of: dict = {(): 0}
-        self._memo: dict = {}  # the frame dicts' identities -> path id (torch shares one dict per frame)
+        # (length, innermost, middle and outermost frame's identity) -> [(frames list, path id), ...]:
+        # torch shares one dict per distinct frame, so a stack seen before compares equal element by
+        # element on identity alone, without building a key of every frame.
+        self._memo: dict = {}
         self._torch: dict[int, bool] = {}
 
     def path_id(self, frames: list | None) -> int:
         if not frames:
             return 0
-        key = tuple(map(id, frames))
-        found = self._memo.get(key)
-        if found is None:
-            found = self._memo[key] = self._intern([frame for frame in reversed(frames) if _python_frame(frame)])
-        return found
+        size = len(frames)
+        key = (size, id(frames[0]), id(frames[size >> 1]), id(frames[-1]))
+        seen = self._memo.get(key)
+        if seen is not None:
+            for known, pid in seen:
+                if known == frames:
+                    return pid
+        else:
+            seen = self._memo[key] = []
+        pid = self._intern([frame for frame in reversed(frames) if _python_frame(frame)])
+        seen.append((frames, pid))
+        return pid
 
     def _intern(self, frames: list[dict]) -> int:
         tokens = []
