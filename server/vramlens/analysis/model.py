@@ -188,6 +188,7 @@ class StepModel:
     survivors_by_line: dict = field(default_factory=dict)  # line key -> bytes from the second step on, still live
     old_survivors: int = 0  # of those, bytes older than the step before the moment's: accumulation
     cache_survivors: int = 0  # of those, bytes allocated inside cache code (a KV cache growing as designed)
+    survivor_sites: dict = field(default_factory=dict)  # (file, line, function) that allocated them -> bytes
     notes: list[str] = field(default_factory=list)
 
     @property

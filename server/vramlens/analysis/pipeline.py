@@ -9,7 +9,7 @@ from pathlib import Path
 
 from vramlens.analysis.accounting.bytes import account, allocator_limit, device_total, nvml_sample
 from vramlens.analysis.attribution.lines import add_blocks_from_before_trace, backward_seen, line_stats, mark_growing
-from vramlens.analysis.diagnosis.classify import RunFacts, diagnose
+from vramlens.analysis.diagnosis.classify import RunFacts, diagnose, effective_limit
 from vramlens.analysis.diagnosis.growth import growth_of
 from vramlens.analysis.diagnosis.mode import run_mode
 from vramlens.analysis.load.ending import no_oom_sentence, nothing_recorded, outcome_line, run_status
@@ -20,6 +20,8 @@ from vramlens.analysis.load.snapshot import (
     allocator_settings, block_frames, device_segments, device_trace, expandable_segments_on, pick_device, pool_for_request,
 )
 from vramlens.analysis.recommendations.advice import recommend
+from vramlens.analysis.recommendations.confirm import plan_for
+from vramlens.analysis.diagnosis.measured import apply_confirmation
 from vramlens.analysis.attribution.request_site import request_site, site_sentence
 from vramlens.analysis.replay.trace import replay
 from vramlens.analysis.steps import build_step_model
@@ -171,6 +173,9 @@ def _analyze(capture: Capture, total_memory: int | None, source_root: str | None
     )
     mark_growing(lines, facts.growth)
     diagnosis = diagnose(accounting, lines, facts)
+    apply_confirmation(diagnosis, meta.get("confirmation"))
+    diagnosis.confirm = None if diagnosis.measured else plan_for(
+        diagnosis, meta, effective_limit(accounting), bool(facts.growth and facts.growth.intended_cache))
     tried = read_interventions(meta)
     diagnosis.evidence += [f"Tried on this script: {item.summary()}." for item in tried]
     expandable_on = expandable_segments_on(settings, segments)

@@ -55,6 +55,7 @@ class RunFacts:
     steps: StepModel | None = None
     growth: Growth | None = None
     mode: str | None = None  # "training" | "inference" | None
+    grad_enabled: bool | None = None  # grad mode at the moment (from the census), None when not recorded
 
     @property
     def mid_run(self) -> bool:
@@ -181,6 +182,9 @@ def _growth_diagnosis(acc: Accounting, facts: RunFacts, frag: Diagnosis | None) 
     if top:
         evidence.append("What carries the growth " + when + ": " +
                         ", ".join(f"{_key_label(key)} ({fmt(size)})" for key, size in top) + ".")
+    inner = [(site, size) for site, size in growth.sites[:3] if (site[0], site[1]) not in dict(growth.carriers)]
+    if inner:
+        evidence.append("Allocated inside: " + ", ".join(f"{_site_label(site)} ({fmt(size)})" for site, size in inner) + ".")
     if frag is not None:
         evidence.append(f"The failing request also met a split cache (largest free block {fmt(acc.largest_free_block)}), "
                         "but that only decided which request failed: an allocator setting would not stop the growth.")
@@ -198,6 +202,13 @@ def _growth_diagnosis(acc: Accounting, facts: RunFacts, frag: Diagnosis | None) 
     confidence = min(0.9, 0.55 + 0.1 * growth.intervals)
     alternative = None if growth.intervals >= 3 else "working_set"
     return Diagnosis("retained_references", confidence, evidence, alternative=alternative)
+
+
+def _site_label(site: tuple) -> str:
+    filename, line, function = site
+    normalized = str(filename).replace("\\", "/")
+    short = normalized.split("-packages/", 1)[-1] if "-packages/" in normalized else normalized.rsplit("/", 1)[-1]
+    return f"{short}:{line} {function}"
 
 
 def _key_label(key) -> str:

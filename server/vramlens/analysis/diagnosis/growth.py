@@ -28,6 +28,7 @@ class Growth:
     floor: int  # the floor at the moment's step
     excess: int  # the largest rise above the floor inside a completed step (the step's own working set)
     carriers: list[tuple[tuple, int]] = field(default_factory=list)  # (line key, bytes) holding the growth
+    sites: list[tuple[tuple, int]] = field(default_factory=list)  # ((file, line, function), bytes): who allocated them
     old: int = 0  # bytes older than the previous step still live: accumulation
     cache: int = 0  # bytes allocated by cache code
     steps_done: int = 0
@@ -69,7 +70,8 @@ def growth_of(steps: StepModel | None, live_now: int) -> Growth | None:
     excess = max((step.peak_allocated - step.floor_allocated for step in completed[1:] or completed), default=0)
     carriers = sorted(steps.survivors_by_line.items(), key=lambda item: -item[1])
     return Growth(rate=steps.growth_per_step, intervals=len(changes), rise=rise, floor=floors[-1], excess=max(excess, 0),
-                  carriers=carriers, old=steps.old_survivors, cache=steps.cache_survivors, steps_done=steps.completed)
+                  carriers=carriers, sites=sorted(steps.survivor_sites.items(), key=lambda item: -item[1]),
+                  old=steps.old_survivors, cache=steps.cache_survivors, steps_done=steps.completed)
 
 
 def _current_index(steps: StepModel) -> int:

@@ -111,14 +111,22 @@ def _retained(lines: list[LineStat], facts) -> list[Recommendation]:
         "autograd graph of each iteration can be freed.",
         "A kept tensor that requires grad holds its whole graph, including every saved activation.",
     )
-    if facts is None or facts.mode != "inference":
-        return [find, detach]
+    grad = getattr(facts, "grad_enabled", None)
+    if facts is None or facts.mode != "inference" or grad is False:
+        return [find, detach]  # training, not enough evidence, or grad mode was already off
     lines_named = " and ".join(l.label for l in growing[:2]) or "the code that keeps outputs"
+    if grad:
+        no_grad = Recommendation(
+            f"Run the code around {lines_named} under torch.inference_mode() (or torch.no_grad()).",
+            "Grad mode was on at the moment and whole iterations ran without a backward pass or an optimizer "
+            "step: the kept outputs carry their autograd graphs (and saved activations) for nothing.",
+        )
+        return [no_grad, find, detach]
     no_grad = Recommendation(
-        f"If nothing here needs gradients, run the code around {lines_named} under torch.inference_mode() "
-        "(or torch.no_grad()).",
-        "Whole iterations ran without a backward pass or an optimizer step: kept outputs carry their autograd "
-        "graphs (and saved activations) only because grad mode is on.",
+        f"If grad mode is on there and nothing needs gradients, run the code around {lines_named} under "
+        "torch.inference_mode() (or torch.no_grad()).",
+        "Whole iterations ran without a backward pass or an optimizer step; if the kept outputs were made with grad "
+        "mode on, each carries its autograd graph (the capture does not say which: a census would).",
     )
     return [find, no_grad, detach]
 

@@ -143,9 +143,29 @@ def _survivors(model: StepModel, live: dict, current_start: int, trace: list, ca
         model.survivors_by_line[key] = model.survivors_by_line.get(key, 0) + size
         if previous_start is not None and index < previous_start:
             model.old_survivors += size
-        if _made_by_cache_code(trace[index].get("frames"), calls):
+        frames = trace[index].get("frames")
+        if _made_by_cache_code(frames, calls):
             model.cache_survivors += size
+        site = _site(frames)
+        if site is not None:
+            model.survivor_sites[site] = model.survivor_sites.get(site, 0) + size
     model.survivors, model.survivor_steps = total, len(from_steps)
+
+
+def _site(frames: list | None) -> tuple | None:
+    """(file, line, function) of the innermost frame outside torch's own package: where a library (or
+    the user's code) asked for the block."""
+    for frame in frames or ():
+        filename = frame.get("filename") or "??"
+        if filename == "??" or _in_torch(filename):
+            continue
+        return (filename, frame.get("line"), frame.get("name") or "?")
+    return None
+
+
+def _in_torch(filename: str) -> bool:
+    normalized = filename.replace("\\", "/")
+    return "-packages/torch/" in normalized or "/vramlens/agent/" in normalized
 
 
 def _made_by_cache_code(frames: list | None, calls: CallPaths) -> bool:
@@ -154,7 +174,7 @@ def _made_by_cache_code(frames: list | None, calls: CallPaths) -> bool:
     the cache doing its job, not a leak."""
     for frame in frames or ():
         filename = (frame.get("filename") or "").replace("\\", "/")
-        if filename == "??" or "/torch/" in filename and "-packages/torch/" in filename:
+        if filename == "??" or _in_torch(filename):
             continue
         base = filename.rsplit("/", 1)[-1].lower()
         if "cache" in base or "cache" in (frame.get("name") or "").lower():
