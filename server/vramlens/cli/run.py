@@ -30,6 +30,9 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--timeout", type=_positive_float, metavar="SECONDS", help="end the script (and its process tree) after this long, keeping the capture")
     parser.add_argument("--sample-interval", type=_positive_float, default=0.5, metavar="SECONDS", help="NVML sampling period (default 0.5)")
     parser.add_argument("--source-root", type=Path, help="folder of the user's code (default: the script's folder)")
+    parser.add_argument("--no-census", dest="census", action="store_false",
+                        help="record no tensor census (which tensors are parameters, gradients, optimizer state, "
+                        "and who holds the rest): the bare allocator history")
     parser.add_argument(
         "--try-alloc-conf", action="append", default=[], metavar="SETTING",
         help="then run again with this allocator setting (e.g. expandable_segments:True) and record both; repeatable",
@@ -131,6 +134,7 @@ def handle(args: argparse.Namespace) -> int:
         timeout_s=args.timeout,
         sample_interval_s=args.sample_interval,
         source_root=args.source_root,
+        census=args.census,
         on_start=_announce(script, torchrun_options is not None),
     )
     try:
