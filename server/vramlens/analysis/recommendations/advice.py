@@ -6,11 +6,11 @@ Allocator knobs are experiments to measure with `vramlens run`, never promised f
 
 from __future__ import annotations
 
-from vramlens.analysis.diagnosis import CONTEXT_ALLOWANCE, effective_limit
-from vramlens.analysis.interventions import Intervention, tried_knob
-from vramlens.analysis.model import Accounting, Diagnosis, LineStat, Recommendation
-from vramlens.analysis.normalize import max_split_size
-from vramlens.analysis.rerun import experiment_command
+from vramlens.analysis.diagnosis.classify import CONTEXT_ALLOWANCE, effective_limit
+from vramlens.analysis.load.interventions import Intervention, tried_knob
+from vramlens.analysis.model import Accounting, Action, Diagnosis, LineStat, Recommendation
+from vramlens.analysis.load.snapshot import max_split_size
+from vramlens.analysis.recommendations.rerun import experiment_command
 from vramlens.units import format_bytes as fmt
 
 
@@ -96,28 +96,39 @@ def _fragmentation(acc: Accounting, settings: dict, expandable_on: bool, tried: 
     return recs
 
 
-def _retained(lines: list[LineStat], backward_ran: bool) -> list[Recommendation]:
+def _retained(lines: list[LineStat], facts) -> list[Recommendation]:
     growing = [l for l in lines if l.growing and l.live_bytes > 0][:3]
-    where = ", ".join(f"{l.label} (+{fmt(l.growth_bytes)})" for l in growing)
+    where = ", ".join(f"{l.label} (+{fmt(l.growth_bytes)})" for l in growing) or "the lines that carry the growth"
     find = Recommendation(
-        f"Find what keeps the tensors from {where} alive across iterations: a list, dict or attribute that "
-        "stores outputs or losses.",
-        "Their live bytes rose every iteration and blocks from earlier iterations were still live.",
+        f"Find what keeps the tensors from {where} alive across steps: a list, dict or attribute that stores outputs "
+        "or losses, or a library option that gathers outputs on the GPU (e.g. evaluation predictions: move them to "
+        "the CPU every few steps).",
+        "The floor between steps rose step after step, and tensors allocated in earlier steps were still live.",
+        actions=[Action("open_line", f"Open {line.label}", {"path": line.path, "line": line.line}) for line in growing[:2]],
     )
     detach = Recommendation(
         "Store .item() for scalars you log and .detach() (or .detach().cpu()) for tensors you keep, so the "
         "autograd graph of each iteration can be freed.",
         "A kept tensor that requires grad holds its whole graph, including every saved activation.",
     )
-    if backward_ran:
-        return [find, detach]
-    lines_named = " and ".join(l.label for l in growing[:2])
+    grad = getattr(facts, "grad_enabled", None)
+    if facts is None or facts.mode != "inference" or grad is False:
+        return [find, detach]  # training, not enough evidence, or grad mode was already off
+    lines_named = " and ".join(l.label for l in growing[:2]) or "the code that keeps outputs"
+    if grad:
+        no_grad = Recommendation(
+            f"Run the code around {lines_named} under torch.inference_mode() (or torch.no_grad()).",
+            "Grad mode was on at the moment and whole iterations ran without a backward pass or an optimizer "
+            "step: the kept outputs carry their autograd graphs (and saved activations) for nothing.",
+        )
+        return [no_grad, find, detach]
     no_grad = Recommendation(
-        f"Run the serving / evaluation code around {lines_named} under torch.inference_mode() (or torch.no_grad()).",
-        "No backward pass ran in the recorded history, so nothing needs gradients: the kept outputs carry their "
-        "autograd graphs (and saved activations) only because grad mode is on.",
+        f"If grad mode is on there and nothing needs gradients, run the code around {lines_named} under "
+        "torch.inference_mode() (or torch.no_grad()).",
+        "Whole iterations ran without a backward pass or an optimizer step; if the kept outputs were made with grad "
+        "mode on, each carries its autograd graph (the capture does not say which: a census would).",
     )
-    return [no_grad, detach, find]
+    return [find, no_grad, detach]
 
 
 def _outside(acc: Accounting) -> list[Recommendation]:
@@ -159,10 +170,10 @@ def _cached(acc: Accounting) -> list[Recommendation]:
 
 def recommend(
     diagnosis: Diagnosis, acc: Accounting, lines: list[LineStat], settings: dict, expandable_on: bool,
-    tried: list[Intervention] | None = None, meta: dict | None = None, backward_ran: bool = True,
+    tried: list[Intervention] | None = None, meta: dict | None = None, facts=None,
 ) -> list[Recommendation]:
-    """``meta`` (capture.json) gives the command an experiment reruns; ``backward_ran`` is False only
-    when the trace shows no backward pass at all (inference)."""
+    """``meta`` (capture.json) gives the command an experiment reruns; ``facts`` (RunFacts) the step
+    model, the growth and whether the run trained (advice about grad mode needs evidence of inference)."""
     cause, tried = diagnosis.cause, tried or []
     if cause == "working_set":
         # A live working set is not changed by allocator knobs; a failed experiment confirms it.
@@ -170,7 +181,7 @@ def recommend(
     if cause == "fragmentation":
         return _fragmentation(acc, settings, expandable_on, tried, meta or {})
     if cause == "retained_references":
-        return _retained(lines, backward_ran)
+        return _retained(lines, facts)
     if cause == "outside_allocator":
         return _outside(acc)
     if cause == "cached_not_leak":
