@@ -218,6 +218,7 @@ class Holder:
     created_at: tuple[str, int] | None = None  # (recorded path, line) of the container's creation, when known
     appended_at: tuple[str, int] | None = None  # (recorded path, line) that adds to it, when the trace shows it
     chain: list[str] = field(default_factory=list)
+    with_graph: int | None = None  # of its tensors listed by the census, how many carry an autograd graph (None: unknown)
 
 
 @dataclass

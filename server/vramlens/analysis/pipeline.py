@@ -22,6 +22,7 @@ from vramlens.analysis.load.snapshot import (
 from vramlens.analysis.recommendations.advice import recommend
 from vramlens.analysis.recommendations.confirm import plan_for
 from vramlens.analysis.diagnosis.measured import apply_confirmation
+from vramlens.analysis.attribution.roles import join_census
 from vramlens.analysis.attribution.request_site import request_site, site_sentence
 from vramlens.analysis.replay.trace import replay
 from vramlens.analysis.steps import build_step_model
@@ -101,6 +102,21 @@ def _state_at(moment: str, meta_oom: dict, timeline: Timeline, rep, segments: li
     return timeline.peak_allocated, reserved, free_blocks_at_end(segments), rep.peak_time_us
 
 
+def _census_view(capture: Capture, meta: dict, outcome: str, segments: list[dict], allocated_at_oom: int,
+                 end_allocated: int, resolver: SourceResolver, device: int, rep, trace: list):
+    """The census of the moment the analysis is about, joined to the snapshot's blocks when both were
+    taken at the same moment (the OOM, the end, on demand). A completed run prefers the census taken
+    near its peak; that one is read on its own, as the snapshot is of the end."""
+    census = capture.census if outcome == "oom" else (capture.peak_census or capture.census)
+    if census is None:
+        return None
+    same_moment = census["moment"] == meta.get("snapshot_moment")
+    allocated = allocated_at_oom if census["moment"] == "oom" else end_allocated
+    live = rep.live_at_oom if census["moment"] == "oom" and rep.live_at_oom is not None else rep.end_live
+    return join_census(census, segments if same_moment else None, allocated if same_moment else None, resolver, device,
+                       live, trace)
+
+
 def _environment(meta: dict, settings: dict, expandable_on: bool, total: int | None, device: int) -> dict:
     environment = {key: (meta.get("environment") or {}).get(key) for key in ENVIRONMENT_KEYS}
     environment.update(allocator_settings=settings, expandable_segments=expandable_on, total_memory=total,
@@ -160,16 +176,21 @@ def _analyze(capture: Capture, total_memory: int | None, source_root: str | None
         sample=nvml_sample(meta, moment, when_us, reserved), total=total, limit=limit, limit_is_cap=limit_is_cap,
         own_pid=(meta.get("nvml") or {}).get("pid"),
     )
+    census = _census_view(capture, meta, outcome, segments, allocated, timeline.end_allocated, resolver, device, rep, trace)
+    if census is not None:
+        notes += census.notes
     split = split_segments(free, pool)
     accounting.split_segments, accounting.split_free = split.count, split.free
     backward = backward_seen(rep) or bool(trace_facts and trace_facts.backward_on_python_thread)
-    mode = run_mode(backward, bool(trace_facts and trace_facts.optimizer), steps, capture.census if hasattr(capture, "census") else None)
+    mode = run_mode(backward, bool(trace_facts and trace_facts.optimizer), steps,
+                    census.grad_enabled if census else None, census.inference_mode if census else None)
     facts = RunFacts(
         outcome=outcome, peak_allocated=timeline.peak_allocated, peak_reserved=timeline.peak_reserved,
         end_allocated=timeline.end_allocated, end_reserved=timeline.end_reserved,
         oom_count=max(rep.oom_count, meta_oom.get("count") or 0),
         status=status, no_oom_sentence=no_oom_sentence(meta, status),
         steps=steps, growth=growth_of(steps, allocated), mode=mode,
+        grad_enabled=census.grad_enabled if census else None, census=census,
     )
     mark_growing(lines, facts.growth)
     diagnosis = diagnose(accounting, lines, facts)
@@ -194,5 +215,6 @@ def _analyze(capture: Capture, total_memory: int | None, source_root: str | None
         oom=oom, lines=lines, recommendations=recommendations, environment=environment,
         allocator_settings=settings, source_root=recorded_root, local_root=resolver.local_root, notes=notes,
         steps=steps, mode=mode,
+        roles=census.roles if census else [], holders=census.holders if census else [],
         outcome_text=f"out of memory (request {fmt(request)})" if outcome == "oom" else outcome_line(outcome, meta, status),
     )

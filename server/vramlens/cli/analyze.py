@@ -152,6 +152,34 @@ def _line_title(line: LineStat) -> str:
     return f"{line.path}:{line.line} in {line.function}"
 
 
+def _memory_views_text(analysis: Analysis) -> list[str]:
+    out = []
+    if analysis.roles:
+        total = sum(role.bytes for role in analysis.roles)
+        out += ["", f"What the memory is ({fmt(total)} live, from the census taken in the process)"]
+        out += [f"  {fmt(role.bytes):>12}  {role.bytes / max(total, 1):4.0%}  {role.label}" for role in analysis.roles]
+    if analysis.holders:
+        out += ["", "Who holds it"]
+        for holder in analysis.holders[:5]:
+            size = f", {holder.length} items" if holder.length is not None else ""
+            filled = f"; filled at {holder.appended_at[0]}:{holder.appended_at[1]}" if holder.appended_at else ""
+            graphs = f"; {holder.with_graph} carry an autograd graph" if holder.with_graph else ""
+            out.append(f"  {fmt(holder.bytes):>12}  {holder.root} ({holder.kind}{size}, {holder.tensors} tensors{graphs}){filled}")
+    for tree in analysis.breakdown[:1]:
+        out += ["", f"Inside {tree.label} (live bytes by library frame)"]
+        out += _tree_lines(tree.children, "  ")
+    return out
+
+
+def _tree_lines(nodes, indent: str, depth: int = 0) -> list[str]:
+    out = []
+    for node in nodes[:6]:
+        out.append(f"{indent}{fmt(node.bytes):>12}  {node.label}")
+        if depth < 4:
+            out += _tree_lines(node.children, indent + "  ", depth + 1)
+    return out
+
+
 def _steps_text(analysis: Analysis) -> list[str]:
     steps = analysis.steps
     mode = {"training": "training (a backward pass or an optimizer step ran)",
@@ -195,6 +223,7 @@ def render_text(analysis: Analysis, path: str, top: int = TOP_LINES) -> str:
         out += ["", f"To decide by measurement ({diagnosis.confirm.question})",
                 f"  {diagnosis.confirm.command}", f"  {diagnosis.confirm.expectation}"]
     out += _steps_text(analysis)
+    out += _memory_views_text(analysis)
     if analysis.recommendations:
         out += ["", "What to try"]
         for number, rec in enumerate(analysis.recommendations, 1):

@@ -56,6 +56,7 @@ class RunFacts:
     growth: Growth | None = None
     mode: str | None = None  # "training" | "inference" | None
     grad_enabled: bool | None = None  # grad mode at the moment (from the census), None when not recorded
+    census: object | None = None  # attribution/roles.py Census: roles and holders at the moment
 
     @property
     def mid_run(self) -> bool:
@@ -188,6 +189,9 @@ def _growth_diagnosis(acc: Accounting, facts: RunFacts, frag: Diagnosis | None) 
     if frag is not None:
         evidence.append(f"The failing request also met a split cache (largest free block {fmt(acc.largest_free_block)}), "
                         "but that only decided which request failed: an allocator setting would not stop the growth.")
+    holder = _growth_holder(facts)
+    if holder is not None:
+        evidence.append(_holder_sentence(holder))
     if growth.intended_cache:
         evidence.insert(0, "A cache grew by one step's worth in every step, as designed (allocated by cache code, "
                            f"e.g. a KV cache): {fmt(growth.cache)} of the growth was made there.")
@@ -202,6 +206,29 @@ def _growth_diagnosis(acc: Accounting, facts: RunFacts, frag: Diagnosis | None) 
     confidence = min(0.9, 0.55 + 0.1 * growth.intervals)
     alternative = None if growth.intervals >= 3 else "working_set"
     return Diagnosis("retained_references", confidence, evidence, alternative=alternative)
+
+
+def _growth_holder(facts: RunFacts):
+    """The census' largest holder that is not the library's cache: what keeps the growth alive."""
+    census = facts.census
+    if census is None:
+        return None
+    return next((holder for holder in census.holders if holder.kind not in ("cache",) and holder.bytes >= MIB), None)
+
+
+def _holder_sentence(holder) -> str:
+    what = f"a {holder.kind} of {holder.length} item(s)" if holder.length is not None else f"a {holder.kind}"
+    where = f", filled at {_key_label(holder.appended_at)}" if holder.appended_at else ""
+    return f"Held by {holder.root} ({what}, {holder.tensors} tensor(s), {fmt(holder.bytes)}){where}."
+
+
+def roles_evidence(facts: RunFacts, moment: str) -> str | None:
+    census = facts.census
+    if census is None or not census.roles:
+        return None
+    when = {"oom": "At the OOM", "end": "At the end", "peak": "Near the peak", "on_demand": "When the snapshot was taken"}
+    parts = ", ".join(f"{share.label} {fmt(share.bytes)}" for share in census.roles[:5])
+    return f"{when.get(census.moment, 'Then')}, the live memory was: {parts}."
 
 
 def _site_label(site: tuple) -> str:
@@ -261,6 +288,9 @@ def _working_set(acc: Accounting, lines: list[LineStat], facts: RunFacts) -> Dia
         evidence.append(
             "Most live bytes came from " + ", ".join(f"{l.label} ({fmt(l.live_bytes)}, {l.share:.0%})" for l in user_lines) + "."
         )
+    roles = roles_evidence(facts, acc.moment)
+    if roles:
+        evidence.append(roles)
     return Diagnosis("working_set", confidence, evidence, alternative=alternative)
 
 

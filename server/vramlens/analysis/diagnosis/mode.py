@@ -13,11 +13,12 @@ from vramlens.analysis.model import StepModel
 TRAINING, INFERENCE = "training", "inference"
 
 
-def run_mode(backward_seen: bool, optimizer_seen: bool, steps: StepModel | None, census: dict | None = None) -> str | None:
+def run_mode(backward_seen: bool, optimizer_seen: bool, steps: StepModel | None,
+             grad_enabled: bool | None = None, inference_mode: bool | None = None) -> str | None:
+    """``grad_enabled`` / ``inference_mode``: as the census recorded them at the moment (None: not recorded)."""
     if backward_seen or optimizer_seen:
         return TRAINING
-    grad = (census or {}).get("grad_mode") or {}
-    if grad.get("inference_mode") or grad.get("enabled") is False:
+    if inference_mode or grad_enabled is False:
         return INFERENCE
     if steps is not None and steps.completed >= 2 and all(step.kind != "train" for step in steps.steps):
         return INFERENCE  # whole iterations ran, none of them with a backward pass or an optimizer

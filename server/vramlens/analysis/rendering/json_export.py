@@ -18,6 +18,15 @@ def _line(line: LineStat) -> dict:
     }
 
 
+def _place(place) -> dict | None:
+    return None if place is None else {"path": place[0], "line": place[1]}
+
+
+def _node(node) -> dict:
+    return {"label": node.label, "path": node.path, "line": node.line, "local_path": node.local_path,
+            "bytes": node.bytes, "children": [_node(child) for child in node.children]}
+
+
 def _confirm(plan) -> dict | None:
     if plan is None:
         return None
@@ -109,6 +118,11 @@ def to_json(analysis: Analysis) -> dict:
         "measured": analysis.diagnosis.measured,
         "mode": analysis.mode,
         "steps": _steps(analysis.steps),
+        "roles": [{"role": r.role, "bytes": r.bytes, "label": r.label, "detail": r.detail} for r in analysis.roles],
+        "holders": [{"root": h.root, "kind": h.kind, "bytes": h.bytes, "tensors": h.tensors, "length": h.length,
+                     "created_at": _place(h.created_at), "appended_at": _place(h.appended_at), "chain": h.chain}
+                    for h in analysis.holders[:20]],
+        "breakdown": [_node(node) for node in analysis.breakdown],
         "timeline": {
             "entries": timeline.entries, "peak_index": timeline.peak_index, "oom_index": timeline.oom_index,
             "points": [{"index": p.index, "time_us": p.time_us, "allocated": p.allocated, "reserved": p.reserved}
