@@ -3,7 +3,9 @@ engine turns on by default (a check marked ``preview=True`` in the catalog is of
 
 from __future__ import annotations
 
+import ast
 import inspect
+import warnings
 
 from vramlens.lint import CHECKS, Finding, lint_source
 
@@ -22,4 +24,13 @@ _EXTRA = {"preview": True} if "preview" in inspect.signature(lint_source).parame
 
 
 def lint_text(text: str, path: str) -> list[Finding]:
-    return lint_source(text, path, select=all_codes(), **_EXTRA)
+    with warnings.catch_warnings():  # third-party code's own syntax warnings (invalid escapes...) are not ours
+        warnings.simplefilter("ignore")
+        return lint_source(text, path, select=all_codes(), **_EXTRA)
+
+
+def parse(text: str) -> ast.Module:
+    """ast.parse without the third-party file's own syntax warnings."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return ast.parse(text)

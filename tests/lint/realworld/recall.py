@@ -49,10 +49,11 @@ class RecallCase:
     trimmed: str | None = None
     after_known: list[KnownAfterFinding] = field(default_factory=list)
     note: str | None = None
+    root: Path = RECALL
 
     @property
     def folder(self) -> Path:
-        return RECALL / self.name
+        return self.root / self.name
 
     def file(self, which: str) -> Path:
         return self.folder / which
@@ -71,7 +72,7 @@ def sha256_of(path: Path) -> str:
 def load_case(folder: Path) -> RecallCase:
     data = json.loads((folder / "case.json").read_text(encoding="utf-8"))
     known = [KnownAfterFinding(**k) for k in data.pop("after_known", [])]
-    return RecallCase(name=folder.name, after_known=known, **data)
+    return RecallCase(name=folder.name, after_known=known, root=folder.parent, **data)
 
 
 def load_cases(root: Path = RECALL) -> list[RecallCase]:

@@ -3,14 +3,13 @@ fixes (buggy sites flagged by a fitting rule, fixed versions left clean). Counts
 
 from __future__ import annotations
 
-import ast
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import recall as rc
 from .judgments import Judgment, Key
-from .linting import PARSE_ERROR, default_on_codes, lint_text
+from .linting import PARSE_ERROR, default_on_codes, lint_text, parse
 from .precision import Codebase, python_files
 
 SPLITS = ("in-sample", "held-out")
@@ -126,21 +125,32 @@ class CaseResult:
         return self.case.rules[0]
 
 
-def _covers(finding, lines: frozenset[int]) -> bool:
+def covers(finding, lines: frozenset[int] | set[int]) -> bool:
+    """Whether a finding (its first to last line) touches any of the given lines."""
     return any(line in lines for line in range(finding.line, max(finding.end_line, finding.line) + 1))
+
+
+def flagged_sites(findings, sites: list[frozenset[int]], rules: list[str], on: frozenset[str]) -> tuple[int, int]:
+    """Sites flagged by a fitting default-on finding, and by a fitting finding of any rule."""
+    fitting = [f for f in findings if f.code in rules]
+    return (sum(any(covers(f, s) for f in fitting if f.code in on) for s in sites),
+            sum(any(covers(f, s) for f in fitting) for s in sites))
+
+
+def left_at_fixed_lines(findings, fixed: set[int], known: set[tuple[int, str]], on: frozenset[str]) -> list[tuple[int, str]]:
+    """Default-on findings of the fixed file on the lines the fix touched, those it is known to keep excepted."""
+    return sorted({(f.line, f.code) for f in findings
+                   if f.code in on and (f.line, f.code) not in known and covers(f, fixed)})
 
 
 def score_case(case: rc.RecallCase) -> CaseResult:
     on = default_on_codes()
     before, after = case.text("before.py"), case.text("after.py")
-    sites = rc.site_lines(case, ast.parse(before))
-    fitting = [f for f in lint_text(before, case.path) if f.code in case.rules]
-    flagged = sum(any(_covers(f, s) for f in fitting if f.code in on) for s in sites)
-    flagged_any = sum(any(_covers(f, s) for f in fitting) for s in sites)
+    sites = rc.site_lines(case, parse(before))
+    flagged, flagged_any = flagged_sites(lint_text(before, case.path), sites, case.rules, on)
     fixed = rc.fixed_lines(before, after, rc.flat_lines(case))
     known = {(k.line, k.code) for k in case.after_known}
-    left = sorted({(f.line, f.code) for f in lint_text(after, case.path)
-                   if f.code in on and (f.line, f.code) not in known and _covers(f, frozenset(fixed))})
+    left = left_at_fixed_lines(lint_text(after, case.path), fixed, known, on)
     return CaseResult(case, len(sites), flagged, flagged_any, left)
 
 

@@ -35,9 +35,15 @@ def read_blob(directory: Path, commit: str, path: str) -> bytes:
 
 
 def list_files(directory: Path, commit: str) -> list[str]:
-    """Every file path of the commit's tree (sorted, as git lists them)."""
-    out = _git(directory, "ls-tree", "-r", "-z", "--name-only", commit)
-    return [p for p in out.decode("utf-8", errors="surrogateescape").split("\0") if p]
+    """Every regular file path of the commit's tree (sorted, as git lists them); symlinks and submodules are
+    left out, since their blobs are link targets or nothing."""
+    out = _git(directory, "ls-tree", "-r", "-z", commit).decode("utf-8", errors="surrogateescape")
+    files = []
+    for entry in filter(None, out.split("\0")):
+        meta, path = entry.split("\t", 1)
+        if meta.split()[0] in ("100644", "100755"):
+            files.append(path)
+    return files
 
 
 def read_blobs(directory: Path, commit: str, paths: list[str]) -> dict[str, bytes]:

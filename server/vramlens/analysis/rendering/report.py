@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from vramlens.analysis.ending import SNAPSHOT, moment_words
-from vramlens.analysis.interventions import read_interventions
+from vramlens.analysis.load.ending import SNAPSHOT, moment_words
+from vramlens.analysis.load.interventions import read_interventions
 from vramlens.analysis.model import Analysis
-from vramlens.analysis.runfacts import run_settings
+from vramlens.analysis.load.run_settings import run_settings
 from vramlens.units import format_bytes as fmt
 
 UNKNOWN = "unknown (the capture does not show it)"
