@@ -2,8 +2,10 @@
 
 Flow-insensitive on purpose: it answers "is anything computed from X ever fed to backward here?",
 which is how a buffer kept on purpose (``total_loss += loss`` ... ``total_loss.backward()``) is told
-from a leak. An element taken by a constant index (``losses[-1]``) is not the whole container, so
-backpropagating the newest loss does not consume the older ones kept next to it.
+from a leak. An element taken by an index (``losses[-1]``, ``losses[i - 1]``) is not the whole
+container, so backpropagating the newest loss does not consume the older ones kept next to it;
+a slice, an index that is a plain name (``losses[k]`` in a loop over them), ``sum(losses)`` or
+``torch.stack(losses)`` reads them all.
 """
 
 from __future__ import annotations
@@ -38,12 +40,13 @@ def names_read(node: ast.AST) -> set[str]:
                 continue
             stack.append(current.value)
             continue
-        if kind is ast.Subscript and isinstance(current.slice, ast.Constant | ast.UnaryOp):
+        if kind is ast.Subscript and not isinstance(current.slice, (ast.Slice, ast.Tuple, ast.Name)):
             base = dotted(current.value)
             if base:
                 found.add(base + ELEMENT)
                 if "." in base:
                     found |= names_read(current.value) - {base}
+                found |= names_read(current.slice)  # the index is read too
                 continue
         for child in ast.iter_child_nodes(current):
             if isinstance(child, ast.expr) or isinstance(child, (ast.keyword, ast.comprehension, ast.Starred)):

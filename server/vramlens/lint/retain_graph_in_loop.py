@@ -1,10 +1,11 @@
 """retain-graph-in-loop: backward(retain_graph=True) or create_graph=True on every iteration.
 
-``retain_graph=True`` keeps the saved activations until nothing references the graph any more. Within
-one iteration that is often intended: a second backward through the same graph (two heads, a gradient
-penalty computed with ``autograd.grad(..., retain_graph=True)`` and then the final ``loss.backward()``)
-frees it. It wastes memory when nothing after it in the iteration frees the graph — the loop may be in
-a caller, as for an optimizer closure or a training-step function called once per batch.
+``retain_graph=True`` keeps the saved activations until nothing references the graph any more. A
+gradient taken with ``autograd.grad(..., retain_graph=True)`` (a gradient penalty, a per-layer norm)
+and followed in the same iteration by the final ``loss.backward()`` is the intended use: that backward
+frees the graph, as does the caller's backward through what such a helper returns. A
+``backward(retain_graph=True)`` on every iteration is reported — the loop may be in a caller, as for an
+optimizer closure or a training-step function called once per batch.
 """
 
 from __future__ import annotations
@@ -51,8 +52,7 @@ class RetainGraphInLoop:
         in_callers_loop = not repeating and bool(ctx.graph.in_loop.get(id(ctx.scope.node)))
         if not repeating and not in_callers_loop:
             return
-        keeps_grads = flag == "create_graph" and _stores_graph_in_grads(call)
-        if not keeps_grads:
+        if not _stores_graph_in_grads(call):  # autograd.grad: exempt when a later backward frees the graph
             if self._freed_later(call, repeating[-1] if repeating else ctx.scope.node, ctx):
                 return
             if in_callers_loop and ctx.graph.result_backpropagated.get(id(ctx.scope.node)):
