@@ -6,8 +6,16 @@ import ast
 
 import pytest
 
+from functools import partial
+
 from cases import NEGATIVE_CASES, POSITIVE_CASES
-from vramlens.lint import CHECKS, apply_fix, fix_source, lint_source
+from vramlens.lint import CHECKS, apply_fix
+from vramlens.lint import fix_source as _fix_source
+from vramlens.lint import lint_source as _lint_source
+
+# Each check is tested as a mechanism, so preview checks (off by default) run here too.
+lint_source = partial(_lint_source, preview=True)
+fix_source = partial(_fix_source, preview=True)
 
 FIXABLE = [case for case in POSITIVE_CASES if case.fixed is not None]
 

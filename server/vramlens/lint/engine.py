@@ -39,20 +39,23 @@ def parse(text: str) -> ast.Module:
         return ast.parse(text)
 
 
-def lint_source(text: str, path: str = "<source>", select: list[str] | None = None, ignore: list[str] | None = None) -> list[Finding]:
-    """All enabled findings for one file's text, sorted by position. Never raises on bad input."""
+def lint_source(text: str, path: str = "<source>", select: list[str] | None = None, ignore: list[str] | None = None,
+                preview: bool = False) -> list[Finding]:
+    """All enabled findings for one file's text, sorted by position. Never raises on bad input.
+
+    ``preview``: also run the checks that are off by default (catalog.py says why a check is preview)."""
     # The tree and everything built from it hold no reference cycles and are freed by reference counting;
     # cyclic collections while they are built would only traverse them again and again (a fifth of the time).
     collecting = gc.isenabled()
     gc.disable()
     try:
-        return _lint_source(text, path, select, ignore)
+        return _lint_source(text, path, select, ignore, preview)
     finally:
         if collecting:
             gc.enable()
 
 
-def _lint_source(text: str, path: str, select: list[str] | None, ignore: list[str] | None) -> list[Finding]:
+def _lint_source(text: str, path: str, select: list[str] | None, ignore: list[str] | None, preview: bool) -> list[Finding]:
     try:
         tree = parse(text)
     except SyntaxError as error:
@@ -70,24 +73,28 @@ def _lint_source(text: str, path: str, select: list[str] | None, ignore: list[st
             # The evaluator points back at the walker and so at ctx: breaking that cycle lets reference
             # counting free the tree on return instead of leaving it to a full garbage collection.
             ctx.evaluator = None
-    findings = [f for f in ctx.findings.values() if is_enabled(f.code, select, ignore)]
+    findings = [f for f in ctx.findings.values() if is_enabled(f.code, select, ignore, preview)]
     return sorted(findings, key=lambda f: f.sort_key)
 
 
-def lint_bytes(data: bytes, path: str, select: list[str] | None = None, ignore: list[str] | None = None) -> list[Finding]:
+def lint_bytes(data: bytes, path: str, select: list[str] | None = None, ignore: list[str] | None = None,
+               preview: bool = False) -> list[Finding]:
     decoded = decode_source(data)
-    findings = lint_source(decoded.text, path, select, ignore)
+    if decoded.unreadable:
+        return [parse_error(path, decoded.problem or "this file cannot be decoded; nothing was checked.")]
+    findings = lint_source(decoded.text, path, select, ignore, preview)
     if decoded.problem and not any(f.code == "VL000" for f in findings):
-        findings.insert(0, parse_error(path, f"this file contains {decoded.problem}; they were replaced before checking."))
+        findings.insert(0, parse_error(path, decoded.problem))
     return findings
 
 
-def lint_file(path: str | os.PathLike, select: list[str] | None = None, ignore: list[str] | None = None) -> list[Finding]:
+def lint_file(path: str | os.PathLike, select: list[str] | None = None, ignore: list[str] | None = None,
+              preview: bool = False) -> list[Finding]:
     try:
         data = Path(path).read_bytes()
     except OSError as error:
         return [parse_error(str(path), f"cannot read this file: {error.strerror or error}.")]
-    return lint_bytes(data, str(path), select, ignore)
+    return lint_bytes(data, str(path), select, ignore, preview)
 
 
 def iter_python_files(paths: Iterable[str | os.PathLike]) -> Iterator[Path]:
@@ -104,8 +111,9 @@ def iter_python_files(paths: Iterable[str | os.PathLike]) -> Iterator[Path]:
             yield path
 
 
-def lint_paths(paths: Iterable[str | os.PathLike], select: list[str] | None = None, ignore: list[str] | None = None) -> list[Finding]:
+def lint_paths(paths: Iterable[str | os.PathLike], select: list[str] | None = None, ignore: list[str] | None = None,
+               preview: bool = False) -> list[Finding]:
     findings: list[Finding] = []
     for path in iter_python_files(paths):
-        findings.extend(lint_file(path, select, ignore))
+        findings.extend(lint_file(path, select, ignore, preview))
     return findings

@@ -62,7 +62,8 @@ class FixResult:
     remaining: list[Finding]
 
 
-def fix_source(text: str, path: str = "<source>", select: list[str] | None = None, ignore: list[str] | None = None) -> FixResult:
+def fix_source(text: str, path: str = "<source>", select: list[str] | None = None, ignore: list[str] | None = None,
+               preview: bool = False) -> FixResult:
     """Apply the first (default) fix of every finding until nothing fixable is left.
 
     Fixes of one round are applied together when their edits do not overlap; a fix whose
@@ -70,7 +71,7 @@ def fix_source(text: str, path: str = "<source>", select: list[str] | None = Non
     """
     applied = 0
     for _ in range(MAX_ROUNDS):
-        chosen = _compatible_fixes(text, lint_source(text, path, select, ignore))
+        chosen = _compatible_fixes(text, lint_source(text, path, select, ignore, preview))
         if not chosen:
             break
         combined = apply_fix(text, Fix("combined", tuple(e for fix in chosen for e in fix.edits)))
@@ -79,7 +80,7 @@ def fix_source(text: str, path: str = "<source>", select: list[str] | None = Non
             combined = apply_fix(text, chosen[0])
         text = combined
         applied += len(chosen)
-    return FixResult(text, applied, lint_source(text, path, select, ignore))
+    return FixResult(text, applied, lint_source(text, path, select, ignore, preview))
 
 
 def _compatible_fixes(text: str, findings: list[Finding]) -> list[Fix]:
@@ -103,13 +104,14 @@ def _overlaps(a: tuple[int, int, int, int], b: tuple[int, int, int, int]) -> boo
     return not ((a[2], a[3]) < (b[0], b[1]) or (b[2], b[3]) < (a[0], a[1]))
 
 
-def fix_file(path: str | Path, select: list[str] | None = None, ignore: list[str] | None = None) -> FixResult | None:
+def fix_file(path: str | Path, select: list[str] | None = None, ignore: list[str] | None = None,
+             preview: bool = False) -> FixResult | None:
     """Fix a file in place, keeping its encoding and BOM. None when it cannot be fixed safely."""
     path = Path(path)
     decoded = decode_source(path.read_bytes())
     if decoded.problem:
         return None  # rewriting would destroy the undecodable bytes
-    result = fix_source(decoded.text, str(path), select, ignore)
+    result = fix_source(decoded.text, str(path), select, ignore, preview)
     if result.applied and result.text != decoded.text:
         try:
             data = decoded.encode(result.text)

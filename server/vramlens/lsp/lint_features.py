@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from vramlens.lsp.server import VramLensServer
 
 SOURCE = "vramlens"
-SETTINGS_KEY = "lint"  # initializationOptions.lint and settings.vramlens.lint: {"select": [...], "ignore": [...]}
+SETTINGS_KEY = "lint"  # initializationOptions.lint and settings.vramlens.lint: {"select": [...], "ignore": [...], "preview": bool}
 _SEVERITY = {
     "error": types.DiagnosticSeverity.Error,
     "warning": types.DiagnosticSeverity.Warning,
@@ -57,12 +57,14 @@ class LintSettings:
     def __init__(self) -> None:
         self.select: list[str] | None = None
         self.ignore: list[str] | None = None
+        self.preview = False
 
     def update(self, options: dict) -> None:
         lint = options.get(SETTINGS_KEY)  # the whole section arrives each time: no `lint` means the defaults
         lint = lint if isinstance(lint, dict) else {}
         self.select = [str(s) for s in lint.get("select") or []] or None
         self.ignore = [str(s) for s in lint.get("ignore") or []] or None
+        self.preview = lint.get("preview") is True
 
 
 class DocumentLinter:
@@ -74,12 +76,12 @@ class DocumentLinter:
         self._last: dict[str, tuple[tuple, list[Finding]]] = {}  # uri -> (what was linted, its findings)
 
     def findings(self, document: TextDocument) -> list[Finding]:
-        select, ignore = self.settings.select, self.settings.ignore
-        key = (document.source, select, ignore)
+        select, ignore, preview = self.settings.select, self.settings.ignore, self.settings.preview
+        key = (document.source, select, ignore, preview)
         cached = self._last.get(document.uri)
         if cached is not None and cached[0] == key:
             return cached[1]
-        findings = lint_source(document.source, document.path or document.uri, select, ignore)
+        findings = lint_source(document.source, document.path or document.uri, select, ignore, preview)
         self._last[document.uri] = (key, findings)
         return findings
 
