@@ -16,7 +16,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from .dataflow import Dataflow, names_read
+from .dataflow import Dataflow, backward_reads, names_read, scope_edges
 from .evidence import DIFFERENTIABLE, FORWARD, Evidence, forward_kind
 from .facts import FileFacts
 from .function_ctx import function_entry_points, provenance
@@ -54,6 +54,8 @@ class CallGraph:
         self.callbacks_of: dict[int, list[CallSite]] = {}  # id(call) -> functions it is handed
         self._instances: dict[int, dict[str, ast.ClassDef]] = {}
         self._held_functions: dict[int, dict[str, ast.AST]] = {}
+        self._reads: dict[int, list[set[str]]] = {}
+        self._edges: dict[int, list[tuple[set[str], set[str]]]] = {}
         self.statements_in: dict[int, list[ast.stmt]] = {}  # id(scope) -> its statements, in order
         self.forward_hooks: set[int] = set()  # id() of functions registered as forward hooks
         self.recursive: set[int] = set()  # id() of functions that call themselves, directly or not (set by bottom_up)
@@ -619,23 +621,32 @@ class CallGraph:
         return self._dataflow_of(self.scopes)
 
     def _dataflow_of(self, scopes: list[ast.AST]) -> Dataflow:
+        """The dataflow of ``scopes`` together; each scope's edges and backward reads are computed once."""
         facts = self.facts
         consumed_by = getattr(self, "backprops_params", {})
-        extra = []
-        stores: list[ast.stmt] = []
-        calls: list[ast.Call] = []
-        loops: list[ast.stmt] = []
+        reads: list[set[str]] = []
         for scope in scopes:
-            stores.extend(facts.stores_inside(scope))
-            calls.extend(facts.calls_inside(scope))
-            loops.extend(facts.loops_inside(scope))
+            reads.extend(self._scope_reads(scope))
             for site in self.sites_from.get(id(scope), ()):
                 consumed = consumed_by.get(id(site.callee), ())
                 if consumed:
                     for parameter, argument in self.bound_arguments(site):
                         if parameter in consumed:
-                            extra.append(names_read(argument))
-        return Dataflow(stores, calls, loops, extra)
+                            reads.append(names_read(argument))
+        return Dataflow(lambda: [e for scope in scopes for e in self._scope_edges(scope)], reads)
+
+    def _scope_reads(self, scope: ast.AST) -> list[set[str]]:
+        found = self._reads.get(id(scope))
+        if found is None:
+            found = self._reads[id(scope)] = backward_reads(self.facts.calls_inside(scope))
+        return found
+
+    def _scope_edges(self, scope: ast.AST) -> list[tuple[set[str], set[str]]]:
+        found = self._edges.get(id(scope))
+        if found is None:
+            facts = self.facts
+            found = self._edges[id(scope)] = scope_edges(facts.stores_inside(scope), facts.calls_inside(scope), facts.loops_inside(scope))
+        return found
 
     def _backpropagated_parameters(self) -> dict[int, set[str]]:
         """Parameters a function feeds to backward (itself or through a callee)."""

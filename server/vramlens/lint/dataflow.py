@@ -116,32 +116,50 @@ def _parts(value: ast.AST, count: int) -> list[ast.AST] | None:
     return None
 
 
+def scope_edges(stores: list[ast.stmt], calls: list[ast.Call], loops: list[ast.stmt]) -> list[tuple[set[str], set[str]]]:
+    """The edges of one scope's assignments, loop targets and container writes."""
+    edges: list[tuple[set[str], set[str]]] = []
+    for stmt in stores:
+        edges.extend(assignment_edges(stmt))
+    for loop in loops:
+        if isinstance(loop, (ast.For, ast.AsyncFor)):
+            edges.append((stored_names(loop.target), names_read(loop.iter)))
+    for call in calls:
+        func = call.func
+        if isinstance(func, ast.Attribute) and func.attr in _CONTAINER_WRITES:
+            container = dotted(func.value)
+            if container:
+                read: set[str] = set()
+                for arg in [*call.args, *(k.value for k in call.keywords)]:
+                    read |= names_read(arg)
+                edges.append(({container}, read))
+    return edges
+
+
+def backward_reads(calls: list[ast.Call]) -> list[set[str]]:
+    return [names_read(call) for call in calls if is_backward_call(call)]
+
+
 class Dataflow:
     """Edges (targets <- names read) of a scope's assignments, loops and container writes, and the names
-    each backward call reads."""
+    each backward call reads. ``edges`` may be a callable that builds them: they are only needed when
+    something is backpropagated at all."""
 
-    def __init__(self, stores: list[ast.stmt], calls: list[ast.Call], loops: list[ast.stmt],
-                 extra_backward_reads: list[set[str]] | None = None) -> None:
-        self.backward_reads = [names_read(call) for call in calls if is_backward_call(call)]
-        if extra_backward_reads:
-            self.backward_reads.extend(extra_backward_reads)
-        self.edges: list[tuple[set[str], set[str]]] = []
-        if not self.backward_reads:
-            return  # nothing is consumed: no need for the edges
-        for stmt in stores:
-            self.edges.extend(assignment_edges(stmt))
-        for loop in loops:
-            if isinstance(loop, (ast.For, ast.AsyncFor)):
-                self.edges.append((stored_names(loop.target), names_read(loop.iter)))
-        for call in calls:
-            func = call.func
-            if isinstance(func, ast.Attribute) and func.attr in _CONTAINER_WRITES:
-                container = dotted(func.value)
-                if container:
-                    read: set[str] = set()
-                    for arg in [*call.args, *(k.value for k in call.keywords)]:
-                        read |= names_read(arg)
-                    self.edges.append(({container}, read))
+    def __init__(self, edges, reads: list[set[str]]) -> None:
+        self.backward_reads = reads
+        self._edges = edges
+
+    @property
+    def edges(self) -> list[tuple[set[str], set[str]]]:
+        if callable(self._edges):
+            self._edges = self._edges() if self.backward_reads else []
+        return self._edges
+
+    @classmethod
+    def of(cls, stores: list[ast.stmt], calls: list[ast.Call], loops: list[ast.stmt],
+           extra_backward_reads: list[set[str]] | None = None) -> "Dataflow":
+        reads = backward_reads(calls) + list(extra_backward_reads or ())
+        return cls(lambda: scope_edges(stores, calls, loops), reads)
 
     def derived(self, seeds: set[str], rounds: int = 6) -> set[str]:
         """``seeds`` and every name computed from them."""

@@ -82,6 +82,7 @@ class Evidence:
         self.backward_element_roots: dict[int, dict[str, set[object]]] = {}  # id(scope) -> container -> keys
         self._differentiable: dict[int, set[str]] = {}  # id(scope) -> callables a backpropagated loss is computed by
         self._class_differentiable: dict[str, set[str]] = {}
+        self.forward_kinds: dict[tuple[int, int], str | None] = {}
         self.build()
 
     # -- building --------------------------------------------------------------------------
@@ -92,6 +93,7 @@ class Evidence:
         self._class_attrs.clear()
         self._differentiable.clear()
         self._class_differentiable.clear()
+        self.forward_kinds.clear()
         self._returns_module.clear()
         scopes = [facts.tree, *facts.scopes]
         for _ in range(2):  # a second round lets ``self.model = model`` see what another method found
@@ -547,6 +549,16 @@ def _enclosing_class_is_module(evidence: "Evidence", scope: ast.AST) -> bool:
 
 
 def forward_kind(evidence: "Evidence", call: ast.Call, scope: ast.AST) -> str | None:
+    """Memoised per (call, scope) on the evidence; see ``_forward_kind``."""
+    key = (id(call), id(scope))
+    memo = evidence.forward_kinds
+    if key in memo:
+        return memo[key]
+    kind = memo[key] = _forward_kind(evidence, call, scope)
+    return kind
+
+
+def _forward_kind(evidence: "Evidence", call: ast.Call, scope: ast.AST) -> str | None:
     """What calling ``call.func`` does: FORWARD (runs a module with parameters, recording a graph when grad
     is on), FUNCTIONAL (a parameter-free or frozen module: the result carries what its inputs carry),
     NO_GRAD (a callable that runs under no_grad itself), or None (not a module, or not known to be one)."""

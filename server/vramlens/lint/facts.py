@@ -79,6 +79,18 @@ class FileFacts:
     def loops_inside(self, node: ast.AST) -> list[ast.stmt]:
         return self.loops_within.get(id(node), [])
 
+    def calls_within_all(self, node: ast.AST) -> list[ast.Call]:
+        """Every call inside a definition, the definitions nested in it included."""
+        found = list(self.calls_inside(node))
+        stack = list(self.nested.get(id(node), ()))
+        if isinstance(node, ast.ClassDef):
+            stack.extend(m for (owner, _), m in self.methods.items() if owner == node.name)
+        while stack:
+            inner = stack.pop()
+            found.extend(self.calls_inside(inner))
+            stack.extend(self.nested.get(id(inner), ()))
+        return found
+
     def class_of(self, func: ast.AST) -> ast.ClassDef | None:
         return self.owner.get(id(func))
 

@@ -59,16 +59,19 @@ def disables_grad(expr: ast.AST) -> bool:
 class GradModes:
     """Grad modes of context managers and decorators, including those this file defines itself."""
 
-    def __init__(self, functions: dict, classes: dict, module_stmts: list[ast.stmt]) -> None:
+    def __init__(self, functions: dict, classes: dict, module_stmts: list[ast.stmt], calls_of=None) -> None:
+        """``calls_of(definition)``: every call written inside it, nested definitions included (a cheap
+        first test); without it each definition is searched whole."""
         self.disablers: set[str] = set()
         for stmt in module_stmts:  # ``no_grad = torch.no_grad()``; ``inference = torch.inference_mode``
             if isinstance(stmt, ast.Assign) and builtin_mode(stmt.value) == OFF:
                 self.disablers.update(t.id for t in stmt.targets if isinstance(t, ast.Name))
+        mentions = (lambda node: any(_callee_name(c) in _GRAD_MODE_NAMES for c in calls_of(node))) if calls_of else _mentions_grad_mode
         for name, func in functions.items():
-            if _wraps_without_grad(func):
+            if mentions(func) and _wraps_without_grad(func):
                 self.disablers.add(name)
         for name, cls in classes.items():
-            if _enters_without_grad(cls):
+            if mentions(cls) and _enters_without_grad(cls):
                 self.disablers.add(name)
 
     def mode(self, expr: ast.AST | None) -> str | None:
@@ -114,6 +117,24 @@ class GradModes:
         if target in {"set_grad_enabled", "_set_grad_enabled"}:
             return builtin_mode(call)
         return None
+
+
+_GRAD_MODE_NAMES = frozenset({"no_grad", "inference_mode", "set_grad_enabled", "_set_grad_enabled"})
+
+
+def _callee_name(call: ast.Call) -> str:
+    func = call.func
+    return func.attr if isinstance(func, ast.Attribute) else (func.id if isinstance(func, ast.Name) else "")
+
+
+def _mentions_grad_mode(node: ast.AST) -> bool:
+    """Cheap test before a full look: does the definition name a grad-mode switch at all?"""
+    for child in ast.walk(node):
+        if isinstance(child, ast.Attribute) and child.attr in _GRAD_MODE_NAMES:
+            return True
+        if isinstance(child, ast.Name) and child.id in _GRAD_MODE_NAMES:
+            return True
+    return False
 
 
 def _wraps_without_grad(func: ast.AST) -> bool:

@@ -185,11 +185,7 @@ class TaintEvaluator:
         self._name_verdicts: dict[int, Labels | None] = {}
 
     def forward_kind(self, call: ast.Call) -> str | None:
-        key = (id(call), id(self.scope))
-        if key in self._forward_kinds:
-            return self._forward_kinds[key]
-        kind = self._forward_kinds[key] = forward_kind(self.evidence, call, self.scope)
-        return kind
+        return forward_kind(self.evidence, call, self.scope)
 
     def is_forward_call(self, call: ast.Call) -> bool:
         """A forward pass of a module with parameters, by the evidence of this file."""

@@ -63,7 +63,7 @@ class LintContext:
         self.positions = Positions(text)
         self.tree = tree
         self.facts = facts
-        self.modes = GradModes(facts.functions, facts.classes, tree.body)
+        self.modes = GradModes(facts.functions, facts.classes, tree.body, calls_of=facts.calls_within_all)
         self.evidence = Evidence(facts)
         self.graph = CallGraph(facts, self.evidence, self.modes)
         self.summaries: dict[int, Summary] = {}
