@@ -57,9 +57,13 @@ class RuleFamily(Protocol):
 class LintContext:
     """What a rule sees while the walk stands on one statement."""
 
-    def __init__(self, path: str, text: str, tree: ast.Module, facts: FileFacts) -> None:
+    def __init__(self, path: str, text: str, tree: ast.Module, facts: FileFacts, owners: dict | None = None) -> None:
+        """``owners``: id(top-level statement or function) -> (index, chunk) when the tree is made of chunks
+        parsed apart (chunks.py); positions and findings are then per chunk, relative to its first line."""
         self.path = path
         self.text = text
+        self.owners = owners
+        self.chunk = 0
         self.positions = Positions(text)
         self.tree = tree
         self.facts = facts
@@ -67,7 +71,7 @@ class LintContext:
         self.evidence = Evidence(facts)
         self.graph = CallGraph(facts, self.evidence, self.modes)
         self.summaries: dict[int, Summary] = {}
-        self.findings: dict[tuple[str, int, int], Finding] = {}
+        self.findings: dict[tuple[int, str, int, int], Finding] = {}  # (chunk, code, line, column) -> finding
         self.scope: Scope = Scope(tree, None)
         self.state = TaintState()
         self.loops: list[ast.AST] = []  # enclosing loops of the current scope, outermost first
@@ -76,6 +80,14 @@ class LintContext:
         self._taint_cache: dict[int, Labels] = {}  # valid for the statement being visited
         self.memo: dict = {}  # per-file caches shared by the rules, keyed by (kind, id(node))
         self.evaluator: TaintEvaluator  # set by the walker
+
+    def use_chunk(self, node: ast.AST) -> None:
+        """Report positions of the chunk ``node`` was parsed with (no change for a node inside one)."""
+        if self.owners:
+            owner = self.owners.get(id(node))
+            if owner is not None:
+                self.chunk, chunk = owner
+                self.positions = chunk.positions
 
     def labels(self, expr: ast.AST | None) -> Labels:
         """Memoised per statement: the rules and the transfer function ask about the same expressions."""
@@ -102,7 +114,7 @@ class LintContext:
         info = check(code)
         line, column, end_line, end_column = span
         finding = Finding(self.path, line, column, end_line, end_column, code, info.rule, info.severity, message, fixes)
-        self.findings.setdefault((code, line, column), finding)
+        self.findings.setdefault((self.chunk, code, line, column), finding)
 
     def keep_effect(self, value: ast.AST, effect: Effect) -> None:
         """The current function keeps ``value`` in a place that outlives the call: if ``value`` comes from a
@@ -154,6 +166,7 @@ class Walker:
 
     def walk_function(self, func: ast.AST, inherited_off: bool) -> None:
         ctx = self.ctx
+        ctx.use_chunk(func)
         cls = ctx.facts.class_of(func)
         mode = ctx.graph.context.get(id(func))
         grad_off = (
@@ -224,6 +237,8 @@ class Walker:
     def _statement(self, stmt: ast.stmt) -> None:
         ctx = self.ctx
         ctx._taint_cache = {}
+        if ctx.owners is not None and ctx.scope.node is ctx.tree:
+            ctx.use_chunk(stmt)
         if not self.silent:
             for hook in self.statement_hooks:
                 hook(stmt, ctx)

@@ -8,6 +8,7 @@ from lsprotocol import types
 from pygls.workspace import TextDocument
 
 from vramlens.lint import Finding, Fix, apply_fix, lint_source
+from vramlens.lint.chunks import ChunkCache
 
 if TYPE_CHECKING:
     from vramlens.lsp.server import VramLensServer
@@ -69,11 +70,13 @@ class LintSettings:
 
 class DocumentLinter:
     """Lints documents with the client's settings. The editor asks for code actions on every cursor
-    move and publishes again on save: the same text is linted once."""
+    move and publishes again on save: the same text is linted once. Each open document keeps the
+    engine's cache of its last lint, so after an edit only the changed parts are analysed again."""
 
     def __init__(self) -> None:
         self.settings = LintSettings()
         self._last: dict[str, tuple[tuple, list[Finding]]] = {}  # uri -> (what was linted, its findings)
+        self._caches: dict[str, ChunkCache] = {}  # uri -> the engine's per-document cache
 
     def findings(self, document: TextDocument) -> list[Finding]:
         select, ignore, preview = self.settings.select, self.settings.ignore, self.settings.preview
@@ -81,7 +84,8 @@ class DocumentLinter:
         cached = self._last.get(document.uri)
         if cached is not None and cached[0] == key:
             return cached[1]
-        findings = lint_source(document.source, document.path or document.uri, select, ignore, preview)
+        cache = self._caches.setdefault(document.uri, ChunkCache())
+        findings = lint_source(document.source, document.path or document.uri, select, ignore, preview, cache=cache)
         self._last[document.uri] = (key, findings)
         return findings
 
@@ -94,6 +98,7 @@ class DocumentLinter:
 
     def closed(self, uri: str) -> None:
         self._last.pop(uri, None)
+        self._caches.pop(uri, None)
 
 
 def code_actions(document: TextDocument, diagnostics: list[types.Diagnostic], linter: DocumentLinter) -> list[types.CodeAction]:
