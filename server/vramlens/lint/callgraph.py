@@ -54,6 +54,10 @@ class CallGraph:
         self.callbacks_of: dict[int, list[CallSite]] = {}  # id(call) -> functions it is handed
         self._instances: dict[int, dict[str, ast.ClassDef]] = {}
         self._held_functions: dict[int, dict[str, ast.AST]] = {}
+        self._factories: dict[int, ast.AST | None] = {}
+        self._return_nodes: dict[int, list[ast.Return]] = {}
+        self._backward_parts: dict[int, set[int]] = {}
+        self._returned_parts: dict[int, tuple[set[int], set[str]]] = {}
         self._reads: dict[int, list[set[str]]] = {}
         self._edges: dict[int, list[tuple[set[str], set[str]]]] = {}
         self.statements_in: dict[int, list[ast.stmt]] = {}  # id(scope) -> its statements, in order
@@ -206,8 +210,20 @@ class CallGraph:
         factory, _ = self.resolve(call, scope)
         if factory is None:
             return None
-        returned = {n.value.id for n in ast.walk(factory) if isinstance(n, ast.Return) and isinstance(n.value, ast.Name)}
-        return next((f for f in self.facts.nested.get(id(factory), ()) if f.name in returned), None)
+        key = id(factory)
+        if key not in self._factories:
+            nested = self.facts.nested.get(key, ())
+            returned = {n.value.id for n in self._returns(factory) if isinstance(n.value, ast.Name)} if nested else set()
+            self._factories[key] = next((f for f in nested if f.name in returned), None)
+        return self._factories[key]
+
+    def _returns(self, func: ast.AST) -> list[ast.Return]:
+        """The return statements of a function (its own, not those of functions nested in it)."""
+        key = id(func)
+        found = self._return_nodes.get(key)
+        if found is None:
+            found = self._return_nodes[key] = [s for s in self.statements_in.get(key, ()) if isinstance(s, ast.Return)]
+        return found
 
     def enclosing_class(self, scope: ast.AST) -> ast.ClassDef | None:
         current = scope
@@ -693,22 +709,31 @@ class CallGraph:
 
     def _site_result_backpropagated(self, site: CallSite, flow: Dataflow, result: dict[int, bool]) -> bool:
         call = site.call
-        for backward in (c for c in self.facts.calls_inside(site.caller) if is_backward_call(c)):
-            if any(node is call for node in ast.walk(backward)):
-                return True  # ``helper(x).sum().backward()``
-        receivers = self._result_names(call, site.caller)
+        caller = site.caller
+        inside_backward = self._backward_parts.get(id(caller))
+        if inside_backward is None:
+            inside_backward = self._backward_parts[id(caller)] = {
+                id(node) for c in self.facts.calls_inside(caller) if is_backward_call(c) for node in ast.walk(c)
+            }
+        if id(call) in inside_backward:
+            return True  # ``helper(x).sum().backward()``
+        receivers = self._result_names(call, caller)
         if receivers and flow.reaches_backward(receivers):
             return True
-        caller = site.caller
         if isinstance(caller, ast.Module) or not result.get(id(caller)):
             return False
-        returned = set()
-        for node in ast.walk(caller):
-            if isinstance(node, ast.Return) and node.value is not None:
-                if any(inner is call for inner in ast.walk(node.value)):
-                    return True  # ``return helper(x)`` in a function whose result is backpropagated
-                returned |= names_read(node.value)
-        return bool(receivers) and bool(flow.derived(receivers) & returned)
+        parts = self._returned_parts.get(id(caller))
+        if parts is None:
+            nodes: set[int] = set()
+            names: set[str] = set()
+            for ret in self._returns(caller):
+                if ret.value is not None:
+                    nodes.update(id(n) for n in ast.walk(ret.value))
+                    names |= names_read(ret.value)
+            parts = self._returned_parts[id(caller)] = (nodes, names)
+        if id(call) in parts[0]:
+            return True  # ``return helper(x)`` in a function whose result is backpropagated
+        return bool(receivers) and bool(flow.derived(receivers) & parts[1])
 
     def _result_names(self, call: ast.Call, scope: ast.AST) -> set[str]:
         """Names the result of ``call`` is assigned to in ``scope``."""

@@ -83,23 +83,29 @@ class Evidence:
         self._differentiable: dict[int, set[str]] = {}  # id(scope) -> callables a backpropagated loss is computed by
         self._class_differentiable: dict[str, set[str]] = {}
         self.forward_kinds: dict[tuple[int, int], str | None] = {}
+        self._static: dict[int, dict] = {}
+        self._annotations: dict[int, bool] = {}
         self.build()
 
     # -- building --------------------------------------------------------------------------
     def build(self) -> None:
-        """(Re)compute every scope's modules; the call graph calls this again after adding parameter evidence."""
+        """(Re)compute every scope's modules; the call graph calls this again after adding parameter evidence.
+        What a scope says about itself alone (annotations, methods called, the backward slice) is read once."""
         facts = self.facts
         self._scope_modules.clear()
         self._class_attrs.clear()
-        self._differentiable.clear()
-        self._class_differentiable.clear()
         self.forward_kinds.clear()
         self._returns_module.clear()
         scopes = [facts.tree, *facts.scopes]
+        first = not self._static
+        if first:
+            for scope in scopes:
+                self._static[id(scope)] = self._read_scope(scope)
         for _ in range(2):  # a second round lets ``self.model = model`` see what another method found
             for scope in scopes:
                 self._scope(scope)
-        self.frozen = _frozen_names(facts)
+        if first:
+            self.frozen = _frozen_names(facts)
 
     def _locals_of(self, scope: ast.AST) -> set[str]:
         key = id(scope)
@@ -124,51 +130,71 @@ class Evidence:
             self._locals[key] = names
         return names
 
-    def _scope(self, scope: ast.AST) -> None:
+    def _read_scope(self, scope: ast.AST) -> dict:
+        """What a scope says about module-ness by itself: computed once per file."""
         facts = self.facts
+        cls = facts.class_of(scope) if not isinstance(scope, ast.Module) else None
+        annotated: set[str] = set()
+        if not isinstance(scope, ast.Module):
+            for arg in [*scope.args.posonlyargs, *scope.args.args, *scope.args.kwonlyargs]:
+                if arg.annotation is not None and self._module_annotation(arg.annotation):
+                    annotated.add(arg.arg)
+        bindings = []
+        for store in facts.stores_inside(scope):
+            if isinstance(store, (ast.Assign, ast.AnnAssign)) and store.value is not None:
+                targets = store.targets if isinstance(store, ast.Assign) else [store.target]
+                bindings.extend((target, store.value) for target in targets)
+        loops = [loop for loop in facts.loops_inside(scope) if isinstance(loop, (ast.For, ast.AsyncFor))]
+        pipelines: set[str] = set()
+        used: list[str] = []
+        for call in facts.calls_inside(scope):
+            func = call.func
+            if type(func) is not ast.Attribute:
+                continue
+            if func.attr in PIPELINE_METHODS and isinstance(func.value, ast.Name):
+                pipelines.add(func.value.id)
+            elif func.attr in MODULE_ONLY_METHODS:
+                receiver = dotted(func.value)
+                if receiver:
+                    used.append(receiver)
+        class_annotated: set[str] = set()
+        if cls is not None:
+            for item in cls.body:  # ``encoder: nn.Module`` in the class body
+                if isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name) and self._module_annotation(item.annotation):
+                    class_annotated.add(f"self.{item.target.id}")
+        differentiable: set[str] = self._differentiable.setdefault(id(scope), set())
+        class_differentiable = self._class_differentiable.setdefault(cls.name, set()) if cls is not None else None
+        self._backward_slice(scope, differentiable, class_differentiable)
+        return {"cls": cls, "annotated": annotated, "bindings": bindings, "loops": loops, "pipelines": pipelines,
+                "used": used, "class_annotated": class_annotated}
+
+    def _scope(self, scope: ast.AST) -> None:
         key = id(scope)
+        static = self._static[key]
         modules = self._scope_modules.setdefault(key, set())
         no_grad = self._no_grad.setdefault(key, set())
         functional = self._functional.setdefault(key, set())
-        cls = facts.class_of(scope) if not isinstance(scope, ast.Module) else None
+        cls = static["cls"]
         if not isinstance(scope, ast.Module):
             modules |= self.param_modules.get(key, set())
             no_grad |= self.param_no_grad.get(key, set())
-            for arg in [*scope.args.posonlyargs, *scope.args.args, *scope.args.kwonlyargs]:
-                if arg.annotation is not None and self._module_annotation(arg.annotation):
-                    modules.add(arg.arg)
+            modules |= static["annotated"]
+        no_grad |= static["pipelines"]  # pipelines first: they have .to() too
         attrs = self._class_attrs.setdefault(cls.name, set()) if cls is not None else None
-        for store in facts.stores_inside(scope):
-            if not isinstance(store, (ast.Assign, ast.AnnAssign)) or store.value is None:
-                continue
-            targets = store.targets if isinstance(store, ast.Assign) else [store.target]
-            for target in targets:
-                self._bind(target, store.value, scope, modules, attrs, no_grad, functional)
-        for loop in facts.loops_inside(scope):
-            if isinstance(loop, (ast.For, ast.AsyncFor)) and self._iterates_modules(loop.iter, scope):
+        for target, value in static["bindings"]:
+            self._bind(target, value, scope, modules, attrs, no_grad, functional)
+        for loop in static["loops"]:
+            if self._iterates_modules(loop.iter, scope):
                 target = loop.target
                 if isinstance(target, ast.Tuple) and target.elts:
                     target = target.elts[-1]  # ``for name, module in model.named_modules()``
                 if isinstance(target, ast.Name):
                     modules.add(target.id)
-        for call in facts.calls_inside(scope):  # pipelines first: they have .to() too
-            func = call.func
-            if isinstance(func, ast.Attribute) and func.attr in PIPELINE_METHODS and isinstance(func.value, ast.Name):
-                no_grad.add(func.value.id)
-                modules.discard(func.value.id)
-        for call in facts.calls_inside(scope):
-            func = call.func
-            if isinstance(func, ast.Attribute) and func.attr in MODULE_ONLY_METHODS:
-                receiver = dotted(func.value)
-                if receiver:
-                    self._note_use(receiver, scope, modules, attrs)
-        if cls is not None:
-            for item in cls.body:  # ``encoder: nn.Module`` in the class body
-                if isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name) and self._module_annotation(item.annotation):
-                    attrs.add(f"self.{item.target.id}")
-        differentiable = self._differentiable.setdefault(key, set())
-        class_differentiable = self._class_differentiable.setdefault(cls.name, set()) if cls is not None else None
-        self._backward_slice(scope, differentiable, class_differentiable)
+        modules -= static["pipelines"]
+        for receiver in static["used"]:
+            self._note_use(receiver, scope, modules, attrs)
+        if attrs is not None:
+            attrs |= static["class_annotated"]
 
     def _backward_slice(self, scope: ast.AST, modules: set[str], attrs: set[str] | None) -> None:
         """A loss that is backpropagated carries graph, and whatever was called to compute it is
@@ -498,6 +524,13 @@ class Evidence:
 
     def _module_annotation(self, annotation: ast.AST) -> bool:
         """``nn.Module``, ``Optional[MyNet]``: an instance of a module (``Type[nn.Module]`` is a class)."""
+        key = id(annotation)
+        known = self._annotations.get(key)
+        if known is None:
+            known = self._annotations[key] = self._is_module_annotation(annotation)
+        return known
+
+    def _is_module_annotation(self, annotation: ast.AST) -> bool:
         for node in iter_nodes(annotation):
             if isinstance(node, ast.Subscript) and last_name(dotted(node.value) or "") in {"Type", "type", "Callable"}:
                 return False
