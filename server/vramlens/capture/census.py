@@ -206,7 +206,7 @@ def validate_census(data) -> dict:
                                         "filename": text, "line": integer(), "thread": text})
     clean["holders"] = items(record(
         {"container": container, "names": items(scalar, 1000), "found_by": choice("walk", "referrers"),
-         "tensors": group},
+         "search": choice("rooted", "no_root", "limit"), "tensors": group},
         {"path": text, "chain": items(step, 1000)}))(_field(data, "holders"), "holders")
     clean["unreached"] = record({"storages": COUNT, "bytes": BYTES,
                                  "tensors": record({"count": COUNT, "listed": listed})})(_field(data, "unreached"), "unreached")

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections import deque
 
-from .graph import Graph
+from .graph import Graph, mro
 
 DEPTH = 6  # references followed from a cache object
 NODES = 20_000  # objects visited per cache
@@ -21,7 +21,8 @@ _KV = re.compile(r"kv|key_?value|past_?key", re.IGNORECASE)
 
 def _names(cls) -> list[tuple[str, str]]:
     try:
-        return [(str(klass.__module__), str(klass.__name__)) for klass in cls.__mro__[:-1]]
+        return [(klass.__dict__.get("__module__"), klass.__name__) for klass in mro(cls)[:-1]
+                if type(klass.__dict__.get("__module__")) is str]
     except Exception:
         return []
 

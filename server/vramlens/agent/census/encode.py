@@ -127,6 +127,7 @@ def holders(listing: Listing, entries) -> list[dict]:
     for holder in entries:
         found.append({"container": holder.container, "path": path_text(holder.chain) if holder.chain else None,
                       "chain": holder.chain, "names": holder.names, "found_by": holder.found_by,
+                      "search": holder.search,
                       "tensors": _group(listing, holder.tensors, holder.bytes)})
     return found
 

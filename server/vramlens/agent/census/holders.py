@@ -28,6 +28,7 @@ NODES = 100_000  # objects the walk keeps track of
 BATCH = 32  # tensors asked about in one gc.get_referrers call
 CLIMB = 5  # levels climbed from a referrer towards a named root
 WIDTH = 32  # referrers followed per level of a climb
+RESERVE = 0.4  # share of the budget left to the referrer search when the walk begins
 NAMES = 20  # member names listed per holder
 
 
@@ -36,7 +37,7 @@ class _Stop(Exception):
 
 
 class Holder:
-    __slots__ = ("key", "tensors", "names", "bytes", "container", "chain", "found_by")
+    __slots__ = ("key", "tensors", "names", "bytes", "container", "chain", "found_by", "search")
 
     def __init__(self, key: int):
         self.key = key
@@ -46,6 +47,10 @@ class Holder:
         self.container: dict = {}
         self.chain: list[dict] | None = None
         self.found_by = "walk"
+        # rooted: the chain leads to a named root; no_root: every referrer was followed and none
+        # leads to one (a reference cycle awaiting collection, or held from C++); limit: the
+        # search stopped at its levels, width or time before finding one.
+        self.search = "rooted"
 
 
 class HolderSearch:
@@ -59,13 +64,16 @@ class HolderSearch:
         self.namespaces: dict[int, int] = {}  # id(namespace dict or frame) -> root space key
         self.found: dict[int, tuple] = {}  # tensor index -> (parent key, edge kind, label)
         self.targets: set[int] = set()
+        self.unrooted: dict[int, str] = {}  # id(node) placed without a root -> no_root | limit
         self.cut: str | None = None
         self._steps = 0
+        self._reserve = 0.0  # seconds of the budget the walk leaves to the referrer search
         own_ids.update((id(self.nodes), id(self.parents)))
 
     # -- 1. the walk from the named roots ---------------------------------------------------
     def walk(self, tiers: list[list], targets: set[int]) -> None:
         self.targets = targets
+        self._reserve = RESERVE * max(self.budget.left(), 0.0)
         keyed = []
         for tier in tiers:
             keyed.append([(self._register(space), space) for space in tier])
@@ -107,7 +115,7 @@ class HolderSearch:
 
     def _visit(self, value, parent: int, kind: str, label, depth: int, queue: deque) -> None:
         self._steps += 1
-        if not self._steps & 4095 and self.budget.spent():
+        if not self._steps & 4095 and self.budget.left() <= self._reserve:
             self.cut = "time"
             raise _Stop
         if value is None or id(value) in self.parents:
@@ -201,6 +209,7 @@ class HolderSearch:
         below: dict[int, tuple] = {}  # id(upper) -> (id(lower), kind, label)
         climbed = {id(start): start}
         frontier, seen = [start], {id(start)}
+        exhaustive = True  # every referrer at every level followed
         for _ in range(CLIMB):
             if not frontier or self.budget.spent():
                 break
@@ -224,10 +233,12 @@ class HolderSearch:
                 climbed[id(referrer)] = referrer
                 upper.append(referrer)
                 if len(upper) >= WIDTH:
+                    exhaustive = False
                     break
             del referrers, wanted
             frontier = upper
         self._place(start, None, None, None)
+        self.unrooted[id(start)] = "no_root" if exhaustive and not frontier else "limit"
         return id(start)
 
     def _place_below(self, anchor: int, top: int, below: dict, climbed: dict) -> None:
@@ -259,6 +270,8 @@ class HolderSearch:
             holder.container = self._describe_container(holder.key)
             holder.chain = self._chain(holder.key)
             holder.found_by = "referrers" if self._placed_by_referrers(holder.key) else "walk"
+            if holder.chain is None:
+                holder.search = self.unrooted.get(holder.key, "limit")
         return list(groups.values())
 
     def _container_key(self, parent: int) -> int:

@@ -40,7 +40,7 @@ class RootSpace:
 def _module_items(namespace: dict) -> list:
     try:
         return [("global", key_label(name), value) for name, value in list(dict.items(namespace))
-                if not (isinstance(name, str) and name.startswith("__") and name.endswith("__"))]
+                if not (type(name) is str and name.startswith("__") and name.endswith("__"))]
     except Exception:
         return []
 
@@ -87,7 +87,7 @@ class Roots:
                 continue
             self.module_names[id(namespace)] = name
             filename = namespace.get("__file__")
-            filename = filename if isinstance(filename, str) else ""
+            filename = filename if type(filename) is str else ""
             if frames.is_own(filename):
                 continue  # the census' own modules hold nothing of the user's
             where = {"module": name}

@@ -10,7 +10,7 @@ import time
 
 from . import caches, encode, frame_locals, holders, modules, optimizers
 from .budget import Budget
-from .graph import Graph, type_name
+from .graph import Graph, is_a, mro, type_name
 from .inventory import Inventory
 from .roots import Roots
 from .threads import Frames, UserCode
@@ -74,9 +74,17 @@ def _text(error: BaseException) -> str:
         return "no message"
 
 
+def _attribute(owner, name: str):
+    """``owner.name``, or None when it is missing or cannot be read (a stand-in or broken torch)."""
+    try:
+        return getattr(owner, name, None)
+    except Exception:
+        return None
+
+
 def _subclass_functions_off(torch):
     """Reading a tensor subclass' metadata must not run its __torch_function__ (user code)."""
-    disable = getattr(getattr(torch, "_C", None), "DisableTorchFunctionSubclass", None)
+    disable = _attribute(_attribute(torch, "_C"), "DisableTorchFunctionSubclass")
     return disable() if disable is not None else contextlib.nullcontext()
 
 
@@ -90,12 +98,11 @@ class _Census:
                  device, max_tensors: int):
         self.torch, self.budget, self.out = torch, budget, out
         self.extra_roots, self.user_code, self.device, self.max_tensors = extra_roots, user_code, device, max_tensors
-        nn = getattr(torch, "nn", None)
-        optim = getattr(torch, "optim", None)
-        self.tensor_type = getattr(torch, "Tensor", None)
-        self.module_type = getattr(nn, "Module", None)
-        self.parameter_type = getattr(nn, "Parameter", None)
-        self.optimizer_type = getattr(optim, "Optimizer", None)
+        nn, optim = _attribute(torch, "nn"), _attribute(torch, "optim")
+        self.tensor_type = _attribute(torch, "Tensor")
+        self.module_type = _attribute(nn, "Module")
+        self.parameter_type = _attribute(nn, "Parameter")
+        self.optimizer_type = _attribute(optim, "Optimizer")
         self.inventory = Inventory(device_filter)
         self.modules: list = []
         self.optimizers: list = []
@@ -157,7 +164,7 @@ class _Census:
         if self.device is None:
             return None
         try:
-            cuda = self.torch.cuda
+            cuda = _attribute(self.torch, "cuda")
             return {"index": int(self.device), "allocated": int(cuda.memory_allocated(self.device)),
                     "reserved": int(cuda.memory_reserved(self.device))}
         except Exception:
@@ -174,7 +181,7 @@ class _Census:
         mode = {}
         for key, name in (("grad_enabled", "is_grad_enabled"), ("inference_mode", "is_inference_mode_enabled")):
             try:
-                mode[key] = bool(getattr(torch, name)())
+                mode[key] = bool(_attribute(torch, name)())
             except Exception:
                 mode[key] = None
         self.out["grad_mode"] = mode
@@ -208,14 +215,14 @@ class _Census:
 
     def _kind_of(self, cls) -> int:
         try:
-            mro = cls.__mro__
-            if self.tensor_type is not None and self.tensor_type in mro:
+            order = mro(cls)
+            if self.tensor_type is not None and self.tensor_type in order:
                 return _TENSOR
-            if issubclass(cls, type):
+            if type in order:
                 return _OTHER
-            if self.module_type is not None and self.module_type in mro:
+            if self.module_type is not None and self.module_type in order:
                 return _MODULE
-            if self.optimizer_type is not None and self.optimizer_type in mro:
+            if self.optimizer_type is not None and self.optimizer_type in order:
                 return _OPTIMIZER
             return _CACHE if caches.is_cache_class(cls) else _OTHER
         except Exception:
@@ -249,8 +256,8 @@ class _Census:
 
         def closed(obj) -> bool:
             cls = type(obj)
-            return (module_type is not None and isinstance(obj, module_type) and not caches.is_cache_class(cls)) \
-                or (optimizer_type is not None and isinstance(obj, optimizer_type))
+            return (module_type is not None and is_a(obj, module_type) and not caches.is_cache_class(cls)) \
+                or (optimizer_type is not None and is_a(obj, optimizer_type))
 
         cache_objects = self.caches + [module for module in self.modules if caches.is_cache_class(type(module))]
         self.own_ids.add(id(cache_objects))
