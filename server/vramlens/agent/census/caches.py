@@ -15,7 +15,7 @@ from collections import deque
 from .graph import Graph, mro
 
 DEPTH = 6  # references followed from a cache object
-NODES = 20_000  # objects visited per cache
+NODES = 5_000  # objects visited per cache (a model's KV cache is a few hundred)
 _KV = re.compile(r"kv|key_?value|past_?key", re.IGNORECASE)
 
 

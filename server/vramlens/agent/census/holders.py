@@ -25,6 +25,7 @@ from .threads import describe
 
 DEPTH = 8  # references followed from a root by the walk
 NODES = 100_000  # objects the walk keeps track of
+WIDE = 1_000  # children of one object walked into (all of them are looked at)
 BATCH = 32  # tensors asked about in one gc.get_referrers call
 CLIMB = 5  # levels climbed from a referrer towards a named root
 WIDTH = 32  # referrers followed per level of a climb
@@ -78,7 +79,7 @@ class HolderSearch:
         for tier in tiers:
             keyed.append([(self._register(space), space) for space in tier])
         for tier in keyed:
-            if self._done() or self.cut:
+            if self._done() or self.cut == "time":
                 break
             queue: deque = deque()
             try:
@@ -105,37 +106,42 @@ class HolderSearch:
     def _drain(self, queue: deque) -> None:
         while queue and not self._done():
             node, depth = queue.popleft()
+            queued = 0
             try:
                 for kind, label, child in self.graph.edges(node):
-                    self._visit(child, id(node), kind, label, depth + 1, queue)
+                    queued += self._visit(child, id(node), kind, label, depth + 1, queue, queued < WIDE)
             except _Stop:
                 raise
             except Exception:  # changed while being read (another thread): keep what was found
                 continue
 
-    def _visit(self, value, parent: int, kind: str, label, depth: int, queue: deque) -> None:
+    def _visit(self, value, parent: int, kind: str, label, depth: int, queue: deque, may_queue: bool = True) -> int:
+        """Note a tensor sought; queue anything else that may hold one (1 when queued). Every child
+        of a wide container is looked at, but only its first WIDE are walked into, so one list of a
+        million records cannot use up the walk before its siblings are looked into."""
         self._steps += 1
         if not self._steps & 4095 and self.budget.left() <= self._reserve:
             self.cut = "time"
             raise _Stop
         if value is None or id(value) in self.parents:
-            return
+            return 0
         index = self.inventory.index(value)
         if index is not None:
             if index in self.targets and index not in self.found:
                 self.found[index] = (parent, kind, label)
             if self.inventory.storage_of(index).role == "parameter":
-                return  # a parameter's gradient is named already
+                return 0  # a parameter's gradient is named already
         elif self.graph.kind(type(value)) == TENSOR:
-            return  # a tensor the device filter left out
-        if depth > DEPTH or not self.graph.opens(value):
-            return
+            return 0  # a tensor the device filter left out
+        if not may_queue or depth > DEPTH or not self.graph.opens(value):
+            return 0
         if len(self.parents) >= NODES:
-            self.cut = "nodes"
-            raise _Stop
+            self.cut = "nodes"  # from here on only what is already queued is looked into
+            return 0
         self.parents[id(value)] = (parent, kind, label)
         self.nodes[id(value)] = value
         queue.append((value, depth))
+        return 1
 
     # -- 2. gc.get_referrers for the rest ----------------------------------------------------
     def search_referrers(self) -> None:
