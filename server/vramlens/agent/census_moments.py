@@ -66,6 +66,7 @@ class PeakWatch:
     def __init__(self, take):
         self._take = take  # (moment) -> census or None
         self.census: dict | None = None
+        self.taken = 0
         self._threshold = self.FLOOR
         self._not_before = 0.0
 
@@ -76,6 +77,8 @@ class PeakWatch:
         if census is None:
             return
         figure = (census.get("device") or {}).get("allocated") or allocated
+        self.taken += 1
+        census["peaks_taken"] = self.taken  # this one and the lower ones before it
         self.census = census
         self._threshold = figure + max(int(figure * self.GROWTH), self.FLOOR)
         self._not_before = time.monotonic() + max(self.MIN_INTERVAL_S, (census.get("duration_s") or 0.0) / self.DUTY)

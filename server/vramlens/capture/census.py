@@ -162,7 +162,7 @@ def validate_census(data) -> dict:
          "grad_mode": record({}, {"grad_enabled": flag, "inference_mode": flag}),
          "main_stack": items(FRAME), "main_stack_omitted": COUNT,
          "device": record({"index": integer(0, 1 << 16), "allocated": BYTES, "reserved": BYTES}),
-         "holder_search": mapping(optional(scalar), 100),
+         "holder_search": mapping(optional(scalar), 100), "peaks_taken": COUNT,
          "without_storage": mapping(COUNT, 10_000)},
     )(data, "")
     head["format"] = CENSUS_FORMAT
