@@ -22,7 +22,8 @@ from vramlens.analysis.load.snapshot import (
 from vramlens.analysis.recommendations.advice import recommend
 from vramlens.analysis.recommendations.confirm import plan_for
 from vramlens.analysis.diagnosis.measured import apply_confirmation
-from vramlens.analysis.attribution.roles import join_census
+from vramlens.analysis.attribution.library_tree import library_trees
+from vramlens.analysis.attribution.roles import join_census, live_blocks
 from vramlens.analysis.attribution.request_site import request_site, site_sentence
 from vramlens.analysis.replay.trace import replay
 from vramlens.analysis.steps import build_step_model
@@ -179,6 +180,10 @@ def _analyze(capture: Capture, total_memory: int | None, source_root: str | None
     census = _census_view(capture, meta, outcome, segments, allocated, timeline.end_allocated, resolver, device, rep, trace)
     if census is not None:
         notes += census.notes
+    roles_of = {block[0]: role for role, blocks in (census.blocks_by_role if census else {}).items() for block in blocks}
+    breakdown = library_trees(live_blocks(segments, live_at_moment, trace), resolver, roles_of,
+                              [(line.path, line.line) for line in lines if line.path is not None][:3],
+                              meta.get("frame_names") if isinstance(meta.get("frame_names"), dict) else None)
     split = split_segments(free, pool)
     accounting.split_segments, accounting.split_free = split.count, split.free
     backward = backward_seen(rep) or bool(trace_facts and trace_facts.backward_on_python_thread)
@@ -215,6 +220,6 @@ def _analyze(capture: Capture, total_memory: int | None, source_root: str | None
         oom=oom, lines=lines, recommendations=recommendations, environment=environment,
         allocator_settings=settings, source_root=recorded_root, local_root=resolver.local_root, notes=notes,
         steps=steps, mode=mode,
-        roles=census.roles if census else [], holders=census.holders if census else [],
+        roles=census.roles if census else [], holders=census.holders if census else [], breakdown=breakdown,
         outcome_text=f"out of memory (request {fmt(request)})" if outcome == "oom" else outcome_line(outcome, meta, status),
     )
