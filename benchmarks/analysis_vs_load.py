@@ -26,10 +26,10 @@ import time
 
 VARIANTS = {
     "pickle.load": "import pickle; pickle.load(open(PATH, 'rb'))",
-    "vramlens analyze": "from vramlens.analysis.engine import analyze_path; analyze_path(PATH, total_memory=TOTAL)",
+    "vramlens analyze": "from vramlens.analysis.pipeline import analyze_path; analyze_path(PATH, total_memory=TOTAL)",
     "_memory_viz.trace": "import pickle; from torch.cuda import _memory_viz; _memory_viz.trace(pickle.load(open(PATH, 'rb')))",
 }
-WARM_UP = {"vramlens analyze": "import vramlens.analysis.engine", "_memory_viz.trace": "from torch.cuda import _memory_viz"}
+WARM_UP = {"vramlens analyze": "import vramlens.analysis.pipeline", "_memory_viz.trace": "from torch.cuda import _memory_viz"}
 CHILD_ENV = dict(os.environ)
 
 

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from vramlens.analysis import analyze_path, to_json
-from vramlens.analysis.rank_export import comparison_to_json
-from vramlens.analysis.ranks import analyze_ranks
+from vramlens.analysis.ranks.export import comparison_to_json
+from vramlens.analysis.ranks.analyze import analyze_ranks
 from vramlens.capture import CaptureError
 
 REPO = Path(__file__).resolve().parents[1]

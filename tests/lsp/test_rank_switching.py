@@ -14,7 +14,7 @@ from lsprotocol import types
 from lsp_helpers import REPO, execute, open_document
 from pytest_lsp import LanguageClient
 
-from vramlens.analysis.ranks import analyze_ranks
+from vramlens.analysis.ranks.analyze import analyze_ranks
 from vramlens.lsp.annotations import hint_text
 from vramlens.units import format_bytes
 

@@ -7,13 +7,13 @@ import shutil
 
 import pytest
 
-from vramlens.analysis.comparison import compare_metric, compare_oom, noise_of, spread, summarize, summarize_all
-from vramlens.analysis.experiment import chosen_sentence, experiment_json, record_from_json
-from vramlens.analysis.find_max import MaxSearch, fit_line
-from vramlens.analysis.measurement import RunMeasurement, measure
-from vramlens.analysis.variants import BASELINE, Variant, parse_variant, parse_variants, with_argument
+from vramlens.analysis.experiments.comparison import compare_metric, compare_oom, noise_of, spread, summarize, summarize_all
+from vramlens.analysis.experiments.experiment import chosen_sentence, experiment_json, record_from_json
+from vramlens.analysis.experiments.find_max import MaxSearch, fit_line
+from vramlens.analysis.experiments.measurement import RunMeasurement, measure
+from vramlens.analysis.experiments.variants import BASELINE, Variant, parse_variant, parse_variants, with_argument
 from vramlens.cli import main
-from vramlens.analysis.experiment_text import render_text
+from vramlens.analysis.rendering.experiment_text import render_text
 from vramlens.runner.controlled import note_in_capture
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))

@@ -5,7 +5,7 @@ recorded rank captures in tests/test_rank_captures.py)."""
 
 import pytest
 
-from vramlens.analysis.ranks import compare_ranks, ending_of
+from vramlens.analysis.ranks.analyze import compare_ranks, ending_of
 
 
 def meta(rank, status, at, exception=None, **extra):

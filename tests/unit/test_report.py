@@ -6,9 +6,9 @@ import xml.etree.ElementTree as ET
 
 from test_analysis_builder import MIB, SnapshotBuilder, frame
 
-from vramlens.analysis.interventions import read_interventions
-from vramlens.analysis.redact import redact
-from vramlens.analysis.runfacts import run_settings
+from vramlens.analysis.load.interventions import read_interventions
+from vramlens.analysis.rendering.redact import redact
+from vramlens.analysis.load.run_settings import run_settings
 from vramlens.cli import main
 
 HOME = "/home/alice"

@@ -5,7 +5,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from vramlens.analysis.model import Timeline, TimelinePoint
-from vramlens.analysis.timeline_svg import TOP, nice_ticks, timeline_svg
+from vramlens.analysis.rendering.timeline_svg import TOP, nice_ticks, timeline_svg
 
 NS = "{http://www.w3.org/2000/svg}"
 GIB = 1024**3

@@ -48,7 +48,7 @@ class OomEvent:
 
 @dataclass
 class RequestSite:
-    """The user line behind the failing request (see analysis/request_site.py)."""
+    """The user line behind the failing request (see analysis/attribution/request_site.py)."""
 
     path: str
     line: int | None
@@ -108,6 +108,18 @@ class Accounting:
     request: int | None = None
     device_free: int | None = None
     nvml_phase: str | None = None
+    split_segments: int | None = None  # segments of the request's pool holding live and free blocks at once
+    split_free: int | None = None  # free bytes stranded inside them
+
+
+@dataclass
+class ConfirmPlan:
+    """The experiment that separates the two most likely causes (`vramlens run --confirm`)."""
+
+    question: str  # "fragmentation or working set?"
+    variants: list[dict]  # experiment variants: {"kind": "alloc_conf", "setting": ...} | {"kind": "arg", "arg": ..., "value": ...}
+    command: str  # the CLI command that runs it
+    expectation: str  # what each outcome would mean, in one sentence
 
 
 @dataclass
@@ -115,6 +127,9 @@ class Diagnosis:
     cause: str  # working_set | retained_references | fragmentation | outside_allocator | cached_not_leak | no_problem
     confidence: float
     evidence: list[str]
+    alternative: str | None = None  # the runner-up cause when it is close
+    confirm: ConfirmPlan | None = None  # how to decide between cause and alternative by measurement
+    measured: str | None = None  # "confirmed by measurement: …" / "revised by measurement: …"
 
     @property
     def confidence_label(self) -> str:
@@ -122,10 +137,100 @@ class Diagnosis:
 
 
 @dataclass
+class Action:
+    """Something an editor can offer as a button beside a recommendation (docs/lsp-protocol.md).
+
+    kinds: "confirm" (run the confirming experiment; arguments: {}), "compare" (controlled experiments;
+    arguments: {"preset": "expandable_segments" | "max_split_size" | "memory_limit" | "arg_values",
+    "setting"?: str, "arg"?: str, "values"?: [str]}), "open_line" (arguments: {"path": recorded path,
+    "line": 1-based}), "open_settings" (arguments: {"query": str}).
+    """
+
+    kind: str
+    title: str  # short, for a button: "Try expandable_segments"
+    arguments: dict = field(default_factory=dict)
+
+
+@dataclass
 class Recommendation:
     action: str  # one sentence: what to do
     reason: str  # one sentence: why it fits this run
     experiment: bool = False  # True when it must be measured, not assumed
+    actions: list[Action] = field(default_factory=list)  # what an editor can run for it
+    command: str | None = None  # the CLI command that does the same, for the terminal
+
+
+@dataclass
+class Step:
+    """One iteration of the loop that drives the work (a training step, an evaluation batch, a decoding step)."""
+
+    number: int  # 1-based
+    start_index: int  # trace positions, end exclusive
+    end_index: int
+    start_time_us: int | None
+    end_time_us: int | None
+    floor_allocated: int  # live bytes at the step's start: the floor between steps
+    peak_allocated: int  # highest live bytes inside the step
+    complete: bool  # False for the step the run ended (or failed) in
+    kind: str = "step"  # "train" | "eval" | "decode" | "step"
+
+
+@dataclass
+class StepModel:
+    """The run seen as iterations, from the trace alone (see analysis/steps/)."""
+
+    steps: list[Step]
+    driver: str | None  # the loop's frame, e.g. "transformers/trainer.py:2580 _inner_training_loop"
+    boundary: str | None  # what starts a step, in words
+    growth_per_step: int | None = None  # bytes the floor rises per completed step (least squares), None: too few steps
+    survivors: int = 0  # bytes live at the moment that were allocated in earlier (completed) steps
+    survivor_steps: int = 0  # how many different earlier steps those bytes come from
+    survivors_by_line: dict = field(default_factory=dict)  # line key -> bytes from the second step on, still live
+    old_survivors: int = 0  # of those, bytes older than the step before the moment's: accumulation
+    cache_survivors: int = 0  # of those, bytes allocated inside cache code (a KV cache growing as designed)
+    survivor_sites: dict = field(default_factory=dict)  # (file, line, function) that allocated them -> bytes
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def completed(self) -> int:
+        return sum(1 for step in self.steps if step.complete)
+
+
+@dataclass
+class RoleShare:
+    """Bytes of one role at the moment (issue: what the memory is). Roles add up to allocated."""
+
+    role: str  # parameters | gradients | optimizer_state | kv_cache | inputs | held_by_python | activations | other
+    bytes: int
+    label: str  # for people: "optimizer state (AdamW: exp_avg, exp_avg_sq)"
+    detail: str | None = None
+
+
+@dataclass
+class Holder:
+    """A named root that keeps tensors alive: a module global, an attribute, a frame, a traceback."""
+
+    root: str  # "__main__.all_logits", "Classifier.val_outputs", "traceback of train.py:40"
+    kind: str  # list | dict | tuple | attribute | frame | traceback | object
+    bytes: int
+    tensors: int
+    length: int | None = None
+    created_at: tuple[str, int] | None = None  # (recorded path, line) of the container's creation, when known
+    appended_at: tuple[str, int] | None = None  # (recorded path, line) that adds to it, when the trace shows it
+    chain: list[str] = field(default_factory=list)
+    with_graph: int | None = None  # of its tensors listed by the census, how many carry an autograd graph (None: unknown)
+
+
+@dataclass
+class FrameNode:
+    """A branch of the drill-down below a user line: live bytes by library frame."""
+
+    label: str  # "GPT2Attention.forward", "cross_entropy"
+    path: str | None  # recorded file
+    line: int | None
+    bytes: int
+    children: list["FrameNode"] = field(default_factory=list)
+    local_path: str | None = None
 
 
 @dataclass
@@ -143,7 +248,12 @@ class Analysis:
     source_root: str | None
     local_root: str | None
     notes: list[str] = field(default_factory=list)
-    outcome_text: str = ""  # for people: "out of memory (request 96.00 MiB)", "no OOM; ended by --timeout after 12 s"
+    outcome_text: str = ""
+    steps: StepModel | None = None  # None when the trace shows no recurring loop
+    roles: list[RoleShare] = field(default_factory=list)  # empty without a census
+    holders: list[Holder] = field(default_factory=list)
+    breakdown: list[FrameNode] = field(default_factory=list)  # per top user line: its library frames
+    mode: str | None = None  # "training" | "inference" | None (not enough evidence)  # for people: "out of memory (request 96.00 MiB)", "no OOM; ended by --timeout after 12 s"
 
     @property
     def user_root(self) -> str | None:

@@ -7,8 +7,8 @@ import json
 import sys
 from pathlib import Path
 
-from vramlens.analysis.experiment_text import render_text
-from vramlens.analysis.variants import parse_variant, parse_variants, split_argument_values
+from vramlens.analysis.rendering.experiment_text import render_text
+from vramlens.analysis.experiments.variants import parse_variant, parse_variants, split_argument_values
 from vramlens.capture.errors import CaptureError
 from vramlens.cli.run import _positive_float, _positive_int, split_command
 from vramlens.runner import RunOptions

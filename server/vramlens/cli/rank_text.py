@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from vramlens.analysis.rank_model import RankComparison
+from vramlens.analysis.ranks.model import RankComparison
 from vramlens.units import format_bytes as fmt
 
 TOP_SPREADS = 5

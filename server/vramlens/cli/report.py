@@ -6,11 +6,11 @@ import os
 import sys
 from pathlib import Path
 
-from vramlens.analysis.engine import analyze_capture
+from vramlens.analysis.pipeline import analyze_capture
 from vramlens.capture import load_capture
-from vramlens.analysis.redact import redact
-from vramlens.analysis.report import build_report
-from vramlens.analysis.timeline_svg import timeline_svg
+from vramlens.analysis.rendering.redact import redact
+from vramlens.analysis.rendering.report import build_report
+from vramlens.analysis.rendering.timeline_svg import timeline_svg
 from vramlens.units import parse_size
 from vramlens.capture import CaptureError
 from vramlens.cli.analyze import add_capture_options, fail, fail_on, shown_rank_path

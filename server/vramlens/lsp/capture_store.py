@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from vramlens.analysis import Analysis, analyze_capture
-from vramlens.analysis.rank_model import RankComparison
+from vramlens.analysis.ranks.model import RankComparison
 from vramlens.capture import load_capture
 from vramlens.lsp.annotations import LineAnnotation, line_annotations
 from vramlens.lsp.line_tracking import split_lines

@@ -13,8 +13,8 @@ import traceback
 from pathlib import Path
 from lsprotocol import types
 
-from vramlens.analysis.experiment import chosen_sentence
-from vramlens.analysis.timeline_svg import timeline_svg
+from vramlens.analysis.experiments.experiment import chosen_sentence
+from vramlens.analysis.rendering.timeline_svg import timeline_svg
 from vramlens.capture import CaptureError
 from vramlens.lsp.capture_store import LoadedCapture
 from vramlens.lsp.loading import load_path

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from pygls.uris import to_fs_path
 
-from vramlens.analysis.variants import parse_variants
+from vramlens.analysis.experiments.variants import parse_variants
 from vramlens.lsp.commands import capture_loaded, command_guard, experiment_summary, result
 from vramlens.lsp.diagnose import RunProgress, run_on_file, running_message
 from vramlens.lsp.loading import load_experiment

@@ -15,8 +15,8 @@ import dataclasses
 import json
 from pathlib import Path
 
-from vramlens.analysis.rank_model import RankComparison
-from vramlens.analysis.ranks import analyze_ranks
+from vramlens.analysis.ranks.model import RankComparison
+from vramlens.analysis.ranks.analyze import analyze_ranks
 from vramlens.capture import CaptureError
 from vramlens.capture.ranks import holds_rank_captures
 from vramlens.lsp import capture_store

@@ -9,12 +9,12 @@ import os
 from typing import Callable
 
 from vramlens.analysis import to_json
-from vramlens.analysis.export import downsample
+from vramlens.analysis.rendering.json_export import downsample
 from vramlens.analysis.model import Analysis
-from vramlens.analysis.redact import redact
-from vramlens.analysis.rank_model import OWN_FAILURES, RankComparison
-from vramlens.analysis.report import build_report
-from vramlens.analysis.experiment_text import render_text
+from vramlens.analysis.rendering.redact import redact
+from vramlens.analysis.ranks.model import OWN_FAILURES, RankComparison
+from vramlens.analysis.rendering.report import build_report
+from vramlens.analysis.rendering.experiment_text import render_text
 from vramlens.lsp.capture_store import LoadedCapture
 
 TOP_LINES = 20

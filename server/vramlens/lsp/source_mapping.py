@@ -11,8 +11,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from vramlens.analysis.normalize import block_frames, device_segments, device_trace, pick_device
-from vramlens.analysis.sources import USER, frame_kind
+from vramlens.analysis.load.snapshot import block_frames, device_segments, device_trace, pick_device
+from vramlens.analysis.load.sources import USER, frame_kind
 from vramlens.capture import Capture
 
 SAMPLED_ENTRIES = 2000

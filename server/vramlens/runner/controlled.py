@@ -17,10 +17,10 @@ from pathlib import Path
 from typing import Callable
 
 from vramlens.agent.capture_writer import META_FILE, write_json_atomically
-from vramlens.analysis.experiment import ExperimentRecord, SearchRecord, chosen_sentence, experiment_json
-from vramlens.analysis.find_max import MaxSearch
-from vramlens.analysis.measurement import RunMeasurement, measure
-from vramlens.analysis.variants import ALLOC_CONF_VAR, Variant, alloc_conf_env, with_argument
+from vramlens.analysis.experiments.experiment import ExperimentRecord, SearchRecord, chosen_sentence, experiment_json
+from vramlens.analysis.experiments.find_max import MaxSearch
+from vramlens.analysis.experiments.measurement import RunMeasurement, measure
+from vramlens.analysis.experiments.variants import ALLOC_CONF_VAR, Variant, alloc_conf_env, with_argument
 from vramlens.capture.errors import CaptureError
 from vramlens.runner.launch import RunOptions, fresh_folder, run_script
 from vramlens.units import parse_size_or_fraction

@@ -14,7 +14,7 @@ import re
 from pathlib import Path
 
 from vramlens.agent.capture_writer import META_FILE, write_json_atomically
-from vramlens.analysis.variants import ALLOC_CONF_VAR, alloc_conf_env
+from vramlens.analysis.experiments.variants import ALLOC_CONF_VAR, alloc_conf_env
 from vramlens.runner.launch import RunOptions, RunResult, run_script
 
 

@@ -5,8 +5,8 @@ Shared by `vramlens experiment` and the editor's report of an experiment loaded 
 
 from __future__ import annotations
 
-from vramlens.analysis.comparison import LABELS
-from vramlens.analysis.experiment import chosen_sentence
+from vramlens.analysis.experiments.comparison import LABELS
+from vramlens.analysis.experiments.experiment import chosen_sentence
 from vramlens.units import format_bytes as fmt
 
 

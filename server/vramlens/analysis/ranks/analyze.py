@@ -10,9 +10,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Callable
 
-from vramlens.analysis.engine import analyze_capture
+from vramlens.analysis.pipeline import analyze_capture
 from vramlens.analysis.model import Analysis, LineStat
-from vramlens.analysis.rank_model import (
+from vramlens.analysis.ranks.model import (
     COLLECTIVE, COMPLETED, OWN_ERROR, OWN_FAILURES, OWN_OOM, STOPPED, Imbalance, LineSpread, RankComparison, RankSummary,
 )
 from vramlens.capture import Capture, CaptureError, load_capture

@@ -14,8 +14,8 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass, field
 
-from vramlens.analysis.measurement import METRICS, RunMeasurement
-from vramlens.analysis.variants import Variant
+from vramlens.analysis.experiments.measurement import METRICS, RunMeasurement
+from vramlens.analysis.experiments.variants import Variant
 from vramlens.units import format_bytes
 
 LABELS = {"peak_allocated": "peak allocated", "peak_reserved": "peak reserved", "driver_peak": "driver-visible peak",

@@ -5,8 +5,8 @@ from the exception's traceback."""
 from __future__ import annotations
 
 from vramlens.analysis.model import RequestSite
-from vramlens.analysis.replay import NO_FRAME, frames_key
-from vramlens.analysis.sources import USER, SourceResolver
+from vramlens.analysis.replay.trace import NO_FRAME, frames_key
+from vramlens.analysis.load.sources import USER, SourceResolver
 from vramlens.units import format_bytes
 
 

@@ -6,8 +6,8 @@ failing rank, else the rank that used most memory); the comparison of ranks is o
 
 from __future__ import annotations
 
-from vramlens.analysis.export import to_json
-from vramlens.analysis.rank_model import LineSpread, RankComparison, RankSummary
+from vramlens.analysis.rendering.json_export import to_json
+from vramlens.analysis.ranks.model import LineSpread, RankComparison, RankSummary
 
 TOP_LINE_SPREADS = 50
 

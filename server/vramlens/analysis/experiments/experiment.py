@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from vramlens.analysis.comparison import (
+from vramlens.analysis.experiments.comparison import (
     ABSOLUTE_FLOOR, RELATIVE_FLOOR, Spread, VariantSummary, choose, spread, summarize_all, verdict,
 )
-from vramlens.analysis.find_max import fit_line
-from vramlens.analysis.measurement import METRICS, RunMeasurement
-from vramlens.analysis.variants import Variant
+from vramlens.analysis.experiments.find_max import fit_line
+from vramlens.analysis.experiments.measurement import METRICS, RunMeasurement
+from vramlens.analysis.experiments.variants import Variant
 from vramlens.units import format_bytes
 
 SCHEMA = "vramlens-experiment"

@@ -1,0 +1,1 @@
+"""Several ranks of one torchrun launch: each analysed alone, then compared."""

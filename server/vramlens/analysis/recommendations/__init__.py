@@ -1,0 +1,1 @@
+"""Stage 7, recommendations: what to try, fitted to the cause; allocator knobs as experiments to measure."""
