@@ -438,3 +438,17 @@ def test_it_never_raises_even_when_torch_is_broken():
     found = validate_census(json.loads(json.dumps(take_census(Broken(), "end", device_filter=on_cpu))))
     assert found["moment"] == "end" and found["grad_mode"] == {"grad_enabled": None, "inference_mode": None}
     assert found["totals"]["tensors"] >= 1 and storage_of(found, kept)["bytes"] == 12  # what did work is kept
+
+
+def test_a_census_that_fails_while_listing_still_has_every_table(monkeypatch):
+    from vramlens.agent.census import encode
+
+    def broken(*args):
+        raise RuntimeError("listing failed")
+
+    monkeypatch.setattr(encode, "modules", broken)
+    kept = [torch.randn(4)]
+    found = census(extra_roots={"kept": kept})
+    assert found["complete"] is False and any("listing failed" in sentence for sentence in found["skipped"])
+    assert found["tensors"] == [] and found["holders"] == [] and found["totals"]["bytes"] == 0
+    assert found["main_stack"] and found["objects_scanned"] > 0  # what came before the listing is kept

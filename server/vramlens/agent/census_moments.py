@@ -23,18 +23,26 @@ OOM_TOTAL_BUDGETS = 10
 
 
 class CensusMoments:
-    def __init__(self, torch, source_root: str | None, budget_s: float = BUDGET_S):
+    """``extra_roots``: a callable giving {name: object} at each census, the further roots a holder
+    may be named by (a notebook kernel's ``Out``, ``_``, ``sys.last_traceback``); ``is_user_file``:
+    which files are the user's when a folder cannot say (a notebook's cells)."""
+
+    def __init__(self, torch, source_root: str | None, budget_s: float = BUDGET_S, extra_roots=None,
+                 is_user_file=None):
         self.torch = torch
         self.source_root = source_root
         self.budget_s = budget_s
+        self.extra_roots = extra_roots
+        self.is_user_file = is_user_file
         self.device: int | None = None  # whose allocated/reserved figures a census records
         self._oom_seconds = 0.0
         self._oom_skipped = 0
 
     def take(self, moment: str) -> dict | None:
         try:
+            roots = self.extra_roots() if self.extra_roots is not None else None
             return take_census(self.torch, moment, budget_s=self.budget_s, source_root=self.source_root,
-                               device=self.device)
+                               device=self.device, extra_roots=roots, is_user_file=self.is_user_file)
         except Exception:  # take_census never raises; this is for a census package that failed to load
             return None
 

@@ -132,6 +132,15 @@ def holders(listing: Listing, entries) -> list[dict]:
     return found
 
 
+def empty_tables() -> dict:
+    """The tables of a census that found nothing (or failed before listing what it found)."""
+    return {"totals": {"tensors": 0, "storages": 0, "bytes": 0},
+            "roles": {role: {"storages": 0, "bytes": 0} for role in ROLES},
+            "unlisted": {"tensors": 0, "storages": 0, "bytes": 0},
+            "tensors": [], "storages": [], "modules": [], "optimizers": [], "caches": [], "frame_locals": [],
+            "holders": [], "unreached": {"storages": 0, "bytes": 0, "tensors": {"count": 0, "listed": []}}}
+
+
 def unreached(listing: Listing, inventory, indices: list[int]) -> dict:
     storages = {inventory.facts[index].storage for index in indices}
     return {"storages": len(storages), "bytes": sum(inventory.storages[key].nbytes for key in storages),

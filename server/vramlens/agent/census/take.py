@@ -64,6 +64,8 @@ def take_census(torch, moment: str, *, budget_s: float = 1.0, extra_roots: dict 
 def _finish(census: dict, budget: Budget) -> dict:
     census.update(duration_s=round(budget.elapsed(), 4), complete=budget.complete,
                   skipped=budget.skipped, notes=budget.notes)
+    for name, empty in encode.empty_tables().items():  # a census cut short still has every table
+        census.setdefault(name, empty)
     return census
 
 
@@ -137,14 +139,19 @@ class _Census:
         for index in leftover:
             inventory.claim(index, "unreached", None)
         listing = encode.Listing(inventory, self.max_tensors)
-        out.update(encode.summary(inventory, listing))
-        out["tensors"], out["storages"] = encode.tensors_and_storages(inventory, listing)
-        out["modules"] = encode.modules(listing, root_modules, names)
-        out["optimizers"] = encode.optimizers(listing, entries, names)
-        out["caches"] = encode.caches(listing, cache_entries, names)
-        out["frame_locals"] = encode.frame_locals(listing, local_entries)
-        out["holders"] = encode.holders(listing, holder_entries)
-        out["unreached"] = encode.unreached(listing, inventory, leftover)
+
+        def tables() -> dict:  # all of them or none: they refer to each other
+            found = encode.summary(inventory, listing)
+            found["tensors"], found["storages"] = encode.tensors_and_storages(inventory, listing)
+            found["modules"] = encode.modules(listing, root_modules, names)
+            found["optimizers"] = encode.optimizers(listing, entries, names)
+            found["caches"] = encode.caches(listing, cache_entries, names)
+            found["frame_locals"] = encode.frame_locals(listing, local_entries)
+            found["holders"] = encode.holders(listing, holder_entries)
+            found["unreached"] = encode.unreached(listing, inventory, leftover)
+            return found
+
+        out.update(self._phase("the listing", tables) or {})
         if inventory.without_storage:
             out["without_storage"] = dict(inventory.without_storage)
             self.budget.note(f"{sum(inventory.without_storage.values())} tensors have no storage of their own "
