@@ -452,3 +452,27 @@ def test_a_census_that_fails_while_listing_still_has_every_table(monkeypatch):
     assert found["complete"] is False and any("listing failed" in sentence for sentence in found["skipped"])
     assert found["tensors"] == [] and found["holders"] == [] and found["totals"]["bytes"] == 0
     assert found["main_stack"] and found["objects_scanned"] > 0  # what came before the listing is kept
+
+
+@pytest.mark.parametrize("own_dict", [True, False])
+def test_beyond_the_walks_depth_the_referrer_search_joins_the_chain(tmp_path, cleanup_modules, own_dict):
+    module = module_from(tmp_path, "census_script_deep", f"""
+        import torch
+        class Evaluator:
+            pass
+        evaluator = Evaluator()
+        evaluator.val_outputs = [torch.randn(16) for _ in range(3)]
+        if {own_dict}:
+            evaluator.__dict__  # the attributes now live in a dict of their own, as before Python 3.11
+        deep = [evaluator]
+        for level in range(9):
+            deep = [deep]
+        del evaluator  # reachable only through deep, ten levels down: past the walk's depth
+    """)
+    found = census(source_root=str(tmp_path))
+    [holder] = [h for h in found["holders"] if h["tensors"]["bytes"] == 3 * 64]
+    assert holder["found_by"] == "referrers" and holder["search"] == "rooted"
+    attribute = ".__dict__['val_outputs']" if own_dict or sys.version_info < (3, 11) else ".val_outputs"
+    assert holder["path"] == "census_script_deep.deep" + "[0]" * 10 + attribute
+    assert holder["chain"][-1]["name"] == "val_outputs"
+    assert module.deep

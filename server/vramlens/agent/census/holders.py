@@ -193,6 +193,13 @@ class HolderSearch:
                 edges = list(self.graph.edges(parent))
             except Exception:
                 return []
+        if wanted is not None:
+            # An object refers to its attributes through its own __dict__ once that dict exists
+            # (always before Python 3.11, and after anything read obj.__dict__): climbing from
+            # an attribute's value meets the dict first, then the object.
+            attributes = self.graph.instance_dict(parent)
+            if attributes is not None and id(attributes) in wanted:
+                edges.append(("__dict__", None, attributes))
         held = []
         for kind, label, child in edges:
             if wanted is None:
@@ -381,6 +388,6 @@ def path_text(chain: list[dict] | None) -> str | None:
         elif edge == "closure":
             parts.append(f".<closure {name}>")
         else:
-            parts.append({"member": "{…}", "tb_frame": ".tb_frame", "tb_next": ".tb_next",
+            parts.append({"member": "{…}", "tb_frame": ".tb_frame", "tb_next": ".tb_next", "__dict__": ".__dict__",
                           "cell": ".cell_contents", "grad": ".grad"}.get(edge, f".<{edge}>"))
     return "".join(parts)
