@@ -476,3 +476,10 @@ def test_beyond_the_walks_depth_the_referrer_search_joins_the_chain(tmp_path, cl
     assert holder["path"] == "census_script_deep.deep" + "[0]" * 10 + attribute
     assert holder["chain"][-1]["name"] == "val_outputs"
     assert module.deep
+
+
+def test_tensors_without_memory_behind_them_count_none():
+    fake = torch.empty(1024, 1024, device="meta")  # as a fake tensor on a pretend device
+    found = census(extra_roots={"fake": fake}, device_filter=lambda t: t.device.type in ("cpu", "meta"))
+    assert not [s for s in found["storages"] if s["ptr"] == 0 and s["bytes"]]
+    assert found["without_storage"]["torch.Tensor"] >= 1
