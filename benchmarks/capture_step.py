@@ -4,7 +4,8 @@
     vramlens run benchmarks/capture_step.py [...]                   # under capture
 Prints the median step time in milliseconds (CUDA-synchronised) on its last line.
 ``--grow-mib M`` keeps M MiB more alive after every step (a growing run: the peak census is
-taken as often as its share of the run's time allows); 0, the default, is a steady run.
+taken as often as its share of the run's time allows, from 5 s into the run, so give it
+``--steps`` enough to run on well past that); 0, the default, is a steady run.
 """
 
 import argparse

@@ -54,10 +54,10 @@ loss.backward()  # the OOM
 GROWING = """
 import time, torch
 held = []
-for step in range(6):
+for step in range(10):  # the first peak census comes 5 s into the run at the earliest
     held.append(torch.empty(512 * 2**20, dtype=torch.uint8, device="cuda"))
     time.sleep(0.8)
-del held[:4]
+del held[:8]
 """
 
 
@@ -146,7 +146,7 @@ def test_a_completed_run_that_grows_has_a_peak_census(vramlens, tmp_path):
     print(json.dumps({key: peak[key] for key in ("duration_s", "peaks_taken", "device", "totals")}))
     assert peak["moment"] == "peak" and peak["thread"]["main"] is False and peak["peaks_taken"] >= 1
     [held] = [h for h in peak["holders"] if h["path"] == "__main__.held"]
-    assert held["tensors"]["bytes"] == held["tensors"]["count"] * 512 * 2**20 and held["tensors"]["count"] >= 1
+    assert held["tensors"]["bytes"] == held["tensors"]["count"] * 512 * 2**20 and held["tensors"]["count"] >= 5
     [end_held] = [h for h in census["holders"] if h["path"] == "__main__.held"]
     assert end_held["tensors"]["bytes"] == 2 * 512 * 2**20
     assert os.path.getsize(tmp_path / "cap" / "census.json") < 1_000_000

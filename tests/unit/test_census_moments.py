@@ -37,23 +37,28 @@ def fake_take(duration):
 
 def test_a_peak_census_needs_growth_and_its_share_of_time(clock):
     take, taken, allocated = fake_take(duration=0.2)
-    watch = PeakWatch(take)
-    for figure in (10 * MIB, 63 * MIB):
-        allocated[0] = figure
-        watch.observe(figure)
+    watch = PeakWatch(take)  # recording began at 1000 s
+    allocated[0] = 1000 * MIB
+    clock.now += 4.9
+    watch.observe(1000 * MIB)
+    assert taken == []  # the first is expected to take 0.05 s: not before 5 s, 1 % of the run
+    clock.now += 0.2
+    allocated[0] = 63 * MIB
+    watch.observe(63 * MIB)
     assert taken == []  # under the floor
     allocated[0] = 1000 * MIB
     watch.observe(1000 * MIB)
     assert len(taken) == 1 and watch.census is taken[0] and taken[0]["peaks_taken"] == 1
-    clock.now += 30  # 0.2 s of census may come back after 0.2 / 1 % = 20 s at the earliest
+    # It took 0.2 s; the next is expected to take as long: 0.4 s of census fit in 40 s of run.
+    clock.now = 1030.0
+    allocated[0] = 1300 * MIB
+    watch.observe(1300 * MIB)
+    assert len(taken) == 1
+    clock.now = 1040.0
     allocated[0] = 1050 * MIB
-    watch.observe(1050 * MIB)  # grown, but by less than 10 %
+    watch.observe(1050 * MIB)  # time enough, but grown by less than 10 %
     assert len(taken) == 1
     allocated[0] = 1200 * MIB
-    clock.now -= 15  # only 15 s after the first
-    watch.observe(1200 * MIB)
-    assert len(taken) == 1
-    clock.now += 10
     watch.observe(1200 * MIB)
     assert len(taken) == 2 and watch.census["peaks_taken"] == 2
 

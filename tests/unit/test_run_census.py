@@ -119,7 +119,7 @@ def test_a_peak_census_is_taken_while_the_run_grows(tmp_path):
     write(tmp_path, "grow.py", (
         "import time, torch\n"
         "kept = []\n"
-        "for step in range(4):\n"
+        "for step in range(9):\n"  # the first peak census comes 5 s into the run at the earliest
         "    kept.append(torch.empty(256 * 2**20, device='cuda'))\n"
         "    time.sleep(0.7)\n"
         "kept.clear()\n"))
@@ -130,7 +130,7 @@ def test_a_peak_census_is_taken_while_the_run_grows(tmp_path):
     peak = census_of(tmp_path / "cap", "census-peak.json")
     assert peak["moment"] == "peak" and peak["thread"] == {"name": "vramlens-live-status", "main": False}
     assert peak["peaks_taken"] >= 1
-    assert peak["device"]["allocated"] >= 256 * MIB
+    assert peak["device"]["allocated"] >= 6 * 256 * MIB
     assert holder(peak, "__main__.kept")["tensors"]["bytes"] == peak["device"]["allocated"]
     assert census_of(tmp_path / "cap")["totals"]["bytes"] == 0  # at the end nothing is left
     assert load_capture(tmp_path / "cap").peak_census["moment"] == "peak"
