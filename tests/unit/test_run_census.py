@@ -3,7 +3,7 @@ snapshot of the same moment, and not at all with --no-census.
 
 The script runs through the real agent and runner; torch is the stand-in from tests/agent_double
 (a pretend CUDA device whose tensors the census reads like real ones). The same is checked with
-the real torch on a GPU by tests/gpu/test_census.py.
+the real torch on a GPU by tests/gpu/test_census_on_gpu.py.
 """
 
 import json
