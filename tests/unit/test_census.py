@@ -483,3 +483,14 @@ def test_tensors_without_memory_behind_them_count_none():
     found = census(extra_roots={"fake": fake}, device_filter=lambda t: t.device.type in ("cpu", "meta"))
     assert not [s for s in found["storages"] if s["ptr"] == 0 and s["bytes"]]
     assert found["without_storage"]["torch.Tensor"] >= 1
+
+
+def test_a_class_attribute_is_found_through_the_class(tmp_path, cleanup_modules):
+    module_from(tmp_path, "census_script_class", """
+        import torch
+        class Config:
+            table = torch.randn(50, 10)
+    """)
+    found = census(source_root=str(tmp_path))
+    holder = holder_at(found, "census_script_class.Config.__dict__")
+    assert holder["names"] == ["table"] and holder["tensors"]["bytes"] == 2000 and holder["search"] == "rooted"

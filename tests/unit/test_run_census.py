@@ -134,3 +134,19 @@ def test_a_peak_census_is_taken_while_the_run_grows(tmp_path):
     assert holder(peak, "__main__.kept")["tensors"]["bytes"] == peak["device"]["allocated"]
     assert census_of(tmp_path / "cap")["totals"]["bytes"] == 0  # at the end nothing is left
     assert load_capture(tmp_path / "cap").peak_census["moment"] == "peak"
+
+
+def test_after_a_crash_the_tracebacks_frames_are_named_through_the_exception(tmp_path):
+    write(tmp_path, "crash.py", (
+        "import torch\n"
+        "def evaluate():\n"
+        "    scores = torch.empty(16 * 2**20, device='cuda')\n"
+        "    raise ValueError('bad labels')\n"
+        "evaluate()\n"))
+    run = vramlens("run", "-o", tmp_path / "cap", "crash.py", cwd=tmp_path)
+    assert run.returncode == 1
+    census = census_of(tmp_path / "cap")
+    assert census["moment"] == "end"
+    [kept] = [h for h in census["holders"] if h["container"].get("function") == "evaluate"]
+    assert kept["names"] == ["scores"] and kept["tensors"]["bytes"] == 16 * MIB
+    assert kept["path"].startswith("<the script's exception>.__traceback__") and kept["search"] == "rooted"

@@ -40,9 +40,9 @@ class CensusMoments:
         self._oom_seconds = 0.0
         self._oom_skipped = 0
 
-    def take(self, moment: str) -> dict | None:
+    def take(self, moment: str, extra_roots: dict | None = None) -> dict | None:
         try:
-            roots = self.extra_roots() if self.extra_roots is not None else None
+            roots = dict(self.extra_roots() if self.extra_roots is not None else {}, **(extra_roots or {}))
             return take_census(self.torch, moment, budget_s=self.budget_s, source_root=self.source_root,
                                device=self.device, extra_roots=roots, is_user_file=self.is_user_file)
         except Exception:  # take_census never raises; this is for a census package that failed to load

@@ -20,7 +20,7 @@ LABEL_LIMIT = 200  # characters of a name or key kept
 NONE, DICT, SEQUENCE, SET, EXCEPTION, TRACEBACK, FRAME, FUNCTION, CELL, TENSOR, INSTANCE = range(11)
 
 # Edges that carry a name a person would use to find the object (a container's own place).
-NAMED_EDGES = frozenset({"global", "local", "extra_root", "attribute", "tb_frame", "closure"})
+NAMED_EDGES = frozenset({"global", "local", "extra_root", "attribute", "tb_frame", "closure", "__dict__"})
 
 _BUILTIN_CONTAINERS = (dict, list, tuple, set, frozenset, collections.deque)
 _KIND_NAMES = {EXCEPTION: "exception", TRACEBACK: "traceback", FRAME: "frame", FUNCTION: "function", CELL: "cell",

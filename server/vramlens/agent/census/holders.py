@@ -20,7 +20,7 @@ import gc
 import types
 from collections import deque
 
-from .graph import FRAME, TENSOR, Graph, is_named, key_label, type_name
+from .graph import FRAME, TENSOR, Graph, is_named, key_label, mro, type_name
 from .threads import describe
 
 DEPTH = 8  # references followed from a root by the walk
@@ -78,20 +78,22 @@ class HolderSearch:
         keyed = []
         for tier in tiers:
             keyed.append([(self._register(space), space) for space in tier])
-        for tier in keyed:
-            if self._done() or self.cut == "time":
-                break
-            queue: deque = deque()
-            try:
-                for key, space in tier:
-                    for kind, label, value in space.items:
-                        self._visit(value, key, kind, label, 1, queue)
-                self._drain(queue)
-            except _Stop:
-                break
-        for tier in tiers:
-            for space in tier:
-                space.release()
+        try:
+            for tier in keyed:
+                if self._done() or self.cut == "time":
+                    break
+                queue: deque = deque()
+                try:
+                    for key, space in tier:
+                        for kind, label, value in space.items:
+                            self._visit(value, key, kind, label, 1, queue)
+                    self._drain(queue)
+                except _Stop:
+                    break
+        finally:
+            for tier in tiers:
+                for space in tier:
+                    space.release()
 
     def _register(self, space) -> int:
         key = -1 - len(self.spaces)
@@ -200,6 +202,19 @@ class HolderSearch:
             attributes = self.graph.instance_dict(parent)
             if attributes is not None and id(attributes) in wanted:
                 edges.append(("__dict__", None, attributes))
+        held = self._wanted(edges, wanted)
+        if not held:
+            # gc says it refers to them, through a reference the walk does not name (a class's
+            # dict, a C-level object's fields): followed all the same, as such.
+            try:
+                referents = gc.get_referents(parent)
+            except Exception:
+                referents = []
+            kind = "__dict__" if type in mro(type(parent)) else "referrer"
+            held = self._wanted([(kind, None, child) for child in referents], wanted)
+        return held
+
+    def _wanted(self, edges: list, wanted: dict | None) -> list:
         held = []
         for kind, label, child in edges:
             if wanted is None:
@@ -389,5 +404,5 @@ def path_text(chain: list[dict] | None) -> str | None:
             parts.append(f".<closure {name}>")
         else:
             parts.append({"member": "{…}", "tb_frame": ".tb_frame", "tb_next": ".tb_next", "__dict__": ".__dict__",
-                          "cell": ".cell_contents", "grad": ".grad"}.get(edge, f".<{edge}>"))
+                          "cell": ".cell_contents", "grad": ".grad", "referrer": ".<referrer>"}.get(edge, f".<{edge}>"))
     return "".join(parts)
