@@ -193,8 +193,13 @@ def _growth_diagnosis(acc: Accounting, facts: RunFacts, frag: Diagnosis | None) 
     if holder is not None:
         evidence.append(_holder_sentence(holder))
     if growth.intended_cache:
-        evidence.insert(0, "A cache grew by one step's worth in every step, as designed (allocated by cache code, "
-                           f"e.g. a KV cache): {fmt(growth.cache)} of the growth was made there.")
+        steps_done = facts.steps.completed if facts.steps is not None else growth.steps_done
+        evidence.insert(0, f"KV cache (a cache growing as designed): +{fmt(growth.rate)} per step, "
+                           f"{fmt(growth.cache)} of it live {when} after {steps_done} step(s); it was allocated by "
+                           "cache code, so this is the working set of the generation, not a leak.")
+        if limit is not None and growth.rate > 0:
+            evidence.append(f"Packed, the {fmt(limit)} limit holds about {max(int((limit - growth.excess) // growth.rate), 0)} "
+                            "steps of this growth from an empty cache; more tokens or sequences need a smaller cache per step.")
         confidence = 0.8 if growth.intervals >= 3 else 0.6
         return Diagnosis("working_set", confidence, evidence, alternative=None if growth.intervals >= 3 else "retained_references")
     if growth.old:
