@@ -219,6 +219,7 @@ class Holder:
     appended_at: tuple[str, int] | None = None  # (recorded path, line) that adds to it, when the trace shows it
     chain: list[str] = field(default_factory=list)
     with_graph: int | None = None  # of its tensors listed by the census, how many carry an autograd graph (None: unknown)
+    copy_of: str | None = None  # "GPT2LMHeadModel": its tensors have the shapes of that model's parameters (a second copy)
 
 
 @dataclass

@@ -296,7 +296,16 @@ def _working_set(acc: Accounting, lines: list[LineStat], facts: RunFacts) -> Dia
     roles = roles_evidence(facts, acc.moment)
     if roles:
         evidence.append(roles)
+    copy = _weights_copy(facts)
+    if copy is not None:
+        evidence.append(f"{copy.root} held {fmt(copy.bytes)} in {copy.tensors} tensor(s) shaped like {copy.copy_of}'s "
+                        "parameters: a second copy of the weights on the GPU (e.g. a checkpoint loaded onto the device).")
     return Diagnosis("working_set", confidence, evidence, alternative=alternative)
+
+
+def _weights_copy(facts: RunFacts):
+    census = facts.census
+    return next((holder for holder in (census.holders if census else ()) if holder.copy_of), None)
 
 
 def _completed(acc: Accounting, lines: list[LineStat], facts: RunFacts) -> Diagnosis:

@@ -79,6 +79,13 @@ def _working_set(acc: Accounting, lines: list[LineStat], facts=None) -> list[Rec
         "These shrink the tensors that are live at the same time, which is what ran out.",
     ))
     recs += _by_role(acc, facts)
+    copy = next((h for h in (getattr(getattr(facts, "census", None), "holders", None) or ()) if h.copy_of), None)
+    if copy is not None:
+        recs.insert(0, Recommendation(
+            f"Load the checkpoint onto the CPU (torch.load(..., map_location=\"cpu\"), or mmap=True) and copy it into the "
+            f"model with load_state_dict, then drop it: {copy.root} kept a second copy of {copy.copy_of}'s weights on the GPU.",
+            f"{fmt(copy.bytes)} in {copy.tensors} tensor(s) had the shapes of the model's parameters.",
+        ))
     no_frame = next((l for l in lines if l.path is None and l.live_bytes > 0 and "autograd" in l.function), None)
     if no_frame and no_frame.share >= 0.2:
         recs.append(Recommendation(
