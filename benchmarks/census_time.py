@@ -23,6 +23,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SERVER = os.path.join(os.path.dirname(HERE), "server")
@@ -68,12 +69,14 @@ def child(args) -> None:
         torch.empty(1 << 40, dtype=torch.uint8, device=args.device)  # the census at the OOM: see the capture
         return
     accept = (lambda t: t.is_cuda) if args.device == "cuda" else (lambda t: t.device.type == "cpu")
-    durations, last = [], None
+    durations, cpu, last = [], [], None
     for _ in range(args.repeats):
+        started = time.process_time()
         last = take_census(torch, "on_demand", device_filter=accept)
+        cpu.append(time.process_time() - started)
         durations.append(last["duration_s"])
     print(json.dumps({"objects": last["objects_scanned"], "seconds": statistics.median(durations),
-                      "complete": last["complete"], "search": last.get("holder_search")}))
+                      "cpu": statistics.median(cpu), "complete": last["complete"], "search": last.get("holder_search")}))
     del state, batch
 
 
@@ -90,8 +93,8 @@ def run_child(args, objects: int, case: str) -> dict:
                         *command[1:], "--oom"], capture_output=True, text=True, env=env)
         with open(os.path.join(capture, "census.json")) as census_file:
             census = json.load(census_file)
-    return {"objects": census["objects_scanned"], "seconds": census["duration_s"], "complete": census["complete"],
-            "search": census.get("holder_search")}
+    return {"objects": census["objects_scanned"], "seconds": census["duration_s"], "cpu": None,
+            "complete": census["complete"], "search": census.get("holder_search")}
 
 
 def main() -> None:
@@ -112,12 +115,17 @@ def main() -> None:
         args.device = "cuda"
     where = "at the OOM, under vramlens run" if args.at_oom else f"take_census, {args.device} tensors"
     print(f"census time ({where}); python {sys.version.split()[0]}")
-    print("added_objects  objects_scanned  case    census_s  complete  holder_search")
+    print(f"load average before: {os.getloadavg()[0]:.2f}")
+    print("added_objects  objects_scanned  case    wall_s  cpu_s  complete  holder search (reached by walk / referrers / not)")
     for objects in args.sizes:
         for case in ("named", "cycle"):
             found = run_child(args, objects, case)
-            print(f"{objects:>13,}  {found['objects']:>15,}  {case:<6}  {found['seconds']:>8.3f}  "
-                  f"{str(found['complete']):<8}  {found['search']}")
+            search = found["search"] or {}
+            cpu = f"{found['cpu']:.3f}" if found["cpu"] is not None else "  -  "
+            print(f"{objects:>13,}  {found['objects']:>15,}  {case:<6}  {found['seconds']:>6.3f}  {cpu}  "
+                  f"{str(found['complete']):<8}  {search.get('reached_by_walk')} / {search.get('reached_by_referrers')} / "
+                  f"{search.get('not_reached')}")
+    print(f"load average after: {os.getloadavg()[0]:.2f}")
 
 
 if __name__ == "__main__":
