@@ -494,3 +494,13 @@ def test_a_class_attribute_is_found_through_the_class(tmp_path, cleanup_modules)
     found = census(source_root=str(tmp_path))
     holder = holder_at(found, "census_script_class.Config.__dict__")
     assert holder["names"] == ["table"] and holder["tensors"]["bytes"] == 2000 and holder["search"] == "rooted"
+
+
+def test_odd_keys_and_names_still_make_a_census_the_loader_reads():
+    odd = {float("nan"): [torch.randn(2)], float("inf"): torch.randn(3), 10**40: torch.randn(4), ("a", 1): torch.randn(5)}
+    found = census(extra_roots={"odd": odd, "x" * 10_000: torch.randn(6)})
+    assert holder_at(found, "odd['nan']")["tensors"]["bytes"] == 8  # JSON has no nan: the key is named as text
+    keyed = holder_at(found, "odd")
+    assert {"inf", "<tuple>"} <= set(keyed["names"]) and keyed["tensors"]["bytes"] == 4 * (3 + 4 + 5)
+    [roots] = [h for h in found["holders"] if h["container"]["kind"] == "extra_roots"]
+    assert roots["names"] == ["x" * 200]  # names are cut at 200 characters

@@ -93,6 +93,7 @@ CASES = [
     ("missing table", lambda c: c.pop("holders"), "it has no holders"),
     ("a text where an object goes", lambda c: c.update(modules=["model"]), "modules[0] is not an object"),
     ("an endless string", lambda c: c["tensors"][0].update(dtype="f" * 100_000), "tensors[0].dtype is not a text"),
+    ("a nan", lambda c: c.update(epoch=float("nan")), "epoch is not a number"),
 ]
 
 

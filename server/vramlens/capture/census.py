@@ -18,7 +18,7 @@ from vramlens.capture.errors import CaptureError
 CENSUS_FORMAT = "vramlens-census"
 MAX_FILE_BYTES = 32 * 2**20  # a census of 20,000 tensors is about 5 MiB
 MAX_ITEMS = 1_000_000  # entries in any one list
-MAX_TEXT = 4096  # characters in any one string
+MAX_TEXT = 65_536  # characters in any one string
 MAX_BYTES = 2**63 - 1
 MOMENTS = ("oom", "peak", "end", "on_demand")
 ROLES = ("parameter", "buffer", "gradient", "optimizer_state", "cache", "frame_local", "held", "unreached")

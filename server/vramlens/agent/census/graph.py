@@ -11,6 +11,7 @@ runs none of their code. Classes, modules, functions' globals and generators are
 from __future__ import annotations
 
 import collections
+import math
 import types
 
 HEAPTYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: classes defined in Python (user and library code)
@@ -55,13 +56,13 @@ def type_name(cls) -> str:
         return "<unknown>"
     if type(module) is not str or type(qualname) is not str:
         return "<unknown>"
-    return qualname if module == "builtins" else f"{module}.{qualname}"
+    return (qualname if module == "builtins" else f"{module}.{qualname}")[:LABEL_LIMIT]
 
 
 def class_facts(cls) -> dict:
     """{"class": qualname, "python_module": module} of a class, for the census' tables."""
     try:
-        return {"class": str(cls.__qualname__), "python_module": str(cls.__module__)}
+        return {"class": str(cls.__qualname__)[:LABEL_LIMIT], "python_module": str(cls.__module__)[:LABEL_LIMIT]}
     except Exception:
         return {"class": "<unknown>", "python_module": None}
 
@@ -71,6 +72,8 @@ def key_label(key):
     kind = type(key)
     if kind is str:
         return key[:LABEL_LIMIT]
+    if kind is float and not math.isfinite(key):
+        return repr(key)  # JSON has no nan or inf
     if kind in (int, float, bool) or key is None:
         return key
     return f"<{type_name(kind)}>"
