@@ -84,9 +84,10 @@ def is_named(kind: str, label) -> bool:
 
 
 class Graph:
-    def __init__(self, tensor_type, skip_ids: set[int]):
+    def __init__(self, tensor_type, own_ids: set[int]):
         self.tensor_type = tensor_type
-        self.skip_ids = skip_ids  # objects never entered: module namespaces, the census' own lists
+        self.own_ids = own_ids  # the census' own lists: never entered
+        self.namespaces: set[int] = set()  # modules' globals: entered only as roots, by their module's name
         self._kinds: dict[type, int] = {}
         self._dict_getters: dict[type, object] = {}
         self._slots: dict[type, tuple] = {}
@@ -146,11 +147,11 @@ class Graph:
         return None
 
     def opens(self, obj) -> bool:
-        return self.kind(type(obj)) != NONE and id(obj) not in self.skip_ids
+        return self.kind(type(obj)) != NONE and id(obj) not in self.own_ids and id(obj) not in self.namespaces
 
     # -- the edges ----------------------------------------------------------------------
     def edges(self, obj):
-        if id(obj) in self.skip_ids:
+        if id(obj) in self.own_ids or id(obj) in self.namespaces:
             return
         kind = self.kind(type(obj))
         if kind == DICT:

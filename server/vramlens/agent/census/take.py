@@ -124,6 +124,8 @@ class _Census:
             self.budget.skip("This torch has no Tensor type, so no tensors could be found.")
         roots = self._phase("the named roots", lambda: Roots(self.frames, self.user_code, self.extra_roots))
         names = roots.names_for() if roots is not None else {}
+        if roots is not None:
+            self.graph.namespaces.update(roots.module_names)
         inventory, graph = self.inventory, self.graph
         root_modules = self._phase("the modules", self._modules) or []
         entries = self._phase("the optimizers", self._optimizers) or []
