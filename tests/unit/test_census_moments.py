@@ -87,3 +87,12 @@ def test_extra_roots_are_asked_for_at_each_census(monkeypatch):
     moments.take("on_demand")
     moments.take("oom")
     assert seen == [{"Out": 0}, {"Out": 1}]
+
+
+def test_a_census_that_never_looked_is_no_census(monkeypatch):
+    monkeypatch.setattr(census_moments, "take_census", lambda torch, moment, **options: {
+        "moment": moment, "complete": False, "skipped": ["Another census was still running, so this one was not taken."]})
+    moments = CensusMoments(torch=None, source_root=None)
+    assert moments.take("on_demand") is None
+    assert moments.notes() == ["A census was asked for but not taken: Another census was still running, so this one "
+                               "was not taken."]

@@ -39,14 +39,21 @@ class CensusMoments:
         self.device: int | None = None  # whose allocated/reserved figures a census records
         self._oom_seconds = 0.0
         self._oom_skipped = 0
+        self._not_taken: list[str] = []  # why a census that was asked for found nothing
 
     def take(self, moment: str, extra_roots: dict | None = None) -> dict | None:
         try:
             roots = dict(self.extra_roots() if self.extra_roots is not None else {}, **(extra_roots or {}))
-            return take_census(self.torch, moment, budget_s=self.budget_s, source_root=self.source_root,
-                               device=self.device, extra_roots=roots, is_user_file=self.is_user_file)
+            census = take_census(self.torch, moment, budget_s=self.budget_s, source_root=self.source_root,
+                                 device=self.device, extra_roots=roots, is_user_file=self.is_user_file)
         except Exception:  # take_census never raises; this is for a census package that failed to load
             return None
+        if "objects_scanned" not in census:
+            # It never looked at the objects (another census held the walk): an empty census would
+            # pass every byte off as activations, so there is none.
+            self._not_taken.append(" ".join(census.get("skipped") or ()))
+            return None
+        return census
 
     def at_oom(self) -> dict | None:
         if self._oom_seconds >= self.budget_s * OOM_TOTAL_BUDGETS:
@@ -58,10 +65,11 @@ class CensusMoments:
         return census
 
     def notes(self) -> list[str]:
-        if not self._oom_skipped:
-            return []
-        return [f"No census was taken at {self._oom_skipped} later OOMs: the censuses at earlier OOMs had "
-                f"taken {self._oom_seconds:.1f} s, the most the run allows them."]
+        notes = [f"A census was asked for but not taken: {reason}" for reason in self._not_taken[:3]]
+        if self._oom_skipped:
+            notes.append(f"No census was taken at {self._oom_skipped} later OOMs: the censuses at earlier OOMs had "
+                         f"taken {self._oom_seconds:.1f} s, the most the run allows them.")
+        return notes
 
 
 class PeakWatch:
