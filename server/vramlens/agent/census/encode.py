@@ -9,7 +9,7 @@ their position in ``storages``.
 from __future__ import annotations
 
 from .graph import class_facts
-from .holders import path_text
+from .holder_groups import path_text
 from .inventory import ROLES
 
 

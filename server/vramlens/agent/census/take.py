@@ -8,7 +8,7 @@ import os
 import threading
 import time
 
-from . import caches, encode, frame_locals, holders, modules, optimizers
+from . import caches, encode, frame_locals, holder_groups, holders, modules, optimizers
 from .budget import Budget
 from .graph import Graph, is_a, mro, type_name
 from .inventory import Inventory
@@ -287,7 +287,7 @@ class _Census:
         reached_by_walk = len(search.found)
         if len(search.found) < len(targets):
             search.search_referrers()
-        entries = holders.claim(inventory, search.holders())
+        entries = holder_groups.claim(inventory, holder_groups.Grouping(search).holders())
         missing = len(targets) - len(search.found)
         self.out["holder_search"] = {"sought": len(targets), "reached_by_walk": reached_by_walk,
                                      "reached_by_referrers": len(search.found) - reached_by_walk,
@@ -301,5 +301,5 @@ class _Census:
 
 
 _OWN_TYPES = (modules.RootModule, modules.Named, optimizers.OptimizerEntry, optimizers.StateTensor,
-              caches.CacheEntry, frame_locals.LocalEntry, holders.Holder, holders.HolderSearch, _Census, Inventory,
+              caches.CacheEntry, frame_locals.LocalEntry, holder_groups.Holder, holders.HolderSearch, _Census, Inventory,
               Graph)
