@@ -15,6 +15,7 @@ import atexit
 import datetime
 import os
 import re
+import signal
 import sys
 import time
 import traceback
@@ -125,6 +126,8 @@ class KernelRecording:
         if not self._exit_registered:
             atexit.register(self.at_exit)
             self._exit_registered = True
+            if self.options.front_end == "vramlens":  # a kernel of the runner's own: `kill -USR1` as for scripts
+                self._on_demand_signal()
         if self.recorder is not None:
             self.recorder.start_history()
         elif torch.cuda.is_initialized():
@@ -152,6 +155,16 @@ class KernelRecording:
         if self.recorder is not None:
             self.recorder.stop_history()
         return where
+
+    def _on_demand_signal(self) -> None:
+        def on_demand(signum, frame):
+            if self.active:
+                self.write("on_demand")
+
+        try:
+            signal.signal(signal.SIGUSR1, on_demand)
+        except (ValueError, OSError):  # not the main thread: on demand through the magic only
+            pass
 
     def _on_cuda_init(self) -> None:
         try:
