@@ -79,6 +79,33 @@ class CellLog:
                        allocated_after=self._allocated())
         self._current = None
 
+    def add_earlier(self, shell) -> int:
+        """Cells the kernel ran before recording began: functions they define run later under their
+        names, so those names must map too. Their source is the history's (or the compiled text)."""
+        compiler = getattr(shell, "compile", None)
+        cached = getattr(compiler, "_filename_map", None)
+        if not isinstance(cached, dict):
+            return 0
+        history = (getattr(shell, "user_ns", {}) or {}).get("In")
+        history = history if isinstance(history, list) else []
+        known = self.known_names()
+        added = 0
+        for name, number in sorted(cached.items(), key=lambda item: item[1] if isinstance(item[1], int) else 0):
+            if name in known or not isinstance(number, int):
+                continue
+            if 0 < number < len(history) and isinstance(history[number], str):
+                source = history[number]
+            else:
+                source = "".join(linecache.cache.get(name, (0, None, [], name))[2])
+            self._append({
+                "execution_count": number, "code_name": name, "cell_id": None, "index": None,
+                "source": source[:MAX_SOURCE_CHARS], "source_truncated": len(source) > MAX_SOURCE_CHARS,
+                "started_epoch": None, "ended_epoch": None, "outcome": "before_recording",
+                "allocated_before": None, "allocated_after": None,
+            })
+            added += 1
+        return added
+
     def running(self) -> dict | None:
         return self._current
 

@@ -102,6 +102,7 @@ class KernelRecording:
         self.oom_kept = False  # the folder holds the capture of an OOM that nothing has run after
         self.last_error: BaseException | None = None
         self.last_error_epoch: float | None = None
+        self.holders_at_oom: dict | None = None
         self._exit_registered = False
         self.meta = {}
 
@@ -119,6 +120,7 @@ class KernelRecording:
         self.torch = torch
         self.meta = self._base_meta()
         self.active = True
+        self.cells.add_earlier(self.shell)
         events = getattr(self.shell, "events", None)
         if events is not None:
             events.register("pre_run_cell", self.before_cell)
@@ -200,6 +202,13 @@ class KernelRecording:
         return {"requested": text, "fraction": fraction, "bytes": int(fraction * total)}
 
     def _sample_both(self, phase: str):
+        # Called by the OOM observer before the error unwinds: what the kernel holds *now* is part of
+        # the memory that ran out (an earlier failure's traceback, old outputs), unlike what it keeps after.
+        if phase == "oom" and self.torch is not None:
+            try:
+                self.holders_at_oom = kernel_holders.kernel_holders(self.shell, self.torch, self._cell_names())
+            except Exception:
+                self.holders_at_oom = None
         self.link.request_sample(phase)
         return self.nvml.sample(phase, time.time() - self.started)
 
@@ -311,6 +320,8 @@ class KernelRecording:
         if meta["exception"] is not None:
             meta["exception"]["epoch"] = self.last_error_epoch
         meta["notebook"] = self._notebook_facts()
+        if status == "oom":
+            meta["notebook"]["kernel_holders_at_oom"] = self.holders_at_oom
         recorder = self.recorder
         if recorder is None:
             meta.update(snapshot_moment=None, oom=None, stats=None)

@@ -9,8 +9,10 @@ from pathlib import Path
 from vramlens.analysis.accounting.bytes import account, allocator_limit, device_total, nvml_sample
 from vramlens.analysis.attribution.lines import add_blocks_from_before_trace, backward_seen, line_stats
 from vramlens.analysis.diagnosis.classify import RunFacts, diagnose
+from vramlens.analysis.diagnosis.kernel_held import kernel_held_findings
 from vramlens.analysis.load.ending import no_oom_sentence, nothing_recorded, outcome_line, run_status
 from vramlens.analysis.load.interventions import read_interventions
+from vramlens.analysis.load.notebook import read_notebook_facts
 from vramlens.analysis.accounting.free_blocks import free_blocks_at_end, free_blocks_at_oom, largest_free
 from vramlens.analysis.model import Analysis, OomEvent, Timeline, TimelinePoint
 from vramlens.analysis.load.snapshot import (
@@ -117,6 +119,7 @@ def _analyze(capture: Capture, total_memory: int | None, source_root: str | None
     recorded_root = meta.get("source_root")
     local_root = source_root or (recorded_root if recorded_root and os.path.isdir(recorded_root) else None)
     resolver = SourceResolver(recorded_root, local_root)
+    resolver.cells = read_notebook_facts(meta, resolver.local_path)
     resolver.use_mapping_if_it_matches(_sample_filenames(trace, segments))
     rep = replay(trace, resolver)
 
@@ -169,6 +172,9 @@ def _analyze(capture: Capture, total_memory: int | None, source_root: str | None
     expandable_on = expandable_segments_on(settings, segments)
     recommendations = recommend(diagnosis, accounting, lines, settings, expandable_on, tried,
                                 meta=meta, backward_ran=facts.backward_seen)
+    kernel_evidence, kernel_advice = kernel_held_findings(resolver.cells, allocated if outcome == "oom" else None)
+    diagnosis.evidence += kernel_evidence
+    recommendations = kernel_advice + recommendations
 
     environment = _environment(meta, settings, expandable_on, total, device)
     oom = None
@@ -182,5 +188,6 @@ def _analyze(capture: Capture, total_memory: int | None, source_root: str | None
         outcome=outcome, status=status, diagnosis=diagnosis, accounting=accounting, timeline=timeline,
         oom=oom, lines=lines, recommendations=recommendations, environment=environment,
         allocator_settings=settings, source_root=recorded_root, local_root=resolver.local_root, notes=notes,
+        notebook=resolver.cells,
         outcome_text=f"out of memory (request {fmt(request)})" if outcome == "oom" else outcome_line(outcome, meta, status),
     )
