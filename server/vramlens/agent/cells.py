@@ -93,10 +93,9 @@ class CellLog:
         for name, number in sorted(cached.items(), key=lambda item: item[1] if isinstance(item[1], int) else 0):
             if name in known or not isinstance(number, int):
                 continue
-            if 0 < number < len(history) and isinstance(history[number], str):
-                source = history[number]
-            else:
-                source = "".join(linecache.cache.get(name, (0, None, [], name))[2])
+            if not (0 < number < len(history) and isinstance(history[number], str)):
+                continue  # a silent execution (a front end's own code), not a cell of the notebook
+            source = history[number]
             self._append({
                 "execution_count": number, "code_name": name, "cell_id": None, "index": None,
                 "source": source[:MAX_SOURCE_CHARS], "source_truncated": len(source) > MAX_SOURCE_CHARS,

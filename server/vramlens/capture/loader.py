@@ -17,6 +17,7 @@ from pathlib import Path
 
 from vramlens.capture.errors import CaptureError
 from vramlens.capture.format import FORMAT_NAME, META_FILE, SNAPSHOT_FILE
+from vramlens.capture.notebook import check_notebook
 
 
 class _BuiltinsOnlyUnpickler(pickle.Unpickler):
@@ -101,8 +102,9 @@ def load_capture(path: str | Path) -> Capture:
             meta = json.loads(meta_path.read_text(encoding="utf-8"))
         except (json.JSONDecodeError, UnicodeDecodeError) as error:
             raise CaptureError(f"{meta_path} is damaged and cannot be read ({error}).") from None
-        if meta.get("format") != FORMAT_NAME:
+        if not isinstance(meta, dict) or meta.get("format") != FORMAT_NAME:
             raise CaptureError(f"{meta_path} is not a capture written by vramlens.")
+        check_notebook(meta.get("notebook"), meta_path)
         snapshot_name = meta.get("snapshot", SNAPSHOT_FILE)
         if not snapshot_name or not (path / snapshot_name).is_file():
             # A run that ended before any allocator history existed (e.g. no CUDA) has facts but no snapshot.
