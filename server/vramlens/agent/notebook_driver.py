@@ -95,11 +95,29 @@ class Kernel:
         return self.process.poll() is None
 
     def wait_ready(self) -> str | None:
+        """Until the kernel answers kernel_info. Its process is watched, not the heartbeat, which says
+        "dead" for a kernel that is only slow to start (a busy machine, a large import)."""
+        deadline = time.monotonic() + STARTUP_S
+        while time.monotonic() < deadline:
+            if not self.alive():
+                return f"The kernel exited at start (exit code {self.process.returncode})."
+            msg_id = self.client.kernel_info()
+            try:
+                while True:
+                    reply = self.client.get_shell_msg(timeout=1.0)
+                    if reply.get("parent_header", {}).get("msg_id") == msg_id:
+                        self._drain_iopub()
+                        return None
+            except queue.Empty:
+                continue
+        return f"The kernel did not answer within {STARTUP_S:.0f} s of starting."
+
+    def _drain_iopub(self) -> None:
         try:
-            self.client.wait_for_ready(timeout=STARTUP_S)
-        except RuntimeError as error:
-            return f"The kernel did not start ({error})."
-        return None if self.alive() else f"The kernel exited at start (exit code {self.process.returncode})."
+            while True:
+                self.client.get_iopub_msg(timeout=0.2)
+        except queue.Empty:
+            pass
 
     def send(self, code: str, silent: bool = False, metadata: dict | None = None) -> str:
         content = {"code": code, "silent": silent, "store_history": not silent, "user_expressions": {},

@@ -34,7 +34,7 @@ def run_notebook(options: RunOptions) -> RunResult:
     with tempfile.TemporaryDirectory(prefix="vramlens-notebook-") as scratch:
         status_file = Path(scratch) / "status.json"
         progress_file = Path(scratch) / "progress.json"
-        arguments = agent_arguments(options, notebook, capture_dir, status_file, run_id)
+        arguments = agent_arguments(options, notebook.resolve(), capture_dir, status_file, run_id)  # the kernel may start elsewhere
         command = [options.python, str(NOTEBOOK_LAUNCH), "--progress-file", str(progress_file), *arguments]
         progress = (StatusWatch(progress_file, options.on_progress, required_key="cell").start()
                     if options.on_progress else None)
