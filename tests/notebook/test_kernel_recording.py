@@ -182,8 +182,10 @@ def execute(client, code, cell_id=None):
             output.append(reply["content"]["text"])
         if reply["msg_type"] == "status" and reply["content"]["execution_state"] == "idle":
             break
-    shell = client.get_shell_msg(timeout=60)
-    return "".join(output), shell["content"]
+    while True:  # replies to the client's own startup requests (kernel_info) may still be queued
+        shell = client.get_shell_msg(timeout=60)
+        if shell["parent_header"].get("msg_id") == msg_id:
+            return "".join(output), shell["content"]
 
 
 def test_magics_in_the_users_kernel(kernel, tmp_path):

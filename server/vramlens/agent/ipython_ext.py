@@ -75,6 +75,8 @@ class VramLensMagics(Magics):
         if self.recording is not None and self.recording.active:
             return f"already recording; captures go to {self.recording.capture}."
         recording = KernelRecording(self.shell, options)
+        if self.recording is not None:
+            recording.adopt(self.recording)
         problem = recording.start()
         if problem is None:
             self.recording = recording

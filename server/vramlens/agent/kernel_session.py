@@ -103,6 +103,7 @@ class KernelRecording:
         self.last_error: BaseException | None = None
         self.last_error_epoch: float | None = None
         self.holders_at_oom: dict | None = None
+        self.inherited: dict = {}  # facts of an earlier recording in this kernel whose recorder this one reuses
         self._exit_registered = False
         self.meta = {}
 
@@ -119,6 +120,7 @@ class KernelRecording:
             return f"CUDA is not available in this kernel ({sys.executable}, torch {torch.__version__}: {reason})."
         self.torch = torch
         self.meta = self._base_meta()
+        self.meta.update({key: value for key, value in self.inherited.items() if value})  # read when recording first began
         self.active = True
         self.cells.add_earlier(self.shell)
         events = getattr(self.shell, "events", None)
@@ -132,6 +134,7 @@ class KernelRecording:
                 self._on_demand_signal()
         if self.recorder is not None:
             self.recorder.start_history()
+            self.cells.bind(torch, self.recorder.device)
         elif torch.cuda.is_initialized():
             self.notes.append("Recording began after the kernel had already used CUDA: memory allocated before then "
                               "is shown as allocated before the recorded history.")
@@ -140,6 +143,17 @@ class KernelRecording:
             # As `vramlens run` does: at the kernel's first CUDA use, so allocator settings made before then apply.
             torch.cuda._lazy_call(self._on_cuda_init)
         return None
+
+    def adopt(self, earlier: "KernelRecording") -> None:
+        """Record again with an earlier recording's recorder: its OOM observer stays attached for the
+        kernel's life (torch cannot detach one), so it is pointed at this recording instead of doubled."""
+        recorder = earlier.recorder
+        if recorder is None:
+            return
+        recorder.oom = type(recorder.oom)()
+        recorder._on_oom_sample = self._sample_both
+        self.recorder = recorder
+        self.inherited = {key: earlier.meta.get(key) for key in ("environment", "memory_limit")}
 
     def stop(self, write: bool = True) -> str:
         """Write the capture (unless told not to) and stop recording; the kernel goes on as before."""
