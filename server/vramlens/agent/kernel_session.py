@@ -135,6 +135,7 @@ class KernelRecording:
         if self.recorder is not None:
             self.recorder.start_history()
             self.cells.bind(torch, self.recorder.device)
+            self.nvml.bind((self.meta.get("environment") or {}).get("gpu_uuid"), self.recorder.device)
         elif torch.cuda.is_initialized():
             self.notes.append("Recording began after the kernel had already used CUDA: memory allocated before then "
                               "is shown as allocated before the recorded history.")
@@ -183,6 +184,8 @@ class KernelRecording:
             pass
 
     def _on_cuda_init(self) -> None:
+        if not self.active:
+            return  # stopped before the kernel first used CUDA
         try:
             self._start_recording()
         except Exception as error:  # recording must never be what breaks the user's first CUDA call
