@@ -36,8 +36,12 @@ def cell_uri(path: Path, index: int) -> str:
     return f"vscode-notebook-cell:{path}#W{index}sZmlsZQ"  # the shape of VS Code's cell URIs
 
 
-def open_notebook(client: LanguageClient, path: Path, cells=CELLS) -> list[str]:
-    uris = [cell_uri(path, index) for index in range(len(cells))]
+def open_notebook(client: LanguageClient, path: Path, cells=CELLS, code_only: bool = False) -> dict[int, str]:
+    """Cell place -> the URI sent for it. With ``code_only`` only the Python cells are sent, as VS Code does
+    (its selector's cells); otherwise every cell, as a client may."""
+    places = [index for index, (kind, _) in enumerate(cells) if kind == "code" or not code_only]
+    uris = [cell_uri(path, index) for index in places]
+    cells = [cells[index] for index in places]
     client.notebook_document_did_open(types.DidOpenNotebookDocumentParams(
         notebook_document=types.NotebookDocument(
             uri=path.as_uri(), notebook_type="jupyter-notebook", version=1,
@@ -46,7 +50,7 @@ def open_notebook(client: LanguageClient, path: Path, cells=CELLS) -> list[str]:
         cell_text_documents=[types.TextDocumentItem(uri=uri, language_id="python" if kind == "code" else "markdown",
                                                     version=1, text=text) for (kind, text), uri in zip(cells, uris)],
     ))
-    return uris
+    return dict(zip(places, uris))
 
 
 async def annotations(client: LanguageClient, uri: str) -> dict[int, dict]:
@@ -63,9 +67,10 @@ async def diagnostics_of(client: LanguageClient, uri: str, timeout: float = 10) 
 
 
 @pytest.mark.asyncio
-async def test_diagnose_a_notebook_puts_the_figures_on_its_cells(client: LanguageClient, workspace: Path):
+@pytest.mark.parametrize("code_only", [True, False])
+async def test_diagnose_a_notebook_puts_the_figures_on_its_cells(client: LanguageClient, workspace: Path, code_only: bool):
     path = write_notebook(workspace)
-    uris = open_notebook(client, path)
+    uris = open_notebook(client, path, code_only=code_only)
     outcome = await execute(client, "vramlens.diagnose", {"uri": path.as_uri(), "trusted": True, "interpreter": sys.executable,
                                                           "env": {"PYTHONPATH": str(DOUBLE)}})
     assert outcome["ok"], outcome
@@ -77,7 +82,8 @@ async def test_diagnose_a_notebook_puts_the_figures_on_its_cells(client: Languag
     assert list(first) == [1] and first[1].text.startswith("1.00 GiB live · 25% at the OOM")
     assert list(second) == [1] and second[1].text.startswith("3.00 GiB live · 75% at the OOM")
     assert "features.ipynb cell 3 line 2" in second[1].hover
-    assert await annotations(client, uris[0]) == {}  # the markdown cell
+    if not code_only:
+        assert await annotations(client, uris[0]) == {}  # the markdown cell
 
     errors = [d for d in await diagnostics_of(client, uris[2]) if d.code == "VL-OOM"]
     assert [d.range.start.line for d in errors] == [2] and "8.00 GiB request failed here" in errors[0].message

@@ -26,6 +26,7 @@ from pygls.uris import from_fs_path, to_fs_path
 from pygls.workspace import TextDocument
 
 from vramlens import __version__
+from vramlens.analysis.load.notebook import notebook_cells
 from vramlens.lsp.capture_store import CaptureStore
 from vramlens.lsp.settings import Settings, parse_settings
 
@@ -91,6 +92,7 @@ class VramLensServer(LanguageServer):
         self.placements = None  # capture_features.Placements: where recorded lines are in open documents
         self.change_debounce_s = CHANGE_DEBOUNCE_S
         self._pending: dict[str, asyncio.TimerHandle] = {}  # uri -> diagnostics scheduled after an edit
+        self._notebook_places: dict[str, tuple[int, list[int] | None]] = {}  # notebook path -> (mtime, code cells' places)
 
     # -- diagnostics ----------------------------------------------------------------------------
     def publish_diagnostics(self, uri: str) -> None:
@@ -205,14 +207,33 @@ class VramLensServer(LanguageServer):
 
     # -- notebooks ------------------------------------------------------------------------------
     def cell_place(self, uri: str) -> tuple[str, int] | None:
-        """(the notebook's file path, the cell's 0-based place among all its cells) for a cell document."""
+        """(the notebook's file path, the cell's 0-based place among all its cells) for a cell document.
+
+        A client sends only the cells its selector matches (VS Code: the Python ones, no markdown), so a
+        cell's place is its rank among the code cells, looked up in the notebook file's list of cells."""
         notebook = self.workspace.get_notebook_document(cell_uri=uri)
         path = to_fs_path(notebook.uri) if notebook is not None else None
         if path is None:
             return None
         wanted = unquote(uri)
-        index = next((i for i, cell in enumerate(notebook.cells) if unquote(cell.document) == wanted), None)
-        return None if index is None else (path, index)
+        code = [cell for cell in notebook.cells if cell.kind == types.NotebookCellKind.Code]
+        rank = next((i for i, cell in enumerate(code) if unquote(cell.document) == wanted), None)
+        places = self._code_cell_places(path)
+        if rank is None or places is None or rank >= len(places):
+            return None
+        return path, places[rank]
+
+    def _code_cell_places(self, path: str) -> list[int] | None:
+        """Where the notebook file's code cells are among all its cells (cached while the file is unchanged)."""
+        try:
+            stamp = os.stat(path).st_mtime_ns
+        except OSError:
+            return None
+        cached = self._notebook_places.get(path)
+        if cached is None or cached[0] != stamp:
+            cells = notebook_cells(path)
+            cached = self._notebook_places[path] = (stamp, [index for index, _id, _source in cells] if cells is not None else None)
+        return cached[1]
 
     def notebook_of(self, document: TextDocument) -> tuple[str, list[tuple[str, str]]] | None:
         """For a cell document: its notebook's path and every code cell's (URI, text), in order."""
