@@ -233,8 +233,16 @@ function extensionLogs() {
     return out.join("\n");
 }
 
-function reportFrame() {
-    return page.frameLocator("iframe.webview.ready").frameLocator("#active-frame");
+/** The report view's frame: a notebook's outputs are a webview too, so it is the one that draws the timeline. */
+async function reportFrame() {
+    return until("the report view", async () => {
+        const count = await page.locator("iframe.webview.ready").count();
+        for (let i = 0; i < count; i++) {
+            const frame = page.frameLocator("iframe.webview.ready").nth(i).frameLocator("#active-frame");
+            if ((await frame.locator("svg.timeline polyline.allocated").count()) > 0) return frame;
+        }
+        return undefined;
+    });
 }
 
 try {
@@ -284,8 +292,8 @@ try {
 
     // The report view beside the notebook lists the cells' lines.
     await runCommand("VRAM Lens: Show memory report");
-    await reportFrame().locator("svg.timeline polyline.allocated").waitFor({ timeout: STEP_TIMEOUT_MS });
-    await reportFrame().getByText(diagnosed[0].label).first().waitFor({ timeout: STEP_TIMEOUT_MS });
+    const report = await reportFrame();
+    await report.getByText(diagnosed[0].label).first().waitFor({ timeout: STEP_TIMEOUT_MS });
     await screenshot("report");
 
     // 2. Open the committed capture: its figures on its notebook's cells.
@@ -298,7 +306,8 @@ try {
     await page.locator(".quick-input-widget .quick-input-title", { hasText: "open a capture folder" }).waitFor({ timeout: STEP_TIMEOUT_MS });
     await page.locator(".quick-input-list .monaco-list-row", { hasText: "captures" }).waitFor({ timeout: STEP_TIMEOUT_MS });
     await pathBox.fill(capturePath);
-    await page.locator(".quick-input-list .monaco-list-row", { hasText: "capture.json" }).first().waitFor({ timeout: STEP_TIMEOUT_MS });
+    // It lists the typed path's folder once it has read it; accepting before that is ignored.
+    await page.locator(".quick-input-list .monaco-list-row", { hasText: path.basename(capturePath) }).first().waitFor({ timeout: STEP_TIMEOUT_MS });
     await page.locator(".quick-input-widget").getByRole("button", { name: "Open capture" }).click();
     await toast("Top line").waitFor({ timeout: SERVER_TIMEOUT_MS });
     if (path.join(dirs.workspace, CAPTURE.notebook.place) !== runNotebook) {
