@@ -89,6 +89,10 @@ def test_run_notebook_records_cells_the_oom_and_the_kept_traceback(tmp_path):
 
     analysis = analyze_path(tmp_path / "cap")
     assert analysis.oom.site.path == cells[3]["code_name"]
+    # The tensor census at the OOM names the same holders: IPython's output history as an extra root.
+    holders = {holder.root: holder.bytes for holder in analysis.holders}
+    assert holders["Out[3]"] == GiB
+    assert [b for root, b in holders.items() if root.startswith("sys.last_traceback")] == [3 * GiB]
     top = {line.label: line.live_bytes for line in analysis.lines if line.path}
     assert top == {"leak.ipynb cell 2 line 4": 3 * GiB, "leak.ipynb cell 4 line 1": GiB}
     assert any("the kernel itself kept 3.00 GiB" in fact for fact in analysis.diagnosis.evidence)

@@ -1,7 +1,7 @@
 """The IPython extension: ``%load_ext vramlens``, then ``%vramlens start|stop|snapshot|status`` and the
 ``%%vramlens`` cell magic.
 
-    %vramlens start [--capture DIR] [--memory-limit 24GiB|0.25] [--stacks python|all] [--notebook NB.ipynb]
+    %vramlens start [--capture DIR] [--memory-limit 24GiB|0.25] [--stacks python|all] [--notebook NB.ipynb] [--no-census]
     %vramlens snapshot      # write the capture now; recording goes on
     %vramlens status        # what is recorded, and what the kernel itself keeps alive
     %vramlens stop          # write the capture and stop recording
@@ -45,6 +45,7 @@ def _start_parser() -> argparse.ArgumentParser:
     parser.add_argument("--stacks", choices=("python", "all"), default="python")
     parser.add_argument("--max-entries", type=int, default=1_000_000)
     parser.add_argument("--notebook", help="the notebook file, when the front end does not say")
+    parser.add_argument("--no-census", dest="census", action="store_false", help="record no tensor census")
     return parser
 
 
@@ -56,7 +57,7 @@ def options_from(words: list[str]) -> KernelOptions:
         except ValueError as error:
             raise UsageError(f"--memory-limit: {error}.") from None
     return KernelOptions(capture=parsed.capture, stacks=parsed.stacks, max_entries=parsed.max_entries,
-                         memory_limit=parsed.memory_limit, notebook=parsed.notebook)
+                         memory_limit=parsed.memory_limit, notebook=parsed.notebook, census=parsed.census)
 
 
 def _say(text: str) -> None:

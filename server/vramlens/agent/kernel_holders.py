@@ -279,9 +279,10 @@ def kernel_holders(shell, torch, cell_names: set[str] = frozenset(), is_tensor=N
     return {"holders": holders, "complete": complete, "note": note, "duration_s": round(time.monotonic() - started, 3)}
 
 
-def extra_roots(shell, cell_names: set[str] = frozenset()) -> dict[str, object]:
-    """The same roots by name, for the tensor census: a holder found through one is named by it."""
+def extra_roots(shell) -> dict[str, object]:
+    """IPython's output history by name (``Out[3]``, ``_``), for the tensor census: a holder found through
+    one is named by it. The kept traceback is not among them: the census finds ``sys.last_traceback`` itself."""
     try:
-        return {name: value for name, _kind, _free, value in kernel_roots(shell, cell_names)}
+        return {name: value for name, kind, _free, value in kernel_roots(shell) if kind != "traceback"}
     except Exception:
         return {}

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from . import environment, kernel_holders, live_status, tracebacks
 from .capture_writer import write_capture, write_json_atomically
 from .cells import CellLog, code_name_of
+from .census import take_census
 from .nvml_probe import NvmlProbe
 from .recorder import Recorder
 from .runner_link import RunnerLink
@@ -54,6 +55,7 @@ class KernelOptions:
     status_file: str | None = None  # a runner's: live figures while cells run
     run_id: str = ""
     front_end: str | None = None  # who started the recording: "vramlens" (the notebook runner) or None
+    census: bool = True  # the tensor census at each capture (and at an OOM, inside the observer)
     notes: list[str] = field(default_factory=list)
 
 
@@ -153,6 +155,7 @@ class KernelRecording:
             return
         recorder.oom = type(recorder.oom)()
         recorder._on_oom_sample = self._sample_both
+        recorder._on_oom_census = self._oom_census
         self.recorder = recorder
         self.inherited = {key: earlier.meta.get(key) for key in ("environment", "memory_limit")}
 
@@ -198,7 +201,8 @@ class KernelRecording:
         self.meta["environment"] = facts
         self.nvml.bind(facts["gpu_uuid"], device)
         self.meta["memory_limit"] = self._apply_memory_limit(device, facts["total_memory"])
-        self.recorder = Recorder(torch, device, self.options.stacks, self.options.max_entries, self._sample_both)
+        self.recorder = Recorder(torch, device, self.options.stacks, self.options.max_entries, self._sample_both,
+                                 self._oom_census)
         self.recorder.start()
         self.cells.bind(torch, device)
         self.link.request_sample("cuda_init")
@@ -229,6 +233,28 @@ class KernelRecording:
         self.link.request_sample(phase)
         return self.nvml.sample(phase, time.time() - self.started)
 
+    def census(self, moment: str) -> dict | None:
+        """The tensor census now, with IPython's output history as named roots and the cells as user code."""
+        if not self.options.census or self.torch is None:
+            return None
+        names = self._cell_names()
+        root = self.meta.get("source_root")
+        under = os.path.join(root, "") if root else None
+
+        def is_user_file(filename: str) -> bool:
+            if filename in names:
+                return True
+            return bool(under) and filename.startswith(under) and "site-packages" not in filename
+
+        try:
+            return take_census(self.torch, moment, extra_roots=kernel_holders.extra_roots(self.shell),
+                               is_user_file=is_user_file, device=self.recorder.device if self.recorder else None)
+        except Exception:  # take_census never raises; this guards an agent whose census failed to load
+            return None
+
+    def _oom_census(self) -> dict | None:
+        return self.census("oom")
+
     def _warn(self, sentence: str) -> None:
         self.notes.append(sentence)
         print(f"vramlens: {sentence}", file=sys.stderr)
@@ -247,7 +273,8 @@ class KernelRecording:
             "cwd": os.getcwd(),
             "source_root": os.path.abspath(source_root),
             "python": environment.python_facts(),
-            "recording": {"stacks": options.stacks, "max_entries": options.max_entries, "context": "all"},
+            "recording": {"stacks": options.stacks, "max_entries": options.max_entries, "context": "all",
+                          "census": options.census},
             "memory_limit": None,
             "environment": {"alloc_env": environment.allocator_env(), "torch": self.torch.__version__,
                             "cuda": getattr(self.torch.version, "cuda", None)},
@@ -305,13 +332,15 @@ class KernelRecording:
     def write(self, status: str) -> str:
         """Write the capture folder now. ``status``: oom | on_demand | completed | error | interrupted |
         cancelled | timeout."""
+        census = None
         try:
             meta, snapshot = self._capture_contents(status)
+            census = self._census_for(meta)
         except Exception as error:
             meta, snapshot = dict(self.meta, status=status, exit_code=None), None
             meta["notes"] = self.notes + [f"The allocator state could not be read ({type(error).__name__}: {tracebacks.safe_str(error)})."]
         try:
-            write_capture(self.capture, meta, snapshot)
+            write_capture(self.capture, meta, snapshot, census)
         except Exception as error:
             meta["notes"] = meta.get("notes", []) + [f"The snapshot could not be written ({type(error).__name__}: {tracebacks.safe_str(error)})."]
             try:
@@ -321,6 +350,18 @@ class KernelRecording:
                 return self.capture
         self.writes += 1
         return self.capture
+
+    def _census_for(self, meta: dict) -> dict | None:
+        """The census of the snapshot's moment: the OOM observer's, or one taken now."""
+        moment = meta.get("snapshot_moment")
+        if moment is None or not self.options.census:
+            return None
+        if moment == "oom":
+            census = self.recorder.oom.census
+            if census is None:
+                meta["notes"].append("No census was taken at the latest OOM, so the capture has none.")
+            return census
+        return self.census(moment)
 
     def _capture_contents(self, status: str):
         meta = dict(self.meta)

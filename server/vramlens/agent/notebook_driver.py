@@ -49,6 +49,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--memory-limit-fraction", type=float)
     parser.add_argument("--memory-limit-text")
     parser.add_argument("--source-root")
+    parser.add_argument("--no-census", dest="census", action="store_false")
     parser.add_argument("notebook")
     parser.add_argument("args", nargs=argparse.REMAINDER)  # a notebook takes none; kept for the runner's shape
     return parser.parse_args(argv)
@@ -253,7 +254,8 @@ class NotebookRun:
             limit = repr(options.memory_limit_fraction)
         return {"capture": options.capture, "stacks": options.stacks, "max_entries": options.max_entries,
                 "memory_limit": limit, "notebook": self.notebook, "source_root": options.source_root,
-                "status_file": options.status_file, "run_id": options.run_id, "front_end": "vramlens"}
+                "status_file": options.status_file, "run_id": options.run_id, "front_end": "vramlens",
+                "census": options.census}
 
     def run(self) -> int:
         try:

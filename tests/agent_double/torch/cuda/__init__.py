@@ -78,12 +78,6 @@ class _Block:
     def __init__(self, size, address):
         self.size, self.address = size, address
 
-    def data_ptr(self):
-        return self.address
-
-    def nbytes(self):
-        return self.size
-
     def __del__(self):
         _state["allocated"] -= self.size
         memory.record("free_completed", self.address, self.size)
