@@ -206,6 +206,7 @@ class StepModel:
     old_survivors: int = 0  # of those, bytes older than the step before the moment's: accumulation
     cache_survivors: int = 0  # of those, bytes allocated inside cache code (a KV cache growing as designed)
     survivor_sites: dict = field(default_factory=dict)  # (file, line, function) that allocated them -> bytes
+    setup_survivors: int = 0  # bytes from the second step on made by building a model or loading a checkpoint
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -236,6 +237,7 @@ class Holder:
     appended_at: tuple[str, int] | None = None  # (recorded path, line) that adds to it, when the trace shows it
     chain: list[str] = field(default_factory=list)
     with_graph: int | None = None  # of its tensors listed by the census, how many carry an autograd graph (None: unknown)
+    copy_of: str | None = None  # "GPT2LMHeadModel": its tensors have the shapes of that model's parameters (a second copy)
 
 
 @dataclass

@@ -203,7 +203,7 @@ def _analyze(capture: Capture, total_memory: int | None, source_root: str | None
     mark_growing(lines, facts.growth)
     diagnosis = diagnose(accounting, lines, facts)
     apply_confirmation(diagnosis, meta.get("confirmation"))
-    diagnosis.confirm = None if diagnosis.measured else plan_for(
+    diagnosis.confirm = None if diagnosis.measured or outcome != "oom" else plan_for(
         diagnosis, meta, effective_limit(accounting), bool(facts.growth and facts.growth.intended_cache))
     tried = read_interventions(meta)
     diagnosis.evidence += [f"Tried on this script: {item.summary()}." for item in tried]
