@@ -233,6 +233,20 @@ function extensionLogs() {
     return out.join("\n");
 }
 
+/** Opens a notebook from the explorer, folder by folder, and waits for its cells' editors. */
+async function openNotebook(place) {
+    const parts = place.split("/");
+    for (const [i, name] of parts.entries()) {
+        const row = page.locator(`.explorer-folders-view .monaco-list-row[aria-label*="${name}"]`).first();
+        await row.waitFor({ timeout: 60_000 });
+        const expanded = await row.getAttribute("aria-expanded");
+        if (i === parts.length - 1 || expanded !== "true") await row.click();
+    }
+    const cell = page.locator(".notebook-editor .monaco-list-row[data-index] .monaco-editor .view-lines").first();
+    await cell.waitFor({ timeout: STEP_TIMEOUT_MS });
+    await cell.click();
+}
+
 /** The report view's frame: a notebook's outputs are a webview too, so it is the one that draws the timeline. */
 async function reportFrame() {
     return until("the report view", async () => {
@@ -257,12 +271,7 @@ try {
     page = await openWorkbench(dirs.workspace);
 
     // The notebook opens in the built-in notebook view (the extension activates on it).
-    const row = (name) => page.locator(`.explorer-folders-view .monaco-list-row[aria-label*="${name}"]`).first();
-    await row("notebooks").waitFor({ timeout: 60_000 });
-    await row("notebooks").click();
-    await row(path.basename(RUN_NOTEBOOK.place)).click();
-    await page.locator(".notebook-editor .monaco-list-row[data-index] .monaco-editor .view-lines").first().waitFor({ timeout: STEP_TIMEOUT_MS });
-    await page.locator(".notebook-editor .monaco-list-row[data-index] .monaco-editor .view-lines").first().click();
+    await openNotebook(RUN_NOTEBOOK.place);
 
     // 1. Diagnose the notebook: a fresh kernel, cell by cell, with the cell running shown as progress.
     await runCommand("VRAM Lens: Diagnose CUDA memory");
@@ -310,9 +319,7 @@ try {
     await page.locator(".quick-input-list .monaco-list-row", { hasText: path.basename(capturePath) }).first().waitFor({ timeout: STEP_TIMEOUT_MS });
     await page.locator(".quick-input-widget").getByRole("button", { name: "Open capture" }).click();
     await toast("Top line").waitFor({ timeout: SERVER_TIMEOUT_MS });
-    if (path.join(dirs.workspace, CAPTURE.notebook.place) !== runNotebook) {
-        await row(path.basename(CAPTURE.notebook.place)).click();
-    }
+    if (path.join(dirs.workspace, CAPTURE.notebook.place) !== runNotebook) await openNotebook(CAPTURE.notebook.place);
     await figuresOnCells(committed, "the committed capture's figures on its notebook's cells");
     await screenshot("capture");
 
