@@ -7,8 +7,9 @@
 //    machine has no GPU), with progress; the figures then sit on the cells' lines that `vramlens analyze --json`
 //    names for the capture it wrote, exactly those lines are shaded, hovering names the cell and line, and the
 //    report view lists the cells' lines.
-// 2. "Open capture or snapshot…" on the committed capture (CAPTURE below) puts its figures on the cells of its
-//    notebook, as `vramlens analyze --json` has them.
+// 2. "Open capture or snapshot…" on the committed capture (CAPTURE below: the one recorded on a GPU when it is in
+//    the repository, else the stand-in's) puts its figures on the cells of its notebook, as `vramlens analyze
+//    --json` has them.
 //
 // Usage: node tests/editor/e2e_notebook.mjs TOOLS_DIR VSIX   (see e2e.mjs; screenshots: tests/editor/artifacts/notebook-*.png)
 import { spawn, spawnSync } from "node:child_process";
@@ -36,10 +37,16 @@ const { chromium } = createRequire(path.join(toolsDir, "cs/package.json"))("play
 // notebook it was recorded from. The capture's recorded notebook path ends in NOTEBOOK_DIR/<name>: the server maps it
 // onto the same place in the workspace.
 const RUN_NOTEBOOK = { source: "tests/fixtures/notebooks/stand_in.ipynb", place: "notebooks/stand_in.ipynb" };
-const CAPTURE = {
+// The capture recorded on a GPU (tests/gpu/test_notebook.py) once it is committed; until then the stand-in's.
+const GPU_CAPTURE = {
+    source: "tests/fixtures/captures/notebook_kept_outputs",
+    notebook: { source: "scenarios/notebook_kept_outputs.ipynb", place: "scenarios/notebook_kept_outputs.ipynb" },
+};
+const STAND_IN_CAPTURE = {
     source: "tests/fixtures/notebooks/stand_in_oom",
     notebook: { source: "tests/fixtures/notebooks/stand_in.ipynb", place: "notebooks/stand_in.ipynb" },
 };
+const CAPTURE = existsSync(path.join(repo, GPU_CAPTURE.source)) ? GPU_CAPTURE : STAND_IN_CAPTURE;
 const SERVER_TIMEOUT_MS = 120_000;
 const STEP_TIMEOUT_MS = 30_000;
 
@@ -322,6 +329,7 @@ try {
     if (path.join(dirs.workspace, CAPTURE.notebook.place) !== runNotebook) await openNotebook(CAPTURE.notebook.place);
     await figuresOnCells(committed, "the committed capture's figures on its notebook's cells");
     await screenshot("capture");
+    console.log(`e2e-notebook: opened ${CAPTURE.source}`);
 
     console.log(`e2e-notebook: passed in ${((Date.now() - started) / 1000).toFixed(1)} s`);
     failed = false;

@@ -48,3 +48,11 @@ def test_a_damaged_notebook_section_is_one_sentence(tmp_path):
                                                          "notebook": section}))
         with pytest.raises(CaptureError, match=words):
             load_capture(folder)
+
+
+def test_a_vscode_cell_uri_as_a_file_name_is_cell_code_without_a_guessed_place(tmp_path):
+    found = facts(None, {"source": "a = 1"})
+    uri = "vscode-notebook-cell:/ws/train.ipynb#W3sZmlsZQ%3D%3D"
+    assert found.is_cell(uri)
+    ref = found.ref(uri)
+    assert (ref.label, ref.index) == ("train.ipynb (a cell)", None)

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from vramlens.analysis.model import CellRef
 
 MAX_NOTEBOOK_BYTES = 200 * 2**20
+VSCODE_CELL = "vscode-notebook-cell:"  # a cell URI used as a file name (VS Code's debugger compiles cells so)
 
 
 @dataclass(frozen=True)
@@ -73,11 +74,14 @@ class NotebookFacts:
         return self._by_name.get(code_name)
 
     def is_cell(self, code_name: str) -> bool:
-        return code_name in self._by_name
+        return code_name in self._by_name or code_name.startswith(VSCODE_CELL)
 
     def ref(self, code_name: str) -> CellRef | None:
         run = self._by_name.get(code_name)
         if run is None:
+            if code_name.startswith(VSCODE_CELL):  # VS Code's own name for a cell its kernel ran: no place
+                name = os.path.basename(code_name[len(VSCODE_CELL):].split("#", 1)[0]) or self.name
+                return CellRef(label=f"{name} (a cell)", index=None, execution_count=None, notebook=None)
             return None
         if run.index is not None:
             label = f"{self.name} cell {run.index + 1}"
