@@ -250,7 +250,14 @@ async function openNotebook(place) {
         if (i === parts.length - 1 || expanded !== "true") await row.click();
     }
     const cell = page.locator(".notebook-editor .monaco-list-row[data-index] .monaco-editor .view-lines").first();
-    await cell.waitFor({ timeout: STEP_TIMEOUT_MS });
+    try {
+        await cell.waitFor({ timeout: 10_000 });
+    } catch {
+        // Opened before the built-in notebook support was ready, as JSON text: reopen it in the notebook view.
+        await runCommand("View: Reopen Editor With...");
+        await page.locator(".quick-input-list").getByText("Jupyter Notebook", { exact: false }).first().click({ timeout: STEP_TIMEOUT_MS });
+        await cell.waitFor({ timeout: STEP_TIMEOUT_MS });
+    }
     await cell.click();
 }
 
