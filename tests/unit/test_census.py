@@ -33,6 +33,7 @@ def census(collect=True, **options):
         gc.collect()  # what earlier tests left in reference cycles is not this test's
     options.setdefault("device_filter", on_cpu)
     options.setdefault("budget_s", 30.0)  # a loaded test machine must not cut these short; one test cuts on purpose
+    options.setdefault("max_tensors", 10**6)  # other tests may leave thousands of CPU tensors alive: list them all
     taken = take_census(torch, options.pop("moment", "on_demand"), **options)
     return validate_census(json.loads(json.dumps(taken)))
 
