@@ -52,9 +52,9 @@ def progress(step: int) -> None:
 def main() -> None:
     behaviour, size = SPEC["behaviour"], scale()
     expandable = "expandable_segments:True" in os.environ.get("PYTORCH_CUDA_ALLOC_CONF", "")
-    capped = torch.cuda._state["fraction"] < 1.0  # the pretend device has no cache to split: imitate it under a cap
     reference_steps = float(SPEC["steps"]["reference"]) if SPEC.get("steps") else 3.0
-    weights = torch.empty(64 * MIB)
+    weights = torch.empty(64 * MIB)  # initialises the pretend device, and with it the cap
+    capped = torch.cuda._state["fraction"] < 1.0  # it has no cache to split: imitate the split under a cap
     kept = []
     if behaviour == "outside" and not fixed():
         kept.append(torch.empty(int(0.75 * torch.cuda.TOTAL)))  # the other library's share, held through torch here
