@@ -305,16 +305,21 @@ class Driver:
             plan.skip_confirming = True
             return plan
         fits_reserved = max(f.peak_reserved or 0 for f in fits)
-        if fail.peak_allocated and fail.peak_allocated > fits_reserved:
-            plan.cap = (fail.peak_allocated + fits_reserved) // 2
+        fits_allocated = int(max(f.peak_allocated or 0 for f in fits) * 1.1)
+        needed = fail.peak_allocated or 0
+        if needed > fits_reserved:
+            plan.cap = (needed + fits_reserved) // 2
             plan.notes.append(f"cap halfway between the fitting runs' peak reserved ({_size(fits_reserved)}) and "
-                              f"the baseline's peak allocated ({_size(fail.peak_allocated)})")
-        elif fail.peak_reserved and fail.peak_reserved > fits_reserved:
-            plan.cap = (fail.peak_reserved + fits_reserved) // 2
-            plan.notes.append(f"the baseline's packed peak does not exceed the fitting runs' reserved peak: cap halfway "
-                              f"to its reserved peak ({_size(fail.peak_reserved)}), so its OOM may depend on the cache")
+                              f"the baseline's peak allocated ({_size(needed)})")
+        elif needed > fits_allocated:
+            # The fits' caches overlap the baseline's live peak: under a cap the allocator releases its
+            # cache before it gives up, so their live peak (with a margin) is what must fit.
+            plan.cap = (needed + fits_allocated) // 2
+            plan.notes.append(f"the fitting runs reserved up to {_size(fits_reserved)}, above the baseline's peak allocated "
+                              f"({_size(needed)}): cap halfway between their peak allocated + 10 % ({_size(fits_allocated)}) and it")
         else:
-            plan.notes.append("the baseline needs no more memory than its fitting variants: no cap separates them")
+            plan.notes.append(f"the baseline's peak allocated ({_size(needed)}) is not above the fitting runs' "
+                              f"({_size(fits_allocated)} with a margin): no cap separates them")
             plan.skip_confirming = True
         plan.cap = plan.cap and plan.cap // MIB * MIB
         return plan
@@ -462,10 +467,17 @@ class Driver:
         return False
 
     def estimate(self, workload: Workload) -> float:
-        """Seconds one run of this workload takes: measured in its (or its case's) calibration, else a guess."""
-        plan = self.plans.get(workload.cap_from or workload.name)
-        seen = [m["duration_s"] for _, m in plan.runs if m.get("duration_s")] if plan else []
-        return max(seen) * 1.15 + 2 if seen else self.options.run_guess_s * (2 if workload.timeout_s > 150 else 1)
+        """Seconds one run of this workload takes: from its (or its case's) confirming runs when they are
+        done (the script's time, plus start-up), else its calibration runs, else a guess."""
+        case = workload.cap_from or workload.name
+        confirming = _read_json(self.runs / case / "experiment" / "experiment.json").get("variants", [])
+        seen = sorted(run["duration_s"] + 4 for variant in confirming for run in variant["runs"] if run.get("duration_s"))
+        plan = self.plans.get(case)
+        if not seen and plan:
+            seen = sorted(m["duration_s"] for _, m in plan.runs if m.get("duration_s"))
+        if seen:
+            return seen[len(seen) // 2] * 1.2 + 2
+        return self.options.run_guess_s * (2 if workload.timeout_s > 150 else 1)
 
     def reserve_for_captures(self) -> float:
         """What the recorded captures still to come need (they run one at a time, after everything else)."""

@@ -2,8 +2,9 @@
 
 A Llama-style model (random weights) whose parameters and gradients fit on the card with room
 for the activations of a small batch; AdamW creates exp_avg and exp_avg_sq (two more copies of
-the parameters) lazily inside the first step(), and that is where the OOM comes. Halving --layers
-makes it fit, and so does --optimizer adafactor (factored second moments, no first moment).
+the parameters) lazily inside the first step(), then computes its update with temporaries of the
+same size, and that is where the OOM comes. Halving --layers makes it fit, and so does
+--optimizer adafactor (factored second moments, no first moment).
 """
 
 import argparse

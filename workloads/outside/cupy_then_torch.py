@@ -10,16 +10,20 @@ On the CPU (--device cpu) NumPy stands in for CuPy.
 import argparse
 
 
-def spectra(xp, gib: float, chunks: int):
-    """Mean power of `chunks` signals of gib/chunks GiB each, all held until the last is processed."""
-    samples = int(gib * 2**30 / 4 / chunks)
+def spectra(xp, gib: float, chunks: int, frame: int = 4096):
+    """Mean power spectrum of `chunks` signals of gib/chunks GiB each, all held until the last is processed.
+
+    Each signal is cut into frames and a quarter of them is transformed at a time (batched FFTs)."""
+    samples = int(gib * 2**30 / 4 / chunks) // (4 * frame) * (4 * frame)
     generator = xp.random.default_rng(0)
     signals = [generator.standard_normal(samples, dtype=xp.float32) for _ in range(chunks)]
-    total = 0.0
+    total, count = 0.0, 0
     for signal in signals:
-        total += float((xp.abs(xp.fft.rfft(signal[: samples // 4])) ** 2).mean())
+        for part in signal.reshape(4, -1, frame):
+            total += float((xp.abs(xp.fft.rfft(part, axis=-1)) ** 2).mean())
+            count += 1
     del signals  # freed into CuPy's pool, which keeps the blocks
-    return total / chunks
+    return total / count
 
 
 def main() -> None:
@@ -42,7 +46,7 @@ def main() -> None:
     import torch
     from torch import nn
 
-    power = spectra(xp, args.cupy_gib, chunks=8)
+    power = spectra(xp, args.cupy_gib, chunks=32)  # each signal under 2**31 samples
     print(f"mean spectral power {power:.1f}", flush=True)
     if args.device == "cuda":
         pool = xp.get_default_memory_pool()
