@@ -37,7 +37,8 @@ def main() -> None:
         args.batch_size, args.prompt_len, args.max_new_tokens = min(args.batch_size, 2), 4, min(args.max_new_tokens, 4)
 
     torch.manual_seed(0)
-    config = GPT2Config(vocab_size=32000, n_positions=args.prompt_len + args.max_new_tokens, n_embd=512, n_layer=2, n_head=8)
+    config = GPT2Config(vocab_size=32000, n_positions=args.prompt_len + args.max_new_tokens, n_embd=512, n_layer=2, n_head=8,
+                        bos_token_id=0, eos_token_id=0)
     model = GPT2LMHeadModel(config).to(args.device).eval()
     prompts = torch.randint(0, config.vocab_size, (args.batch_size, args.prompt_len), device=args.device)
     kept = decode(model, prompts, args.max_new_tokens, bool(args.fixed))

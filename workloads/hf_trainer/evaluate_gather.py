@@ -60,7 +60,8 @@ def main() -> None:
         args.eval_samples, args.eval_batch_size, args.seq_len = min(args.eval_samples, 8), 2, 16
 
     torch.manual_seed(0)
-    config = GPT2Config(vocab_size=32000, n_positions=args.seq_len, n_embd=256, n_layer=2, n_head=4)
+    config = GPT2Config(vocab_size=32000, n_positions=args.seq_len, n_embd=256, n_layer=2, n_head=4,
+                        bos_token_id=0, eos_token_id=0)
     model = GPT2LMHeadModel(config)
     train = RandomTokens(samples=8 * args.train_steps, seq_len=args.seq_len, vocab=config.vocab_size, seed=0)
     evaluation = RandomTokens(samples=args.eval_samples, seq_len=args.seq_len, vocab=config.vocab_size, seed=1)

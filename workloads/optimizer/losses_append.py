@@ -25,7 +25,8 @@ def main() -> None:
         args.batch_size, args.seq_len, args.steps = min(args.batch_size, 2), 8, min(args.steps, 3)
 
     torch.manual_seed(0)
-    config = GPT2Config(vocab_size=8192, n_positions=args.seq_len, n_embd=512, n_layer=2, n_head=8)
+    config = GPT2Config(vocab_size=8192, n_positions=args.seq_len, n_embd=512, n_layer=2, n_head=8,
+                        bos_token_id=0, eos_token_id=0)
     model = GPT2LMHeadModel(config).to(args.device)
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
     held_out = torch.randint(0, config.vocab_size, (args.batch_size, args.seq_len), device=args.device)
