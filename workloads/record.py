@@ -46,7 +46,8 @@ GIB = 2**30
 PRIMARY_MAX_ENTRIES = 60_000
 CALIBRATION_MAX_ENTRIES = 2_000
 CONFIRMING_MAX_ENTRIES = 20_000
-ARCHIVE_LIMIT = 15 * MIB
+ARCHIVE_LIMIT = 15 * MIB  # what comes back from the GPU machine: 8 files, 16 MiB each, 64 MiB together
+TOTAL_LIMIT = 56 * MIB  # all archives together, leaving room for log.txt and summary.json
 MAX_ARCHIVES = 6
 FRAGMENTATION_LADDER = (0.6, 0.4, 0.25, 0.12)
 FRAGMENTATION_RETRY = 0.04
@@ -580,11 +581,14 @@ class Driver:
             members.append((workload.name, fixture))
         archives = self._compress(members, staging)
         bins: list[list[Path]] = []
-        for archive in sorted(archives, key=lambda a: -a.stat().st_size):
+        packed = 0
+        for archive in sorted(archives, key=lambda a: a.stat().st_size):  # the smallest first: as many as fit
             size = archive.stat().st_size
-            if size > ARCHIVE_LIMIT:
-                self.log(f"!! {archive.name} is {size / MIB:.1f} MiB, over the {ARCHIVE_LIMIT // MIB} MiB a file may be: left out")
+            if size > ARCHIVE_LIMIT or packed + size > TOTAL_LIMIT:
+                self.skipped.append(f"{archive.name}: too large to bring back ({size / MIB:.1f} MiB)")
+                self.log(f"!! {archive.name} is {size / MIB:.1f} MiB: no room left in what comes back, left out")
                 continue
+            packed += size
             for chosen in bins:
                 if sum(a.stat().st_size for a in chosen) + size + 64 * 1024 <= ARCHIVE_LIMIT:
                     chosen.append(archive)
@@ -600,7 +604,7 @@ class Driver:
             with tarfile.open(self.out / f"captures-{number}.tar", "w") as tar:
                 for archive in chosen:
                     tar.add(archive, arcname=archive.name)
-        self.log(f"packed {len(archives)} workloads into {len(bins)} archive(s): "
+        self.log(f"packed {sum(len(b) for b in bins)} of {len(archives)} workloads into {len(bins)} archive(s): "
                  + ", ".join(f"captures-{n}.tar ({sum(a.stat().st_size for a in b) / MIB:.1f} MiB)" for n, b in enumerate(bins, 1)))
         shutil.rmtree(staging, ignore_errors=True)
 

@@ -36,6 +36,7 @@ def test_out_holds_at_most_eight_small_files_with_plain_names(recorded):
     files = sorted(p.name for p in out.iterdir())
     assert len(files) <= 8 and {"log.txt", "summary.json", "captures-1.tar"} <= set(files)
     assert all(p.stat().st_size <= 16 * 2**20 and p.is_file() for p in out.iterdir())
+    assert sum(p.stat().st_size for p in out.iterdir()) <= 64 * 2**20
     assert all(set(name) <= set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") for name in files)
 
 
