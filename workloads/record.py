@@ -217,7 +217,7 @@ class Driver:
         paths = [str(self.tool / "server")]
         if self.options.dry_run:
             paths.insert(0, str(REPO / "tests" / "agent_double" / "ranks"))
-        env["PYTHONPATH"] = os.pathsep.join(paths + [p for p in [os.environ.get("PYTHONPATH")] if p])
+        env["PYTHONPATH"] = os.pathsep.join(paths)  # the neutral copy only: nothing of the repository
         for name in ("PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_ALLOC_CONF", "XLA_PYTHON_CLIENT_PREALLOCATE"):
             env.pop(name, None)
         # Nothing can be downloaded on the GPU machine: never let a library try.
