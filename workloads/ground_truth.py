@@ -153,6 +153,9 @@ def _out_of_memory(state: dict, runs: list[dict], baseline: str, inputs: dict) -
     said = [f"{run['change']}: {_ending(run['outcome'])}" for run in runs if run["outcome"] != "not_run"]
     steps = state["steps_completed"]
     said.append(f"The recorded run completed {steps} step(s) before its OOM.")
+    if baseline == "not_run":
+        return {"cause": None, "detail": "no confirming runs", "rule": "R0", "evidence": [
+            "No confirming run was made, so nothing measured the cause."] + said}
     if baseline != "oom":
         return {"cause": None, "detail": "not reproduced", "rule": "R0", "evidence": [
             f"The confirming baseline run ended {baseline}, not out of memory: the OOM did not reproduce."] + said}

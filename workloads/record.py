@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import concurrent.futures
+import contextlib
 import json
 import os
 import shutil
@@ -135,6 +136,7 @@ class Driver:
         self.lanes = threading.Semaphore(options.lanes)
         self.lock = threading.Lock()
         self.active: set[subprocess.Popen] = set()
+        self.waiting = 0  # processes of non-optional workloads waiting for a lane
         self.plans: dict[str, Plan] = {}
         self.skipped: list[str] = []
         self.results: dict[str, dict] = {}
@@ -228,19 +230,19 @@ class Driver:
 
     # -- processes -------------------------------------------------------------------
     def run_process(self, command: list[str], cwd: Path, log_path: Path, timeout_s: float,
-                    extra_env: dict | None = None, shared: bool = True, room: tuple | None = None) -> int:
-        """One process, its output to log_path; in a lane when shared. Returns its exit code (124: timed out).
+                    extra_env: dict | None = None, shared: bool = True, room: tuple | None = None) -> tuple[int, float]:
+        """One process, its output to log_path; in a lane when shared. Returns its exit code (124: timed
+        out) and how long it ran (waiting for a lane not counted).
 
         room: (workload, runs) — start only if that many runs of it still leave the captures their time
         (checked when the lane is free, not when the task was queued); -2 when skipped for time."""
         if self.stopping:
-            return -1
-        gate = self.lanes if shared else threading.Lock()
-        with gate:
+            return -1, 0.0
+        with self._lane(shared, optional=room is not None and room[0].optional):
             if room is not None and not self.room_for(room[1], room[0]):
                 self.skipped.append(f"{room[0].name}: {log_path.name}")
                 self.log(f"  skip {room[0].name} {log_path.name}: {self.time_left():.0f} s left, kept for the captures")
-                return -2
+                return -2, 0.0
             env = self.environment(extra_env)
             if self.options.dry_run:
                 env["PYTHONPATH"] = os.pathsep.join([str(REPO / "tests" / "agent_double"), env["PYTHONPATH"]])
@@ -248,19 +250,45 @@ class Driver:
                     # torchrun itself needs the real torch; ranks get the stand-in through ranks/sitecustomize.
                     env["PYTHONPATH"] = env["PYTHONPATH"].split(os.pathsep, 1)[1]
             log_path.parent.mkdir(parents=True, exist_ok=True)
+            started = time.monotonic()
             with open(log_path, "w", encoding="utf-8") as output:
                 process = subprocess.Popen(command, cwd=cwd, env=env, stdout=output, stderr=subprocess.STDOUT,
                                            start_new_session=True)
                 with self.lock:
                     self.active.add(process)
                 try:
-                    return process.wait(timeout=timeout_s)
+                    return process.wait(timeout=timeout_s), time.monotonic() - started
                 except subprocess.TimeoutExpired:
                     _end_group(process)
-                    return 124
+                    return 124, time.monotonic() - started
                 finally:
                     with self.lock:
                         self.active.discard(process)
+
+    @contextlib.contextmanager
+    def _lane(self, shared: bool, optional: bool):
+        """A lane of the shared phase (none needed when alone); optional work yields to any other waiting."""
+        if not shared:
+            yield
+            return
+        if not optional:
+            with self.lock:
+                self.waiting += 1
+        try:
+            while True:
+                self.lanes.acquire()
+                if not optional or self.waiting == 0:
+                    break
+                self.lanes.release()
+                time.sleep(0.2)
+        finally:
+            if not optional:
+                with self.lock:
+                    self.waiting -= 1
+        try:
+            yield
+        finally:
+            self.lanes.release()
 
     def vramlens(self) -> list[str]:
         return [self.options.python, "-m", "vramlens"]
@@ -274,12 +302,11 @@ class Driver:
         if cap is not None:
             command += ["--memory-limit", f"{cap // MIB}MiB"]
         command += self.launch(workload, args)
-        started = time.monotonic()
         if folder.exists():
             shutil.rmtree(folder)
-        self.run_process(command, self.folder(workload), folder.with_name(folder.name + ".log"), timeout + 60,
-                         extra_env, shared, room=(workload, 1) if room else None)
-        return Measured.of(folder, time.monotonic() - started)
+        _, seconds = self.run_process(command, self.folder(workload), folder.with_name(folder.name + ".log"),
+                                      timeout + 60, extra_env, shared, room=(workload, 1) if room else None)
+        return Measured.of(folder, seconds)
 
     def launch(self, workload: Workload, args: list[str]) -> list[str]:
         if workload.launcher == "torchrun":
@@ -400,13 +427,12 @@ class Driver:
         for kind, spec in specs:
             command += ["--variant", spec] if kind == "allocator" else [f"--arg-values={spec}"]
         command += [workload.script, *args]
-        started = time.monotonic()
         budget = (len(specs) + 1) * (workload.timeout_s + 30)
-        code = self.run_process(command, self.folder(workload), self.run_dir(workload) / "experiment.log", budget,
+        code, seconds = self.run_process(command, self.folder(workload), self.run_dir(workload) / "experiment.log", budget,
                                 shared=shared, room=(workload, len(specs) + 1))
         data = _read_json(where / "experiment.json")
         outcomes = ", ".join(f"{v['label']}: {ground_truth.outcome_of(v['runs'])}" for v in data.get("variants", []))
-        self.log(f"  confirm {workload.name} (exit {code}, {time.monotonic() - started:.0f} s): {outcomes or 'no experiment.json'}")
+        self.log(f"  confirm {workload.name} (exit {code}, {seconds:.0f} s): {outcomes or 'no experiment.json'}")
 
     def _confirm_by_runs(self, workload: Workload, plan: Plan, args: list[str], specs: list, where: Path, shared: bool) -> None:
         """torchrun launches: `vramlens experiment` does not start torchrun, so each variant is one `vramlens run`."""
@@ -441,8 +467,8 @@ class Driver:
             if self.options.dry_run:
                 self.log(f"  prepare {workload.name}: {' '.join(step)} (not needed by the stand-in)")
                 continue
-            code = self.run_process([self.options.python, *step], self.folder(workload),
-                                    self.run_dir(workload) / "prep.log", 180, shared=shared)
+            code, _ = self.run_process([self.options.python, *step], self.folder(workload),
+                                       self.run_dir(workload) / "prep.log", 180, shared=shared)
             self.log(f"  prepare {workload.name}: {' '.join(step)} → exit {code}")
 
     def case_chain(self, workload: Workload, shared: bool) -> None:

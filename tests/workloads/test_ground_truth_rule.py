@@ -142,3 +142,8 @@ def test_confirming_runs_are_matched_by_the_values_the_driver_halved():
     roles = {run["role"]: run["outcome"] for run in result["confirming_runs"]}
     assert roles == {"expandable": "not_run", "scale_halved": "completed", "steps_halved": "not_run"}
     assert result["cause"] == "working_set"
+
+
+def test_without_confirming_runs_nothing_is_named():
+    result = ground_truth.judge(INPUTS, oom_meta(), log(0), [], ARGS)
+    assert (result["cause"], result["detail"], result["rule"]) == (None, "no confirming runs", "R0")
