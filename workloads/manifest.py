@@ -44,7 +44,8 @@ class Calibration:
 
     between: run the baseline and each `fits` configuration without a cap; the cap goes halfway
         between the largest peak reserved of the fits and the baseline's peak allocated (so the
-        baseline must run out whatever the allocator does, and the fits have room).
+        baseline must run out whatever the allocator does, and the fits have room). A growth case
+        lists its halved steps only: its fix keeps nothing across steps, so it needs less.
     fragmentation: run the baseline without a cap, then a ladder of caps between its packed peak
         (allocated) and its reserved peak; the highest cap that runs out is kept.
     outside: no cap (the other library fills the real device); one probe run with the other
@@ -111,7 +112,7 @@ WORKLOADS: tuple[Workload, ...] = (
         "Trainer.evaluate() with compute_metrics and eval_accumulation_steps unset keeps every batch's logits on "
         "the GPU until the OOM after several evaluation batches.",
         args=("--eval-samples", "128", "--eval-batch-size", "16", "--seq-len", "96"),
-        calibration=_between(_set("--eval-samples", 64), _set("--eval-accumulation-steps", 1)),
+        calibration=_between(_set("--eval-samples", 64)),
         scale=Knob("--eval-batch-size", 16), steps=Knob("--eval-samples", 128),
         fix=Fix("--eval-accumulation-steps", "1", "drop_references",
                 "eval_accumulation_steps=1 moves the gathered predictions to the CPU after every step")),
@@ -133,7 +134,7 @@ WORKLOADS: tuple[Workload, ...] = (
         "retained_references",
         "A greedy decoding loop with grad mode on keeps every step's logits with its graph until the OOM.",
         args=("--batch-size", "16", "--max-new-tokens", "48"),
-        calibration=_between(_set("--max-new-tokens", 24), _set("--fixed", 1)),
+        calibration=_between(_set("--max-new-tokens", 24)),
         scale=Knob("--batch-size", 16), steps=Knob("--max-new-tokens", 48),
         fix=Fix("--fixed", "1", "drop_references", "decode under torch.no_grad() and keep copies of the last-token logits")),
     Workload(
@@ -142,7 +143,7 @@ WORKLOADS: tuple[Workload, ...] = (
         "A LightningModule appends validation logits to self.val_outputs and never clears it: validation runs out "
         "of memory after several epochs.",
         args=("--batch-size", "16", "--max-epochs", "8", "--val-batches", "4"),
-        calibration=_between(_set("--max-epochs", 4), _set("--fixed", 1)),
+        calibration=_between(_set("--max-epochs", 4)),
         scale=Knob("--batch-size", 16), steps=Knob("--max-epochs", 8),
         fix=Fix("--fixed", "1", "drop_references", "keep predicted ids only and clear self.val_outputs every epoch")),
     Workload(
@@ -175,7 +176,7 @@ WORKLOADS: tuple[Workload, ...] = (
         "retained_references",
         "A training loop appends a held-out loss with its graph every step: memory grows until the OOM after many steps.",
         args=("--steps", "40"),
-        calibration=_between(_set("--steps", 20), _set("--fixed", 1)),
+        calibration=_between(_set("--steps", 20)),
         scale=Knob("--batch-size", 8), steps=Knob("--steps", 40),
         fix=Fix("--fixed", "1", "drop_references", "append loss.item() instead of the tensor")),
     Workload(
@@ -231,7 +232,7 @@ WORKLOADS: tuple[Workload, ...] = (
         "Feature extraction keeps every batch's hidden states on the GPU: live memory grows with every batch, and "
         "the last small request meets a split cache.",
         args=("--batches", "40"),
-        calibration=_between(_set("--batches", 20), _set("--fixed", 1)),
+        calibration=_between(_set("--batches", 20)),
         scale=Knob("--batch-size", 32), steps=Knob("--batches", 40),
         fix=Fix("--fixed", "1", "drop_references", "keep each layer's [CLS] vector on the CPU")),
     Workload(

@@ -532,9 +532,13 @@ class Driver:
                 self.skipped.append(f"{workload.name}: capture")
                 self.log(f"  skip {workload.name} capture: out of time")
                 continue
-            plan = self.plans.get(workload.cap_from or workload.name, Plan())
-            if workload.calibration is None and workload.cap_from is None:
-                plan = Plan()
+            case = workload.cap_from or workload.name
+            needs_calibration = workload.calibration is not None or workload.cap_from is not None
+            if needs_calibration and case not in self.plans:
+                self.skipped.append(f"{workload.name}: capture (not calibrated)")
+                self.log(f"  skip {workload.name} capture: {case} was not calibrated, so no cap or size is known")
+                continue
+            plan = self.plans.get(case, Plan())
             args = with_overrides(workload.args, plan.overrides)
             folder = self.run_dir(workload) / "capture"
             try:
@@ -757,7 +761,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--root", help="neutral folder the workloads run from (default /workspace, else TMP/workspace)")
     parser.add_argument("--tool-dir", default="/opt/vramlens", help="neutral folder for the copy of VRAM Lens")
     parser.add_argument("--lanes", type=int, default=4, help="processes on the GPU at once in the shared phase")
-    parser.add_argument("--budget-s", type=float, default=420.0, help="no new run starts after this many seconds")
+    parser.add_argument("--budget-s", type=float, default=450.0, help="no new run starts after this many seconds")
     parser.add_argument("--run-guess-s", type=float, default=10.0,
                         help="seconds one run is expected to take before calibration has measured it")
     parser.add_argument("--overrun-s", type=float, default=60.0, help="past budget + this, runs in progress are ended")
