@@ -220,7 +220,9 @@ class Driver:
         if self.options.dry_run:
             paths.insert(0, str(REPO / "tests" / "agent_double" / "ranks"))
         env["PYTHONPATH"] = os.pathsep.join(paths)  # the neutral copy only: nothing of the repository
-        for name in ("PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_ALLOC_CONF", "XLA_PYTHON_CLIENT_PREALLOCATE"):
+        # Allocator settings are what the confirming runs vary: none may come in from outside.
+        for name in ("PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_ALLOC_CONF", "XLA_PYTHON_CLIENT_PREALLOCATE",
+                     "XLA_PYTHON_CLIENT_MEM_FRACTION", "XLA_PYTHON_CLIENT_ALLOCATOR", "CUPY_GPU_MEMORY_LIMIT"):
             env.pop(name, None)
         # Nothing can be downloaded on the GPU machine: never let a library try.
         env.update(HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", HF_HUB_DISABLE_TELEMETRY="1",
