@@ -76,7 +76,7 @@ class Workload:
     steps: Knob | None = None
     fix: Fix | None = None
     growth_holder: str | None = None  # library_cache: growth that the library's cache holds by design
-    progress: str = r"^\[progress\] "  # a line per completed step in the script's output
+    progress: str = r"^(\[rank\d+\]:\s*)?\[progress\] "  # a line per completed step (torchrun may prefix the rank)
     launcher: str = "python"  # python | torchrun
     alone: bool = False  # uses another library's allocator: nothing else may run meanwhile
     prep: tuple[tuple[str, ...], ...] = ()  # commands run once in the folder before any run
