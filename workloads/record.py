@@ -149,7 +149,11 @@ class Driver:
         self.workloads = [w for w in WORKLOADS if w in selected or w.name in missing_cases]
         if options.skip_optional:
             self.workloads = [w for w in self.workloads if not w.optional]
-        self.root = self._writable(Path(options.root)) if options.root else self._writable(Path("/workspace"), Path(tempfile.gettempdir()) / "workspace")
+        if options.root:
+            self.root = self._writable(Path(options.root))
+        else:  # a folder that says nothing of this repository, and is not where it lies
+            neutral = [Path("/workspace"), Path("/home/user/project"), Path(tempfile.gettempdir()) / "workspace"]
+            self.root = self._writable(*[path for path in neutral if not _contains(path, REPO)])
         self.tool = self._writable(Path(options.tool_dir), self.root / ".vramlens-tool")
         self.runs = self.root / ".runs"
 
@@ -722,6 +726,14 @@ def stand_in_spec(workload: Workload) -> dict:
     return {"behaviour": behaviour, "scale": knob(workload.scale), "steps": knob(workload.steps),
             "fix": None if workload.fix is None else {"flag": workload.fix.flag, "value": workload.fix.value},
             "nanogpt": workload.progress.startswith("^iter")}
+
+
+def _contains(folder: Path, inner: Path) -> bool:
+    try:
+        inner.resolve().relative_to(folder.resolve())
+        return True
+    except ValueError:
+        return False
 
 
 def _label(overrides) -> str:
