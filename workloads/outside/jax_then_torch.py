@@ -32,7 +32,7 @@ def main() -> None:
     from torch import nn
 
     # Feature statistics computed with JAX: the first use of the device starts its allocator.
-    key = jax.random.PRNGKey(0)
+    key = jax.random.key(0)
     sample = jax.random.normal(key, (1024, args.width))
     mean, std = jnp.mean(sample, axis=0), jnp.std(sample, axis=0) + 1e-6
     mean, std = torch.from_numpy(np.asarray(mean)), torch.from_numpy(np.asarray(std))
