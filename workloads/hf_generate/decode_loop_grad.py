@@ -1,7 +1,7 @@
 """A hand-written greedy decoding loop that forgot torch.no_grad() and keeps every step's logits.
 
 Each step runs the whole sequence through the model with autograd on and appends that step's
-last-token logits to a list. The slice is a view of the full [batch, tokens, vocab] logits, and it
+last-token logits to a module-level list, all_logits. The slice is a view of the full [batch, tokens, vocab] logits, and it
 carries the step's autograd graph, so every step's activations stay alive: memory grows step after
 step until the OOM. --fixed 1 decodes under torch.no_grad() and keeps a copy of the last-token
 logits only.
@@ -13,15 +13,18 @@ import torch
 from transformers import GPT2Config, GPT2LMHeadModel
 
 
-def decode(model, prompts: torch.Tensor, new_tokens: int, fixed: bool) -> list:
-    tokens, kept = prompts, []
+all_logits = []  # every decoded step's last-token logits, for scoring afterwards
+
+
+def decode(model, prompts: torch.Tensor, new_tokens: int, fixed: bool) -> torch.Tensor:
+    tokens = prompts
     for step in range(new_tokens):
         with torch.no_grad() if fixed else torch.enable_grad():
             logits = model(tokens).logits[:, -1, :]
-        kept.append(logits.clone() if fixed else logits)
+        all_logits.append(logits.clone() if fixed else logits)
         tokens = torch.cat([tokens, logits.argmax(dim=-1, keepdim=True)], dim=1)
         print(f"[progress] token {step + 1} done", flush=True)
-    return kept
+    return tokens
 
 
 def main() -> None:
@@ -41,9 +44,9 @@ def main() -> None:
                         bos_token_id=0, eos_token_id=0)
     model = GPT2LMHeadModel(config).to(args.device).eval()
     prompts = torch.randint(0, config.vocab_size, (args.batch_size, args.prompt_len), device=args.device)
-    kept = decode(model, prompts, args.max_new_tokens, bool(args.fixed))
-    scores = torch.stack([logits.max(dim=-1).values for logits in kept], dim=1)
-    print(f"decoded {len(kept)} tokens; mean top score {scores.mean().item():.3f}", flush=True)
+    decode(model, prompts, args.max_new_tokens, bool(args.fixed))
+    scores = torch.stack([logits.max(dim=-1).values for logits in all_logits], dim=1)
+    print(f"decoded {len(all_logits)} tokens; mean top score {scores.mean().item():.3f}", flush=True)
 
 
 if __name__ == "__main__":
