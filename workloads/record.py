@@ -548,7 +548,7 @@ class Driver:
             args = with_overrides(workload.args, plan.overrides)
             folder = self.run_dir(workload) / "capture"
             try:
-                m = self.run_capture(workload, args, folder, plan.cap, PRIMARY_MAX_ENTRIES, shared=False, room=False)
+                m = self.run_capture(workload, args, folder, plan.cap, self.options.max_entries, shared=False, room=False)
             except Exception as error:
                 self.log(f"!! {workload.name} capture: {type(error).__name__}: {error}")
                 continue
@@ -577,7 +577,7 @@ class Driver:
         inputs = ground_truth.inputs_of(workload)
         verdict = ground_truth.judge(inputs, meta, log_text, experiment.get("variants", []), result["args"])
         cap = result["cap"]
-        command = ["vramlens", "run", "--max-entries", str(PRIMARY_MAX_ENTRIES)]
+        command = ["vramlens", "run", "--max-entries", str(self.options.max_entries)]
         command += ["--memory-limit", f"{cap // MIB}MiB"] if cap is not None else []
         command += self.launch(workload, result["args"])
         record = {
@@ -779,6 +779,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--run-guess-s", type=float, default=10.0,
                         help="seconds one run is expected to take before calibration has measured it")
     parser.add_argument("--overrun-s", type=float, default=60.0, help="past budget + this, runs in progress are ended")
+    parser.add_argument("--max-entries", type=int, default=PRIMARY_MAX_ENTRIES,
+                        help=f"allocator history of each recorded capture (default {PRIMARY_MAX_ENTRIES})")
     parser.add_argument("--only", nargs="*", help="record these workloads only (and the cases they take a cap from)")
     parser.add_argument("--skip-optional", action="store_true", help="leave out the optional workloads (DDP)")
     return parser.parse_args(argv)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import io
 import json
+import re
 import shutil
 import sys
 import tarfile
@@ -91,7 +92,7 @@ def readme(dest: Path, summary: dict) -> str:
         if record.get("detail") and record["cause"]:
             cause += f" ({record['detail']})"
         intent = record["intent"] + ("" if record["agrees_with_intent"] else " — the measurement wins")
-        run = f"`{record['recorded']['command'].replace('vramlens run --max-entries 60000 ', '')}`"
+        run = f"`{re.sub(r'^vramlens run --max-entries [0-9]+ ', '', record['recorded']['command'])}`"
         lines.append(f"| `{record['workload']}` | {record['library']} | {run} | {_outcome(record['measured'])} | "
                      f"{_confirming(record)} | **{cause}** [{record['rule']}] | {intent} |")
     skipped = summary.get("skipped") or []
