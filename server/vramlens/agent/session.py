@@ -16,6 +16,7 @@ import time
 
 from . import distributed, environment, live_status, tracebacks
 from .capture_writer import write_capture, write_json_atomically
+from .frame_names import frame_names
 from .census_moments import CensusMoments, PeakWatch
 from .nvml_probe import NvmlProbe
 from .recorder import Recorder
@@ -224,6 +225,7 @@ class Session:
             meta["environment"] = dict(meta["environment"], allocator_settings=snapshot["allocator_settings"])
         if oom.count > 1:
             meta["notes"].append(f"The run had {oom.count} OOMs; the one recorded is the last.")
+        meta["frame_names"] = frame_names(snapshot)
         meta.update(
             snapshot_moment=moment,
             oom=dict(oom.latest, count=oom.count) if oom.latest else None,
@@ -243,7 +245,10 @@ class Session:
             if census is None:
                 notes.append("No census was taken at the latest OOM, so the capture has none.")
         else:
-            census = censuses.take(moment)
+            # The agent keeps the exception that ended the script (and through its traceback the
+            # frames' locals): named as such, not left as a holder nobody can name.
+            kept = {"<the script's exception>": self.exception} if self.exception is not None else None
+            census = censuses.take(moment, extra_roots=kept)
         notes.extend(censuses.notes())
         return census, self.peak_watch.census if self.peak_watch else None
 

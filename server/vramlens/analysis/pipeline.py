@@ -11,9 +11,11 @@ from vramlens.analysis.accounting.bytes import account, allocator_limit, device_
 from vramlens.analysis.attribution.lines import add_blocks_from_before_trace, backward_seen, line_stats, mark_growing
 from vramlens.analysis.diagnosis.classify import RunFacts, diagnose, effective_limit
 from vramlens.analysis.diagnosis.growth import growth_of
+from vramlens.analysis.diagnosis.kernel_held import kernel_held_findings
 from vramlens.analysis.diagnosis.mode import run_mode
 from vramlens.analysis.load.ending import no_oom_sentence, nothing_recorded, outcome_line, run_status
 from vramlens.analysis.load.interventions import read_interventions
+from vramlens.analysis.load.notebook import read_notebook_facts
 from vramlens.analysis.accounting.free_blocks import free_blocks_at_end, free_blocks_at_oom, largest_free, split_segments
 from vramlens.analysis.model import Analysis, OomEvent, Timeline, TimelinePoint
 from vramlens.analysis.load.snapshot import (
@@ -22,7 +24,8 @@ from vramlens.analysis.load.snapshot import (
 from vramlens.analysis.recommendations.advice import recommend
 from vramlens.analysis.recommendations.confirm import plan_for
 from vramlens.analysis.diagnosis.measured import apply_confirmation
-from vramlens.analysis.attribution.roles import join_census
+from vramlens.analysis.attribution.library_tree import library_trees
+from vramlens.analysis.attribution.roles import join_census, live_blocks
 from vramlens.analysis.attribution.request_site import request_site, site_sentence
 from vramlens.analysis.replay.trace import replay
 from vramlens.analysis.steps import build_step_model
@@ -136,6 +139,7 @@ def _analyze(capture: Capture, total_memory: int | None, source_root: str | None
     recorded_root = meta.get("source_root")
     local_root = source_root or (recorded_root if recorded_root and os.path.isdir(recorded_root) else None)
     resolver = SourceResolver(recorded_root, local_root)
+    resolver.cells = read_notebook_facts(meta, resolver.local_path)
     resolver.use_mapping_if_it_matches(_sample_filenames(trace, segments))
     rep = replay(trace, resolver)
 
@@ -179,6 +183,10 @@ def _analyze(capture: Capture, total_memory: int | None, source_root: str | None
     census = _census_view(capture, meta, outcome, segments, allocated, timeline.end_allocated, resolver, device, rep, trace)
     if census is not None:
         notes += census.notes
+    roles_of = {block[0]: role for role, blocks in (census.blocks_by_role if census else {}).items() for block in blocks}
+    breakdown = library_trees(live_blocks(segments, live_at_moment, trace), resolver, roles_of,
+                              [(line.path, line.line) for line in lines if line.path is not None][:3],
+                              meta.get("frame_names") if isinstance(meta.get("frame_names"), dict) else None)
     split = split_segments(free, pool)
     accounting.split_segments, accounting.split_free = split.count, split.free
     backward = backward_seen(rep) or bool(trace_facts and trace_facts.backward_on_python_thread)
@@ -195,12 +203,15 @@ def _analyze(capture: Capture, total_memory: int | None, source_root: str | None
     mark_growing(lines, facts.growth)
     diagnosis = diagnose(accounting, lines, facts)
     apply_confirmation(diagnosis, meta.get("confirmation"))
-    diagnosis.confirm = None if diagnosis.measured else plan_for(
+    diagnosis.confirm = None if diagnosis.measured or outcome != "oom" else plan_for(
         diagnosis, meta, effective_limit(accounting), bool(facts.growth and facts.growth.intended_cache))
     tried = read_interventions(meta)
     diagnosis.evidence += [f"Tried on this script: {item.summary()}." for item in tried]
     expandable_on = expandable_segments_on(settings, segments)
     recommendations = recommend(diagnosis, accounting, lines, settings, expandable_on, tried, meta=meta, facts=facts)
+    kernel_evidence, kernel_advice = kernel_held_findings(resolver.cells, allocated if outcome == "oom" else None)
+    diagnosis.evidence += kernel_evidence
+    recommendations = kernel_advice + recommendations
 
     environment = _environment(meta, settings, expandable_on, total, device)
     oom = None
@@ -215,6 +226,7 @@ def _analyze(capture: Capture, total_memory: int | None, source_root: str | None
         oom=oom, lines=lines, recommendations=recommendations, environment=environment,
         allocator_settings=settings, source_root=recorded_root, local_root=resolver.local_root, notes=notes,
         steps=steps, mode=mode,
-        roles=census.roles if census else [], holders=census.holders if census else [],
+        roles=census.roles if census else [], holders=census.holders if census else [], breakdown=breakdown,
+        notebook=resolver.cells,
         outcome_text=f"out of memory (request {fmt(request)})" if outcome == "oom" else outcome_line(outcome, meta, status),
     )

@@ -9,6 +9,7 @@ from pygls.workspace import TextDocument
 
 from vramlens.lint import Finding, Fix, apply_fix, lint_source
 from vramlens.lint.chunks import ChunkCache
+from vramlens.lsp.notebook_lint import lint_cells, python_lines
 
 if TYPE_CHECKING:
     from vramlens.lsp.server import VramLensServer
@@ -70,16 +71,23 @@ class LintSettings:
 
 class DocumentLinter:
     """Lints documents with the client's settings. The editor asks for code actions on every cursor
-    move and publishes again on save: the same text is linted once. Each open document keeps the
-    engine's cache of its last lint, so after an edit only the changed parts are analysed again."""
+    move and publishes again on save: the same text is linted once. Each open document (and notebook)
+    keeps the engine's cache of its last lint, so after an edit only the changed parts are analysed again.
+    A notebook's cell is linted with the notebook's other code cells before it and after it
+    (``notebook_of(document)`` gives them)."""
 
-    def __init__(self) -> None:
+    def __init__(self, notebook_of=None) -> None:
         self.settings = LintSettings()
         self._last: dict[str, tuple[tuple, list[Finding]]] = {}  # uri -> (what was linted, its findings)
-        self._caches: dict[str, ChunkCache] = {}  # uri -> the engine's per-document cache
+        self._caches: dict[str, ChunkCache] = {}  # uri or notebook path -> the engine's cache of it
+        self._notebook_of = notebook_of  # document -> (notebook path, [(cell uri, source)…]) or None
+        self._notebooks: dict[str, tuple[tuple, dict[str, list[Finding]]]] = {}
 
     def findings(self, document: TextDocument) -> list[Finding]:
         select, ignore, preview = self.settings.select, self.settings.ignore, self.settings.preview
+        notebook = self._notebook_of(document) if self._notebook_of else None
+        if notebook is not None:
+            return self._cell_findings(document.uri, *notebook)
         key = (document.source, select, ignore, preview)
         cached = self._last.get(document.uri)
         if cached is not None and cached[0] == key:
@@ -88,6 +96,22 @@ class DocumentLinter:
         findings = lint_source(document.source, document.path or document.uri, select, ignore, preview, cache=cache)
         self._last[document.uri] = (key, findings)
         return findings
+
+    def checked_text(self, document: TextDocument) -> str:
+        """The text a fix is checked against: a cell's with its IPython lines blanked, as it was linted."""
+        if self._notebook_of and self._notebook_of(document) is not None:
+            return "\n".join(python_lines(document.source))
+        return document.source
+
+    def _cell_findings(self, uri: str, path: str, cells: list[tuple[str, str]]) -> list[Finding]:
+        settings = self.settings
+        key = (tuple(cells), settings.select, settings.ignore, settings.preview)
+        cached = self._notebooks.get(path)
+        if cached is None or cached[0] != key:
+            cache = self._caches.setdefault(path, ChunkCache())
+            found = lint_cells(cells, path, settings.select, settings.ignore, preview=settings.preview, cache=cache)
+            cached = self._notebooks[path] = (key, found)
+        return cached[1].get(uri, [])
 
     # DocumentListener: only a closed document's findings are dropped
     def opened(self, document: TextDocument) -> None:
@@ -105,7 +129,7 @@ def code_actions(document: TextDocument, diagnostics: list[types.Diagnostic], li
     """One quick fix per safe fix of every vramlens finding the client asks about."""
     ours = [d for d in diagnostics if d.source == SOURCE]
     actions: list[types.CodeAction] = []
-    text = document.source
+    text = linter.checked_text(document)
     lines = document.lines
     for finding in linter.findings(document):
         if not any(d.code == finding.code for d in ours):
@@ -134,7 +158,7 @@ def _same_start(document: TextDocument, diagnostic: types.Diagnostic, finding: F
 
 
 def register(server: VramLensServer) -> None:
-    linter = DocumentLinter()
+    linter = DocumentLinter(server.notebook_of)
     server.settings_listeners.append(linter.settings.update)
     server.document_listeners.append(linter)
 
