@@ -95,6 +95,34 @@ def test_no_grad_is_not_offered_when_backward_is_reachable():
     assert [f for f in lint_source(source) if f.code == "VL201"] == []
 
 
+def test_no_grad_is_not_offered_when_a_training_loop_two_calls_up_backpropagates():
+    source = (
+        "import torch\nimport torch.nn as nn\n\n"
+        "def predict(model: nn.Module, x):\n    return model(x)\n\n"
+        "def loss_of(model, x):\n    return predict(model, x).mean()\n\n"
+        "def train(model, loader, opt):\n    for x in loader:\n        loss_of(model, x).backward()\n        opt.step()\n"
+    )
+    assert [f for f in lint_source(source) if f.code == "VL201"] == []
+    alone = source.split("def loss_of")[0]
+    findings = [f for f in lint_source(alone) if f.code == "VL201"]
+    assert findings and findings[0].fixes, "without a caller that trains, the decorator is offered"
+
+
+def test_a_loop_whose_results_reach_a_backward_is_not_inference_and_others_are_wrapped():
+    source = (
+        "import torch\nimport torch.nn as nn\n\n"
+        "def fit(model: nn.Module, train_loader, val_loader, opt):\n"
+        "    for x in train_loader:\n        model(x).mean().backward()\n        opt.step()\n"
+        "    scores = []\n"
+        "    for x in val_loader:\n        out = model(x)\n        scores.append(out.mean().item())\n"
+        "    for x in val_loader:\n        kept = model(x)\n"
+        "    kept.mean().backward()\n"
+    )
+    found = {f.line: f for f in lint_source(source) if f.code == "VL201"}
+    assert found[10].fixes and "Wrap" in found[10].fixes[0].title  # scores only keep .item()
+    assert 13 not in found  # what this loop computes is backpropagated after it: recording is wanted
+
+
 def test_columns_count_characters_not_bytes():
     source = "import torch.nn as nn\nmodel = nn.Linear(2, 2)\nkeep = []\ndef step(x):\n    é = 1; keep.append(model(x))\n"
     finding = lint_source(source)[0]

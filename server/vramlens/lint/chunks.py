@@ -100,8 +100,8 @@ def split_lines(text: str, not_starts: set[str]) -> list[int]:
         if content in not_starts or _CONTINUATIONS.match(content):
             continue
         previous = _previous_code(text, position)
-        if previous.startswith("@") or previous.endswith("\\"):
-            continue
+        if (previous.startswith("@") and previous not in not_starts) or previous.endswith("\\"):
+            continue  # a decorated definition starts at its first decorator
         kind = "definition" if _DEFINITION.match(content) else "import" if _IMPORT.match(content) else "code"
         if kind == previous_kind and kind != "definition":
             continue  # a run of imports, or of module-level code, stays one chunk

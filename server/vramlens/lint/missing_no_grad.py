@@ -178,7 +178,7 @@ class MissingNoGrad:
     # -- loops over validation data and code after model.eval() ------------------------------
     def _eval_loop(self, loop: ast.For, ctx: LintContext) -> None:
         call = graph_building_call(loop.body, ctx)
-        if call is None or _does_gradient_work(loop, ctx):
+        if call is None or _does_gradient_work(loop, ctx) or self._region_feeds_backward(loop, ctx):
             return
         ctx.memo[("eval-loop", id(loop))] = True
         ctx.memo[("reported-in", id(ctx.scope.node))] = True
@@ -201,7 +201,7 @@ class MissingNoGrad:
             if isinstance(later, (ast.For, ast.AsyncFor)) and iterates_eval_data(later):
                 return  # reported as an evaluation loop
             call = graph_building_call([later], ctx)
-            if call is not None:
+            if call is not None and not self._region_feeds_backward(later, ctx):
                 message = (
                     f"after `{ctx.positions.segment(stmt.value)}` this forward pass still records autograd "
                     "history, keeping every activation alive for a backward pass that never comes; "

@@ -585,7 +585,9 @@ def _activation_parameters(node: ast.AST, cls: ast.ClassDef | None, ctx: LintCon
     if cls is None or not isinstance(node, _SCOPES):
         return set()
     is_module = cls.name in ctx.evidence.module_classes
-    receives_activations = (node.name == "forward" and is_module) or ("pool" in name_words(cls.name) and not is_module)
+    # An image pool is fed generator outputs; when this file feeds it, its callers decide (summaries).
+    fed_here = bool(ctx.graph.sites_to.get(id(node)))
+    receives_activations = (node.name == "forward" and is_module) or ("pool" in name_words(cls.name) and not is_module and not fed_here)
     if not receives_activations:
         return set()
     defaults = dict(zip([a.arg for a in (node.args.posonlyargs + node.args.args)][::-1], node.args.defaults[::-1]))
