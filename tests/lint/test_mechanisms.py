@@ -509,6 +509,14 @@ MISSES = cases(
             losses[-1].backward()
     """,
     """
+    def train(step, n):
+        losses = {}
+        for i in range(1, n):
+            loss = step(i)
+            losses[i] = loss  # flag: VL103
+            losses[i - 1].backward()
+    """,
+    """
     def train(model: nn.Module, loader, a=0.9):
         ema = None
         for x in loader:

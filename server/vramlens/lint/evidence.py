@@ -223,14 +223,26 @@ class Evidence:
         if not roots:
             return
         stores = [s for s in facts.stores_inside(scope) if isinstance(s, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and s.value is not None]
-        for _ in range(3):  # ``log = {"loss": loss}; return log``: the loss inside is what is backpropagated
+        # What is put into a container that is backpropagated is backpropagated too: ``log = {"loss": loss};
+        # return log``, ``losses[i] = loss; losses[i - 1].backward()``, ``parts.append(loss); sum(parts).backward()``.
+        puts: list[tuple[set[str], ast.AST]] = []
+        for store in stores:
+            value = store.value
+            targets = store.targets if isinstance(store, ast.Assign) else [store.target]
+            literal = isinstance(value, (ast.Dict, ast.List, ast.Tuple)) or (isinstance(value, ast.Call) and call_name(value) == "dict")
+            if literal:
+                puts.append(({n for t in targets for n in stored_names(t)}, value))
+            elif any(isinstance(t, ast.Subscript) for t in targets):
+                puts.append(({n for t in targets if isinstance(t, ast.Subscript) for n in stored_names(t)}, value))
+        for call in facts.calls_inside(scope):
+            func = call.func
+            if isinstance(func, ast.Attribute) and func.attr in {"append", "extend", "insert", "appendleft"} and dotted(func.value):
+                for arg in call.args:
+                    puts.append(({dotted(func.value)}, arg))
+        for _ in range(3):
             grown = False
-            for store in stores:
-                value = store.value
-                if not (isinstance(value, (ast.Dict, ast.List, ast.Tuple)) or (isinstance(value, ast.Call) and call_name(value) == "dict")):
-                    continue
-                targets = store.targets if isinstance(store, ast.Assign) else [store.target]
-                containers = {n for t in targets for n in stored_names(t)} & roots.keys()
+            for containers, value in puts:
+                containers = containers & roots.keys()
                 inner = {n.removesuffix(ELEMENT) for n in names_read(value)} - roots.keys()
                 if containers and inner:
                     where = [p for c in containers for p in roots[c]]

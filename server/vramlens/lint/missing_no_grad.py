@@ -17,12 +17,12 @@ import ast
 import os
 import re
 
-from .dataflow import stored_names
+from .dataflow import names_read, stored_names
 from .edits import insert_line_above, wrap_in_with
 from .evidence import DIFFERENTIABLE, FORWARD
 from .findings import Edit, Fix
 from .gradmode import MAYBE, OFF
-from .syntax import INFERENCE_WORDS, dotted, is_private_decoding_helper, iterates_eval_data, method_name, name_words, receiver_name
+from .syntax import INFERENCE_WORDS, dotted, is_backward_call, is_private_decoding_helper, iterates_eval_data, method_name, name_words, receiver_name
 from .walker import LintContext, Scope
 
 # Methods of an nn.Module named for inference that are not parts of its forward.
@@ -236,7 +236,21 @@ class MissingNoGrad:
                     names |= stored_names(target)
         if not names:
             return False
-        return ctx.graph.dataflow(ctx.scope.node).reaches_backward(names)
+        # Only a backward pass that runs after the region can consume what it computed (a training step
+        # earlier in the same function rebinds its own ``loss``).
+        scope = ctx.scope.node
+        graph = ctx.graph
+        derived = graph.dataflow(scope).derived(names)
+        end = stmt.end_lineno or stmt.lineno
+        for call in ctx.facts.calls_inside(scope):
+            if call.lineno > end and is_backward_call(call) and names_read(call) & derived:
+                return True
+        for site in graph.sites_from.get(id(scope), ()):
+            consumed = graph.backprops_params.get(id(site.callee), ())
+            if site.call.lineno > end and consumed:
+                if any(p in consumed and names_read(a) & derived for p, a in graph.bound_arguments(site)):
+                    return True
+        return False
 
     def _region_returned(self, stmt: ast.stmt, ctx: LintContext) -> bool:
         return any(isinstance(inner, ast.Return) for inner in _statements([stmt]))
