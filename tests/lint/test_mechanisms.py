@@ -63,6 +63,13 @@ FORWARD_EVIDENCE = cases(
             keep.append(thing(x))  # flag: VL102
     """,
     """
+    def run(path, loader):
+        scripted = torch.jit.load(path)
+        keep = []
+        for x in loader:
+            keep.append(scripted(x))  # flag: VL102
+    """,
+    """
     def step(thing, x, keep):
         keep.append(thing(x))
     def main(loader):
@@ -268,6 +275,18 @@ NO_GRAD_CONTEXTS = cases(
             keep.append(model.generate(x))
             keep.append(pipe(x).images[0])
             keep.append(predictor(x))
+    """,
+    """
+    from diffusers import DiffusionPipeline
+    def log_validation(pipeline, prompts):
+        pipeline = pipeline.to("cuda")
+        pipeline.set_progress_bar_config(disable=True)
+        images = []
+        for prompt in prompts:
+            images.append(pipeline(prompt).images[0])
+        return images
+    def main(prompts):
+        log_validation(DiffusionPipeline.from_pretrained("x"), prompts)
     """,
     """
     class Head(nn.Module):

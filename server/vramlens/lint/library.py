@@ -35,7 +35,7 @@ MODULE_PASS_THROUGH = frozenset({
     "ModelEma", "ModelEmaV2", "ModelEmaV3",
 })
 # Dotted prefixes whose lower-case callables build models: ``torchvision.models.resnet50()``.
-MODULE_FACTORY_PREFIXES = ("models.", "torchvision.models.", "timm.models.", "torch.hub.load", "hub.load")
+MODULE_FACTORY_PREFIXES = ("models.", "torchvision.models.", "timm.models.", "torch.hub.load", "hub.load", "torch.jit.load")
 # ``X.from_pretrained`` builds a module when X names a model class (not a tokenizer, config or processor).
 PRETRAINED_MODEL_OWNER_WORDS = ("Model", "For", "Net", "Transformer", "Encoder", "Decoder", "UNet", "VAE", "Adapter")
 PRETRAINED_NOT_MODEL_OWNER_WORDS = ("Tokenizer", "Config", "Processor", "FeatureExtractor", "Scheduler", "Pipeline", "ImageProcessor")
