@@ -638,7 +638,6 @@ class CallGraph:
 
     def _dataflow_of(self, scopes: list[ast.AST]) -> Dataflow:
         """The dataflow of ``scopes`` together; each scope's edges and backward reads are computed once."""
-        facts = self.facts
         consumed_by = getattr(self, "backprops_params", {})
         reads: list[set[str]] = []
         for scope in scopes:

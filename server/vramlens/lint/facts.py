@@ -363,20 +363,3 @@ def merge_indexes(indexes: list[ChunkIndex], tree: ast.Module, header_end: int) 
         elif qualified.startswith("torch.") and qualified.count(".") == 1:
             facts.imported_names[local] = qualified
     return facts
-
-
-def header_end(stmts: list[ast.stmt]) -> int:
-    """Where an inserted ``import torch`` may go: after the docstring and __future__ imports (a line number)."""
-    end = 0
-    for index, stmt in enumerate(stmts):
-        is_docstring = index == 0 and isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str)
-        is_future = isinstance(stmt, ast.ImportFrom) and stmt.module == "__future__"
-        if not (is_docstring or is_future):
-            break
-        end = stmt.end_lineno or stmt.lineno
-    return end
-
-
-def gather_facts(tree: ast.Module) -> FileFacts:
-    """Facts of a file parsed in one piece."""
-    return merge_indexes([index_statements(tree.body)], tree, header_end(tree.body))

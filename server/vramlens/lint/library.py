@@ -61,13 +61,6 @@ LIGHTNING_NO_GRAD_HOOKS = frozenset({
     "validation_step", "test_step", "predict_step", "on_validation_batch_end", "on_test_batch_end",
     "on_predict_batch_end", "on_validation_epoch_end", "on_test_epoch_end", "validation_epoch_end", "test_epoch_end",
 })
-# Hooks the trainer calls with the training step's output, loss included with its graph: a parameter
-# name -> the hooks that receive it.
-GRAPH_CARRYING_HOOK_PARAMETERS = {
-    "on_train_batch_end": frozenset({"outputs"}),
-    "on_before_backward": frozenset({"loss"}),
-    "training_step_end": frozenset({"step_output", "outputs", "training_step_outputs", "batch_parts", "output"}),
-}
 # nn.Module hook registration: the hook's parameters after the module receive the activations.
 FORWARD_HOOK_REGISTRATIONS = frozenset({"register_forward_hook", "register_forward_pre_hook"})
 # Methods whose returned value the framework backpropagates (Lightning's training_step, transformers'

@@ -13,8 +13,8 @@ from .evidence import DIFFERENTIABLE, FORWARD, METHOD
 from .findings import Fix
 from .function_ctx import OUTPUT, tensor_kind
 from .lifetime import OUTLIVES_CALL, backpropagated, carried_across, lifetime, rebound_in
-from .summaries import GRAPH, MAYBE_GRAPH, Effect
-from .syntax import base_dotted, call_name, dotted, is_autograd_function_class, iter_nodes, last_name
+from .summaries import MAYBE_GRAPH, Effect
+from .syntax import base_dotted, call_name, dotted, last_name
 from .taint import is_sequence
 from .walker import LintContext
 

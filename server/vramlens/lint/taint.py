@@ -20,7 +20,7 @@ from typing import Callable
 
 from .evidence import DIFFERENTIABLE, FORWARD, FUNCTIONAL, METHOD, NO_GRAD, Evidence, forward_kind
 from .facts import FileFacts
-from .summaries import EMPTY, GRAPH, GRAPH_ONLY, LEAF, LEAF_ONLY, MAYBE_ONLY, PARAMETER, Labels, computed, unseen
+from .summaries import EMPTY, GRAPH, GRAPH_ONLY, LEAF, LEAF_ONLY, MAYBE_ONLY, Labels, computed, unseen
 from .syntax import call_name, dotted, last_name
 
 CLEAN_METHODS = frozenset({
@@ -401,8 +401,4 @@ def constant_key(subscript: ast.Subscript) -> object | None:
     return None
 
 
-def graph_or_parameters(labels: Labels) -> bool:
-    return GRAPH in labels or any(label.startswith(PARAMETER) for label in labels)
-
-
-__all__ = ["CLEAN_ATTRIBUTES", "CLEAN_METHODS", "LEAF", "TaintEvaluator", "TaintState", "is_summary_name", "graph_or_parameters"]
+__all__ = ["CLEAN_ATTRIBUTES", "CLEAN_METHODS", "LEAF", "TaintEvaluator", "TaintState", "is_summary_name"]
