@@ -14,6 +14,7 @@ import ast
 import builtins
 
 from .facts import FileFacts
+from .frozen import frozen_names
 from .library import (
     BACKPROPAGATED_RETURNS,
     PIPELINE_METHODS,
@@ -27,7 +28,7 @@ from .library import (
     PRETRAINED_NOT_MODEL_OWNER_WORDS,
 )
 from .dataflow import ELEMENT, assignment_edges, backward_targets, names_read, stored_names
-from .syntax import call_name, dotted, is_backward_call, iter_nodes, last_name, name_words
+from .syntax import call_name, dotted, is_backward_call, iter_nodes, last_name
 
 _BUILTINS = frozenset(dir(builtins))
 
@@ -54,7 +55,6 @@ _FOREIGN_FRAMEWORKS = ("flax", "jax", "haiku", "equinox", "tensorflow", "keras",
 # Bases that say nothing about being a module (a class deriving only from these is a plain class).
 _PLAIN_BASES = frozenset({"object", "ABC", "Generic", "Protocol", "NamedTuple", "Enum", "Exception", "dict", "list", "tuple"})
 # Calls that switch a module's parameters back on after it was frozen (LoRA adapters, PEFT).
-_UNFREEZING = frozenset({"add_adapter", "enable_adapters", "load_lora_adapter", "get_peft_model", "inject_adapter_in_model", "prepare_model_for_kbit_training"})
 
 
 def parameter_free_nn_class(short: str) -> bool:
@@ -105,7 +105,7 @@ class Evidence:
             for scope in scopes:
                 self._scope(scope)
         if first:
-            self.frozen = _frozen_names(facts)
+            self.frozen = frozen_names(facts)
 
     def _locals_of(self, scope: ast.AST) -> set[str]:
         key = id(scope)
@@ -560,98 +560,6 @@ class Evidence:
         return False
 
 
-FORWARD, METHOD, FUNCTIONAL, NO_GRAD, DIFFERENTIABLE = "forward", "method", "functional", "no-grad", "differentiable"
-# Words of a module's method names that run (part of) its network on an input.
-_FORWARD_METHOD_WORDS = frozenset({
-    "encode", "decode", "embed", "features", "predict", "infer", "inference", "sample", "extract", "score",
-    "logits", "project", "forward", "encoder", "decoder", "head", "classify", "detect", "segment", "denoise",
-})
-# Methods of a module that manage it rather than run it.
-MODULE_MANAGEMENT = frozenset({
-    "eval", "train", "to", "cuda", "cpu", "state_dict", "load_state_dict", "parameters", "named_parameters", "zero_grad",
-    "apply", "modules", "children", "named_modules", "named_children", "half", "float", "double", "bfloat16",
-    "requires_grad_", "register_buffer", "register_forward_hook", "register_full_backward_hook", "buffers",
-    "register_parameter", "add_module", "save_pretrained", "get_submodule", "extra_repr", "type", "named_buffers",
-    "register_forward_pre_hook", "get_parameter", "get_buffer", "to_empty", "share_memory", "compile", "fuse",
-    "push_to_hub", "num_parameters", "print_trainable_parameters", "merge_and_unload", "unload", "tie_weights",
-    "float16", "freeze", "unfreeze", "summary", "info", "profile", "export", "save", "load", "fuse_model",
-    "gradient_checkpointing_enable", "gradient_checkpointing_disable", "enable_xformers_memory_efficient_attention",
-    "set_attn_processor", "set_default_attn_processor", "enable_gradient_checkpointing", "requires_grad",
-    "append", "extend", "insert", "pop", "keys", "values", "items", "update", "get", "__len__", "index", "count",
-})
-_NOT_A_FORWARD_PREFIXES = (
-    "build_", "create_", "make_", "get_", "load_", "init_", "set_", "save_", "log_", "register_", "new_", "can_",
-    "has_", "is_", "adjust_", "tie_", "post_", "resize_", "enable_", "disable_", "print_", "num_", "reset_",
-    "prepare_inputs", "_init", "_set", "_get", "_load", "_save", "_build",
-)
-# Model methods that switch recording off themselves (documented in library.py).
-from .library import NO_GRAD_METHODS  # noqa: E402
-
-
-def _enclosing_class_is_module(evidence: "Evidence", scope: ast.AST) -> bool:
-    cls = evidence._class_for(scope)
-    return cls is not None and cls.name in evidence.module_classes
-
-
-def forward_kind(evidence: "Evidence", call: ast.Call, scope: ast.AST) -> str | None:
-    """Memoised per (call, scope) on the evidence; see ``_forward_kind``."""
-    key = (id(call), id(scope))
-    memo = evidence.forward_kinds
-    if key in memo:
-        return memo[key]
-    kind = memo[key] = _forward_kind(evidence, call, scope)
-    return kind
-
-
-def _forward_kind(evidence: "Evidence", call: ast.Call, scope: ast.AST) -> str | None:
-    """What calling ``call.func`` does: FORWARD (runs a module with parameters, recording a graph when grad
-    is on), FUNCTIONAL (a parameter-free or frozen module: the result carries what its inputs carry),
-    NO_GRAD (a callable that runs under no_grad itself), or None (not a module, or not known to be one)."""
-    func = call.func
-    kind = type(func)
-    if kind is ast.Call:  # ``Net()(x)``, ``nn.Linear(2, 2)(x)``
-        if evidence.is_module(func, scope):
-            return FUNCTIONAL if evidence._parameter_free(func) else FORWARD
-        return None
-    if kind is ast.Subscript:  # ``self.layers[i](x)``
-        return FORWARD if evidence.is_module(func.value, scope) else None
-    if kind is ast.Attribute and isinstance(func.value, ast.Call) and call_name(func.value) == "super":
-        return FORWARD if func.attr == "forward" and _enclosing_class_is_module(evidence, scope) else None
-    name = dotted(func)
-    if not name:
-        return None
-    if name in {"self", "self.forward"} and _enclosing_class_is_module(evidence, scope):
-        return FORWARD  # ``self(x)`` runs this module's own forward
-    if kind is ast.Name:
-        if evidence.is_no_grad_callable_name(name, scope):
-            return NO_GRAD
-        if evidence.is_module_name(name, scope):
-            if evidence.is_functional(name, scope) or evidence.is_frozen(name):
-                return FUNCTIONAL
-            return FORWARD
-        return DIFFERENTIABLE if evidence.is_differentiable_name(name, scope) else None
-    receiver, method = name.rsplit(".", 1)
-    if evidence.is_module_name(name, scope):  # ``self.encoder(x)``, ``model.module(x)``
-        if evidence.is_functional(name, scope) or evidence.is_frozen(name):
-            return FUNCTIONAL
-        return FORWARD
-    if evidence.is_no_grad_callable_name(receiver, scope):
-        return NO_GRAD
-    if evidence.is_differentiable_name(name, scope):
-        return DIFFERENTIABLE
-    if not evidence.is_module_name(receiver, scope):
-        return None
-    if method in NO_GRAD_METHODS:
-        return NO_GRAD
-    if method in MODULE_MANAGEMENT or method.lstrip("_").startswith(_NOT_A_FORWARD_PREFIXES) or method.startswith("__"):
-        return None
-    if evidence.is_frozen(receiver) or evidence.is_functional(receiver, scope):
-        return FUNCTIONAL
-    if set(name_words(method)) & _FORWARD_METHOD_WORDS:
-        return FORWARD  # ``model.encode(x)``, ``self.backbone.forward_features(x)``
-    return METHOD  # some other method of a module: may run part of it (``model.initial_state(n)`` does not)
-
-
 def _unwrap_chain(value: ast.AST) -> ast.AST:
     """``Net().to(device).eval()`` -> ``Net()``."""
     while (
@@ -712,53 +620,4 @@ def _is_module_class(cls: ast.ClassDef, known: set[str], facts: FileFacts) -> bo
             is_static = any(last_name(dotted(d) or "") == "staticmethod" for d in item.decorator_list)
             if args and args[0].arg == "self" and not is_static:
                 return not any(facts.imports.get((dotted(b) or "").split(".", 1)[0], "").startswith(_FOREIGN_FRAMEWORKS) for b in cls.bases)
-    return False
-
-
-def _frozen_names(facts: FileFacts) -> set[str]:
-    """Names whose parameters are all switched off (``vae.requires_grad_(False)``, or a loop setting
-    ``p.requires_grad = False`` over its parameters) and never switched back on, trained or given
-    adapters anywhere in the file."""
-    freezing_loops = {
-        id(loop.iter) for scope in [facts.tree, *facts.scopes] for loop in facts.loops_inside(scope)
-        if isinstance(loop, (ast.For, ast.AsyncFor)) and _sets_requires_grad_false(loop)
-    }
-    frozen: set[str] = set()
-    thawed: set[str] = set()
-    for call in facts.all_calls:
-        func = call.func
-        if not isinstance(func, ast.Attribute):
-            if last_name(call_name(call)) in _UNFREEZING and call.args:
-                name = dotted(call.args[0])
-                if name:
-                    thawed.add(name)
-            continue
-        receiver = dotted(func.value)
-        if receiver is None:
-            continue
-        if func.attr == "requires_grad_":
-            flag = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "requires_grad"), None)
-            if isinstance(flag, ast.Constant) and flag.value is False:
-                frozen.add(receiver)
-            else:
-                thawed.add(receiver)
-        elif func.attr in _UNFREEZING:
-            thawed.add(receiver)
-        elif func.attr == "parameters":
-            if id(call) in freezing_loops:
-                frozen.add(receiver)
-            else:
-                thawed.add(receiver)  # handed to an optimizer, or counted: assume it may train
-    return frozen - thawed
-
-
-def _sets_requires_grad_false(loop: ast.For) -> bool:
-    for stmt in loop.body:
-        for node in iter_nodes(stmt):
-            if (
-                isinstance(node, ast.Assign)
-                and any(isinstance(t, ast.Attribute) and t.attr == "requires_grad" for t in node.targets)
-                and isinstance(node.value, ast.Constant) and node.value.value is False
-            ):
-                return True
     return False

@@ -19,7 +19,7 @@ import re
 
 from .dataflow import names_read, stored_names
 from .edits import insert_line_above, wrap_in_with
-from .evidence import DIFFERENTIABLE, FORWARD
+from .forwards import DIFFERENTIABLE, FORWARD
 from .findings import Edit, Fix
 from .gradmode import MAYBE, OFF
 from .syntax import INFERENCE_WORDS, dotted, is_backward_call, is_private_decoding_helper, iterates_eval_data, method_name, name_words, receiver_name

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import ast
 
-from .evidence import FORWARD
+from .forwards import FORWARD
 from .syntax import call_name, dotted, iter_nodes, last_name
 from .walker import LintContext
 

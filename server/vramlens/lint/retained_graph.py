@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 
 from .edits import detach_edits
-from .evidence import DIFFERENTIABLE, FORWARD, METHOD
+from .forwards import DIFFERENTIABLE, FORWARD, METHOD
 from .findings import Fix
 from .function_ctx import OUTPUT, tensor_kind
 from .lifetime import OUTLIVES_CALL, backpropagated, carried_across, lifetime, rebound_in

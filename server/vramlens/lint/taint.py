@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Callable
 
-from .evidence import DIFFERENTIABLE, FORWARD, FUNCTIONAL, METHOD, NO_GRAD, Evidence, forward_kind
+from .evidence import Evidence
+from .forwards import DIFFERENTIABLE, FORWARD, FUNCTIONAL, METHOD, NO_GRAD, forward_kind
 from .facts import FileFacts
 from .summaries import EMPTY, GRAPH, GRAPH_ONLY, LEAF, LEAF_ONLY, MAYBE_ONLY, Labels, computed, unseen
 from .syntax import call_name, dotted, last_name
