@@ -141,13 +141,22 @@ class Contexts:
         return not is_small_constant_loop(loop) and (self.trains_node(loop, scope) or iterates_data(loop))
 
     # -- what runs on every step ------------------------------------------------------------------
+    def _direct_work(self, call: ast.Call, scope: ast.AST) -> bool:
+        """A forward or backward pass or an optimizer step, written as this call (memoised per call)."""
+        key = id(call)
+        known = self._work_calls.get(key)
+        if known is None:
+            known = self._work_calls[key] = (
+                is_backward_call(call) or is_optimizer_step(call)
+                or forward_kind(self.evidence, call, scope) in (FORWARD, DIFFERENTIABLE)
+            )
+        return known
+
     def _model_calls(self, calls, scope: ast.AST) -> bool:
         """A forward or backward pass or an optimizer step among ``calls``, or a call of a function of this
         file that does one per call (not one that runs a whole loop of them, like ``train_epoch()``)."""
         for call in calls:
-            if is_backward_call(call) or is_optimizer_step(call):
-                return True
-            if forward_kind(self.evidence, call, scope) in (FORWARD, DIFFERENTIABLE):
+            if self._direct_work(call, scope):
                 return True
             site = self.site_of.get(id(call))
             if site is not None and self.step_work.get(id(site.callee)):
@@ -157,18 +166,23 @@ class Contexts:
     def _step_work(self) -> dict[int, bool]:
         """The function does model work outside its own loops: one call of it is one step. (And
         ``loop_work``: it does model work inside a loop of its own, like ``train_epoch()``.)"""
+        self._work_calls: dict[int, bool] = {}
         work: dict[int, bool] = {}
         self.loop_work = {}
-        for _ in range(3):
+        self.step_work = work
+        outside: dict[int, list[ast.Call]] = {}
+        inside: dict[int, list[ast.Call]] = {}
+        for scope in self.facts.scopes:
+            statements = self.statements_in.get(id(scope), ())
+            outside[id(scope)] = [c for stmt in statements if not self.loops_at(stmt) for c in self.facts.calls_of(stmt)]
+            inside[id(scope)] = [c for stmt in statements if self.loops_at(stmt) for c in self.facts.calls_of(stmt)]
+        for _ in range(3):  # a callee's step work makes its callers' calls work too
             for scope in self.facts.scopes:
-                statements = self.statements_in.get(id(scope), ())
-                self.step_work = work
-                if not work.get(id(scope)):
-                    calls = [c for stmt in statements if not self.loops_at(stmt) for c in self.facts.calls_of(stmt)]
-                    work[id(scope)] = self._model_calls(calls, scope)
-                if not self.loop_work.get(id(scope)):
-                    looped = [c for stmt in statements if self.loops_at(stmt) for c in self.facts.calls_of(stmt)]
-                    self.loop_work[id(scope)] = self._model_calls(looped, scope)
+                key = id(scope)
+                if not work.get(key):
+                    work[key] = self._model_calls(outside[key], scope)
+                if not self.loop_work.get(key):
+                    self.loop_work[key] = self._model_calls(inside[key], scope)
         return work
 
     def is_hot_loop(self, loop: ast.stmt, scope: ast.AST) -> bool:
