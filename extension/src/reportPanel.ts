@@ -3,12 +3,18 @@
 // clicks out (open a line, copy, export, redact, pick a rank) as checked messages.
 import { randomBytes } from "node:crypto";
 import * as vscode from "vscode";
-import { parseReportMessage, ReportAction } from "./core/webviewMessages";
+import { actionCommand, ReportActionSpec } from "./core/actions";
+import { choosePlacement, EditorLayout, Placement, placementOf } from "./core/placement";
+import { parseReportMessage, ReportAction, VIEW_COMMANDS } from "./core/webviewMessages";
 import { log } from "./logging";
 import { ServerManager } from "./server";
 
+const PLACEMENT_KEY = "vramlens.reportPlacement";
+
 interface ReportPayload {
     workspaceFolder?: string;
+    capture?: string;
+    recommendations?: { actions?: ReportActionSpec[] }[];
     markdown?: string;
     redacted?: boolean;
     ranks?: { rank: number; failed?: boolean; failing?: boolean; ending?: string; endingText?: string; shown?: boolean }[] | null;
@@ -21,8 +27,9 @@ export class ReportPanel implements vscode.Disposable {
     // A redacted payload names no folder: the one of the last plain payload still addresses the server.
     private folder: string | undefined;
     private readonly subscriptions: vscode.Disposable[] = [];
+    private placing = false; // the extension itself is moving the view: not the user's choice
 
-    constructor(private readonly extensionUri: vscode.Uri, private readonly server: ServerManager) {
+    constructor(private readonly extensionUri: vscode.Uri, private readonly server: ServerManager, private readonly state: vscode.Memento) {
         this.subscriptions.push(
             server.onReport((payload) => this.update(payload as ReportPayload)),
             server.onReportRequested(() => this.reveal()),
@@ -31,6 +38,10 @@ export class ReportPanel implements vscode.Disposable {
 
     get workspaceFolder(): string | undefined {
         return this.folder;
+    }
+
+    get capture(): string | undefined {
+        return this.latest?.capture;
     }
 
     get ranks(): ReportPayload["ranks"] {
@@ -46,23 +57,54 @@ export class ReportPanel implements vscode.Disposable {
             this.panel.reveal(undefined, true);
             return;
         }
+        void this.open();
+    }
+
+    /** Opens the view where it fits (beside a wide editor, below a narrow one), or where the user last put it. */
+    private async open(): Promise<void> {
+        const layout = await editorLayout();
+        const placement = choosePlacement(this.state.get(PLACEMENT_KEY), layout);
         const media = vscode.Uri.joinPath(this.extensionUri, "media");
-        this.panel = vscode.window.createWebviewPanel(
+        const code = vscode.window.activeTextEditor;
+        this.placing = true;
+        const panel = vscode.window.createWebviewPanel(
             "vramlens.report",
             "VRAM Lens report",
-            { viewColumn: vscode.ViewColumn.Beside, preserveFocus: true },
+            { viewColumn: placement === "beside" ? vscode.ViewColumn.Beside : vscode.ViewColumn.Active, preserveFocus: placement !== "below" },
             { enableScripts: true, localResourceRoots: [media], retainContextWhenHidden: true },
         );
-        this.panel.iconPath = vscode.Uri.joinPath(media, "icon.png");
-        this.panel.webview.html = this.html(this.panel.webview, media);
-        this.panel.webview.onDidReceiveMessage((message) => this.handle(parseReportMessage(message)));
-        this.panel.onDidDispose(() => (this.panel = undefined));
+        this.panel = panel;
+        panel.iconPath = vscode.Uri.joinPath(media, "icon.png");
+        panel.webview.html = this.html(panel.webview, media);
+        panel.webview.onDidReceiveMessage((message) => this.handle(parseReportMessage(message)));
+        panel.onDidDispose(() => (this.panel = undefined));
+        try {
+            if (placement === "below") {
+                await vscode.commands.executeCommand("workbench.action.moveEditorToBelowGroup");
+                if (code) await vscode.window.showTextDocument(code.document, { viewColumn: code.viewColumn, preserveFocus: false });
+            }
+        } finally {
+            this.placing = false;
+        }
+        log().info(`Report view opened ${placement === "active" ? "in the editor's group" : placement}.`);
+        let column = panel.viewColumn;
+        panel.onDidChangeViewState(async () => {
+            if (this.placing || panel.viewColumn === column) return;
+            column = panel.viewColumn;
+            const editors = vscode.window.visibleTextEditors.map((e) => e.viewColumn).filter((c): c is vscode.ViewColumn => c !== undefined);
+            const moved = placementOf(column, editors, await editorLayout());
+            if (moved) {
+                await this.state.update(PLACEMENT_KEY, moved);
+                log().info(`Report view moved ${moved}: it opens there from now on.`);
+            }
+        });
     }
 
     clear(): void {
         this.latest = undefined;
         this.folder = undefined;
         void vscode.commands.executeCommand("setContext", "vramlens.multiRank", false);
+        void vscode.commands.executeCommand("setContext", "vramlens.captureLoaded", false);
         void this.panel?.webview.postMessage({ type: "report", payload: null });
     }
 
@@ -74,6 +116,7 @@ export class ReportPanel implements vscode.Disposable {
         this.latest = payload;
         this.folder = payload.workspaceFolder ?? this.folder;
         void vscode.commands.executeCommand("setContext", "vramlens.multiRank", (payload.ranks?.length ?? 0) > 1);
+        void vscode.commands.executeCommand("setContext", "vramlens.captureLoaded", !!payload.capture);
         void this.panel?.webview.postMessage({ type: "report", payload });
     }
 
@@ -83,15 +126,8 @@ export class ReportPanel implements vscode.Disposable {
             case "ready":
                 void this.panel?.webview.postMessage({ type: "report", payload: this.latest ?? null });
                 return;
-            case "openLine": {
-                const document = await vscode.workspace.openTextDocument(vscode.Uri.parse(action.uri));
-                const position = new vscode.Position(Math.min(action.line, document.lineCount - 1), 0);
-                await vscode.window.showTextDocument(document, {
-                    viewColumn: vscode.ViewColumn.One,
-                    selection: new vscode.Range(position, position),
-                });
-                return;
-            }
+            case "openLine":
+                return this.openLine(action.uri, action.line);
             case "copyMarkdown":
                 await vscode.env.clipboard.writeText(this.latest?.markdown ?? "");
                 void vscode.window.showInformationMessage(
@@ -104,7 +140,24 @@ export class ReportPanel implements vscode.Disposable {
                 return this.run("vramlens.showReport", { workspaceFolder: this.workspaceFolder, redact: action.redacted });
             case "selectRank":
                 return this.selectRank(action.rank);
+            case "action": {
+                const spec = this.latest?.recommendations?.[action.recommendation]?.actions?.[action.action];
+                const run = spec && actionCommand(spec, this.workspaceFolder);
+                if (run) await vscode.commands.executeCommand(run.command, run.argument);
+                return;
+            }
+            case "command":
+                await vscode.commands.executeCommand(VIEW_COMMANDS[action.name], ...(action.name === "confirm" ? [{ workspaceFolder: this.workspaceFolder }] : []));
+                return;
         }
+    }
+
+    /** Opens a line of the report (a link or an action) in the code's editor group. */
+    async openLine(uri: string, line: number): Promise<void> {
+        const document = await vscode.workspace.openTextDocument(vscode.Uri.parse(uri));
+        const position = new vscode.Position(Math.min(line, document.lineCount - 1), 0);
+        const code = vscode.window.visibleTextEditors.find((e) => e.viewColumn !== this.panel?.viewColumn)?.viewColumn ?? vscode.ViewColumn.One;
+        await vscode.window.showTextDocument(document, { viewColumn: code, selection: new vscode.Range(position, position) });
     }
 
     private async export(): Promise<void> {
@@ -145,7 +198,7 @@ export class ReportPanel implements vscode.Disposable {
 <title>VRAM Lens report</title>
 </head>
 <body>
-<main id="report"><p class="empty">No capture loaded yet: run <b>VRAM Lens: Diagnose CUDA memory</b> on a script, or <b>Open capture or snapshot…</b>.</p></main>
+<main id="report"></main>
 <script nonce="${nonce}" src="${asset("dist", "report.js")}"></script>
 </body>
 </html>`;
@@ -157,3 +210,11 @@ export class ReportPanel implements vscode.Disposable {
     }
 }
 
+
+async function editorLayout(): Promise<EditorLayout | undefined> {
+    try {
+        return await vscode.commands.executeCommand<EditorLayout>("vscode.getEditorLayout");
+    } catch {
+        return undefined; // an editor without the command: the usual placement
+    }
+}

@@ -26,3 +26,16 @@ test("anything else is dropped", () => {
         assert.equal(parseReportMessage(message), undefined, JSON.stringify(message));
     }
 });
+
+test("the view's buttons name actions by index and commands by name only", () => {
+    assert.deepEqual(parseReportMessage({ type: "action", recommendation: 1, action: 0 }), { type: "action", recommendation: 1, action: 0 });
+    assert.deepEqual(parseReportMessage({ type: "command", name: "openSample" }), { type: "command", name: "openSample" });
+    for (const message of [
+        { type: "action", recommendation: -1, action: 0 },
+        { type: "action", recommendation: 0 },
+        { type: "command", name: "workbench.action.terminal.new" },
+        { type: "command", name: "toString" },
+    ]) {
+        assert.equal(parseReportMessage(message), undefined, JSON.stringify(message));
+    }
+});

@@ -70,3 +70,13 @@ async def test_report_links_every_attributed_line_and_carries_the_timeline_extra
     assert len(series["tops"]) == len(series["allocated"])
     assert series["tops"][-1] == ["retained_references.py:20", 2819620864]
     assert report["unmapped"] is None and report["confirmable"] is True
+
+
+@pytest.mark.asyncio
+async def test_the_series_the_view_tests_use_is_what_the_server_sends(client: LanguageClient, workspace: Path):
+    """extension/test/timeline.test.ts draws tests/fixtures/editor/retained_references.series.json: it must not drift."""
+    import json
+
+    await execute(client, "vramlens.openCapture", {"path": str(RETAINED)})
+    committed = json.loads((REPO / "tests" / "fixtures" / "editor" / "retained_references.series.json").read_text())
+    assert client.reports[-1]["series"] == committed

@@ -7,7 +7,22 @@ export type ReportAction =
     | { type: "copyMarkdown" }
     | { type: "exportMarkdown" }
     | { type: "setRedacted"; redacted: boolean }
-    | { type: "selectRank"; rank: number };
+    | { type: "selectRank"; rank: number }
+    | { type: "action"; recommendation: number; action: number }
+    | { type: "command"; name: ViewCommand };
+
+/** What the view's own buttons may ask for (the empty and partial states, Confirm): client commands by name. */
+export const VIEW_COMMANDS = {
+    diagnose: "vramlens.diagnoseFile",
+    openCapture: "vramlens.openCaptureFile",
+    openSample: "vramlens.openSample",
+    chooseSourceFolder: "vramlens.chooseSourceFolder",
+    confirm: "vramlens.runConfirmation",
+    selectInterpreter: "vramlens.selectInterpreter",
+} as const;
+export type ViewCommand = keyof typeof VIEW_COMMANDS;
+
+const index = (value: unknown): value is number => Number.isInteger(value) && (value as number) >= 0;
 
 /** The action a message asks for, or undefined for anything malformed or unknown. */
 export function parseReportMessage(message: unknown): ReportAction | undefined {
@@ -27,7 +42,12 @@ export function parseReportMessage(message: unknown): ReportAction | undefined {
         case "setRedacted":
             return typeof m.redacted === "boolean" ? { type: "setRedacted", redacted: m.redacted } : undefined;
         case "selectRank":
-            return Number.isInteger(m.rank) && (m.rank as number) >= 0 ? { type: "selectRank", rank: m.rank as number } : undefined;
+            return index(m.rank) ? { type: "selectRank", rank: m.rank } : undefined;
+        case "action":
+            // Indices into the payload the extension itself holds: the page cannot make up an action.
+            return index(m.recommendation) && index(m.action) ? { type: "action", recommendation: m.recommendation, action: m.action } : undefined;
+        case "command":
+            return typeof m.name === "string" && Object.hasOwn(VIEW_COMMANDS, m.name) ? { type: "command", name: m.name as ViewCommand } : undefined;
         default:
             return undefined;
     }
