@@ -90,7 +90,7 @@ export class Commands {
         const target = vscode.Uri.joinPath(this.storageUri, "sample");
         await vscode.workspace.fs.copy(source, target, { overwrite: true });
         const script = vscode.Uri.joinPath(target, "retained_references.py");
-        await vscode.window.showTextDocument(script, { preview: false });
+        await vscode.window.showTextDocument(script, { preview: false, viewColumn: vscode.ViewColumn.One });
         const result = await this.server.executeCommand("vramlens.openCapture", {
             path: vscode.Uri.joinPath(target, "capture").fsPath,
             sourceRoot: target.fsPath,

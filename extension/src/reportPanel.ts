@@ -4,12 +4,14 @@
 import { randomBytes } from "node:crypto";
 import * as vscode from "vscode";
 import { actionCommand, ReportActionSpec } from "./core/actions";
-import { choosePlacement, EditorLayout, Placement, placementOf } from "./core/placement";
+import { choosePlacement, EditorLayout, Placement, placementOf, tooNarrowBeside } from "./core/placement";
 import { parseReportMessage, ReportAction, VIEW_COMMANDS } from "./core/webviewMessages";
 import { log } from "./logging";
 import { ServerManager } from "./server";
 
 const PLACEMENT_KEY = "vramlens.reportPlacement";
+// A view the extension has just placed reports its new column up to a second later.
+const QUIET_MS = 1500;
 
 interface ReportPayload {
     workspaceFolder?: string;
@@ -27,7 +29,11 @@ export class ReportPanel implements vscode.Disposable {
     // A redacted payload names no folder: the one of the last plain payload still addresses the server.
     private folder: string | undefined;
     private readonly subscriptions: vscode.Disposable[] = [];
-    private placing = false; // the extension itself is moving the view: not the user's choice
+    private placing = false;
+    private column: vscode.ViewColumn | undefined; // where the view is, to tell the user's moves from ours // the extension itself is moving the view: not the user's choice
+    private measure = false;
+    private opening = false;
+    private quietUntil = 0; // opened beside by default: the view's first width says whether that fits
 
     constructor(private readonly extensionUri: vscode.Uri, private readonly server: ServerManager, private readonly state: vscode.Memento) {
         this.subscriptions.push(
@@ -53,17 +59,21 @@ export class ReportPanel implements vscode.Disposable {
     }
 
     reveal(): void {
+        if (this.opening) return; // a second request while the view is being placed
         if (this.panel) {
             this.panel.reveal(undefined, true);
             return;
         }
-        void this.open();
+        this.opening = true;
+        void this.open().finally(() => (this.opening = false));
     }
 
     /** Opens the view where it fits (beside a wide editor, below a narrow one), or where the user last put it. */
     private async open(): Promise<void> {
         const layout = await editorLayout();
-        const placement = choosePlacement(this.state.get(PLACEMENT_KEY), layout);
+        const remembered = this.state.get(PLACEMENT_KEY);
+        const placement = choosePlacement(remembered, layout);
+        this.measure = placement === "beside" && remembered === undefined;
         const media = vscode.Uri.joinPath(this.extensionUri, "media");
         const code = vscode.window.activeTextEditor;
         this.placing = true;
@@ -79,20 +89,21 @@ export class ReportPanel implements vscode.Disposable {
         panel.webview.onDidReceiveMessage((message) => this.handle(parseReportMessage(message)));
         panel.onDidDispose(() => (this.panel = undefined));
         try {
-            if (placement === "below") {
-                await vscode.commands.executeCommand("workbench.action.moveEditorToBelowGroup");
-                if (code) await vscode.window.showTextDocument(code.document, { viewColumn: code.viewColumn, preserveFocus: false });
-            }
+            if (placement === "below") await this.moveBelow(code);
         } finally {
             this.placing = false;
         }
         log().info(`Report view opened ${placement === "active" ? "in the editor's group" : placement}.`);
-        let column = panel.viewColumn;
+        this.quietUntil = Date.now() + QUIET_MS;
         panel.onDidChangeViewState(async () => {
-            if (this.placing || panel.viewColumn === column) return;
-            column = panel.viewColumn;
-            const editors = vscode.window.visibleTextEditors.map((e) => e.viewColumn).filter((c): c is vscode.ViewColumn => c !== undefined);
-            const moved = placementOf(column, editors, await editorLayout());
+            const column = panel.viewColumn;
+            if (column === undefined || column <= 0 || column === this.column) return;
+            this.column = column;
+            // Columns reported while (or just after) the extension placed the view are its own doing.
+            if (this.placing || Date.now() < this.quietUntil) return;
+            // Groups that hold code (text tabs, shown or not): sharing one with it means "in the code's group".
+            const code = vscode.window.tabGroups.all.filter((g) => g.tabs.some((t) => t.input instanceof vscode.TabInputText)).map((g) => g.viewColumn);
+            const moved = placementOf(this.column, code, await editorLayout());
             if (moved) {
                 await this.state.update(PLACEMENT_KEY, moved);
                 log().info(`Report view moved ${moved}: it opens there from now on.`);
@@ -125,7 +136,7 @@ export class ReportPanel implements vscode.Disposable {
         switch (action.type) {
             case "ready":
                 void this.panel?.webview.postMessage({ type: "report", payload: this.latest ?? null });
-                return;
+                return this.placeByWidth(action.width);
             case "openLine":
                 return this.openLine(action.uri, action.line);
             case "copyMarkdown":
@@ -149,6 +160,30 @@ export class ReportPanel implements vscode.Disposable {
             case "command":
                 await vscode.commands.executeCommand(VIEW_COMMANDS[action.name], ...(action.name === "confirm" ? [{ workspaceFolder: this.workspaceFolder }] : []));
                 return;
+        }
+    }
+
+    /** Moves the (active) view into a group below the code, and gives the code its focus back. */
+    private async moveBelow(code: vscode.TextEditor | undefined): Promise<void> {
+        this.panel?.reveal(undefined, false);
+        await vscode.commands.executeCommand("workbench.action.moveEditorToBelowGroup");
+        if (code) await vscode.window.showTextDocument(code.document, { viewColumn: code.viewColumn, preserveFocus: false });
+        this.quietUntil = Date.now() + QUIET_MS;
+    }
+
+    /** Beside by default; the view's first width says it squeezes the code: below instead (not remembered). */
+    private async placeByWidth(width: number | undefined): Promise<void> {
+        log().debug(`Report view ready at ${width} px${this.measure ? "" : " (placed already)"}.`);
+        if (!this.measure) return;
+        this.measure = false;
+        if (!tooNarrowBeside(width)) return;
+        this.placing = true;
+        try {
+            const code = vscode.window.visibleTextEditors.find((e) => e.viewColumn !== this.panel?.viewColumn);
+            await this.moveBelow(code);
+            log().info(`Report view moved below: beside the code it had ${Math.round(width!)} px.`);
+        } finally {
+            this.placing = false;
         }
     }
 

@@ -33,9 +33,23 @@ export interface InterpreterHealth {
     summary: string;
     problem: string | null;
     python: string;
+    version: string | null; // the interpreter's Python version; null when it did not run
     torch: string | null;
     cuda: boolean;
     devices: number;
+}
+
+/** What the interpreter lacks, short enough for a language status line. */
+function shortProblem(health: InterpreterHealth): string {
+    if (health.version === null && !health.torch) return "Interpreter does not run";
+    if (!health.torch) return "No torch";
+    return "No CUDA: diagnose needs a GPU";
+}
+
+/** The last parts of a path: enough to tell interpreters apart in one line. */
+function shortPath(file: string): string {
+    const parts = file.split(/[\\/]/).filter(Boolean);
+    return parts.length > 3 ? `…/${parts.slice(-3).join("/")}` : file;
 }
 
 /** Client commands a server hover may run (its command links); no other command runs from a hover. */
@@ -184,10 +198,13 @@ export class ServerManager implements vscode.Disposable {
     }
 
     private showHealth(health: InterpreterHealth): void {
-        this.interpreterItem.text = health.ok ? health.summary : `$(warning) ${health.summary}`;
+        // Short lines: the hover shows one line per item by the status bar's edge. The whole sentence, remedy
+        // first, comes with any run it refuses.
+        this.interpreterItem.text = health.ok ? health.summary : `$(warning) ${shortProblem(health)}`;
         this.interpreterItem.severity = health.ok ? vscode.LanguageStatusSeverity.Information : vscode.LanguageStatusSeverity.Warning;
-        this.interpreterItem.detail = health.problem ?? health.python;
-        this.settingItem.detail = health.python;
+        this.interpreterItem.detail = health.torch ? `torch ${health.torch}` : undefined;
+        this.settingItem.text = "Interpreter";
+        this.settingItem.detail = shortPath(health.python);
     }
 
     /** Tells the running server the current settings (the server then pulls them per folder as well). */
@@ -257,7 +274,7 @@ export class ServerManager implements vscode.Disposable {
         this.health = undefined;
         try {
             await client.start();
-            this.status.detail = `${interpreter.command} -m vramlens serve`;
+            this.status.detail = undefined;
             this.annotationsEmitter.fire(); // a new server has no capture: drawn annotations must go
             void this.interpreterHealth(); // at every start: a changed interpreter is checked at once
         } catch (error) {

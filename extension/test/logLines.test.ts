@@ -17,3 +17,8 @@ test("the server's Python logging keeps its text and gets its level", () => {
 test("any other line is information, unchanged", () => {
     assert.deepEqual(parseClientLine("plain text [Info - not a prefix]"), { level: "info", message: "plain text [Info - not a prefix]" });
 });
+
+test("a clean exit of the server (a restart) is no error; any other exit is", () => {
+    assert.deepEqual(parseClientLine("[Error - 10:45:41 AM] Server process exited with code 0."), { level: "info", message: "Server process exited with code 0." });
+    assert.equal(parseClientLine("[Error - 10:45:41 AM] Server process exited with code 1.").level, "error");
+});

@@ -1,12 +1,21 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { choosePlacement, editorAreaWidth, placementOf } from "../src/core/placement";
+import { choosePlacement, editorAreaWidth, placementOf, tooNarrowBeside } from "../src/core/placement";
 
 test("a wide window gets the report beside the code, a narrow one below it", () => {
     assert.equal(choosePlacement(undefined, { orientation: 0, groups: [{ size: 1400 }] }), "beside");
     assert.equal(choosePlacement(undefined, { orientation: 0, groups: [{ size: 820 }] }), "below");
-    assert.equal(choosePlacement(undefined, { orientation: 0, groups: [{ size: 500 }, { size: 500 }] }), "below");
+    assert.equal(choosePlacement(undefined, { orientation: 0, groups: [{ size: 1140 }] }), "beside");
+    assert.equal(choosePlacement(undefined, { orientation: 0, groups: [{ size: 450 }, { size: 450 }] }), "below");
     assert.equal(choosePlacement(undefined, undefined), "beside"); // width unknown: the usual place
+});
+
+test("a lone group's size is its height: the width is measured by the view once open", () => {
+    assert.equal(editorAreaWidth({ orientation: 1, groups: [{ size: 881 }] }), undefined);
+    assert.equal(choosePlacement(undefined, { orientation: 1, groups: [{ size: 881 }] }), "beside");
+    assert.equal(tooNarrowBeside(430), true);
+    assert.equal(tooNarrowBeside(570), false);
+    assert.equal(tooNarrowBeside(undefined), false);
 });
 
 test("where the user put it wins over the width", () => {

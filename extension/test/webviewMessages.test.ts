@@ -4,6 +4,8 @@ import { parseReportMessage } from "../src/core/webviewMessages";
 
 test("well-formed messages become actions", () => {
     assert.deepEqual(parseReportMessage({ type: "ready" }), { type: "ready" });
+    assert.deepEqual(parseReportMessage({ type: "ready", width: 480 }), { type: "ready", width: 480 });
+    assert.deepEqual(parseReportMessage({ type: "ready", width: "wide" }), { type: "ready" });
     assert.deepEqual(parseReportMessage({ type: "copyMarkdown", extra: 1 }), { type: "copyMarkdown" });
     assert.deepEqual(parseReportMessage({ type: "exportMarkdown" }), { type: "exportMarkdown" });
     assert.deepEqual(parseReportMessage({ type: "openLine", uri: "file:///ws/train.py", line: 19 }), {

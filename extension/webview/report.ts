@@ -289,7 +289,8 @@ function cause(report: Report): HTMLElement | null {
     const analysis = report.analysis;
     if (!analysis?.cause) return null;
     const d = report.diagnosis;
-    const heading = el("p", { class: "cause" }, el("b", {}, d?.causeText ?? String(analysis.cause).replace(/_/g, " ")),
+    const words = d?.causeText ?? String(analysis.cause).replace(/_/g, " ");
+    const heading = el("p", { class: "cause" }, el("b", {}, words.charAt(0).toUpperCase() + words.slice(1)),
         ` — ${d?.confidenceLabel ?? analysis.confidence_label ?? ""} confidence `, el("span", { class: "cause-id code" }, String(analysis.cause)));
     const alternative = d?.alternative ? el("p", { class: "alternative" }, `Could also be: ${d.alternativeText ?? d.alternative}.`, d.confirm?.question ? ` ${d.confirm.question}` : "") : null;
     const measured = d?.measured ? el("p", { class: "measured" }, d.measured) : null;
@@ -480,4 +481,4 @@ window.addEventListener("message", (event: MessageEvent) => {
     shownCapture = report?.capture;
     render(report);
 });
-vscode.postMessage({ type: "ready" });
+vscode.postMessage({ type: "ready", width: window.innerWidth });

@@ -2,7 +2,7 @@
 // data from files, so a message is treated as untrusted input. No vscode import: unit-tested.
 
 export type ReportAction =
-    | { type: "ready" }
+    | { type: "ready"; width?: number }
     | { type: "openLine"; uri: string; line: number }
     | { type: "copyMarkdown" }
     | { type: "exportMarkdown" }
@@ -30,6 +30,8 @@ export function parseReportMessage(message: unknown): ReportAction | undefined {
     const m = message as Record<string, unknown>;
     switch (m.type) {
         case "ready":
+            // The view's own width in CSS pixels: tells whether beside the code was room enough.
+            return typeof m.width === "number" && Number.isFinite(m.width) && m.width > 0 ? { type: "ready", width: m.width } : { type: "ready" };
         case "copyMarkdown":
         case "exportMarkdown":
             return { type: m.type };
