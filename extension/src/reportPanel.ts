@@ -15,6 +15,7 @@ const QUIET_MS = 1500;
 
 interface ReportPayload {
     workspaceFolder?: string;
+    scriptUri?: string | null;
     capture?: string;
     recommendations?: { actions?: ReportActionSpec[] }[];
     markdown?: string;
@@ -44,6 +45,11 @@ export class ReportPanel implements vscode.Disposable {
 
     get workspaceFolder(): string | undefined {
         return this.folder;
+    }
+
+    /** The loaded capture's script as a file here, when the server mapped it. */
+    get scriptUri(): string | undefined {
+        return this.latest?.scriptUri ?? undefined;
     }
 
     get capture(): string | undefined {

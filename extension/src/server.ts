@@ -24,6 +24,14 @@ const CLIENT_NAME = "VRAM Lens";
 const PYTHON_DOCUMENTS: vscode.DocumentSelector = [
     { scheme: "file", language: "python" },
     { scheme: "untitled", language: "python" },
+    { notebookType: "jupyter-notebook", language: "python" },
+];
+// The same documents as the language server protocol names them: a Jupyter notebook's Python cells come
+// through notebook synchronisation (the server then knows each cell's place in its notebook).
+const SERVER_DOCUMENTS: LanguageClientOptions["documentSelector"] = [
+    { scheme: "file", language: "python" },
+    { scheme: "untitled", language: "python" },
+    { notebook: "jupyter-notebook", language: "python" },
 ];
 
 /** `vramlens/interpreterHealth` (docs/lsp-protocol.md): can this interpreter diagnose, and if not, why. */
@@ -226,7 +234,7 @@ export class ServerManager implements vscode.Disposable {
 
         const serverOptions: ServerOptions = { command: launch.command, args: launch.args, options: { env: launch.env } };
         const clientOptions: LanguageClientOptions = {
-            documentSelector: PYTHON_DOCUMENTS as LanguageClientOptions["documentSelector"],
+            documentSelector: SERVER_DOCUMENTS,
             outputChannel: clientChannel(this.outputChannel),
             traceOutputChannel: clientChannel(this.outputChannel),
             // Hovers may run exactly the listed client commands (Show in report, Confirm the diagnosis).

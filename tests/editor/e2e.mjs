@@ -654,8 +654,17 @@ try {
     const plainTokens = [...evidenceOrAdvice.matchAll(/[\w.-]+\.py:\d+/g)].map((m) => m[0]);
     const linkedTokens = await adviceLinks.allInnerTexts();
     if (plainTokens.length !== linkedTokens.length) throw new Error(`advice names ${plainTokens.length} lines, ${linkedTokens.length} are links`);
-    console.log(`e2e: advice buttons: ${await frame.locator("ol.advice button.action").count()}; links: ${linkedTokens.join(", ")}`);
+    // The server's structured actions are buttons: as many as the analysis names, each doing its job here.
+    const actionsExpected = expected.analysis.recommendations.reduce((n, r) => n + (r.actions?.length ?? 0), 0);
+    const buttons = frame.locator("ol.advice button.action");
+    console.log(`e2e: advice buttons: ${await buttons.count()} of ${actionsExpected}; links: ${linkedTokens.join(", ")}`);
+    if (!actionsExpected || (await buttons.count()) !== actionsExpected) throw new Error(`the advice shows ${await buttons.count()} of ${actionsExpected} actions as buttons`);
     await frame.locator("#confirm").waitFor({ timeout: STEP_TIMEOUT_MS });
+    await frame.locator("ol.advice button.action.open_line", { hasText: `${SCRIPT}:19` }).first().click();
+    await page.locator(".statusbar-item", { hasText: "Ln 19, Col 1" }).first().waitFor({ timeout: STEP_TIMEOUT_MS });
+    await frame.locator("ol.advice button.action.confirm").first().click();
+    await toast("Choose an interpreter whose torch sees a GPU").waitFor({ timeout: STEP_TIMEOUT_MS }); // sent for real
+    await clearToasts();
     await adviceLinks.first().click();
     await page.locator(".statusbar-item", { hasText: /Ln (19|20), Col 1/ }).first().waitFor({ timeout: STEP_TIMEOUT_MS });
 
@@ -723,10 +732,10 @@ try {
     if (layout.legendRows !== 1) throw new Error(`the legend takes ${layout.legendRows} rows`);
     if (layout.overflow > 1) throw new Error(`the view runs ${layout.overflow}px off its edge`);
     if (layout.numbersWrapped) throw new Error(`${layout.numbersWrapped} figures wrap`);
-    await frame.locator("#report > section > h2", { hasText: "Timeline" }).scrollIntoViewIfNeeded();
+    await frame.locator("#report > section > h2", { hasText: "Timeline" }).evaluate((h) => h.scrollIntoView({ block: "start" }));
     await screenshot("report-narrow");
     await useTheme("light");
-    await frame.locator("#report > section > h2", { hasText: "What to try" }).scrollIntoViewIfNeeded();
+    await frame.locator("#report > section > h2", { hasText: "What to try" }).evaluate((h) => h.scrollIntoView({ block: "start" }));
     await screenshot("report-narrow-light");
     await useTheme("dark");
     // Where the user puts it is remembered: moved into the code's group, closed and shown again, it comes back there.

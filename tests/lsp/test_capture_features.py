@@ -76,7 +76,7 @@ async def test_open_capture_shows_hints_hover_lens_and_the_oom_diagnostic(client
     hover = await _hover(client, uri, MODEL)
     value = hover.contents.value
     headline, accounting, _, call_path, _, links = value.split("\n")
-    assert headline == "**2.63 GiB live at the OOM** · 89% of live memory · growing, +2.28 GiB across iterations  "
+    assert headline == "**2.63 GiB live at the OOM** · 89% of live memory · growing, +2.39 GiB accumulated across steps  "
     assert accounting == ("57 allocations, 2.63 GiB over the run · 57 blocks live · "
                           "largest 64.00 MiB ×37, 32.00 MiB ×1, 16.00 MiB ×18")  # largest blocks first
     # The user frame opens the file at the line; torch's own frames are folded, the allocating one named.
@@ -111,7 +111,7 @@ async def test_retained_graph_finding_carries_the_measured_growth(client: Langua
     finding = {d.code: d for d in client.diagnostics[uri]}["VL102"]
     assert finding.range.start.line == APPEND
     assert finding.message.startswith(before["VL102"].message)
-    assert finding.message.endswith("Measured: lines 19, 20 of this loop grew by 2.55 GiB across the run (2.92 GiB live).")
+    assert finding.message.endswith("Measured: lines 19, 20 of this loop grew by 2.66 GiB across the run (2.92 GiB live).")
 
 
 @pytest.mark.asyncio
@@ -122,7 +122,7 @@ async def test_report_notification_carries_report_and_series(client: LanguageCli
     assert report["title"] == "retained_references.py — out of memory (request 64.00 MiB)"
     assert report["analysis"]["cause"] == "retained_references"
     assert report["lines"][0] == {"label": "retained_references.py:20", "uri": _uri(workspace), "line": MODEL,
-                                  "liveBytes": 2819620864, "share": 0.8889}
+                                  "cell": None, "liveBytes": 2819620864, "share": 0.8889}
     series = report["series"]
     assert series["allocated"][0][0] == 0.0 and len(series["allocated"]) == len(series["reserved"]) > 100
     assert max(point[1] for point in series["allocated"]) == report["analysis"]["memory"]["peak_allocated"]

@@ -15,8 +15,10 @@ import pickle
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from vramlens.capture.census import load_census
 from vramlens.capture.errors import CaptureError
 from vramlens.capture.format import FORMAT_NAME, META_FILE, SNAPSHOT_FILE
+from vramlens.capture.notebook import check_notebook
 
 
 class _BuiltinsOnlyUnpickler(pickle.Unpickler):
@@ -74,11 +76,15 @@ def load_snapshot(path: str | Path) -> dict:
 
 @dataclass
 class Capture:
-    """A loaded capture: the run's facts (``meta``) and the allocator snapshot."""
+    """A loaded capture: the run's facts (``meta``), the allocator snapshot, and the tensor
+    census at the snapshot's moment and near the peak (None when the capture has none: a
+    version-1 capture, ``--no-census``, a raw snapshot)."""
 
     snapshot: dict
     meta: dict = field(default_factory=dict)
     path: Path | None = None
+    census: dict | None = None
+    peak_census: dict | None = None
 
     @property
     def is_raw_snapshot(self) -> bool:
@@ -101,11 +107,24 @@ def load_capture(path: str | Path) -> Capture:
             meta = json.loads(meta_path.read_text(encoding="utf-8"))
         except (json.JSONDecodeError, UnicodeDecodeError) as error:
             raise CaptureError(f"{meta_path} is damaged and cannot be read ({error}).") from None
-        if meta.get("format") != FORMAT_NAME:
+        if not isinstance(meta, dict) or meta.get("format") != FORMAT_NAME:
             raise CaptureError(f"{meta_path} is not a capture written by vramlens.")
+        check_notebook(meta.get("notebook"), meta_path)
+        censuses = {key: _census_beside(path, meta, key) for key in ("census", "peak_census")}
         snapshot_name = meta.get("snapshot", SNAPSHOT_FILE)
         if not snapshot_name or not (path / snapshot_name).is_file():
             # A run that ended before any allocator history existed (e.g. no CUDA) has facts but no snapshot.
-            return Capture(snapshot={"segments": [], "device_traces": []}, meta=meta, path=path)
-        return Capture(snapshot=load_snapshot(path / snapshot_name), meta=meta, path=path)
+            return Capture(snapshot={"segments": [], "device_traces": []}, meta=meta, path=path, **censuses)
+        return Capture(snapshot=load_snapshot(path / snapshot_name), meta=meta, path=path, **censuses)
     return Capture(snapshot=load_snapshot(path), meta={}, path=path)
+
+
+def _census_beside(folder: Path, meta: dict, key: str) -> dict | None:
+    """The census file capture.json names under ``key`` (version 2 on), read and checked."""
+    name = meta.get(key)
+    if name is None:
+        return None
+    if not isinstance(name, str) or Path(name).name != name or name in ("", ".", ".."):
+        raise CaptureError(f"{META_FILE} names its {key.replace('_', ' ')} as {str(name)[:100]!r}, which is not a file name "
+                           "in the capture folder.")
+    return load_census(folder / name)

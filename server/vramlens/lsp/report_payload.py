@@ -5,6 +5,7 @@ Pure (no pygls): built from a loaded capture; ``to_uri`` turns a local path into
 
 from __future__ import annotations
 
+import bisect
 import os
 from typing import Callable
 
@@ -79,13 +80,30 @@ def timeline_series(analysis: Analysis, meta: dict, tops: list | None = None) ->
 
 
 def step_bands(analysis: Analysis, seconds) -> list[dict]:
-    """The run's iterations on the timeline's clock, for light bands behind the lines."""
+    """The run's iterations on the timeline's clock, for light bands behind the lines. A step known by its
+    trace positions only is timed by the timeline point at or before each position."""
     model = analysis.steps
     if model is None:
         return []
+    points = analysis.timeline.points
+    indices = [point.index for point in points]
+
+    def when(time_us: int | None, index: int) -> float:
+        if time_us is None and points:
+            at = max(0, bisect.bisect_right(indices, index) - 1)
+            time_us = points[at].time_us
+        return seconds(time_us, index)
+
     return [{"number": step.number, "kind": step.kind, "complete": step.complete,
-             "start": seconds(step.start_time_us, step.start_index), "end": seconds(step.end_time_us, step.end_index),
+             "start": when(step.start_time_us, step.start_index), "end": when(step.end_time_us, step.end_index),
              "floorAllocated": step.floor_allocated, "peakAllocated": step.peak_allocated} for step in model.steps]
+
+
+def script_uri(analysis: Analysis, meta: dict, to_uri: Callable[[str], str]) -> str | None:
+    """The recorded script as a file here (what a confirming run executes again), when it was mapped."""
+    script = meta.get("script")
+    local = next((line.local_path for line in analysis.lines if script and line.path == script and line.local_path), None)
+    return to_uri(local) if local else None
 
 
 def line_links(analysis: Analysis, to_uri: Callable[[str], str]) -> dict[str, dict]:
@@ -152,8 +170,10 @@ def unmapped(analysis: Analysis) -> dict | None:
 
 
 def report_lines(analysis: Analysis, to_uri: Callable[[str], str]) -> list[dict]:
-    shown = [line for line in analysis.lines if line.local_path and line.line and line.live_bytes > 0][:TOP_LINES]
-    return [{"label": line.label, "uri": to_uri(line.local_path), "line": line.line - 1,
+    """The report's top lines; a notebook cell's line has no file to open (``uri`` null) but names its cell."""
+    shown = [line for line in analysis.lines if (line.local_path or line.cell) and line.line and line.live_bytes > 0][:TOP_LINES]
+    return [{"label": line.label, "uri": to_uri(line.local_path) if line.local_path else None, "line": line.line - 1,
+             "cell": line.cell.index if line.cell else None,
              "liveBytes": line.live_bytes, "share": round(line.share, 4)} for line in shown]
 
 
@@ -216,6 +236,7 @@ def report_payload(loaded: LoadedCapture, to_uri: Callable[[str], str], redacted
         **memory_views(analysis, to_uri),
         "unmapped": unmapped(analysis),
         "confirmable": bool(view.meta.get("script")),
+        "scriptUri": script_uri(analysis, view.meta, to_uri),
         "markdown": report_markdown(loaded),
         "ranks": None,
         "experiment": loaded.experiment,
@@ -230,7 +251,7 @@ def report_payload(loaded: LoadedCapture, to_uri: Callable[[str], str], redacted
 def _redacted_payload(payload: dict, loaded: LoadedCapture) -> dict:
     """Every string that may name a path goes through the report's redaction; links to local files are dropped."""
     shared = _redacted_strings(payload, loaded)
-    shared.update(workspaceFolder=None, lines=[dict(line, uri=None) for line in shared["lines"]], links=[])
+    shared.update(workspaceFolder=None, scriptUri=None, lines=[dict(line, uri=None) for line in shared["lines"]], links=[])
     for recommendation in shared.get("recommendations") or ():
         for action in recommendation["actions"]:
             action.pop("uri", None)

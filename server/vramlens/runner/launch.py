@@ -46,10 +46,12 @@ class RunOptions:
     timeout_s: float | None = None
     sample_interval_s: float = 0.5
     source_root: Path | None = None
+    census: bool = True  # the tensor census at the OOM, the peak, the end and on demand
     extra_env: dict = field(default_factory=dict)
     cancel: threading.Event | None = None  # set it to end the run, keeping the capture
     on_start: Callable[[int], None] | None = None  # called with the script's PID
     on_status: Callable[[dict], None] | None = None  # called with the agent's live {allocated, reserved, ...}
+    on_progress: Callable[[dict], None] | None = None  # a notebook's run: {cell, code_cell, code_cells} as each cell starts
     cwd: Path | None = None  # the script's working folder (default: ours)
     output: IO | None = None  # where the script's stdout and stderr go (default: ours), e.g. under a language server
 
@@ -118,6 +120,8 @@ def agent_arguments(options: RunOptions, script: Path, capture_dir: Path, status
         command += ["--memory-limit-text", options.memory_limit_text]
     if options.source_root:
         command += ["--source-root", str(Path(options.source_root).resolve())]
+    if not options.census:
+        command.append("--no-census")
     return command + ["--", str(script), *options.args]
 
 

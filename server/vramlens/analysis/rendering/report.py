@@ -6,6 +6,7 @@ from vramlens.analysis.load.ending import SNAPSHOT, moment_words
 from vramlens.analysis.load.interventions import read_interventions
 from vramlens.analysis.model import Analysis
 from vramlens.analysis.load.run_settings import run_settings
+from vramlens.analysis.rendering.notebook_text import cell_rows, holder_lines
 from vramlens.units import format_bytes as fmt
 
 UNKNOWN = "unknown (the capture does not show it)"
@@ -143,6 +144,11 @@ def _diagnosis(analysis: Analysis) -> list[str]:
     d = analysis.diagnosis
     out = ["## Diagnosis", "", f"**{d.cause}** (confidence {d.confidence:.2f}, {d.confidence_label})", ""]
     out += [f"- {fact}" for fact in d.evidence]
+    if d.alternative:
+        out += ["", f"Close runner-up: **{d.alternative}**."]
+    if d.confirm is not None:
+        out += ["", f"To decide by measurement ({d.confirm.question}): `{_cell(d.confirm.command)}` — {d.confirm.expectation}"]
+    out += _steps(analysis) + _roles(analysis)
     if analysis.recommendations:
         out += ["", "What to try:", ""]
         for number, rec in enumerate(analysis.recommendations, 1):
@@ -150,18 +156,74 @@ def _diagnosis(analysis: Analysis) -> list[str]:
     return out + [""]
 
 
+def _steps(analysis: Analysis) -> list[str]:
+    steps = analysis.steps
+    if steps is None:
+        return ["", "### Steps", "", "No recurring loop in the trace: one pass, or the failure came in the first iteration."]
+    out = ["", "### Steps", "", f"{len(steps.steps)} iteration(s) of the loop at `{_cell(steps.driver)}` "
+           f"({steps.completed} completed)" + (f", the floor rising {fmt(steps.growth_per_step)} per step"
+                                               if steps.growth_per_step else "") + ".", "",
+           "| step | kind | floor | peak |", "|---:|---|---:|---:|"]
+    shown = steps.steps if len(steps.steps) <= 12 else steps.steps[:6] + steps.steps[-6:]
+    for step in shown:
+        out.append(f"| {step.number}{'' if step.complete else ' (failed)'} | {step.kind} | {fmt(step.floor_allocated)} | "
+                   f"{fmt(step.peak_allocated)} |")
+    return out
+
+
+def _roles(analysis: Analysis) -> list[str]:
+    out = []
+    if analysis.roles:
+        total = sum(role.bytes for role in analysis.roles) or 1
+        out += ["", "### What the memory is", "", "| role | bytes | share |", "|---|---:|---:|"]
+        out += [f"| {_cell(role.label)} | {fmt(role.bytes)} | {role.bytes / total:.0%} |" for role in analysis.roles]
+    if analysis.holders:
+        out += ["", "### Who holds it", ""]
+        for holder in analysis.holders[:5]:
+            filled = f", filled at `{_where(analysis, *holder.appended_at)}`" if holder.appended_at else ""
+            out.append(f"- `{_cell(holder.root)}` ({holder.kind}, {holder.tensors} tensors): {fmt(holder.bytes)}{filled}")
+    return out
+
+
 def _lines(analysis: Analysis, top: int) -> list[str]:
     shown = [line for line in analysis.lines if line.live_bytes > 0][:top]
     out = ["## Top lines", "", "| line | live | share | allocated in total | count | growing | source |",
            "|---|---:|---:|---:|---:|---|---|"]
     for line in shown:
-        where = f"`{line.path}:{line.line}` {line.function}" if line.path else line.function
+        where = f"`{_place(line)}` {line.function}" if line.path else line.function
         source = f"`{_cell(line.source)}`" if line.source else ""
         out.append(f"| {_cell(where)} | {fmt(line.live_bytes)} | {line.share:.0%} | {fmt(line.allocated_bytes)} | "
                    f"{line.count} | {'yes' if line.growing else 'no'} | {source} |")
     paths = [line for line in shown if line.call_path and line.path]
     if paths:
-        out += ["", "Call paths:", ""] + [f"- `{line.path}:{line.line}`: {' → '.join(line.call_path)}" for line in paths]
+        out += ["", "Call paths:", ""] + [f"- `{_place(line)}`: {' → '.join(line.call_path)}" for line in paths]
+    return out + [""]
+
+
+def _where(analysis: Analysis, path: str, line: int | None) -> str:
+    """A recorded place for people: ``train.py:40``, or a notebook's ``train.ipynb cell 4 line 7``."""
+    ref = analysis.notebook.ref(path) if analysis.notebook is not None else None
+    return f"{ref.label} line {line}" if ref is not None else f"{path}:{line}"
+
+
+def _place(line) -> str:
+    return line.label if line.cell is not None else f"{line.path}:{line.line}"
+
+
+def _notebook(analysis: Analysis) -> list[str]:
+    facts = analysis.notebook
+    if facts is None:
+        return []
+
+    def place(path: str, line: int | None) -> str:
+        ref = facts.ref(path)
+        return f"{path}:{line}" if ref is None else (f"{ref.label} line {line}" if line is not None else ref.label)
+
+    out = ["## Notebook", "", f"Cells of {facts.name} ({facts.kernel or 'kernel'}), in the order they ran:", ""]
+    out += [f"- {_cell(row)}" for row in cell_rows(facts, place)]
+    held = holder_lines(facts, place)
+    if held:
+        out += ["", "Held by the kernel itself:", ""] + [f"- {_cell(line)}" for line in held]
     return out + [""]
 
 
@@ -172,6 +234,7 @@ def build_report(analysis: Analysis, meta: dict, svg_name: str | None, title: st
     out += _memory(analysis)
     out += _diagnosis(analysis)
     out += _lines(analysis, top)
+    out += _notebook(analysis)
     out += _interventions(meta)
     out += _chosen(meta)
     out += ["## Timeline", ""]
