@@ -2,16 +2,23 @@
 // (code-server) driven through headless Chromium, on a workspace holding a scenario script and the real capture
 // recorded from it on a GPU (tests/fixtures/captures/retained_references).
 //
-// It opens the capture through "Open capture or snapshot…" (the command palette and the file dialog), then checks
-// from the page: the per-line figures sit on the lines `vramlens analyze --json` names, with its figures, as inlay
-// hints and (setting) end-of-line text; exactly those lines are shaded; hovering shows the details; the report view
-// draws the timeline, the cause and the top lines (one click opens the line), redacts and exports through the
-// server, and breaks no CSP rule; the code lens brings it back; the lint quick fix changes the text; Clear
-// annotations removes the figures; "Diagnose CUDA memory" on this machine without CUDA says so in one sentence;
-// the two ranks of a torchrun launch (tests/fixtures/ranks) open with the failing rank shown, and the rank picker
-// moves the figures to the other rank's (as `vramlens analyze --json` has them); a committed experiment shows its
-// table in the report view; an untrusted folder still gets lint, refuses Diagnose, and ignores its own
-// interpreter setting.
+// It checks, from the page, in Dark Modern unless said: the walkthrough (its steps, a picture that ships in
+// the extension) and the extension's own README on its details page; the interpreter's health in the language
+// status (No CUDA here) with Select interpreter and Open setting, the setting on the User tab, and Diagnose
+// refused before any question; the report's empty state and its Open sample (the shipped capture, figures on
+// the sample script); a capture opened through "Open capture or snapshot…" (palette and file dialog) whose
+// message leads with the cause in words; short figures on exactly the lines `vramlens analyze --json` names,
+// clear of the code and readable over the shade in dark, light and high-contrast themes, and as inlay hints;
+// the hover's headline, folded torch frames, file link and command links (Confirm sent for real); the report
+// beside the code in a wide window, its timeline at pixel width (11 px ticks, axis titles, the cap, reserved
+// area, NVML step line), the crosshair's three values and top line, brush zoom and reset; advice whose every
+// file:line is a link and whose actions are buttons; the rendered, folding reproducibility report with
+// redaction and export through the server; no CSP refusal; the code lens; a narrow window: the report below
+// the code, a plot of at least 220 px, a one-row legend, nothing off the edge, no wrapped figure, and where the
+// user moves it remembered; the lint quick fix; Clear annotations; a snapshot whose files are elsewhere (the
+// banner, Choose source folder…); the two ranks of a torchrun launch and the rank picker; a committed
+// experiment's table; the log (one timestamp per line, settings as JSON, a restart without an error); an
+// untrusted folder (lint, Diagnose refused, its interpreter setting ignored).
 //
 // Usage: node tests/editor/e2e.mjs TOOLS_DIR VSIX
 //   TOOLS_DIR: made by tests/editor/install_tools.sh (Node 24, code-server, playwright-core)
@@ -650,7 +657,8 @@ try {
     // 8. Advice: every file:line is a link that opens the line; actions the server sends are buttons.
     const adviceLinks = frame.locator("ol.advice a.open-line");
     if (!(await adviceLinks.count())) throw new Error("the advice names no line as a link");
-    const evidenceOrAdvice = normalise(await frame.locator("ol.advice").innerText());
+    // The sentences (not the buttons, whose titles name lines too).
+    const evidenceOrAdvice = normalise((await frame.locator("ol.advice li > div:first-child, ol.advice .why").allInnerTexts()).join(" "));
     const plainTokens = [...evidenceOrAdvice.matchAll(/[\w.-]+\.py:\d+/g)].map((m) => m[0]);
     const linkedTokens = await adviceLinks.allInnerTexts();
     if (plainTokens.length !== linkedTokens.length) throw new Error(`advice names ${plainTokens.length} lines, ${linkedTokens.length} are links`);
@@ -697,7 +705,7 @@ try {
     await clearToasts();
     const firstLink = frame.locator("table.lines a.open-line").first();
     if (!(await firstLink.innerText()).includes(`${SCRIPT}:${top.line}`)) throw new Error("the report's first line is not the top line");
-    await frame.locator("#report > section > h2", { hasText: "Top lines" }).scrollIntoViewIfNeeded();
+    await frame.locator("#report > section > h2", { hasText: /^Top lines$/ }).scrollIntoViewIfNeeded();
     await screenshot("report-lines");
     await useTheme("light");
     await frame.locator("#report > section > h2", { hasText: "Cause" }).scrollIntoViewIfNeeded();

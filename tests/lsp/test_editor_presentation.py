@@ -80,3 +80,13 @@ async def test_the_series_the_view_tests_use_is_what_the_server_sends(client: La
     await execute(client, "vramlens.openCapture", {"path": str(RETAINED)})
     committed = json.loads((REPO / "tests" / "fixtures" / "editor" / "retained_references.series.json").read_text())
     assert client.reports[-1]["series"] == committed
+
+
+def test_the_probe_sees_the_environment_a_run_gets():
+    """The `env` setting reaches the script: the probe runs with it too (here: the stand-in torch's pretend GPU)."""
+    from vramlens.lsp.interpreter_health import health, probe
+
+    double = str(REPO / "tests" / "agent_double")
+    answer = health(sys.executable, probe(sys.executable, 60, {"PYTHONPATH": double}))
+    assert answer["cuda"] is True and answer["ok"] is True, answer
+    assert answer["summary"].startswith(f"torch {answer['torch']} · CUDA ")

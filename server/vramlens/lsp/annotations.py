@@ -74,7 +74,7 @@ def _accounting(line: LineStat) -> str:
     return text
 
 
-def call_path_markdown(call_path: list[str], link: Callable[[str], str | None]) -> str:
+def call_path_markdown(call_path: list[str], link: Callable[[str], str | None], own_label: str | None = None) -> str:
     """`train.py:20 evaluate › +4 torch frames › linear.py:134 forward`: frames as links, torch's folded.
 
     A run of torch's own frames is folded into a count; the innermost frame, the one that
@@ -86,8 +86,8 @@ def call_path_markdown(call_path: list[str], link: Callable[[str], str | None]) 
         end = index
         while end < len(call_path) and is_torch_frame(split_frame(call_path[end])[0]):
             end += 1
-        if end == index:  # a user or library frame
-            parts.append(_frame_markdown(call_path[index], link))
+        if end == index:  # a user or library frame; the line's own frame by its label (`train.ipynb cell 4 line 7`)
+            parts.append(_frame_markdown(call_path[index], link, own_label if index == 0 else None))
             index += 1
             continue
         folded = end - index - (1 if end == len(call_path) else 0)
@@ -99,9 +99,9 @@ def call_path_markdown(call_path: list[str], link: Callable[[str], str | None]) 
     return " › ".join(parts)
 
 
-def _frame_markdown(frame: str, link: Callable[[str], str | None]) -> str:
+def _frame_markdown(frame: str, link: Callable[[str], str | None], label: str | None = None) -> str:
     path, line, function = split_frame(frame)
-    where = f"{path.rsplit('/', 1)[-1]}:{line}" if line else path
+    where = label or (f"{path.rsplit('/', 1)[-1]}:{line}" if line else path)
     uri = link(frame)
     shown = f"[{_escape(where)}]({uri})" if uri else f"`{where}`"
     return f"{shown} `{function}`" if function else shown
@@ -115,7 +115,9 @@ def hover_markdown(line: LineStat, moment: str, link: Callable[[str], str | None
     """A headline, the accounting in one line, then the call path with torch's own frames folded."""
     out = [f"{_headline(line, moment)}  ", _accounting(line)]
     if line.call_path:
-        out += ["", call_path_markdown(line.call_path, link)]
+        out += ["", call_path_markdown(line.call_path, link, line.label)]
+    elif line.path is not None:  # no frames kept: still say where
+        out += ["", f"`{line.label}` `{line.function}`"]
     return "\n".join(out)
 
 

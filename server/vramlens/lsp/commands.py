@@ -36,6 +36,11 @@ def argument(arguments: tuple) -> dict:
     return arguments[0] if arguments and isinstance(arguments[0], dict) else {}
 
 
+def is_here(line) -> bool:
+    """Whether a recorded user line was found on this machine: in a file, or in a notebook's cell."""
+    return bool(line.local_path or (line.cell is not None and line.cell.notebook))
+
+
 def summary(loaded: LoadedCapture) -> str:
     """One line for the user: the cause first, then the top line and what happened (an experiment: what it chose)."""
     if loaded.experiment is not None:
@@ -45,7 +50,7 @@ def summary(loaded: LoadedCapture) -> str:
     cause = cause_text(diagnosis.cause)
     text = f"{cause[:1].upper()}{cause[1:]} ({diagnosis.confidence_label} confidence)."
     top = next((line for line in analysis.lines if line.path and line.live_bytes > 0), None)
-    if top is not None and top.local_path is None:
+    if top is not None and not is_here(top):
         text += f" No recorded frame matched a file in this workspace (top line {top.label}): choose the source folder."
     elif top is not None:
         text += f" Top line {top.label}."

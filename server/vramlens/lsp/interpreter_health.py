@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import subprocess
 import sys
 from typing import TYPE_CHECKING
@@ -39,11 +40,13 @@ print("VRAMLENS-HEALTH " + json.dumps(facts))
 """
 
 
-def probe(python: str, timeout_s: float = PROBE_TIMEOUT_S) -> dict:
-    """The interpreter's facts, or {"runError": why it could not run}."""
+def probe(python: str, timeout_s: float = PROBE_TIMEOUT_S, extra_env: dict | None = None) -> dict:
+    """The interpreter's facts, or {"runError": why it could not run}. ``extra_env``: the variables a run
+    adds (the `env` setting: CUDA_VISIBLE_DEVICES, PYTHONPATH…), so the probe sees what the script will."""
+    env = {**os.environ, **(extra_env or {})}
     try:
         done = subprocess.run([python, "-c", PROBE], capture_output=True, text=True, timeout=timeout_s,
-                              stdin=subprocess.DEVNULL)
+                              stdin=subprocess.DEVNULL, env=env)
     except FileNotFoundError:
         return {"runError": "it was not found"}
     except PermissionError:
@@ -86,8 +89,9 @@ def register(server: VramLensServer) -> None:
     @server.feature(INTERPRETER_HEALTH)
     async def interpreter_health(ls: VramLensServer, params) -> dict:
         uri = params.get("uri") if isinstance(params, dict) else getattr(params, "uri", None)
-        python = ls.settings_for(uri).interpreter or sys.executable
-        facts = await asyncio.to_thread(probe, python)
+        settings = ls.settings_for(uri)
+        python = settings.interpreter or sys.executable
+        facts = await asyncio.to_thread(probe, python, PROBE_TIMEOUT_S, settings.env)
         answer = health(python, facts)
         ls.log(f"Interpreter {python}: {answer['summary']}" + (f" — {answer['problem']}" if answer["problem"] else ""))
         return answer

@@ -164,7 +164,7 @@ def memory_views(analysis: Analysis, to_uri: Callable[[str], str]) -> dict:
 def unmapped(analysis: Analysis) -> dict | None:
     """A capture whose user lines name no file here: what was recorded, so the user can choose the folder."""
     user = [line for line in analysis.lines if line.path and line.live_bytes > 0]
-    if not user or any(line.local_path for line in user):
+    if not user or any(line.local_path or (line.cell is not None and line.cell.notebook) for line in user):
         return None
     return {"recordedRoot": analysis.source_root, "files": sorted({line.path for line in user})[:5]}
 
