@@ -90,3 +90,19 @@ def test_the_probe_sees_the_environment_a_run_gets():
     answer = health(sys.executable, probe(sys.executable, 60, {"PYTHONPATH": double}))
     assert answer["cuda"] is True and answer["ok"] is True, answer
     assert answer["summary"].startswith(f"torch {answer['torch']} · CUDA ")
+
+
+def test_call_path_frames_of_files_and_of_notebook_cells():
+    from vramlens.lsp.annotations import call_path_markdown
+    from vramlens.lsp.frame_links import split_frame
+
+    assert split_frame("torch/nn/modules/linear.py:134 forward") == ("torch/nn/modules/linear.py", 134, "forward")
+    assert split_frame("train.ipynb cell 4 line 7 step") == ("train.ipynb cell 4 line 7", 7, "step")
+    path = ["train.py:20 evaluate", "torch/nn/modules/module.py:1779 _wrapped_call_impl",
+            "transformers/models/gpt2/modeling_gpt2.py:300 forward", "torch/nn/functional.py:2000 linear"]
+    links = {"train.py:20 evaluate": "file:///ws/train.py#L20"}
+    assert call_path_markdown(path, links.get) == (
+        "[train.py:20](file:///ws/train.py#L20) `evaluate` › +1 torch frame › `modeling_gpt2.py:300` `forward` › "
+        "`functional.py:2000` `linear`")
+    assert call_path_markdown(["train.ipynb cell 4 line 7 step"], lambda frame: None, "train.ipynb cell 4 line 7") == (
+        "`train.ipynb cell 4 line 7` `step`")

@@ -10,6 +10,7 @@ would point elsewhere).
 from __future__ import annotations
 
 import os
+import re
 import sys
 from importlib import metadata
 from pathlib import Path
@@ -23,13 +24,18 @@ def is_torch_frame(short_path: str) -> bool:
     return short_path.replace("\\", "/").startswith(TORCH_PREFIX)
 
 
+_FILE_FRAME = re.compile(r"^(?P<path>.+?):(?P<line>\d+)(?: (?P<function>.*))?$")
+_CELL_FRAME = re.compile(r"^(?P<path>.+ line (?P<line>\d+))(?: (?P<function>.*))?$")  # `train.ipynb cell 4 line 7 step`
+
+
 def split_frame(frame: str) -> tuple[str, int | None, str]:
-    """``"torch/nn/modules/linear.py:134 forward"`` -> ("torch/nn/modules/linear.py", 134, "forward")."""
-    where, _, function = frame.partition(" ")
-    path, _, line = where.rpartition(":")
-    if not path or not line.isdigit():
+    """``"torch/nn/modules/linear.py:134 forward"`` -> ("torch/nn/modules/linear.py", 134, "forward");
+    a notebook cell's frame, ``"train.ipynb cell 4 line 7 step"`` -> ("train.ipynb cell 4 line 7", 7, "step")."""
+    match = _FILE_FRAME.match(frame) or _CELL_FRAME.match(frame)
+    if match is None:
+        where, _, function = frame.partition(" ")
         return where, None, function
-    return path, int(line), function
+    return match["path"], int(match["line"]), match["function"] or ""
 
 
 def line_uri(path: str, line: int | None) -> str:
