@@ -705,6 +705,14 @@ try {
     await clearToasts();
     const firstLink = frame.locator("table.lines a.open-line").first();
     if (!(await firstLink.innerText()).includes(`${SCRIPT}:${top.line}`)) throw new Error("the report's first line is not the top line");
+    // The library frames below each top line, as the analysis has them (an icicle: each as wide as its share).
+    const tree = expected.analysis.breakdown ?? [];
+    if (tree.length) {
+        const labels = await frame.locator(".icicle .icicle-label").allInnerTexts();
+        for (const node of [tree[0], ...(tree[0].children ?? []).slice(0, 1)]) {
+            if (!labels.some((l) => normalise(l).startsWith(node.label))) throw new Error(`the drill-down lacks ${node.label}: ${labels}`);
+        }
+    }
     await frame.locator("#report > section > h2", { hasText: /^Top lines$/ }).scrollIntoViewIfNeeded();
     await screenshot("report-lines");
     await useTheme("light");
