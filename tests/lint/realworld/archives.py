@@ -1,0 +1,143 @@
+"""Published wheels pinned by file name and sha256, downloaded once with pip into a cache folder and read in place.
+
+A wheel is a zip of the package's files as released: pip fetches it by name and version without running anything
+from it (an sdist would run its build backend just to be downloaded, so the corpora take wheels only). The cache
+is ``$VRAMLENS_CORPUS_CACHE`` or ``.corpus-cache/`` at the repository's root; an archive already there with the
+right sha256 is used as it is, so repeated runs touch the network not at all.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+import zipfile
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+CACHE_ENV = "VRAMLENS_CORPUS_CACHE"
+REPO_ROOT = Path(__file__).resolve().parents[3]
+TRIES = 3
+PIP_TIMEOUT_S = 300
+
+# name-version(-build)?-python-abi-platform.whl (PEP 427)
+_WHEEL = re.compile(r"^(?P<name>[^-]+)-(?P<version>[^-]+)(-\d[^-]*)?-(?P<py>[^-]+)-(?P<abi>[^-]+)-(?P<plat>[^-]+)\.whl$")
+
+
+class DownloadError(Exception):
+    """A pinned archive could not be had: the index is unreachable, or it serves something else."""
+
+
+@dataclass(frozen=True)
+class Archive:
+    package: str
+    version: str
+    file: str  # the wheel's file name, as published
+    sha256: str
+
+    def __post_init__(self) -> None:
+        if not _WHEEL.match(self.file):
+            raise ValueError(f"{self.file}: not a wheel's file name (the corpora take wheels only)")
+        if not re.fullmatch(r"[0-9a-f]{64}", self.sha256):
+            raise ValueError(f"{self.file}: sha256 must be 64 hex digits")
+
+    @classmethod
+    def from_dict(cls, data: dict) -> Archive:
+        return cls(data["package"], data["version"], data["file"], data["sha256"])
+
+    def target_args(self) -> list[str]:
+        """pip's target options matching the wheel's own tags, so that pip picks this file on any machine."""
+        tags = _WHEEL.match(self.file)
+        assert tags is not None
+        python = sorted(tags["py"].split("."), key=lambda t: (len(t), t))[-1]  # the newest Python it names
+        implementation, digits = python[:2], python[2:]
+        version = digits[0] + ("." + digits[1:] if len(digits) > 1 else "")
+        return ["--only-binary", ":all:", "--implementation", implementation, "--python-version", version,
+                "--abi", tags["abi"].split(".")[-1], "--platform", tags["plat"].split(".")[-1]]
+
+
+def cache_dir() -> Path:
+    return Path(os.environ.get(CACHE_ENV) or REPO_ROOT / ".corpus-cache")
+
+
+def sha256_of(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def cached(archive: Archive, cache: Path) -> Path | None:
+    path = cache / archive.file
+    return path if path.is_file() and sha256_of(path) == archive.sha256 else None
+
+
+def _pip_download(archive: Archive, dest: Path) -> str:
+    """One ``pip download`` of exactly this file (``--require-hashes``); returns pip's last words on failure."""
+    requirement = dest / "requirement.txt"
+    requirement.write_text(f"{archive.package}=={archive.version} --hash=sha256:{archive.sha256}\n", encoding="utf-8")
+    command = [sys.executable, "-m", "pip", "download", "--no-deps", "--no-cache-dir", "--disable-pip-version-check",
+               "--quiet", "--retries", "2", "--timeout", "60", *archive.target_args(),
+               "--require-hashes", "-r", str(requirement), "-d", str(dest)]
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=PIP_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        return f"pip did not finish within {PIP_TIMEOUT_S} s"
+    if done.returncode == 0:
+        return ""
+    lines = [line for line in (done.stderr + done.stdout).splitlines() if line.strip() and "is ignored" not in line]
+    return lines[-1].strip() if lines else f"pip exited with {done.returncode}"
+
+
+def fetch(archive: Archive, cache: Path | None = None) -> Path:
+    """The archive's path in the cache, downloading it first when it is not there (TRIES attempts)."""
+    cache = cache or cache_dir()
+    if (path := cached(archive, cache)) is not None:
+        return path
+    cache.mkdir(parents=True, exist_ok=True)
+    why = ""
+    for attempt in range(TRIES):
+        if attempt:
+            time.sleep(2 * attempt)
+        with tempfile.TemporaryDirectory(dir=cache, prefix=".download-") as tmp:
+            why = _pip_download(archive, Path(tmp))
+            got = Path(tmp) / archive.file
+            if not why and not got.is_file():
+                why = f"pip saved {sorted(p.name for p in Path(tmp).glob('*.whl'))} instead"
+            elif not why and sha256_of(got) != archive.sha256:
+                why = "pip saved a file with another sha256"
+            if not why:
+                got.replace(cache / archive.file)  # atomic: a half-written archive is never seen in the cache
+                return cache / archive.file
+    raise DownloadError(f"{archive.file} could not be downloaded from the package index with pip after {TRIES} "
+                        f"tries ({why}); the real-code lint corpora need the index reachable once, then read "
+                        f"{cache} (set {CACHE_ENV} to use another folder)")
+
+
+def fetch_all(archives: list[Archive], cache: Path | None = None, workers: int = 4) -> dict[Archive, Path]:
+    """Every archive in the cache, the missing ones downloaded a few at a time."""
+    unique = list(dict.fromkeys(archives))
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        paths = list(pool.map(lambda a: fetch(a, cache), unique))
+    return dict(zip(unique, paths))
+
+
+def read_member(path: Path, member: str) -> bytes:
+    with zipfile.ZipFile(path) as wheel:
+        try:
+            return wheel.read(member)
+        except KeyError:
+            raise DownloadError(f"{path.name} has no {member}") from None
+
+
+def python_members(path: Path) -> dict[str, bytes]:
+    """Every ``.py`` file of the wheel by its path inside it."""
+    with zipfile.ZipFile(path) as wheel:
+        return {name: wheel.read(name) for name in sorted(wheel.namelist())
+                if name.endswith(".py") and not name.endswith("/")}
