@@ -1,9 +1,11 @@
-"""Published wheels pinned by file name and sha256, downloaded once with pip into a cache folder and read in place.
+"""Published archives pinned by file name and sha256, downloaded once with pip into a cache folder and read in place.
 
-A wheel is a zip of the package's files as released: pip fetches it by name and version without running anything
-from it (an sdist would run its build backend just to be downloaded, so the corpora take wheels only). The cache
-is ``$VRAMLENS_CORPUS_CACHE`` or ``.corpus-cache/`` at the repository's root; an archive already there with the
-right sha256 is used as it is, so repeated runs touch the network not at all.
+A wheel is a zip of the package's files as released, and pip fetches it by name and version without running
+anything from it; it is preferred. Releases published only as an sdist are downloaded as that: pip then prepares
+the sdist's metadata in an isolated build environment, as installing it would, which costs some seconds per
+archive. ``--require-hashes`` makes pip take exactly the pinned file. The cache is ``$VRAMLENS_CORPUS_CACHE`` or
+``.corpus-cache/`` at the repository's root; an archive already there with the right sha256 is used as it is, so
+repeated runs touch the network not at all.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import os
 import re
 import subprocess
 import sys
+import tarfile
 import tempfile
 import time
 import zipfile
@@ -27,6 +30,7 @@ PIP_TIMEOUT_S = 300
 
 # name-version(-build)?-python-abi-platform.whl (PEP 427)
 _WHEEL = re.compile(r"^(?P<name>[^-]+)-(?P<version>[^-]+)(-\d[^-]*)?-(?P<py>[^-]+)-(?P<abi>[^-]+)-(?P<plat>[^-]+)\.whl$")
+SDIST_SUFFIXES = (".tar.gz", ".zip", ".tar.bz2")
 
 
 class DownloadError(Exception):
@@ -37,12 +41,12 @@ class DownloadError(Exception):
 class Archive:
     package: str
     version: str
-    file: str  # the wheel's file name, as published
+    file: str  # the archive's file name, as published
     sha256: str
 
     def __post_init__(self) -> None:
-        if not _WHEEL.match(self.file):
-            raise ValueError(f"{self.file}: not a wheel's file name (the corpora take wheels only)")
+        if not (self.is_wheel or self.file.endswith(SDIST_SUFFIXES)):
+            raise ValueError(f"{self.file}: neither a wheel's nor an sdist's file name")
         if not re.fullmatch(r"[0-9a-f]{64}", self.sha256):
             raise ValueError(f"{self.file}: sha256 must be 64 hex digits")
 
@@ -50,10 +54,15 @@ class Archive:
     def from_dict(cls, data: dict) -> Archive:
         return cls(data["package"], data["version"], data["file"], data["sha256"])
 
+    @property
+    def is_wheel(self) -> bool:
+        return _WHEEL.match(self.file) is not None
+
     def target_args(self) -> list[str]:
-        """pip's target options matching the wheel's own tags, so that pip picks this file on any machine."""
+        """pip's options that pick this file on any machine: the wheel's own tags, or source only."""
         tags = _WHEEL.match(self.file)
-        assert tags is not None
+        if tags is None:
+            return ["--no-binary", ":all:"]
         python = sorted(tags["py"].split("."), key=lambda t: (len(t), t))[-1]  # the newest Python it names
         implementation, digits = python[:2], python[2:]
         version = digits[0] + ("." + digits[1:] if len(digits) > 1 else "")
@@ -82,7 +91,7 @@ def _pip_download(archive: Archive, dest: Path) -> str:
     """One ``pip download`` of exactly this file (``--require-hashes``); returns pip's last words on failure."""
     requirement = dest / "requirement.txt"
     requirement.write_text(f"{archive.package}=={archive.version} --hash=sha256:{archive.sha256}\n", encoding="utf-8")
-    command = [sys.executable, "-m", "pip", "download", "--no-deps", "--no-cache-dir", "--disable-pip-version-check",
+    command = [sys.executable, "-m", "pip", "download", "--no-deps", "--disable-pip-version-check",
                "--quiet", "--retries", "2", "--timeout", "60", *archive.target_args(),
                "--require-hashes", "-r", str(requirement), "-d", str(dest)]
     try:
@@ -109,7 +118,7 @@ def fetch(archive: Archive, cache: Path | None = None) -> Path:
             why = _pip_download(archive, Path(tmp))
             got = Path(tmp) / archive.file
             if not why and not got.is_file():
-                why = f"pip saved {sorted(p.name for p in Path(tmp).glob('*.whl'))} instead"
+                why = f"pip saved {sorted(p.name for p in Path(tmp).iterdir() if p.suffix != '.txt')} instead"
             elif not why and sha256_of(got) != archive.sha256:
                 why = "pip saved a file with another sha256"
             if not why:
@@ -128,16 +137,28 @@ def fetch_all(archives: list[Archive], cache: Path | None = None, workers: int =
     return dict(zip(unique, paths))
 
 
+def _members(path: Path, wanted) -> dict[str, bytes]:
+    """The archive's files whose path inside it passes ``wanted``."""
+    if path.suffix in (".whl", ".zip"):
+        with zipfile.ZipFile(path) as archive:
+            return {n: archive.read(n) for n in sorted(archive.namelist()) if not n.endswith("/") and wanted(n)}
+    with tarfile.open(path) as archive:
+        out = {}
+        for member in archive.getmembers():
+            if member.isfile() and wanted(member.name):
+                handle = archive.extractfile(member)
+                assert handle is not None
+                out[member.name] = handle.read()
+        return dict(sorted(out.items()))
+
+
 def read_member(path: Path, member: str) -> bytes:
-    with zipfile.ZipFile(path) as wheel:
-        try:
-            return wheel.read(member)
-        except KeyError:
-            raise DownloadError(f"{path.name} has no {member}") from None
+    found = _members(path, lambda name: name == member)
+    if member not in found:
+        raise DownloadError(f"{path.name} has no {member}")
+    return found[member]
 
 
 def python_members(path: Path) -> dict[str, bytes]:
-    """Every ``.py`` file of the wheel by its path inside it."""
-    with zipfile.ZipFile(path) as wheel:
-        return {name: wheel.read(name) for name in sorted(wheel.namelist())
-                if name.endswith(".py") and not name.endswith("/")}
+    """Every ``.py`` file of the archive by its path inside it (an sdist's paths start with its top folder)."""
+    return _members(path, lambda name: name.endswith(".py"))

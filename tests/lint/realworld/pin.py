@@ -1,10 +1,11 @@
-"""Pins the released corpora's wheels: records each archive's file name and sha256, and each codebase's counts.
+"""Pins the released corpora's archives: records each one's file name and sha256, and each codebase's counts.
 
     python tests/lint/realworld/pin.py [--check]
 
 A codebase in ``pypi/precision/codebases.json`` or a case in ``pypi/recall/*/case.json`` is added with its
 package and version (a case: ``buggy`` and ``fixed``, each with ``version`` and ``path``) and no ``file``; this
-script asks pip for that release's wheel (any platform's, when ``file`` names one to match), writes ``file`` and
+script asks pip for that release's wheel (any platform's, when ``file`` names one to match; its sdist when it
+has no wheel, or when ``file`` names an sdist), writes ``file`` and
 ``sha256``, and for a codebase the number of counted files and lines. Pinned entries are left as they are;
 ``--check`` downloads every pinned archive through the cache and checks the counts and paths instead.
 """
@@ -26,16 +27,20 @@ from realworld.precision import PYPI_PRECISION, ReleasedCodebase, load_released_
 
 
 def download_release(package: str, version: str, like: str = "") -> Path:
-    """The wheel pip picks for this interpreter (or with the tags of the file name ``like``), saved into the cache
-    under its own name."""
+    """The wheel pip picks for this interpreter (or the file matching the name ``like``), else the sdist, saved
+    into the cache under its own name."""
     cache = cache_dir()
     cache.mkdir(parents=True, exist_ok=True)
-    target = Archive(package, version, like, "0" * 64).target_args() if like else ["--only-binary", ":all:"]
-    with tempfile.TemporaryDirectory(dir=cache, prefix=".pin-") as tmp:
-        subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--quiet", *target,
-                        "--disable-pip-version-check", "-d", tmp, f"{package}=={version}"], check=True)
-        (wheel,) = Path(tmp).glob("*.whl")
-        return wheel.replace(cache / wheel.name)
+    targets = [Archive(package, version, like, "0" * 64).target_args()] if like else [
+        ["--only-binary", ":all:"], ["--no-binary", ":all:"]]
+    for target in targets:
+        with tempfile.TemporaryDirectory(dir=cache, prefix=".pin-") as tmp:
+            done = subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--quiet", *target,
+                                   "--disable-pip-version-check", "-d", tmp, f"{package}=={version}"])
+            saved = list(Path(tmp).iterdir())
+            if done.returncode == 0 and len(saved) == 1:
+                return saved[0].replace(cache / saved[0].name)
+    raise SystemExit(f"pip found no archive of {package}=={version}")
 
 
 def pin_release(entry: dict, package: str) -> bool:
