@@ -62,12 +62,13 @@ class Archive:
         """pip's options that pick this file on any machine: the wheel's own tags, or source only."""
         tags = _WHEEL.match(self.file)
         if tags is None:
-            return ["--no-binary", ":all:"]
+            return ["--no-binary", ":all:", "--ignore-requires-python"]
         python = sorted(tags["py"].split("."), key=lambda t: (len(t), t))[-1]  # the newest Python it names
         implementation, digits = python[:2], python[2:]
         version = digits[0] + ("." + digits[1:] if len(digits) > 1 else "")
         return ["--only-binary", ":all:", "--implementation", implementation, "--python-version", version,
-                "--abi", tags["abi"].split(".")[-1], "--platform", tags["plat"].split(".")[-1]]
+                "--abi", tags["abi"].split(".")[-1], "--platform", tags["plat"].split(".")[-1],
+                "--ignore-requires-python"]  # read, never installed: the release's own Python bounds do not apply
 
 
 def cache_dir() -> Path:
