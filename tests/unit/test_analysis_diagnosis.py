@@ -186,3 +186,21 @@ def test_cache_left_after_a_peak_is_explained_in_a_healthy_run():
     # what nvidia-smi shows after the run. That is the cache, not a leak.
     assert analysis.diagnosis.cause == "cached_not_leak"
     assert any("what nvidia-smi shows" in fact for fact in analysis.diagnosis.evidence)
+
+
+def test_a_model_built_layer_by_layer_is_setup_not_growth():
+    # Two allocating lines per iteration make the construction loop look like steps; every block is a
+    # parameter made in a module's constructor, so the rising floor is the model, not a leak.
+    from test_analysis_builder import SITE, frame
+
+    def init_stack(line):
+        return [frame(f"{SITE}/torch/nn/modules/linear.py", 106, "__init__"), frame("/srv/app/build.py", line, "<module>")]
+
+    builder = SnapshotBuilder().segment(0, 4096 * MIB)
+    for i in range(40):
+        builder.alloc(i * 64 * MIB, 48 * MIB, init_stack(5)).alloc(i * 64 * MIB + 48 * MIB, 16 * MIB, init_stack(6))
+    builder.oom(64 * MIB, 70 * GIB)
+    analysis = analyze(builder.snapshot(), capped_meta(2560 * MIB, 64 * MIB))
+    assert analysis.steps is not None and analysis.steps.setup_survivors > 0
+    assert analysis.diagnosis.cause == "working_set"
+    assert not any(line.growing for line in analysis.lines)

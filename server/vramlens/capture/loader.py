@@ -18,6 +18,7 @@ from pathlib import Path
 from vramlens.capture.census import load_census
 from vramlens.capture.errors import CaptureError
 from vramlens.capture.format import FORMAT_NAME, META_FILE, SNAPSHOT_FILE
+from vramlens.capture.notebook import check_notebook
 
 
 class _BuiltinsOnlyUnpickler(pickle.Unpickler):
@@ -108,6 +109,7 @@ def load_capture(path: str | Path) -> Capture:
             raise CaptureError(f"{meta_path} is damaged and cannot be read ({error}).") from None
         if not isinstance(meta, dict) or meta.get("format") != FORMAT_NAME:
             raise CaptureError(f"{meta_path} is not a capture written by vramlens.")
+        check_notebook(meta.get("notebook"), meta_path)
         censuses = {key: _census_beside(path, meta, key) for key in ("census", "peak_census")}
         snapshot_name = meta.get("snapshot", SNAPSHOT_FILE)
         if not snapshot_name or not (path / snapshot_name).is_file():

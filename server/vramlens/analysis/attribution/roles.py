@@ -191,7 +191,33 @@ def _holder_kind(container: dict) -> str:
     return kind if kind in ("list", "dict", "tuple", "attribute", "frame", "traceback", "set", "deque") else kind
 
 
+def _signature(census: dict, indices) -> Counter:
+    """(shape, dtype) -> bytes of the listed tensors: what a copy of the same weights would share."""
+    found: Counter = Counter()
+    for index in indices:
+        tensor = census["tensors"][index]
+        numel = 1
+        for size in tensor["shape"]:
+            numel *= size
+        found[(tuple(tensor["shape"]), tensor["dtype"])] += numel * tensor["element_size"]
+    return found
+
+
+def _copy_of(census: dict, indices: list[int], models: list[tuple[str, Counter]]) -> str | None:
+    """The model whose parameters a held group of tensors repeats, shape for shape (a state dict
+    loaded beside the model), when they cover most of both."""
+    held = _signature(census, indices)
+    total = sum(held.values())
+    for name, params in models:
+        overlap = sum(min(size, params[key]) for key, size in held.items() if key in params)
+        if total and overlap >= 0.5 * total and overlap >= 0.5 * sum(params.values()):
+            return name
+    return None
+
+
 def _holders(census: dict, owner_bytes: Counter, owner_lines: dict) -> list[Holder]:
+    models = [(_class_label(module), _signature(census, [item["tensor"] for item in module["parameters"]["listed"]]))
+              for module in census.get("modules") or () if module["parameters"]["listed"]]
     found = []
     for index, entry in enumerate(census.get("holders") or []):
         size = owner_bytes[("held", index)]
@@ -207,7 +233,7 @@ def _holders(census: dict, owner_bytes: Counter, owner_lines: dict) -> list[Hold
         found.append(Holder(root=root or container.get("type") or container.get("kind") or "?",
                             kind=_holder_kind(container), bytes=size, tensors=entry["tensors"]["count"],
                             length=container.get("length"), appended_at=appended, chain=chain,
-                            with_graph=with_graph if listed else None))
+                            with_graph=with_graph if listed else None, copy_of=_copy_of(census, listed, models)))
     for index, entry in enumerate(census.get("frame_locals") or []):
         size = owner_bytes[("frame_local", index)]
         if not size:
@@ -215,7 +241,8 @@ def _holders(census: dict, owner_bytes: Counter, owner_lines: dict) -> list[Hold
         where = f"{str(entry['filename']).replace(chr(92), '/').rsplit('/', 1)[-1]}:{entry.get('line')}"
         found.append(Holder(root=f"local {entry['name']} in {entry['function']} ({where})", kind="frame", bytes=size,
                             tensors=entry["tensors"]["count"], length=entry.get("length"),
-                            created_at=(entry["filename"], entry.get("line")) if entry.get("line") else None))
+                            created_at=(entry["filename"], entry.get("line")) if entry.get("line") else None,
+                            copy_of=_copy_of(census, entry["tensors"]["listed"], models)))
     for index, entry in enumerate(census.get("caches") or []):
         size = owner_bytes[("cache", index)]
         if size:

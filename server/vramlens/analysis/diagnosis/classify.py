@@ -193,8 +193,13 @@ def _growth_diagnosis(acc: Accounting, facts: RunFacts, frag: Diagnosis | None) 
     if holder is not None:
         evidence.append(_holder_sentence(holder))
     if growth.intended_cache:
-        evidence.insert(0, "A cache grew by one step's worth in every step, as designed (allocated by cache code, "
-                           f"e.g. a KV cache): {fmt(growth.cache)} of the growth was made there.")
+        steps_done = facts.steps.completed if facts.steps is not None else growth.steps_done
+        evidence.insert(0, f"KV cache (a cache growing as designed): +{fmt(growth.rate)} per step, "
+                           f"{fmt(growth.cache)} of it live {when} after {steps_done} step(s); it was allocated by "
+                           "cache code, so this is the working set of the generation, not a leak.")
+        if limit is not None and growth.rate > 0:
+            evidence.append(f"Packed, the {fmt(limit)} limit holds about {max(int((limit - growth.excess) // growth.rate), 0)} "
+                            "steps of this growth from an empty cache; more tokens or sequences need a smaller cache per step.")
         confidence = 0.8 if growth.intervals >= 3 else 0.6
         return Diagnosis("working_set", confidence, evidence, alternative=None if growth.intervals >= 3 else "retained_references")
     if growth.old:
@@ -291,7 +296,16 @@ def _working_set(acc: Accounting, lines: list[LineStat], facts: RunFacts) -> Dia
     roles = roles_evidence(facts, acc.moment)
     if roles:
         evidence.append(roles)
+    copy = _weights_copy(facts)
+    if copy is not None:
+        evidence.append(f"{copy.root} held {fmt(copy.bytes)} in {copy.tensors} tensor(s) shaped like {copy.copy_of}'s "
+                        "parameters: a second copy of the weights on the GPU (e.g. a checkpoint loaded onto the device).")
     return Diagnosis("working_set", confidence, evidence, alternative=alternative)
+
+
+def _weights_copy(facts: RunFacts):
+    census = facts.census
+    return next((holder for holder in (census.holders if census else ()) if holder.copy_of), None)
 
 
 def _completed(acc: Accounting, lines: list[LineStat], facts: RunFacts) -> Diagnosis:

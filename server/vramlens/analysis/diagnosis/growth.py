@@ -66,6 +66,9 @@ def growth_of(steps: StepModel | None, live_now: int) -> Growth | None:
     rise = floors[-1] - floors[0]
     if rise < max(MIN_RISE, MIN_RISE_SHARE * live_now) or rising < RISING_SHARE * len(changes):
         return None
+    carried = sum(steps.survivors_by_line.values())
+    if steps.setup_survivors > carried:
+        return None  # the floor rose with a model built (or a checkpoint loaded) step by step: setup, not growth
     completed = [step for step in steps.steps if step.complete]
     excess = max((step.peak_allocated - step.floor_allocated for step in completed[1:] or completed), default=0)
     carriers = sorted(steps.survivors_by_line.items(), key=lambda item: -item[1])

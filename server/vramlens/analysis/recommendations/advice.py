@@ -79,6 +79,13 @@ def _working_set(acc: Accounting, lines: list[LineStat], facts=None) -> list[Rec
         "These shrink the tensors that are live at the same time, which is what ran out.",
     ))
     recs += _by_role(acc, facts)
+    copy = next((h for h in (getattr(getattr(facts, "census", None), "holders", None) or ()) if h.copy_of), None)
+    if copy is not None:
+        recs.insert(0, Recommendation(
+            f"Load the checkpoint onto the CPU (torch.load(..., map_location=\"cpu\"), or mmap=True) and copy it into the "
+            f"model with load_state_dict, then drop it: {copy.root} kept a second copy of {copy.copy_of}'s weights on the GPU.",
+            f"{fmt(copy.bytes)} in {copy.tensors} tensor(s) had the shapes of the model's parameters.",
+        ))
     no_frame = next((l for l in lines if l.path is None and l.live_bytes > 0 and "autograd" in l.function), None)
     if no_frame and no_frame.share >= 0.2:
         recs.append(Recommendation(
@@ -106,19 +113,25 @@ def _fragmentation(acc: Accounting, settings: dict, expandable_on: bool, tried: 
     # PYTORCH_CUDA_ALLOC_CONF is read by every torch since 2.1; PYTORCH_ALLOC_CONF only by recent releases.
     recs = [_measured(item) for item in tried]
     if not expandable_on and not tried_knob(tried, "expandable_segments"):
+        command = experiment_command(meta, 'expandable_segments:True')
         recs.append(Recommendation(
             "As an experiment, rerun with PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True and measure it: "
-            f"`{experiment_command(meta, 'expandable_segments:True')}` records both runs.",
+            f"`{command}` records both runs.",
             "Expandable segments let the allocator grow one segment instead of leaving unusable holes; "
             "it often helps with fragmentation but is not guaranteed to.",
-            experiment=True,
+            experiment=True, command=command,
+            actions=[Action("compare", "Try expandable_segments",
+                            {"preset": "expandable_segments", "setting": "expandable_segments:True"})],
         ))
     if max_split_size(settings) is None and not tried_knob(tried, "max_split_size"):
+        command = experiment_command(meta, 'max_split_size_mb:256')
         recs.append(Recommendation(
             "As another experiment, try PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:256 (or a size near your large "
-            f"requests) and compare: `{experiment_command(meta, 'max_split_size_mb:256')}`.",
+            f"requests) and compare: `{command}`.",
             "It stops big cached blocks from being split for small requests, which can keep large holes usable.",
-            experiment=True,
+            experiment=True, command=command,
+            actions=[Action("compare", "Try max_split_size_mb:256",
+                            {"preset": "max_split_size", "setting": "max_split_size_mb:256"})],
         ))
     recs.append(Recommendation(
         "Allocate large, long-lived buffers once and early (or reuse them), and avoid interleaving "
@@ -232,12 +245,29 @@ def recommend(
 ) -> list[Recommendation]:
     """``meta`` (capture.json) gives the command an experiment reruns; ``facts`` (RunFacts) the step
     model, the growth and whether the run trained (advice about grad mode needs evidence of inference)."""
-    cause, tried = diagnosis.cause, tried or []
+    recs = _for_cause(diagnosis, acc, lines, settings, expandable_on, tried or [], meta or {}, facts)
+    plan = diagnosis.confirm
+    if plan is None:
+        return recs
+    confirm = Recommendation(
+        f"Measure before choosing the fix ({plan.question}): `{plan.command}`.",
+        plan.expectation, experiment=True, command=plan.command,
+        actions=[Action("confirm", "Confirm the diagnosis", {})],
+    )
+    # When the runner-up is close, deciding comes first; otherwise it is a check after the advice.
+    return [confirm] + recs if diagnosis.alternative or diagnosis.confidence < 0.75 else recs + [confirm]
+
+
+def _for_cause(diagnosis: Diagnosis, acc: Accounting, lines: list[LineStat], settings: dict, expandable_on: bool,
+               tried: list[Intervention], meta: dict, facts) -> list[Recommendation]:
+    cause = diagnosis.cause
     if cause == "working_set":
         # A live working set is not changed by allocator knobs; a failed experiment confirms it.
-        return _working_set(acc, lines, facts) + [_measured(item) for item in tried]
+        growth = getattr(facts, "growth", None)
+        cache = [_kv_cache(growth, meta)] if growth is not None and growth.intended_cache else []
+        return cache + _working_set(acc, lines, facts) + [_measured(item) for item in tried]
     if cause == "fragmentation":
-        return _fragmentation(acc, settings, expandable_on, tried, meta or {})
+        return _fragmentation(acc, settings, expandable_on, tried, meta)
     if cause == "retained_references":
         return _retained(lines, facts)
     if cause == "outside_allocator":
@@ -245,3 +275,13 @@ def recommend(
     if cause == "cached_not_leak":
         return _cached(acc)
     return []
+
+
+def _kv_cache(growth, meta: dict) -> Recommendation:
+    return Recommendation(
+        f"Size the cache for the whole generation: it grows by {fmt(growth.rate)} per decoding step, so fewer "
+        "sequences per batch or fewer new tokens shrink it in proportion; a quantized or offloaded cache "
+        "(transformers: cache_implementation=\"quantized\" or \"offloaded\") or a static cache allocated once are "
+        "the other levers.",
+        f"The cache held {fmt(growth.cache)} of what accumulated when the memory ran out, and it was still growing.",
+    )

@@ -139,17 +139,38 @@ def _survivors(model: StepModel, live: dict, current_start: int, trace: list, ca
         from_steps.add(bisect.bisect_right(starts, index))
         if second_start is None or index < second_start:
             continue
+        frames = trace[index].get("frames")
+        if _made_by_setup(frames):
+            model.setup_survivors += size  # a model built or a checkpoint loaded in a loop: not growth
+            continue
         key = acc[KEY]
         model.survivors_by_line[key] = model.survivors_by_line.get(key, 0) + size
         if previous_start is not None and index < previous_start:
             model.old_survivors += size
-        frames = trace[index].get("frames")
         if _made_by_cache_code(frames, calls):
             model.cache_survivors += size
         site = _site(frames)
         if site is not None:
             model.survivor_sites[site] = model.survivor_sites.get(site, 0) + size
     model.survivors, model.survivor_steps = total, len(from_steps)
+
+
+_SETUP_FUNCTIONS = {"__init__", "reset_parameters", "_apply", "to", "cuda", "to_empty", "_load_from_state_dict",
+                    "load_state_dict", "register_buffer", "register_parameter"}
+
+
+def _made_by_setup(frames: list | None) -> bool:
+    """Whether a block was made by building a model or loading a checkpoint: parameters created in
+    a module's constructor, moved by ``.to()`` / ``.cuda()``, or restored by ``torch.load``."""
+    for frame in frames or ():
+        filename = (frame.get("filename") or "").replace("\\", "/")
+        if "-packages/torch/" not in filename:
+            continue
+        if filename.endswith("torch/serialization.py"):
+            return True
+        if "/torch/nn/modules/" in filename and (frame.get("name") or "") in _SETUP_FUNCTIONS:
+            return True
+    return False
 
 
 def _site(frames: list | None) -> tuple | None:
