@@ -29,7 +29,8 @@ TRIES = 3
 PIP_TIMEOUT_S = 300
 
 # name-version(-build)?-python-abi-platform.whl (PEP 427)
-_WHEEL = re.compile(r"^(?P<name>[^-]+)-(?P<version>[^-]+)(-\d[^-]*)?-(?P<py>[^-]+)-(?P<abi>[^-]+)-(?P<plat>[^-]+)\.whl$")
+_WHEEL = re.compile(
+    r"^(?P<name>[^-]+)-(?P<version>[^-]+)(-\d[^-]*)?-(?P<py>[^-]+)-(?P<abi>[^-]+)-(?P<plat>[^-]+)\.whl$")
 SDIST_SUFFIXES = (".tar.gz", ".zip", ".tar.bz2")
 
 

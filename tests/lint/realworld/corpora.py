@@ -34,6 +34,7 @@ class ReleasedCorpus:
         return len(missing)
 
     def score(self, scratch: Path) -> tuple[list[sc.CodebaseResult], list[sc.CaseResult]]:
+        """Lints and scores everything; the archives are read in place, so ``scratch`` stays unused."""
         judged = load_judgments(self.table)
         results = [sc.lint_codebase(c, c.sources(self.cache), judged) for c in self.codebases]
         return results, [sc.score_case(case, self.cache) for case in self.cases]

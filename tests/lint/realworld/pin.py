@@ -5,9 +5,9 @@
 A codebase in ``pypi/precision/codebases.json`` or a case in ``pypi/recall/*/case.json`` is added with its
 package and version (a case: ``buggy`` and ``fixed``, each with ``version`` and ``path``) and no ``file``; this
 script asks pip for that release's wheel (any platform's, when ``file`` names one to match; its sdist when it
-has no wheel, or when ``file`` names an sdist), writes ``file`` and
-``sha256``, and for a codebase the number of counted files and lines. Pinned entries are left as they are;
-``--check`` downloads every pinned archive through the cache and checks the counts and paths instead.
+has no wheel, or when ``file`` names an sdist), writes ``file`` and ``sha256``, and for a codebase the number of
+counted files and lines. Pinned entries are left as they are; ``--check`` downloads every pinned archive
+through the cache and checks the counts and paths instead.
 """
 
 from __future__ import annotations
@@ -46,8 +46,8 @@ def download_release(package: str, version: str, like: str = "") -> Path:
 def pin_release(entry: dict, package: str) -> bool:
     if entry.get("sha256"):
         return False
-    wheel = download_release(package, entry["version"], entry.get("file", ""))
-    entry["file"], entry["sha256"] = wheel.name, sha256_of(wheel)
+    archive = download_release(package, entry["version"], entry.get("file", ""))
+    entry["file"], entry["sha256"] = archive.name, sha256_of(archive)
     return True
 
 
