@@ -149,6 +149,20 @@ def test_a_stale_cached_archive_is_downloaded_again_and_a_failing_index_is_one_c
     assert len(calls) == ar.TRIES
 
 
+def test_the_first_failed_download_stops_the_others(tmp_path, monkeypatch):
+    calls = []
+
+    def failing(archive, cache):
+        calls.append(archive.file)
+        raise ar.DownloadError(f"{archive.file} could not be downloaded")
+
+    monkeypatch.setattr(ar, "fetch", failing)
+    pins = [ar.Archive("pkg", f"1.{i}", f"pkg-1.{i}-py3-none-any.whl", "0" * 64) for i in range(20)]
+    with pytest.raises(ar.DownloadError, match="pkg-1.0-py3-none-any.whl"):
+        ar.fetch_all(pins, tmp_path, workers=2)
+    assert len(calls) < len(pins)
+
+
 def test_an_sdist_is_read_in_place(tmp_path):
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w:gz") as sdist:
@@ -217,10 +231,13 @@ def test_a_content_digest_changes_with_any_file():
 @pytest.fixture(scope="module")
 def released(tmp_path_factory):
     corpus = corpora.released_corpus()
+    failure = None
     try:
         corpus.download()
     except ar.DownloadError as err:
-        pytest.fail(str(err), pytrace=False)
+        failure = str(err)
+    if failure:  # outside the except block, so the sentence is all that is printed
+        pytest.fail(failure, pytrace=False)
     results, cases = corpus.score(tmp_path_factory.mktemp("released"))
     return results, sc.summarize_precision(results), sc.summarize_recall(cases), cases
 

@@ -134,9 +134,12 @@ def fetch(archive: Archive, cache: Path | None = None) -> Path:
 def fetch_all(archives: list[Archive], cache: Path | None = None, workers: int = 4) -> dict[Archive, Path]:
     """Every archive in the cache, the missing ones downloaded a few at a time."""
     unique = list(dict.fromkeys(archives))
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        paths = list(pool.map(lambda a: fetch(a, cache), unique))
-    return dict(zip(unique, paths))
+    pool = ThreadPoolExecutor(max_workers=workers)
+    try:
+        futures = {archive: pool.submit(fetch, archive, cache) for archive in unique}
+        return {archive: future.result() for archive, future in futures.items()}
+    finally:  # the first failure stops the rest: an unreachable index fails every archive alike
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 def _members(path: Path, wanted) -> dict[str, bytes]:
