@@ -5,7 +5,7 @@ import { toServerSettings } from "../src/core/serverSettings";
 test("defaults when nothing is set", () => {
     assert.deepEqual(toServerSettings({}), {
         interpreter: "", args: [], cwd: "", env: {}, memoryLimit: "", timeoutSeconds: 0,
-        stacks: "python", annotationStyle: "inlayHints", lint: {}, processesPerNode: 0, experimentRepeats: 3,
+        stacks: "python", annotationStyle: "endOfLine", lint: {}, processesPerNode: 0, experimentRepeats: 3,
     });
 });
 
@@ -40,7 +40,7 @@ test("values of the wrong type fall back to the defaults", () => {
     assert.deepEqual(settings.env, {});
     assert.equal(settings.timeoutSeconds, 0);
     assert.equal(settings.stacks, "python");
-    assert.equal(settings.annotationStyle, "inlayHints");
+    assert.equal(settings.annotationStyle, "endOfLine");
     assert.deepEqual(settings.lint, { ignore: ["VL2"] });
     assert.equal(settings.memoryLimit, "");
     assert.deepEqual(toServerSettings({ env: { A: { nested: 1 } } }).env, {});

@@ -62,7 +62,7 @@ export function toServerSettings(raw: RawSettings): ServerSettings {
         stacks: raw.stacks === "all" ? "all" : "python",
         annotationStyle: ANNOTATION_STYLES.includes(raw.annotationStyle as AnnotationStyle)
             ? (raw.annotationStyle as AnnotationStyle)
-            : "inlayHints",
+            : "endOfLine",
         lint,
         processesPerNode: Number.isInteger(raw.processesPerNode) && (raw.processesPerNode as number) >= 0 ? (raw.processesPerNode as number) : 0,
         experimentRepeats: repeatsSetting(raw.experimentRepeats),
