@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from realworld import scoring as sc
-from realworld.judgments import load_judgments
-from realworld.precision import load_codebases, unpack
+from realworld.judgments import GITHUB_TABLE, load_judgments
+from realworld.precision import load_commit_codebases, unpacked_sources
 from vramlens.cli import main
 from vramlens.lint import CHECKS, lint_source
 from vramlens.lint.catalog import MEASURED_ON_LINES, PRECISION_FLOOR, is_enabled
@@ -63,15 +63,16 @@ def test_the_cli_honours_the_gate(tmp_path, capsys):
 
 
 def test_the_measured_figures_are_those_of_the_judged_corpus():
-    codebases = load_codebases()
+    # The catalog's figures were measured on the commit corpus (tests/lint/realworld/github), built locally.
+    codebases = load_commit_codebases()
     if any(not c.archive.is_file() for c in codebases):
-        pytest.skip("the real-code corpus data is not built (tests/lint/realworld/README.md)")
-    judged = load_judgments()
+        pytest.skip("the commit corpus is not built here (tests/lint/realworld/github/README.md)")
+    judged = load_judgments(GITHUB_TABLE)
     tallies: dict[str, list[int]] = {}
     lines = 0
     with tempfile.TemporaryDirectory() as tmp:
         for codebase in (c for c in codebases if not c.held_out):
-            result = sc.lint_codebase(codebase, unpack(codebase, Path(tmp)), judged)
+            result = sc.lint_codebase(codebase, unpacked_sources(codebase, Path(tmp)), judged)
             lines += result.lines
             for f in result.findings:
                 true, count = tallies.setdefault(f.code, [0, 0])
