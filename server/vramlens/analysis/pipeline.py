@@ -12,9 +12,10 @@ from vramlens.analysis.diagnosis.classify import RunFacts, diagnose
 from vramlens.analysis.load.ending import no_oom_sentence, nothing_recorded, outcome_line, run_status
 from vramlens.analysis.load.interventions import read_interventions
 from vramlens.analysis.accounting.free_blocks import free_blocks_at_end, free_blocks_at_oom, largest_free
-from vramlens.analysis.model import Analysis, OomEvent, Timeline, TimelinePoint
+from vramlens.analysis.model import Analysis, OomEvent, PhaseMark, Timeline, TimelinePoint
 from vramlens.analysis.load.snapshot import (
     allocator_settings, block_frames, device_segments, device_trace, expandable_segments_on, pick_device, pool_for_request,
+    settle_skipped_actions,
 )
 from vramlens.analysis.recommendations.advice import recommend
 from vramlens.analysis.attribution.request_site import request_site, site_sentence
@@ -77,8 +78,9 @@ def _oldest_live_fractions(rep, keys: list) -> dict:
 def analyze_capture(capture: Capture, total_memory: int | None = None, source_root: str | None = None) -> Analysis:
     try:
         return _analyze(capture, total_memory, source_root)
-    except (KeyError, TypeError, AttributeError, IndexError) as error:
-        # A pickle of builtins that is shaped unlike any torch snapshot: say so instead of a traceback.
+    except (KeyError, TypeError, AttributeError, IndexError, ValueError, OverflowError, RecursionError) as error:
+        # The loader checked the shape (capture/snapshot_shape.py), so this is the last net for a Capture
+        # built by hand: a pickle of builtins shaped unlike any torch snapshot is said so, never a traceback.
         raise CaptureError(
             f"The snapshot's layout is not one this version understands ({type(error).__name__}: {error}); "
             "it may be damaged or come from an unsupported torch release."
@@ -112,7 +114,10 @@ def _analyze(capture: Capture, total_memory: int | None, source_root: str | None
     _check_usable(capture, trace)
     segments = device_segments(snapshot, device)
     settings = allocator_settings(snapshot, meta)
-    notes: list[str] = []
+    notes: list[str] = list(capture.notes)
+    trace_facts = capture.traces.get(device)
+    if trace_facts is not None:
+        notes += settle_skipped_actions(trace, trace_facts.actions, trace_facts.reused_addresses)
 
     recorded_root = meta.get("source_root")
     local_root = source_root or (recorded_root if recorded_root and os.path.isdir(recorded_root) else None)
@@ -183,4 +188,5 @@ def _analyze(capture: Capture, total_memory: int | None, source_root: str | None
         oom=oom, lines=lines, recommendations=recommendations, environment=environment,
         allocator_settings=settings, source_root=recorded_root, local_root=resolver.local_root, notes=notes,
         outcome_text=f"out of memory (request {fmt(request)})" if outcome == "oom" else outcome_line(outcome, meta, status),
+        phase_marks=[PhaseMark(mark.index, mark.time_us, mark.text) for mark in (trace_facts.annotations if trace_facts else [])],
     )

@@ -42,6 +42,8 @@ def timeline_series(analysis: Analysis, meta: dict) -> dict:
         return round((time_us - start_us) / 1e6, 6)
 
     oom_at = seconds(timeline.oom_time_us, timeline.oom_index) if timeline.oom_index is not None else None
+    marks = [{"time": seconds(mark.time_us, mark.index), "index": mark.index, "text": mark.text}
+             for mark in analysis.phase_marks]
     driver = []
     if start_us is not None:
         for sample in (meta.get("nvml") or {}).get("samples") or ():
@@ -56,6 +58,7 @@ def timeline_series(analysis: Analysis, meta: dict) -> dict:
         "driverUsed": driver,
         "oomAt": oom_at,
         "peakAt": seconds(timeline.peak_time_us, timeline.peak_index) if timeline.peak_index is not None else None,
+        "phaseMarks": marks,  # the user's phase marks (torch 2.14's annotate), in seconds like the rest
     }
 
 
