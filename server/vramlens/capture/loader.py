@@ -71,8 +71,8 @@ def _read_meta(meta_path: Path) -> tuple[dict, dict, list[str]]:
         reason = "it nests too deeply" if isinstance(error, RecursionError) else str(error)[:200]
         raise CaptureError(f"{meta_path} is damaged and cannot be read ({reason}).") from None
     if type(raw) is not dict:
-        raise CaptureError(f"{meta_path} is not a capture written by vramlens (it holds a {type(raw).__name__}, "
-                           "not a record).")
+        held = {list: "a list", str: "text", int: "a number", float: "a number", bool: "true or false"}.get(type(raw), "null")
+        raise CaptureError(f"{meta_path} is not a capture written by vramlens (it holds {held}, not a record).")
     if raw.get("format") != FORMAT_NAME:
         raise CaptureError(f"{meta_path} is not a capture written by vramlens.")
     meta, notes = check_meta(raw)

@@ -25,8 +25,12 @@ SIZE_LIMIT = 1 << 56  # 64 PiB: more than any device; a larger "size" is damage
 ADDRESS_LIMIT = 1 << 64
 TIME_LIMIT = 1 << 63
 MAX_STACK = 2048  # frames kept per stack, innermost first (torch lists the innermost frame first)
-FRAME_REFS_PER_BYTE = 4
-FRAME_REFS_FLOOR = 4_000_000
+FRAME_REFS_PER_BYTE = 1
+FRAME_REFS_FLOOR = 1_000_000
+# A trace entry, a segment or a block costs a real pickle 40 bytes or more; one object referenced
+# again costs two. Records beyond one per 8 bytes of the file are a shared object repeated.
+RECORDS_PER_BYTE = 1 / 8
+RECORDS_FLOOR = 100_000
 MAX_ANNOTATIONS = 10_000
 MAX_ANNOTATION_TEXT = 500
 
@@ -80,8 +84,11 @@ def _type_name(value) -> str:
 class _Checker:
     def __init__(self, name: str, file_size: int):
         self.name = name
+        self.file_size = file_size
         self.frame_refs = 0
         self.frame_budget = FRAME_REFS_PER_BYTE * file_size + FRAME_REFS_FLOOR
+        self.records = 0
+        self.record_budget = int(RECORDS_PER_BYTE * file_size) + RECORDS_FLOOR
         self.stacks: dict[int, list] = {}  # id of a checked stack -> the list to use (itself, or cut)
         self.replacements: dict[int, list] = {}  # id of a stack replaced by a checked copy -> the copy
         self.keep_alive: list = []  # the stacks replaced: their ids stay theirs while they live
@@ -102,6 +109,14 @@ class _Checker:
         if self.frame_refs > self.frame_budget:
             raise self.too_many_frame_refs()
         return known
+
+    def count_records(self, count: int, what: str) -> None:
+        self.records += count
+        if self.records > self.record_budget:
+            raise CaptureError(
+                f"{self.name} is not a snapshot this version can analyse in bounded time: it lists {self.records:,} "
+                f"{what} and other records in a file of {self.file_size:,} bytes (a recorded snapshot takes 40 bytes "
+                "or more for each; records repeated this way are made, not recorded).")
 
     def too_many_frame_refs(self) -> CaptureError:
         return CaptureError(
@@ -135,6 +150,7 @@ class _Checker:
         if not trace:
             result.traces[device] = TraceFacts()
             return trace
+        self.count_records(len(trace), "trace entries")
         if set(map(type, trace)) != {dict}:
             self._explain(trace, where)
         actions = list(map(dict.get, trace, repeat("action")))
@@ -228,12 +244,12 @@ class _Checker:
             action = entry.get("action")
             if type(action) is not str:
                 raise self.damaged(here, "has no action")
-            for key, limit in (("addr", None), ("size", SIZE_LIMIT)):
+            for key, word, limit in (("addr", "address", None), ("size", "size", SIZE_LIMIT)):
                 value = entry.get(key)
                 if value is None and action in MEMORY_ACTIONS:
-                    raise self.damaged(f"{here} ({action})", f"has no {key}")
+                    raise self.damaged(f"{here} ({action})", f"has no {word}")
                 if value is not None and (type(value) is not int or limit and not 0 <= value < limit):
-                    raise self.damaged(f"{here} ({action})", f"has a {key} that is not a sane whole number")
+                    raise self.damaged(f"{here} ({action})", f"has a {word} that is not a sane whole number")
             time_us = entry.get("time_us")
             if time_us is not None and (type(time_us) is not int or not 0 <= time_us < TIME_LIMIT):
                 raise self.damaged(here, "has a time that is not whole microseconds")
@@ -252,6 +268,7 @@ class _Checker:
             segments = list(segments)
         if type(segments) is not list:
             raise self.damaged("its segments", f"are a {_type_name(segments)}, not a list")
+        self.count_records(len(segments), "segments")
         for number, segment in enumerate(segments):
             where = f"segment {number}"
             if type(segment) is not dict:
@@ -280,6 +297,7 @@ class _Checker:
                 blocks = segment["blocks"] = list(blocks)
             if type(blocks) is not list:
                 raise self.damaged(where, f"has blocks that are a {_type_name(blocks)}, not a list")
+            self.count_records(len(blocks), "blocks")
             for position, block in enumerate(blocks):
                 self.block(block, f"block {position} of {where}")
         return segments

@@ -44,6 +44,16 @@ def _cyclic_gc_paused():
             gc.enable()
 
 
+class _Source:
+    """The bytes as the unpickler reads them: ``read`` and ``readline`` only. Without ``readinto`` it
+    never lends a buffer it made for a length the file claims (CPython then reports a buffer freed
+    while exported); a read past the end is short, so the length is "truncated"."""
+
+    def __init__(self, data: bytes):
+        stream = io.BytesIO(data)
+        self.read, self.readline = stream.read, stream.readline
+
+
 def check_protocol(head: bytes, name: str) -> None:
     if len(head) < 2 or head[0] != 0x80 or head[1] < 2:
         raise CaptureError(f"{name} is not a PyTorch memory snapshot (not a pickle of protocol 2 or newer).")
@@ -67,7 +77,7 @@ def unpickle_snapshot(data: bytes, name: str) -> object:
     failure: BaseException | None = None
     with _cyclic_gc_paused(), memory_ceiling(allowance):
         try:
-            return _BuiltinsOnlyUnpickler(io.BytesIO(data)).load()
+            return _BuiltinsOnlyUnpickler(_Source(data)).load()
         except CaptureError:
             raise
         except (Exception, MemoryError, RecursionError) as error:  # noqa: BLE001 - every opcode's failure is damage
