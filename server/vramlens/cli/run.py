@@ -11,6 +11,7 @@ from vramlens.capture.errors import CaptureError
 from vramlens.runner import RunOptions
 from vramlens.runner.experiment import run_with_experiments
 from vramlens.runner.torchrun import run_torchrun, split_torchrun_command
+from vramlens.safe_text import one_line
 from vramlens.units import parse_size_or_fraction
 
 
@@ -74,11 +75,11 @@ def _positive_float(text: str) -> float:
 def _announce(script: Path, through_torchrun: bool):
     def on_start(pid: int) -> None:
         if through_torchrun:
-            print(f"vramlens: running {script} through torchrun (PID {pid}); Ctrl-C ends every rank with "
-                  "their captures kept.", file=sys.stderr)
+            print(one_line(f"vramlens: running {script} through torchrun (PID {pid}); Ctrl-C ends every rank with "
+                           "their captures kept."), file=sys.stderr)
             return
-        print(f"vramlens: running {script} (PID {pid}); `kill -USR1 {os.getpid()}` writes a capture "
-              "without stopping it, Ctrl-C ends it with the capture kept.", file=sys.stderr)
+        print(one_line(f"vramlens: running {script} (PID {pid}); `kill -USR1 {os.getpid()}` writes a capture "
+                       "without stopping it, Ctrl-C ends it with the capture kept."), file=sys.stderr)
     return on_start
 
 
@@ -95,7 +96,7 @@ def handle(args: argparse.Namespace) -> int:
         try:
             torchrun_options, script, script_args = split_torchrun_command(args.torchrun)
         except ValueError as error:
-            print(f"vramlens: {error}.", file=sys.stderr)
+            print(f"vramlens: {one_line(error)}.", file=sys.stderr)
             return 2
     else:
         command = split_command(args.command)
@@ -108,7 +109,7 @@ def handle(args: argparse.Namespace) -> int:
         try:
             limit_bytes, limit_fraction = parse_size_or_fraction(args.memory_limit)
         except ValueError as error:
-            print(f"vramlens: --memory-limit {error}.", file=sys.stderr)
+            print(f"vramlens: --memory-limit {one_line(error)}.", file=sys.stderr)
             return 2
     options = RunOptions(
         script=script,
@@ -131,12 +132,12 @@ def handle(args: argparse.Namespace) -> int:
         else:
             result, trials = run_with_experiments(options, args.try_alloc_conf)
     except CaptureError as error:
-        print(f"vramlens: {error}", file=sys.stderr)
-        return 2
+        print(f"vramlens: {one_line(error)}", file=sys.stderr)
+        return getattr(error, "exit_code", None) or 2
     written = "ranks' captures written to" if torchrun_options is not None else "capture written to"
-    print(f"vramlens: {result.status}; {written} {result.capture_dir}", file=sys.stderr)
+    print(one_line(f"vramlens: {result.status}; {written} {result.capture_dir}"), file=sys.stderr)
     for setting, trial in zip(args.try_alloc_conf, trials):
-        print(f"vramlens: with {setting}: {trial.status}; capture written to {trial.capture_dir}", file=sys.stderr)
+        print(one_line(f"vramlens: with {setting}: {trial.status}; capture written to {trial.capture_dir}"), file=sys.stderr)
     if args.analyze:
         from vramlens.cli import main as cli_main
 

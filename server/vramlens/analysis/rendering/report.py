@@ -6,6 +6,7 @@ from vramlens.analysis.load.ending import SNAPSHOT, moment_words
 from vramlens.analysis.load.interventions import read_interventions
 from vramlens.analysis.model import Analysis
 from vramlens.analysis.load.run_settings import run_settings
+from vramlens.safe_text import one_line
 from vramlens.units import format_bytes as fmt
 
 UNKNOWN = "unknown (the capture does not show it)"
@@ -87,7 +88,7 @@ def _failure(analysis: Analysis, meta: dict) -> list[str]:
         out.append(f"Status `{status}`{code}: {analysis.outcome_text}.")
     exception = meta.get("exception") or {}
     if exception.get("traceback"):
-        out += ["", "```", exception["traceback"].rstrip(), "```"]
+        out += ["", "```", *exception["traceback"].rstrip().replace("```", "'''").splitlines(), "```"]
     elif exception.get("message"):
         out += ["", f"> {exception.get('type', 'Exception')}: {exception['message']}"]
     return out + [""]
@@ -182,4 +183,5 @@ def build_report(analysis: Analysis, meta: dict, svg_name: str | None, title: st
     out += ["", f"Peak allocated {fmt(analysis.timeline.peak_allocated)} at trace entry {analysis.timeline.peak_index}; "
             f"{analysis.timeline.entries} entries recorded."]
     out += [f"> Note: {note}" for note in analysis.notes]
-    return "\n".join(out) + "\n"
+    # One row, one line: nothing from the capture adds a line (a forged heading) or a control sequence.
+    return "\n".join(map(one_line, out)) + "\n"
