@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from vramlens.safe_text import one_line
 from vramlens.analysis.model import Analysis, LineStat
 from vramlens.units import format_bytes as fmt
 
@@ -45,7 +46,7 @@ def hint_text(line: LineStat, moment: str) -> str:
 
 def hover_markdown(line: LineStat, moment: str) -> str:
     """Live and total bytes, count, growth, the largest blocks and the call path into torch."""
-    where = f"{line.label} in `{line.function}`"
+    where = f"{one_line(line.label)} in `{one_line(line.function).replace('`', chr(39))}`"
     out = [f"**VRAM Lens** — {where}", ""]
     out.append(f"- **{fmt(line.live_bytes)}** {_MOMENT_LIVE.get(moment, 'live')} ({line.share:.0%} of live bytes), "
                f"in {line.live_blocks} block{'' if line.live_blocks == 1 else 's'}")
@@ -61,7 +62,7 @@ def hover_markdown(line: LineStat, moment: str) -> str:
     if largest:
         out.append("- largest blocks: " + ", ".join(f"{fmt(size)} ×{count}" for size, count in largest))
     if line.call_path:
-        out += ["", "Call path into torch:", "", "```text", *line.call_path, "```"]
+        out += ["", "Call path into torch:", "", "```text", *(one_line(step).replace("`", "'") for step in line.call_path), "```"]
     return "\n".join(out)
 
 
