@@ -61,6 +61,20 @@ class VramLensProtocol(LanguageServerProtocol):
         command_params.set(params)
         return (yield from super().lsp_workspace__execute_command(params))
 
+    @lsp_method(types.SHUTDOWN)
+    def lsp_shutdown(self, *args):
+        """pygls' own, but cancelling the other requests over a copy of their table: a cancelled
+        request's callback removes it from the table, and pygls' loop over the table itself then
+        fails, answering shutdown with an internal error."""
+        if (user_handler := self.fm.features.get(types.SHUTDOWN)) is not None:
+            yield user_handler, args, None
+        current_id = self.msg_id
+        for msg_id, future in list(self._request_futures.items()):
+            if msg_id != current_id and not future.done():
+                future.cancel()
+        self._shutdown = True
+        return None
+
     def _handle_cancel_notification(self, msg_id) -> None:
         """A command that ends its work cleanly on cancellation (the run keeps its capture) is told
         so and answers with its own result; any other request is cancelled as pygls does."""

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
 import sys
 import threading
 
@@ -56,8 +57,18 @@ async def _serve(server, stdin) -> None:
         frames.problems.clear()
 
 
+def _reader(stdin):
+    """Read straight from the descriptor: a daemon thread blocked in a buffered reader holds its
+    lock, and the interpreter aborts at exit when it cannot take it."""
+    try:
+        fd = stdin.fileno()
+    except (AttributeError, OSError, ValueError):
+        return getattr(stdin, "read1", stdin.read)
+    return lambda size: os.read(fd, size)
+
+
 def _read_stdin(stdin, loop: asyncio.AbstractEventLoop, chunks: asyncio.Queue) -> None:
-    read = getattr(stdin, "read1", stdin.read)
+    read = _reader(stdin)
     while True:
         try:
             data = read(CHUNK)
