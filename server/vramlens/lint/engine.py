@@ -18,7 +18,8 @@ from .missing_no_grad import MissingNoGrad
 from .oom_retry_in_except import OomRetryInExcept
 from .retain_graph_in_loop import RetainGraphInLoop
 from .retained_graph import RetainedGraph
-from .source import decode_source
+from .source import decode_source, parse_failure, read_source, too_large, unreadable
+from vramlens.regular_files import FileProblem
 from .walker import LintContext, Walker
 
 _SKIPPED_FOLDERS = {".git", ".hg", ".venv", "venv", "env", "__pycache__", "node_modules", ".tox", ".mypy_cache", "site-packages", "build", "dist"}
@@ -41,6 +42,9 @@ def parse(text: str) -> ast.Module:
 
 def lint_source(text: str, path: str = "<source>", select: list[str] | None = None, ignore: list[str] | None = None) -> list[Finding]:
     """All enabled findings for one file's text, sorted by position. Never raises on bad input."""
+    large = too_large(len(text))
+    if large:
+        return [parse_error(path, large)]
     # The tree and everything built from it hold no reference cycles and are freed by reference counting;
     # cyclic collections while they are built would only traverse them again and again (a fifth of the time).
     collecting = gc.isenabled()
@@ -55,10 +59,8 @@ def lint_source(text: str, path: str = "<source>", select: list[str] | None = No
 def _lint_source(text: str, path: str, select: list[str] | None, ignore: list[str] | None) -> list[Finding]:
     try:
         tree = parse(text)
-    except SyntaxError as error:
-        return [parse_error(path, f"cannot parse this file: {error.msg} (line {error.lineno}); nothing else was checked.", error.lineno or 1, (error.offset or 1) - 1)]
-    except (ValueError, RecursionError, MemoryError) as error:
-        return [parse_error(path, f"cannot parse this file: {error}; nothing else was checked.")]
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as error:
+        return [parse_error(path, *parse_failure(error))]
     ctx = None
     try:
         ctx = LintContext(path, text, tree, gather_facts(tree))
@@ -75,18 +77,22 @@ def _lint_source(text: str, path: str, select: list[str] | None, ignore: list[st
 
 
 def lint_bytes(data: bytes, path: str, select: list[str] | None = None, ignore: list[str] | None = None) -> list[Finding]:
+    large = too_large(len(data))
+    if large:
+        return [parse_error(path, large)]
     decoded = decode_source(data)
     findings = lint_source(decoded.text, path, select, ignore)
     if decoded.problem and not any(f.code == "VL000" for f in findings):
-        findings.insert(0, parse_error(path, f"this file contains {decoded.problem}; they were replaced before checking."))
+        findings.insert(0, parse_error(path, f"this file {decoded.problem}."))
     return findings
 
 
 def lint_file(path: str | os.PathLike, select: list[str] | None = None, ignore: list[str] | None = None) -> list[Finding]:
+    """Findings of one file; one that cannot be read (a FIFO, a device, a dangling link, too large) says so."""
     try:
-        data = Path(path).read_bytes()
-    except OSError as error:
-        return [parse_error(str(path), f"cannot read this file: {error.strerror or error}.")]
+        data = read_source(path)
+    except FileProblem as problem:
+        return [parse_error(str(path), unreadable(problem))]
     return lint_bytes(data, str(path), select, ignore)
 
 
