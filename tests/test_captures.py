@@ -177,11 +177,12 @@ def test_status_is_the_recorded_one_and_a_raw_dump_is_a_snapshot():
     assert not any("completed" in fact for fact in dump.diagnosis.evidence)
 
 
-def test_inference_server_is_told_to_turn_grad_mode_off_first():
+def test_inference_server_is_offered_grad_mode_off():
     for name in ("server_dump.pickle", "retained_references"):  # both only run forward passes
         analysis = analyze_fixture(name)
-        assert "torch.inference_mode()" in analysis.recommendations[0].action, name
-        assert ".detach()" in analysis.recommendations[1].action, name
+        assert analysis.mode == "inference", name
+        assert any("torch.inference_mode()" in r.action for r in analysis.recommendations[:2]), name
+        assert any(".detach()" in r.action for r in analysis.recommendations[:3]), name
 
 
 def test_outside_allocator_numbers_add_up_in_the_evidence():

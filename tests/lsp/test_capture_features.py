@@ -77,7 +77,7 @@ async def test_open_capture_shows_hints_hover_lens_and_the_oom_diagnostic(client
     value = hover.contents.value
     assert "**2.63 GiB** live at the OOM" in value
     assert "2.63 GiB allocated over the recorded history, in 57 allocations" in value
-    assert "floor rose by 2.28 GiB" in value
+    assert "growing: it holds 2.39 GiB that accumulated across steps" in value
     assert "64.00 MiB ×37, 32.00 MiB ×1, 16.00 MiB ×18" in value  # largest blocks first
     assert "retained_references.py:20 evaluate\ntorch/nn/modules/module.py:1779 _wrapped_call_impl" in value
     assert await _hover(client, uri, APPEND) is None  # no figure on a line that allocated nothing
@@ -105,7 +105,7 @@ async def test_retained_graph_finding_carries_the_measured_growth(client: Langua
     finding = {d.code: d for d in client.diagnostics[uri]}["VL102"]
     assert finding.range.start.line == APPEND
     assert finding.message.startswith(before["VL102"].message)
-    assert finding.message.endswith("Measured: lines 19, 20 of this loop grew by 2.55 GiB across the run (2.92 GiB live).")
+    assert finding.message.endswith("Measured: lines 19, 20 of this loop grew by 2.66 GiB across the run (2.92 GiB live).")
 
 
 @pytest.mark.asyncio

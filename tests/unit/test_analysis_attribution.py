@@ -3,7 +3,6 @@
 from test_analysis_builder import MIB, ROOT, SITE, SnapshotBuilder, frame, user_stack
 
 from vramlens.analysis import analyze_capture
-from vramlens.analysis.attribution.lines import growth_of
 from vramlens.analysis.model import NO_FRAME_FUNCTION
 from vramlens.analysis.load.sources import LIBRARY, NATIVE, USER, SourceResolver, frame_kind
 from vramlens.capture import Capture
@@ -67,13 +66,6 @@ def test_growth_is_detected_for_the_line_whose_memory_is_kept():
     by_line = {line.line: line for line in analyze(leaky_loop().snapshot()).lines}
     assert by_line[21].growing and by_line[21].growth_bytes > 100 * MIB
     assert not by_line[20].growing
-
-
-def test_growth_needs_three_rising_points_spread_over_the_run():
-    assert growth_of([0, 1 * MIB, 2 * MIB, 3 * MIB, 4 * MIB, None, None, None]) == (True, 4 * MIB)
-    assert growth_of([0, 4 * MIB, 2 * MIB, 6 * MIB, 8 * MIB, 9 * MIB, 10 * MIB, 12 * MIB])[0] is False  # falls once
-    assert growth_of([0, 8 * MIB, None, None, None, None, None, None])[0] is False  # a burst at the start
-    assert growth_of([0, 0, 0, 0, 0, 0, 0, 0])[0] is False
 
 
 def test_frame_kinds():

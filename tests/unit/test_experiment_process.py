@@ -119,3 +119,30 @@ def test_cancelling_keeps_what_was_measured(tmp_path, monkeypatch):
     assert data["stopped"] == "The experiment was cancelled; the runs finished so far are kept."
     assert [len(variant["runs"]) for variant in data["variants"]] == [1, 1]
     assert seen[0] == "Run 1/4: baseline (repeat 1/2)"
+
+
+def test_run_confirm_measures_the_runner_up_and_records_the_verdict(tmp_path):
+    write(tmp_path, "grow.py", GROW)
+    run = vramlens("run", "--confirm", "-o", tmp_path / "cap", "--memory-limit", "1GiB", "grow.py", "--batch-size", "100",
+                   cwd=tmp_path, timeout=120)
+    assert run.returncode == 1, run.stderr  # the script's own exit code: it ran out of memory
+    assert "Confirmed by measurement: with half the batch the run fitted" in run.stderr
+    meta = json.loads((tmp_path / "cap" / "capture.json").read_text())
+    record = meta["confirmation"]
+    assert record["variants"] == [{"kind": "argument", "flag": "--batch-size", "value": "50"}]
+    assert record["baseline"]["oom"] is True and record["variant"]["oom"] is False
+    assert record["result"]["verdict"] == "confirmed"
+    analysed = json.loads(vramlens("analyze", "--json", tmp_path / "cap", cwd=tmp_path).stdout)
+    assert analysed["measured"].startswith("Confirmed by measurement") and analysed["confirm"] is None
+    assert analysed["confidence"] >= 0.9
+
+
+def test_a_measurement_that_contradicts_the_diagnosis_revises_it(tmp_path):
+    # Half the bytes per sample under expandable segments (the stand-in's way of "the setting helped"):
+    # a diagnosis of working set whose confirming run is the allocator experiment gets revised.
+    write(tmp_path, "grow.py", GROW.replace("'--batch-size'", "'--items'").replace("args.batch_size", "args.items"))
+    run = vramlens("run", "--confirm", "-o", tmp_path / "cap", "--memory-limit", "1GiB", "grow.py", "--items", "100",
+                   cwd=tmp_path, timeout=120)
+    assert "Revised by measurement to fragmentation" in run.stderr, run.stderr
+    analysed = json.loads(vramlens("analyze", "--json", tmp_path / "cap", cwd=tmp_path).stdout)
+    assert analysed["cause"] == "fragmentation" and analysed["measured"].startswith("Revised by measurement")

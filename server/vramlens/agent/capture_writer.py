@@ -14,16 +14,21 @@ import tempfile
 
 META_FILE = "capture.json"
 SNAPSHOT_FILE = "snapshot.pickle"
+CENSUS_FILE = "census.json"
+PEAK_CENSUS_FILE = "census-peak.json"
 FORMAT_NAME = "vramlens-capture"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: census.json and census-peak.json
 
 
-def write_json_atomically(path: str, data: dict) -> None:
+def write_json_atomically(path: str, data: dict, compact: bool = False) -> None:
     directory = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", dir=directory)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as out:
-            json.dump(data, out, indent=2, sort_keys=True, default=str)
+            if compact:  # a census lists thousands of tensors: one line, no padding
+                json.dump(data, out, separators=(",", ":"), default=str)
+            else:
+                json.dump(data, out, indent=2, sort_keys=True, default=str)
             out.write("\n")
             out.flush()
             os.fsync(out.fileno())
@@ -35,8 +40,10 @@ def write_json_atomically(path: str, data: dict) -> None:
         raise
 
 
-def write_capture(final_dir: str, meta: dict, snapshot: dict | None) -> None:
-    """Write capture.json (+ snapshot.pickle, as torch's _dump_snapshot does) and publish the folder."""
+def write_capture(final_dir: str, meta: dict, snapshot: dict | None, census: dict | None = None,
+                  peak_census: dict | None = None) -> None:
+    """Write capture.json (+ snapshot.pickle, as torch's _dump_snapshot does, + the censuses) and
+    publish the folder."""
     parent = os.path.dirname(os.path.abspath(final_dir))
     os.makedirs(parent, exist_ok=True)
     staging = tempfile.mkdtemp(prefix="." + os.path.basename(final_dir) + ".staging-", dir=parent)
@@ -51,6 +58,10 @@ def write_capture(final_dir: str, meta: dict, snapshot: dict | None) -> None:
             meta["snapshot"] = SNAPSHOT_FILE
         else:
             meta["snapshot"] = None
+        for key, name, data in (("census", CENSUS_FILE, census), ("peak_census", PEAK_CENSUS_FILE, peak_census)):
+            if data is not None:
+                write_json_atomically(os.path.join(staging, name), data, compact=True)
+            meta[key] = name if data is not None else None
         write_json_atomically(os.path.join(staging, META_FILE), meta)
         _publish(staging, final_dir)
     except BaseException:

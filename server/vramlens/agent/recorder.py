@@ -15,17 +15,19 @@ class OomRecord:
     def __init__(self):
         self.latest: dict | None = None
         self.snapshot: dict | None = None
+        self.census: dict | None = None  # the census of the latest OOM, or None
         self.count = 0
 
 
 class Recorder:
-    def __init__(self, torch, device: int, stacks: str, max_entries: int, on_oom_sample):
+    def __init__(self, torch, device: int, stacks: str, max_entries: int, on_oom_sample, on_oom_census=None):
         self.torch = torch
         self.device = device
         self.stacks = stacks
         self.max_entries = max_entries
         self.oom = OomRecord()
         self._on_oom_sample = on_oom_sample  # (phase) -> in-process NVML sample or None
+        self._on_oom_census = on_oom_census  # () -> the census at this moment, or None
 
     def start(self) -> None:
         torch = self.torch
@@ -58,6 +60,8 @@ class Recorder:
             self.oom.snapshot = cuda.memory._snapshot()
         except Exception:
             self.oom.snapshot = None
+        # After the snapshot, so that the walk over the objects changes nothing it shows.
+        self.oom.census = self._on_oom_census() if self._on_oom_census else None
 
     def snapshot_now(self) -> dict | None:
         try:

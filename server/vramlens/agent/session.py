@@ -16,6 +16,8 @@ import time
 
 from . import distributed, environment, live_status, tracebacks
 from .capture_writer import write_capture, write_json_atomically
+from .frame_names import frame_names
+from .census_moments import CensusMoments, PeakWatch
 from .nvml_probe import NvmlProbe
 from .recorder import Recorder
 from .runner_link import RunnerLink
@@ -41,6 +43,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--memory-limit-fraction", type=float)
     parser.add_argument("--memory-limit-text")
     parser.add_argument("--source-root")
+    parser.add_argument("--no-census", dest="census", action="store_false", help="record no tensor census")
     parser.add_argument("--per-rank", action="store_true", help="write into CAPTURE/rank-<RANK> (under torchrun)")
     parser.add_argument("script")
     parser.add_argument("args", nargs=argparse.REMAINDER)
@@ -56,6 +59,8 @@ class Session:
         self.nvml = NvmlProbe()
         self.torch = None
         self.recorder: Recorder | None = None
+        self.censuses: CensusMoments | None = None
+        self.peak_watch: PeakWatch | None = None
         self.exception: BaseException | None = None
         self.exception_epoch: float | None = None
         self.env_at_start = environment.allocator_env()
@@ -75,7 +80,8 @@ class Session:
             "cwd": os.getcwd(),
             "source_root": os.path.abspath(options.source_root or os.path.dirname(self.script)),
             "python": environment.python_facts(),
-            "recording": {"stacks": options.stacks, "max_entries": options.max_entries, "context": "all"},
+            "recording": {"stacks": options.stacks, "max_entries": options.max_entries, "context": "all",
+                          "census": options.census},
             "memory_limit": None,
             "environment": {"alloc_env": self.env_at_start},
             "nvml_agent": {"available": self.nvml.error is None, "error": self.nvml.error},
@@ -122,10 +128,16 @@ class Session:
         self.meta["environment"] = facts
         self.nvml.bind(facts["gpu_uuid"], device)
         self.meta["memory_limit"] = self._apply_memory_limit(device, facts["total_memory"])
-        self.recorder = Recorder(torch, device, options.stacks, options.max_entries, self._sample_both)
+        on_oom_census = on_sample = None
+        if options.census:
+            self.censuses = CensusMoments(torch, self.meta["source_root"])
+            self.censuses.device = device
+            self.peak_watch = PeakWatch(self.censuses.take)
+            on_oom_census, on_sample = self.censuses.at_oom, self.peak_watch.observe
+        self.recorder = Recorder(torch, device, options.stacks, options.max_entries, self._sample_both, on_oom_census)
         self.recorder.start()
         self.link.request_sample("cuda_init")
-        live_status.start(torch, device, options.status_file)
+        live_status.start(torch, device, options.status_file, on_sample=on_sample)
 
     def _apply_memory_limit(self, device: int, total: int) -> dict | None:
         options = self.options
@@ -182,8 +194,9 @@ class Session:
         except Exception as error:
             meta, snapshot = dict(self.meta, status=status, exit_code=exit_code), None
             meta["notes"] = self.notes + [f"The allocator state could not be read ({type(error).__name__}: {tracebacks.safe_str(error)})."]
+        census, peak_census = self._censuses_for(meta)
         try:
-            write_capture(self.options.capture, meta, snapshot)
+            write_capture(self.options.capture, meta, snapshot, census, peak_census)
         except Exception as error:
             meta["notes"] = meta.get("notes", []) + [f"The snapshot could not be written ({type(error).__name__}: {tracebacks.safe_str(error)})."]
             try:
@@ -217,6 +230,7 @@ class Session:
             meta["environment"] = dict(meta["environment"], allocator_settings=snapshot["allocator_settings"])
         if oom.count > 1:
             meta["notes"].append(f"The run had {oom.count} OOMs; the one recorded is the last.")
+        meta["frame_names"] = frame_names(snapshot)
         meta.update(
             snapshot_moment=moment,
             oom=dict(oom.latest, count=oom.count) if oom.latest else None,
@@ -224,6 +238,21 @@ class Session:
             exit_nvml=None if on_demand else self.nvml.sample("exit", time.time() - self.started),
         )
         return meta, snapshot
+
+    def _censuses_for(self, meta: dict) -> tuple[dict | None, dict | None]:
+        """The census of the snapshot's moment (taken now, unless the OOM's), and the peak one."""
+        censuses, moment = self.censuses, meta.get("snapshot_moment")
+        if censuses is None or moment is None:
+            return None, None
+        notes = meta.setdefault("notes", [])
+        if moment == "oom":
+            census = self.recorder.oom.census
+            if census is None:
+                notes.append("No census was taken at the latest OOM, so the capture has none.")
+        else:
+            census = censuses.take(moment)
+        notes.extend(censuses.notes())
+        return census, self.peak_watch.census if self.peak_watch else None
 
     def _follow_device(self) -> None:
         """A rank picks its device after recording began: describe the device it really used."""
@@ -237,6 +266,8 @@ class Session:
                 gpu["alloc_env"] = self.env_at_cuda_init or gpu["alloc_env"]
                 self.meta["environment"] = gpu
                 self.recorder.device = device
+                if self.censuses is not None:
+                    self.censuses.device = device
                 self.nvml.bind(gpu["gpu_uuid"], device)
         except Exception as error:  # the facts of the first device stay: never lose the capture over this
             self._warn(f"The rank's device could not be read again ({type(error).__name__}).")

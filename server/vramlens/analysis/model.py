@@ -108,6 +108,8 @@ class Accounting:
     request: int | None = None
     device_free: int | None = None
     nvml_phase: str | None = None
+    split_segments: int | None = None  # segments of the request's pool holding live and free blocks at once
+    split_free: int | None = None  # free bytes stranded inside them
 
 
 @dataclass
@@ -183,6 +185,11 @@ class StepModel:
     growth_per_step: int | None = None  # bytes the floor rises per completed step (least squares), None: too few steps
     survivors: int = 0  # bytes live at the moment that were allocated in earlier (completed) steps
     survivor_steps: int = 0  # how many different earlier steps those bytes come from
+    survivors_by_line: dict = field(default_factory=dict)  # line key -> bytes from the second step on, still live
+    old_survivors: int = 0  # of those, bytes older than the step before the moment's: accumulation
+    cache_survivors: int = 0  # of those, bytes allocated inside cache code (a KV cache growing as designed)
+    survivor_sites: dict = field(default_factory=dict)  # (file, line, function) that allocated them -> bytes
+    setup_survivors: int = 0  # bytes from the second step on made by building a model or loading a checkpoint
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -212,6 +219,8 @@ class Holder:
     created_at: tuple[str, int] | None = None  # (recorded path, line) of the container's creation, when known
     appended_at: tuple[str, int] | None = None  # (recorded path, line) that adds to it, when the trace shows it
     chain: list[str] = field(default_factory=list)
+    with_graph: int | None = None  # of its tensors listed by the census, how many carry an autograd graph (None: unknown)
+    copy_of: str | None = None  # "GPT2LMHeadModel": its tensors have the shapes of that model's parameters (a second copy)
 
 
 @dataclass

@@ -14,6 +14,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from vramlens.capture.census import load_census
 from vramlens.capture.errors import CaptureError
 from vramlens.capture.format import FORMAT_NAME, FORMAT_VERSION, META_FILE, SNAPSHOT_FILE
 from vramlens.capture.meta_shape import check_meta
@@ -27,11 +28,15 @@ META_LIMIT = 64 << 20  # capture.json: kilobytes to a few MiB with every NVML sa
 
 @dataclass
 class Capture:
-    """A loaded capture: the run's facts (``meta``) and the allocator snapshot, both of checked shape."""
+    """A loaded capture: the run's facts (``meta``), the allocator snapshot, and the tensor census at
+    the snapshot's moment and near the peak (None when the capture has none: a version-1 capture,
+    ``--no-census``, a raw snapshot), each of checked shape."""
 
     snapshot: dict
     meta: dict = field(default_factory=dict)
     path: Path | None = None
+    census: dict | None = None
+    peak_census: dict | None = None
     notes: list[str] = field(default_factory=list)  # what loading found: fields read as unknown, stacks cut
     traces: dict[int, TraceFacts] = field(default_factory=dict)  # device -> what its trace holds (actions, marks)
 
@@ -100,10 +105,11 @@ def _folder_capture(path: Path) -> Capture:
     if not os.path.lexists(meta_path):
         raise CaptureError(f"{path} is a folder without {META_FILE}, so it is not a capture.")
     raw, meta, notes = _read_meta(meta_path)
+    censuses = {key: _census_beside(path, raw, key) for key in ("census", "peak_census")}
     name = _snapshot_name(raw.get("snapshot", SNAPSHOT_FILE), meta_path)
     if name is None:
         # A run that ended before any allocator history existed (e.g. no CUDA) has facts but no snapshot.
-        return Capture(snapshot={"segments": [], "device_traces": []}, meta=meta, path=path, notes=notes)
+        return Capture(snapshot={"segments": [], "device_traces": []}, meta=meta, path=path, notes=notes, **censuses)
     snapshot_path = path / name
     problem = problem_with(snapshot_path)
     if problem:
@@ -112,7 +118,18 @@ def _folder_capture(path: Path) -> Capture:
                            + (f"there is no {name} in the folder" if missing else problem) + ".")
     checked = load_checked_snapshot(snapshot_path)
     return Capture(snapshot=checked.snapshot, meta=meta, path=path, notes=notes + checked.notes,
-                   traces=checked.traces)
+                   traces=checked.traces, **censuses)
+
+
+def _census_beside(folder: Path, raw: dict, key: str) -> dict | None:
+    """The census file capture.json names under ``key`` (version 2 on), read and checked."""
+    name = raw.get(key)
+    if name is None:
+        return None
+    if not isinstance(name, str) or Path(name).name != name or name in ("", ".", ".."):
+        raise CaptureError(f"{META_FILE} names its {key.replace('_', ' ')} as {str(name)[:100]!r}, which is not a file name "
+                           "in the capture folder.")
+    return load_census(folder / name)
 
 
 def load_capture(path: str | Path) -> Capture:

@@ -96,6 +96,18 @@ class MapOf(Field):
                 if item is not None}
 
 
+class Row(Field):
+    """A list of a fixed length whose items have the given kinds, e.g. [first line, last line, name]."""
+
+    def __init__(self, *items: Field):
+        self.items = items
+        self.name = "[" + ", ".join(item.name for item in items) + "]"
+
+    def valid(self, value) -> bool:
+        return type(value) is list and len(value) == len(self.items) and all(
+            item.valid(part) for item, part in zip(self.items, value))
+
+
 class Plain(Field):
     """A small record of plain values, copied within bounds (the allocator settings)."""
 
@@ -153,6 +165,7 @@ RUN_FIGURES = {  # one run of an intervention (its baseline or result)
     "status": TEXT, "exit_code": EXIT_CODE, "oom": FLAG, "peak_allocated": BYTES, "peak_reserved": BYTES,
     "num_alloc_retries": COUNT, "duration_s": SECONDS,
 }
+CONFIRM_RUNS = Record({"oom": FLAG, "completed_steps": COUNT, "runs": COUNT})
 FRAME = Record({"filename": TEXT, "line": Whole(0, 1 << 31, "a line number"), "name": TEXT})
 
 CAPTURE = Record({
@@ -161,7 +174,9 @@ CAPTURE = Record({
     "started_at": TEXT, "started_epoch": EPOCH, "duration_s": SECONDS, "ended_epoch": EPOCH,
     "script": TEXT, "argv": ListOf(TEXT, whole=True), "cwd": TEXT, "source_root": TEXT,
     "python": Record({"executable": TEXT, "version": TEXT}),
-    "recording": Record({"stacks": TEXT, "max_entries": COUNT, "context": TEXT}),
+    "recording": Record({"stacks": TEXT, "max_entries": COUNT, "context": TEXT, "census": FLAG}),
+    "census": TEXT, "peak_census": TEXT,  # the census files beside capture.json (format version 2)
+    "frame_names": MapOf(ListOf(Row(COUNT, COUNT, TEXT))),  # library file -> [first line, last line, "Class.method"]
     "memory_limit": Record({"requested": TEXT, "fraction": FRACTION, "bytes": BYTES}),
     "environment": Record({
         "gpu_name": TEXT, "device_index": DEVICE, "gpu_uuid": TEXT, "total_memory": BYTES,
@@ -196,6 +211,12 @@ CAPTURE = Record({
         "rank": COUNT, "local_rank": COUNT, "world_size": COUNT, "local_world_size": COUNT, "node_rank": COUNT,
         "hostname": TEXT, "master_addr": TEXT, "master_port": Either(PORT, TEXT), "job_id": TEXT,
         "restart_count": COUNT, "device_index": DEVICE, "backend": TEXT,
+    }),
+    "confirmation": Record({  # runner/confirm.py: the experiment that confirmed or revised the diagnosis
+        "question": TEXT, "kind": TEXT, "expectation": TEXT, "diagnosed": TEXT, "alternative": TEXT, "experiment": TEXT,
+        "baseline": CONFIRM_RUNS, "variant": CONFIRM_RUNS,
+        "result": Record({"cause": TEXT, "verdict": TEXT, "sentence": TEXT}),
+        "table": ListOf(Record({"label": TEXT, "ooms": COUNT, "runs": COUNT, "verdict": TEXT})),
     }),
     "notes": ListOf(TEXT),
 })

@@ -153,6 +153,58 @@ def _line_title(line: LineStat) -> str:
     return f"{line.path}:{line.line} in {line.function}"
 
 
+def _memory_views_text(analysis: Analysis) -> list[str]:
+    out = []
+    if analysis.roles:
+        total = sum(role.bytes for role in analysis.roles)
+        out += ["", f"What the memory is ({fmt(total)} live, from the census taken in the process)"]
+        out += [f"  {fmt(role.bytes):>12}  {role.bytes / max(total, 1):4.0%}  {role.label}" for role in analysis.roles]
+    if analysis.holders:
+        out += ["", "Who holds it"]
+        for holder in analysis.holders[:5]:
+            size = f", {holder.length} items" if holder.length is not None else ""
+            filled = f"; filled at {holder.appended_at[0]}:{holder.appended_at[1]}" if holder.appended_at else ""
+            graphs = f"; {holder.with_graph} carry an autograd graph" if holder.with_graph else ""
+            out.append(f"  {fmt(holder.bytes):>12}  {holder.root} ({holder.kind}{size}, {holder.tensors} tensors{graphs}){filled}")
+    for tree in analysis.breakdown[:1]:
+        out += ["", f"Inside {tree.label} (live bytes by library frame)"]
+        out += _tree_lines(tree.children, "  ")
+    return out
+
+
+def _tree_lines(nodes, indent: str, depth: int = 0) -> list[str]:
+    out = []
+    for node in nodes[:6]:
+        out.append(f"{indent}{fmt(node.bytes):>12}  {node.label}")
+        if depth < 4:
+            out += _tree_lines(node.children, indent + "  ", depth + 1)
+    return out
+
+
+def _steps_text(analysis: Analysis) -> list[str]:
+    steps = analysis.steps
+    mode = {"training": "training (a backward pass or an optimizer step ran)",
+            "inference": "inference (whole iterations ran without a backward pass or an optimizer)"}.get(analysis.mode or "")
+    out = []
+    if steps is None:
+        out += ["", "Steps: no recurring loop in the trace (one pass, or the failure came in the first iteration)."]
+    else:
+        floors = [step.floor_allocated for step in steps.steps]
+        out += ["", f"Steps: {len(steps.steps)} iteration(s) of the loop at {steps.driver} ({steps.completed} completed)"]
+        if floors:
+            out.append(f"  floor between steps: {fmt(floors[0])} at the first, {fmt(floors[-1])} at the last"
+                       + (f"; {fmt(steps.growth_per_step)} per step from the second on" if steps.growth_per_step else ""))
+        peaks = [step.peak_allocated for step in steps.steps]
+        if peaks:
+            out.append(f"  peak inside a step: {fmt(max(peaks))} (step {peaks.index(max(peaks)) + 1})")
+        if steps.survivors:
+            out.append(f"  live {moment_words(analysis.accounting.moment, analysis.status)} from earlier steps: "
+                       f"{fmt(steps.survivors)} from {steps.survivor_steps} step(s)")
+    if mode:
+        out.append(f"Work: {mode}")
+    return out
+
+
 def render_text(analysis: Analysis, path: str, top: int = TOP_LINES) -> str:
     acc, diagnosis = analysis.accounting, analysis.diagnosis
     out = [f"VRAM Lens — {path}", f"Outcome: {analysis.outcome_text}"]
@@ -165,8 +217,14 @@ def render_text(analysis: Analysis, path: str, top: int = TOP_LINES) -> str:
     out += ["", f"Allocated over the trace ({analysis.timeline.entries} entries, peak {fmt(analysis.timeline.peak_allocated)}"
             f"{f', OOM at entry {analysis.timeline.oom_index}' if analysis.timeline.oom_index is not None else ''}):",
             f"  {sparkline([point.allocated for point in analysis.timeline.points])}"]
-    out += ["", f"Cause: {diagnosis.cause} (confidence {diagnosis.confidence:.2f}, {diagnosis.confidence_label})"]
+    out += ["", f"Cause: {diagnosis.cause} (confidence {diagnosis.confidence:.2f}, {diagnosis.confidence_label})"
+            + (f"; close runner-up: {diagnosis.alternative}" if diagnosis.alternative else "")]
     out += [f"  - {fact}" for fact in diagnosis.evidence]
+    if diagnosis.confirm is not None:
+        out += ["", f"To decide by measurement ({diagnosis.confirm.question})",
+                f"  {diagnosis.confirm.command}", f"  {diagnosis.confirm.expectation}"]
+    out += _steps_text(analysis)
+    out += _memory_views_text(analysis)
     if analysis.recommendations:
         out += ["", "What to try"]
         for number, rec in enumerate(analysis.recommendations, 1):

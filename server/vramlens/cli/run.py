@@ -31,11 +31,22 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--timeout", type=_positive_float, metavar="SECONDS", help="end the script (and its process tree) after this long, keeping the capture")
     parser.add_argument("--sample-interval", type=_positive_float, default=0.5, metavar="SECONDS", help="NVML sampling period (default 0.5)")
     parser.add_argument("--source-root", type=Path, help="folder of the user's code (default: the script's folder)")
+    parser.add_argument("--no-census", dest="census", action="store_false",
+                        help="record no tensor census (which tensors are parameters, gradients, optimizer state, "
+                        "and who holds the rest): the bare allocator history")
     parser.add_argument(
         "--try-alloc-conf", action="append", default=[], metavar="SETTING",
         help="then run again with this allocator setting (e.g. expandable_segments:True) and record both; repeatable",
     )
     parser.add_argument("--analyze", action="store_true", help="print the analysis of the capture when the run ends")
+    parser.add_argument(
+        "--confirm", action="store_true",
+        help="then run the experiment that separates the two most likely causes (e.g. expandable_segments:True for "
+        "fragmentation vs working set, fewer steps for growth vs working set) and report the cause as confirmed by "
+        "measurement or revised",
+    )
+    parser.add_argument("--confirm-repeats", type=_positive_int, default=1, metavar="N",
+                        help="runs of each side of the confirming experiment (default 1)")
     # Everything after --torchrun is torchrun's: its options, then SCRIPT and ARGS (so it comes last).
     parser.add_argument(
         "--torchrun", nargs=argparse.REMAINDER, metavar="TORCHRUN_OPTIONS SCRIPT ARGS",
@@ -89,9 +100,9 @@ def handle(args: argparse.Namespace) -> int:
         if args.command:
             print("vramlens: put --torchrun last, right before torchrun's options and the script.", file=sys.stderr)
             return 2
-        if args.try_alloc_conf:
-            print("vramlens: --try-alloc-conf is not available with --torchrun yet; run one rank's script alone to "
-                  "measure a setting.", file=sys.stderr)
+        if args.try_alloc_conf or args.confirm:
+            print("vramlens: --try-alloc-conf and --confirm are not available with --torchrun yet; run one rank's "
+                  "script alone to measure a setting.", file=sys.stderr)
             return 2
         try:
             torchrun_options, script, script_args = split_torchrun_command(args.torchrun)
@@ -124,6 +135,7 @@ def handle(args: argparse.Namespace) -> int:
         timeout_s=args.timeout,
         sample_interval_s=args.sample_interval,
         source_root=args.source_root,
+        census=args.census,
         on_start=_announce(script, torchrun_options is not None),
     )
     try:
@@ -138,8 +150,40 @@ def handle(args: argparse.Namespace) -> int:
     print(one_line(f"vramlens: {result.status}; {written} {result.capture_dir}"), file=sys.stderr)
     for setting, trial in zip(args.try_alloc_conf, trials):
         print(one_line(f"vramlens: with {setting}: {trial.status}; capture written to {trial.capture_dir}"), file=sys.stderr)
+    if args.confirm:
+        return _confirm(options, result, args.confirm_repeats)
     if args.analyze:
         from vramlens.cli import main as cli_main
 
         cli_main(["analyze", str(result.capture_dir)])
+    return result.exit_code
+
+
+def _confirm(options: RunOptions, result, repeats: int) -> int:
+    """Analyse the capture, run its confirming experiment, print the verdict and the analysis."""
+    from vramlens.analysis import analyze_path
+    from vramlens.cli import main as cli_main
+    from vramlens.runner.confirm import confirm
+
+    try:
+        analysis = analyze_path(result.capture_dir, source_root=str(options.source_root) if options.source_root else None)
+    except CaptureError as error:
+        print(f"vramlens: {one_line(error)}", file=sys.stderr)
+        return 2
+    plan = analysis.diagnosis.confirm
+    if plan is None:
+        print(one_line(f"vramlens: nothing to confirm: the run ended {analysis.outcome_text} ({analysis.diagnosis.cause})."),
+              file=sys.stderr)
+        cli_main(["analyze", str(result.capture_dir)])
+        return result.exit_code
+    print(one_line(f"vramlens: confirming — {plan.question} {plan.expectation}"), file=sys.stderr)
+    options.on_start = None
+    try:
+        record = confirm(plan, analysis.diagnosis.cause, analysis.diagnosis.alternative, options, result.capture_dir,
+                         repeats=repeats, progress=lambda text: print(f"vramlens: {one_line(text)}", file=sys.stderr))
+    except CaptureError as error:
+        print(f"vramlens: the confirming experiment could not run: {one_line(error)}", file=sys.stderr)
+        return 2
+    print(f"vramlens: {one_line(record['result']['sentence'])}", file=sys.stderr)
+    cli_main(["analyze", str(result.capture_dir)])
     return result.exit_code

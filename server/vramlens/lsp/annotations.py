@@ -53,11 +53,9 @@ def hover_markdown(line: LineStat, moment: str) -> str:
     out.append(f"- {fmt(line.allocated_bytes)} allocated over the recorded history, in {line.count} "
                f"allocation{'' if line.count == 1 else 's'}")
     if line.growing:
-        out.append(f"- growing: its floor rose by {fmt(line.growth_bytes)} across the run's iterations")
-    elif line.growth_bytes:
-        out.append(f"- not growing steadily (floor rose {fmt(line.growth_bytes)} overall)")
+        out.append(f"- growing: it holds {fmt(line.growth_bytes)} that accumulated across steps")
     else:
-        out.append("- not growing across the run")
+        out.append("- not growing across steps")
     largest = sorted(line.size_histogram, key=lambda item: -item[0])[:LARGEST_BLOCKS]
     if largest:
         out.append("- largest blocks: " + ", ".join(f"{fmt(size)} ×{count}" for size, count in largest))

@@ -286,11 +286,11 @@ def _register_document_events(server: VramLensServer) -> None:
 
 
 def create_server() -> VramLensServer:
-    from vramlens.lsp import capture_features, commands, diagnose, experiments, lint_features
+    from vramlens.lsp import capture_features, commands, confirm, diagnose, experiments, lint_features
 
     server = VramLensServer()
     _register_document_events(server)
-    for module in (lint_features, capture_features, commands, diagnose, experiments):
+    for module in (lint_features, capture_features, commands, diagnose, experiments, confirm):
         module.register(server)
     return server
 

@@ -48,6 +48,7 @@ class RunOptions:
     timeout_s: float | None = None
     sample_interval_s: float = 0.5
     source_root: Path | None = None
+    census: bool = True  # the tensor census at the OOM, the peak, the end and on demand
     extra_env: dict = field(default_factory=dict)
     cancel: threading.Event | None = None  # set it to end the run, keeping the capture
     on_start: Callable[[int], None] | None = None  # called with the script's PID
@@ -128,6 +129,8 @@ def agent_arguments(options: RunOptions, script: Path, capture_dir: Path, status
         command += ["--memory-limit-text", options.memory_limit_text]
     if options.source_root:
         command += ["--source-root", str(Path(options.source_root).resolve())]
+    if not options.census:
+        command.append("--no-census")
     return command + ["--", str(script), *options.args]
 
 

@@ -18,6 +18,18 @@ class FreeBlock(NamedTuple):
     size: int
     pool: str  # "large" | "small"
     stream: int | None
+    segment: int = 0  # start address of the segment it lies in
+    segment_size: int = 0
+
+
+class SplitSegments(NamedTuple):
+    """Segments that held live blocks and free ones at once: the allocator can give a segment back to
+    the driver only when all of it is free, so the free part of these is stranded for larger requests."""
+
+    count: int
+    free: int  # free bytes inside them
+    largest: int  # the largest free block inside them
+    total: int  # their size
 
 
 def free_blocks_at_end(segments: list[dict]) -> list[FreeBlock]:
@@ -27,7 +39,7 @@ def free_blocks_at_end(segments: list[dict]) -> list[FreeBlock]:
         pool, stream = segment_pool(segment), segment.get("stream")
         for block in segment.get("blocks") or ():
             if block_state(block) == FREE:
-                free.append(FreeBlock(block.get("size", 0), pool, stream))
+                free.append(FreeBlock(block.get("size", 0), pool, stream, segment.get("address", 0), segment.get("total_size", 0)))
     return free
 
 
@@ -73,11 +85,11 @@ def free_blocks_at_oom(segments: list[dict], replay: ReplayResult) -> list[FreeB
         while position < len(occupied) and occupied[position][0] < high:
             addr, size = occupied[position]
             if addr > cursor:
-                free.append(FreeBlock(addr - cursor, pool, stream))
+                free.append(FreeBlock(addr - cursor, pool, stream, low, high - low))
             cursor = max(cursor, addr + size)
             position += 1
         if cursor < high:
-            free.append(FreeBlock(high - cursor, pool, stream))
+            free.append(FreeBlock(high - cursor, pool, stream, low, high - low))
     return free
 
 
@@ -85,3 +97,21 @@ def largest_free(free: list[FreeBlock], pool: str | None = None, stream: int | N
     """The largest block a request from ``pool`` on ``stream`` could use (None: any)."""
     return max((b.size for b in free if (pool is None or b.pool == pool) and (stream is None or b.stream in (stream, None))),
                default=0)
+
+
+def split_segments(free: list[FreeBlock], pool: str | None = None) -> SplitSegments:
+    """The partly used segments of ``pool`` (a segment whose free blocks fill it is not split)."""
+    by_segment: dict[int, list[FreeBlock]] = {}
+    for block in free:
+        if pool is None or block.pool == pool:
+            by_segment.setdefault(block.segment, []).append(block)
+    count = free_bytes = largest = total = 0
+    for blocks in by_segment.values():
+        size = blocks[0].segment_size
+        stranded = sum(block.size for block in blocks)
+        if size and stranded < size:
+            count += 1
+            free_bytes += stranded
+            largest = max(largest, max(block.size for block in blocks))
+            total += size
+    return SplitSegments(count, free_bytes, largest, total)

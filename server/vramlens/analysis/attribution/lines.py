@@ -6,8 +6,8 @@ from __future__ import annotations
 from vramlens.analysis.model import BEFORE_TRACE_FUNCTION, LIBRARY_ONLY_FUNCTION, NO_FRAME_FUNCTION, LineStat
 from vramlens.analysis.load.snapshot import ALLOCATED, block_frames, block_requested_size, block_state
 from vramlens.analysis.replay.trace import (
-    AT_OOM, AT_PEAK, BEFORE_TRACE, BLOCKS, BLOCKS_AT_OOM, BLOCKS_AT_PEAK, FLOORS, FRAMES, GROWTH_WINDOWS, KEY, LIBRARY_ONLY, LIVE,
-    NO_FRAME, NO_SAMPLE, OFFSET, OFFSET_BLOCKS, SIZES, ReplayResult, block_size, frames_key, new_line,
+    AT_OOM, AT_PEAK, BEFORE_TRACE, BLOCKS, BLOCKS_AT_OOM, BLOCKS_AT_PEAK, FRAMES, KEY, LIBRARY_ONLY, LIVE,
+    NO_FRAME, OFFSET, OFFSET_BLOCKS, SIZES, ReplayResult, block_size, frames_key, new_line,
 )
 from vramlens.analysis.load.sources import NATIVE, SourceResolver
 
@@ -39,20 +39,6 @@ def add_blocks_from_before_trace(replay: ReplayResult, segments: list[dict], res
             acc[SIZES][size] = acc[SIZES].get(size, 0) + 1
             start_allocated += size
     return start_allocated
-
-
-def growth_of(floors: list) -> tuple[bool, int]:
-    """Whether a line's floor (its live bytes just before each of its allocations, lowest per window
-    of the run) keeps rising: ≥3 windows, never falling, rising at least twice, over half the run."""
-    points = [(slot, value) for slot, value in enumerate(floors) if value is not None and value != NO_SAMPLE]
-    if len(points) < 3:
-        return False, 0
-    values = [value for _, value in points]
-    rise = values[-1] - values[0]
-    steps_up = sum(1 for a, b in zip(values, values[1:]) if b > a)
-    never_falls = all(b >= a for a, b in zip(values, values[1:]))
-    spans_run = points[-1][0] - points[0][0] >= GROWTH_WINDOWS // 2
-    return (never_falls and steps_up >= 2 and rise >= MIN_GROWTH and spans_run), max(rise, 0)
 
 
 BACKWARD_FUNCTIONS = ("backward", "grad", "_engine_run_backward")
@@ -107,15 +93,14 @@ def line_stats(replay: ReplayResult, moment: str, resolver: SourceResolver) -> l
     stats = []
     for acc in accs:
         key = acc[KEY]
-        growing, growth = growth_of(acc[FLOORS])
         histogram = sorted(acc[SIZES].items(), key=lambda item: (-item[1], -item[0]))[:5]
         is_user = key[0] is not None
         blocks = max(acc[blocks_slot] + acc[OFFSET_BLOCKS], 0)
         stats.append(LineStat(
             path=key[0], line=key[1] if is_user else None, function=_function_of(acc, resolver),
             live_bytes=live_of[id(acc)], share=live_of[id(acc)] / total_live,
-            allocated_bytes=sum(size * count for size, count in acc[SIZES].items()), count=sum(acc[SIZES].values()), growing=growing and key != BEFORE_TRACE,
-            growth_bytes=growth, live_blocks=blocks, size_histogram=histogram,
+            allocated_bytes=sum(size * count for size, count in acc[SIZES].items()), count=sum(acc[SIZES].values()), growing=False,
+            growth_bytes=0, live_blocks=blocks, size_histogram=histogram,
             call_path=call_path(acc[FRAMES], key, resolver),
             local_path=resolver.local_path(key[0]) if is_user else None,
             source=resolver.source_line(key[0], key[1]) if is_user else None,
@@ -124,3 +109,14 @@ def line_stats(replay: ReplayResult, moment: str, resolver: SourceResolver) -> l
     return stats
 
 
+
+
+def mark_growing(lines: list[LineStat], growth) -> None:
+    """Mark the lines whose blocks carry the growth across steps (analysis/diagnosis/growth.py)."""
+    if growth is None:
+        return
+    carried = dict(growth.carriers)
+    for line in lines:
+        size = carried.get((line.path, line.line) if line.path is not None else None, 0)
+        if size >= MIN_GROWTH:
+            line.growing, line.growth_bytes = True, size

@@ -3,25 +3,41 @@
 Causes: working_set, retained_references, fragmentation, outside_allocator (OOM runs);
 cached_not_leak, retained_references, no_problem (completed runs). Confidence is 0–1
 (high ≥ 0.75, medium ≥ 0.5, low below; docs/analysis-json.md says how each is set).
-Fragmentation is never concluded from reserved − allocated alone: it needs a request that
-the free reserved memory could hold in total but no single free block could.
+
+The order of the questions is the order of the evidence's strength:
+1. memory outside PyTorch that, given back, would have let the request fit;
+2. growth across steps (analysis/diagnosis/growth.py): when the floor between steps keeps
+   rising and, even perfectly packed, the live set passes the limit soon, the growth is the
+   cause — kept outputs (retained references) or a cache growing as designed (working set) —
+   and a split cache at most decided which request failed;
+3. fragmentation by the request's real chances: live + request fit the limit, yet neither the
+   largest free block of the request's pool and stream nor the unreserved headroom could hold
+   it. A large reserved − allocated gap alone is never fragmentation;
+4. otherwise the live working set of one step is too large.
+Where two causes are close, the runner-up is named and the experiment that separates them is
+proposed (``Diagnosis.confirm``, built in analysis/recommendations/confirm.py).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from vramlens.analysis.diagnosis.growth import Growth
 from vramlens.analysis.load.ending import moment_words, taken_mid_run
-from vramlens.analysis.model import Accounting, Diagnosis, LineStat
+from vramlens.analysis.model import Accounting, Diagnosis, LineStat, StepModel
 from vramlens.units import format_bytes as fmt
 
 MIB = 1024 * 1024
 OUTSIDE_SHARE = 0.10  # of the device: below this, memory outside PyTorch is not the story
 CONTEXT_ALLOWANCE = 1024 * MIB  # a CUDA context with library handles; unavoidable, so never blamed
 DRIVER_ALLOWANCE = 768 * MIB  # the driver's own reservation, when NVML cannot tell it apart
-GROWING_SHARE = 0.30  # growing lines must hold this much of the live bytes to call it retained references
+CLOSE_TO_LIMIT = 0.90  # packed need within 10 % of the limit: fragmentation and working set are close
 CACHE_RATIO = 1.5
+END_CACHE_RATIO = 2.0  # judged on the end state alone, the cache must be at least what is still live
+END_CACHE_GAP = 1024 * MIB  # ...and gigabytes: what makes someone look at nvidia-smi after the run
+LEAK_SHARE = 0.25  # a completed run whose oldest survivors are this share of what is live is leaking
 CACHE_GAP = 256 * MIB
+GROWTH_SHARE_COMPLETED = 0.10  # a completed run's growth must reach this share of the limit to be a leak
 
 
 @dataclass
@@ -34,10 +50,13 @@ class RunFacts:
     end_allocated: int
     end_reserved: int
     oom_count: int = 0
-    oldest_live_fraction: dict | None = None  # line -> position of its oldest live block in the history (0..1)
     status: str = "completed"  # capture.json status, or "snapshot" for a raw pickle
     no_oom_sentence: str = "The run completed without an OOM"  # how a run without an OOM ended, honestly
-    backward_seen: bool = True  # False only when the trace shows no backward pass at all
+    steps: StepModel | None = None
+    growth: Growth | None = None
+    mode: str | None = None  # "training" | "inference" | None
+    grad_enabled: bool | None = None  # grad mode at the moment (from the census), None when not recorded
+    census: object | None = None  # attribution/roles.py Census: roles and holders at the moment
 
     @property
     def mid_run(self) -> bool:
@@ -97,62 +116,147 @@ def _outside_allocator(acc: Accounting) -> Diagnosis | None:
     return Diagnosis("outside_allocator", confidence, evidence)
 
 
+def packed_need(acc: Accounting) -> int | None:
+    return None if acc.request is None else acc.allocated + acc.request
+
+
 def _fragmentation(acc: Accounting) -> Diagnosis | None:
-    if acc.request is None or acc.largest_free_block is None:
+    """The request could have fitted packed, yet no piece of memory could hold it."""
+    limit = effective_limit(acc)
+    need = packed_need(acc)
+    if need is None or limit is None or acc.largest_free_block is None or need > limit:
         return None
-    if acc.cached < acc.request or acc.largest_free_block >= acc.request:
+    headroom = max(limit - acc.reserved, 0)
+    if acc.largest_free_block >= acc.request or headroom >= acc.request:
         return None
     pool = acc.largest_free_pool or "large"
     evidence = [
-        f"PyTorch had {fmt(acc.cached)} reserved but free (reserved {fmt(acc.reserved)} − allocated {fmt(acc.allocated)}), "
-        f"more than the {fmt(acc.request)} request.",
-        f"The largest free block in the {pool} pool was only {fmt(acc.largest_free_block)}, so no block could hold the request.",
+        f"Packed tightly, allocated {fmt(acc.allocated)} + request {fmt(acc.request)} = {fmt(need)} would have fit "
+        f"under the {fmt(limit)} limit.",
+        f"But no piece of memory could hold the {fmt(acc.request)} request: the largest free block in the {pool} pool "
+        f"was {fmt(acc.largest_free_block)} and only {fmt(headroom)} of the limit was left unreserved.",
     ]
-    limit = effective_limit(acc)
-    if limit is not None:
+    if acc.split_segments:
         evidence.append(
-            f"Packed tightly, allocated {fmt(acc.allocated)} + request {fmt(acc.request)} = "
-            f"{fmt(acc.allocated + acc.request)} would have fit under the {fmt(limit)} limit."
+            f"{fmt(acc.split_free)} lay free inside {acc.split_segments} segment(s) that also held live blocks: the "
+            "allocator can give a segment back to the driver only when all of it is free, so that memory was "
+            "stranded in pieces."
         )
-    confidence = 0.85 if acc.cached >= 1.25 * acc.request else 0.65
-    return Diagnosis("fragmentation", confidence, evidence)
+    close = need >= CLOSE_TO_LIMIT * limit
+    diagnosis = Diagnosis("fragmentation", 0.55 if close else 0.8, evidence)
+    if close:
+        diagnosis.alternative = "working_set"
+        evidence.append(f"The packed need was {need / limit:.0%} of the limit: so close that the rest of the step may "
+                        "not fit either; measure before choosing the fix.")
+    return diagnosis
 
 
-def _growing(lines: list[LineStat]) -> list[LineStat]:
-    return [line for line in lines if line.growing and line.live_bytes > 0]
-
-
-def _retained(lines: list[LineStat], facts: RunFacts, moment: str) -> Diagnosis | None:
-    """``moment``: "oom" or "peak"."""
-    growing = _growing(lines)
-    held = sum(line.share for line in growing)
-    if not growing or held < GROWING_SHARE:
+def _step_sentence(steps: StepModel | None) -> str | None:
+    if steps is None or not steps.steps:
         return None
-    top = max(growing, key=lambda line: line.live_bytes)
-    when = moment_words(moment, facts.status)
+    done = steps.completed
+    return (f"The run went through {len(steps.steps)} iteration(s) of the loop at {steps.driver} "
+            f"({done} completed).")
+
+
+def _growth_diagnosis(acc: Accounting, facts: RunFacts, frag: Diagnosis | None) -> Diagnosis | None:
+    growth = facts.growth
+    if growth is None:
+        return None
+    limit = effective_limit(acc)
+    if frag is not None and not growth.soon(limit):
+        return None  # growth too slow to explain this OOM: the split cache did
+    when = moment_words(acc.moment, facts.status)
     evidence = [
-        f"{len(growing)} line(s) kept growing from iteration to iteration and held {held:.0%} of the live bytes {when}.",
-        f"{top.label} rose by {fmt(top.growth_bytes)} across the run and held {fmt(top.live_bytes)} "
-        f"in {top.live_blocks} block(s) {when}.",
+        f"The live floor between steps rose by {fmt(growth.rise)} over {growth.intervals} step(s), "
+        f"{fmt(growth.rate)} per step on average.",
     ]
-    oldest = (facts.oldest_live_fraction or {}).get((top.path, top.line))
-    if oldest is not None:
-        evidence.append(
-            f"Its oldest block still live was allocated {oldest:.0%} of the way into the recorded history: "
-            "allocations from earlier iterations were never released."
-        )
-    if not facts.backward_seen:
-        evidence.append("No backward pass ran in the recorded history (no allocation by the autograd engine): "
-                        "this is inference, yet with grad mode on every kept output holds its autograd graph.")
-    return Diagnosis("retained_references", min(0.95, 0.55 + 0.4 * held), evidence)
+    left = growth.steps_left(limit)
+    if left is not None and limit is not None and growth.soon(limit):
+        if left == 0:
+            evidence.append(f"Even perfectly packed, the floor ({fmt(growth.floor)}) plus one step's own working set "
+                            f"({fmt(growth.excess)}) had reached the {fmt(limit)} limit.")
+        else:
+            evidence.append(f"Even perfectly packed, the growth alone takes the live set past the {fmt(limit)} limit "
+                            f"within {left} more step(s) at this rate.")
+    top = growth.carriers[:3]
+    if top:
+        evidence.append("What carries the growth " + when + ": " +
+                        ", ".join(f"{_key_label(key)} ({fmt(size)})" for key, size in top) + ".")
+    inner = [(site, size) for site, size in growth.sites[:3] if (site[0], site[1]) not in dict(growth.carriers)]
+    if inner:
+        evidence.append("Allocated inside: " + ", ".join(f"{_site_label(site)} ({fmt(size)})" for site, size in inner) + ".")
+    if frag is not None:
+        evidence.append(f"The failing request also met a split cache (largest free block {fmt(acc.largest_free_block)}), "
+                        "but that only decided which request failed: an allocator setting would not stop the growth.")
+    holder = _growth_holder(facts)
+    if holder is not None:
+        evidence.append(_holder_sentence(holder))
+    if growth.intended_cache:
+        steps_done = facts.steps.completed if facts.steps is not None else growth.steps_done
+        evidence.insert(0, f"KV cache (a cache growing as designed): +{fmt(growth.rate)} per step, "
+                           f"{fmt(growth.cache)} of it live {when} after {steps_done} step(s); it was allocated by "
+                           "cache code, so this is the working set of the generation, not a leak.")
+        if limit is not None and growth.rate > 0:
+            evidence.append(f"Packed, the {fmt(limit)} limit holds about {max(int((limit - growth.excess) // growth.rate), 0)} "
+                            "steps of this growth from an empty cache; more tokens or sequences need a smaller cache per step.")
+        confidence = 0.8 if growth.intervals >= 3 else 0.6
+        return Diagnosis("working_set", confidence, evidence, alternative=None if growth.intervals >= 3 else "retained_references")
+    if growth.old:
+        evidence.append(f"{fmt(growth.old)} still live was allocated two or more steps before the moment: earlier "
+                        "iterations' tensors were never released.")
+    else:
+        evidence.append("Each step replaced a growing buffer with a larger one (the survivors come from the step before), "
+                        "as concatenating outputs across steps does.")
+    confidence = min(0.9, 0.55 + 0.1 * growth.intervals)
+    alternative = None if growth.intervals >= 3 else "working_set"
+    return Diagnosis("retained_references", confidence, evidence, alternative=alternative)
 
 
-def _working_set(acc: Accounting, lines: list[LineStat]) -> Diagnosis:
+def _growth_holder(facts: RunFacts):
+    """The census' largest holder that is not the library's cache: what keeps the growth alive."""
+    census = facts.census
+    if census is None:
+        return None
+    return next((holder for holder in census.holders if holder.kind not in ("cache",) and holder.bytes >= MIB), None)
+
+
+def _holder_sentence(holder) -> str:
+    what = f"a {holder.kind} of {holder.length} item(s)" if holder.length is not None else f"a {holder.kind}"
+    where = f", filled at {_key_label(holder.appended_at)}" if holder.appended_at else ""
+    return f"Held by {holder.root} ({what}, {holder.tensors} tensor(s), {fmt(holder.bytes)}){where}."
+
+
+def roles_evidence(facts: RunFacts, moment: str) -> str | None:
+    census = facts.census
+    if census is None or not census.roles:
+        return None
+    when = {"oom": "At the OOM", "end": "At the end", "peak": "Near the peak", "on_demand": "When the snapshot was taken"}
+    parts = ", ".join(f"{share.label} {fmt(share.bytes)}" for share in census.roles[:5])
+    return f"{when.get(census.moment, 'Then')}, the live memory was: {parts}."
+
+
+def _site_label(site: tuple) -> str:
+    filename, line, function = site
+    normalized = str(filename).replace("\\", "/")
+    short = normalized.split("-packages/", 1)[-1] if "-packages/" in normalized else normalized.rsplit("/", 1)[-1]
+    return f"{short}:{line} {function}"
+
+
+def _key_label(key) -> str:
+    path, line = key
+    if path is None:
+        return {0: "allocations with no Python frame", 1: "library code", 2: "blocks from before the trace"}.get(line, "?")
+    return f"{str(path).replace(chr(92), '/').rsplit('/', 1)[-1]}:{line}"
+
+
+def _working_set(acc: Accounting, lines: list[LineStat], facts: RunFacts) -> Diagnosis:
     limit = effective_limit(acc)
     evidence = []
     confidence = 0.6
-    if acc.request is not None and limit is not None:
-        need = acc.allocated + acc.request
+    alternative = None
+    need = packed_need(acc)
+    if need is not None and limit is not None:
         evidence.append(
             f"Live tensors held {fmt(acc.allocated)}; with the {fmt(acc.request)} request that is {fmt(need)}, "
             f"against a limit of {fmt(limit)}{' (a fraction cap)' if acc.limit_is_cap else ''}."
@@ -163,55 +267,108 @@ def _working_set(acc: Accounting, lines: list[LineStat]) -> Diagnosis:
                             "will likely need more.")
             confidence = 0.85
         else:
+            headroom = max(limit - acc.reserved, 0)
             evidence.append(
-                f"Free reserved memory ({fmt(acc.cached)}) was smaller than the request, so the cache could not serve it."
+                f"The request would have fit packed, and the memory could serve it in one piece "
+                f"(largest free block {fmt(acc.largest_free_block)}, {fmt(headroom)} unreserved), yet it failed: "
+                "the device itself may have had less free than the limit says."
             )
-    if acc.largest_free_block is not None and acc.request is not None:
+            confidence = 0.5
+            alternative = "outside_allocator"
+    steps = facts.steps
+    if steps is None or not steps.completed:
+        evidence.append("The OOM came in the first iteration (no step had completed): what failed is the working set of "
+                        "one step, not something kept from earlier steps.")
+    else:
+        sentence = _step_sentence(steps)
+        if sentence:
+            evidence.append(sentence + " The floor between steps did not keep rising, so nothing accumulated across them.")
+        if steps.completed < 3 and confidence > 0.7:
+            confidence = 0.7
+            alternative = alternative or "retained_references"
+    if acc.largest_free_block is not None and acc.request is not None and not evidence[-1].startswith("The request would"):
         evidence.append(f"The largest free block in PyTorch's cache was {fmt(acc.largest_free_block)}.")
     user_lines = [line for line in lines if line.live_bytes > 0][:3]
     if user_lines:
         evidence.append(
             "Most live bytes came from " + ", ".join(f"{l.label} ({fmt(l.live_bytes)}, {l.share:.0%})" for l in user_lines) + "."
         )
-    return Diagnosis("working_set", confidence, evidence)
+    roles = roles_evidence(facts, acc.moment)
+    if roles:
+        evidence.append(roles)
+    copy = _weights_copy(facts)
+    if copy is not None:
+        evidence.append(f"{copy.root} held {fmt(copy.bytes)} in {copy.tensors} tensor(s) shaped like {copy.copy_of}'s "
+                        "parameters: a second copy of the weights on the GPU (e.g. a checkpoint loaded onto the device).")
+    return Diagnosis("working_set", confidence, evidence, alternative=alternative)
+
+
+def _weights_copy(facts: RunFacts):
+    census = facts.census
+    return next((holder for holder in (census.holders if census else ()) if holder.copy_of), None)
 
 
 def _completed(acc: Accounting, lines: list[LineStat], facts: RunFacts) -> Diagnosis:
-    retained = _retained(lines, facts, "peak")
     upto = " up to the moment the snapshot was taken" if facts.mid_run else ""
     then = "When the snapshot was taken" if facts.mid_run else "At the end"
-    if retained:
-        retained.confidence = min(retained.confidence, 0.8)
-        return retained
+    growth = facts.growth
+    limit = acc.limit
+    leaking = growth is not None and not growth.intended_cache and (
+        (limit and growth.rise >= GROWTH_SHARE_COMPLETED * limit) or growth.old >= LEAK_SHARE * max(facts.end_allocated, 1))
+    if leaking:
+        left = growth.steps_left(limit)
+        evidence = [
+            f"{facts.no_oom_sentence}, but the live floor between steps rose by {fmt(growth.rise)} over "
+            f"{growth.intervals} step(s) ({fmt(growth.rate)} per step){upto}.",
+            "What carries it: " + ", ".join(f"{_key_label(key)} ({fmt(size)})" for key, size in growth.carriers[:3]) + ".",
+        ]
+        if left is not None:
+            evidence.append(f"At this rate the live set passes the {fmt(limit)} limit within {left} more step(s).")
+        return Diagnosis("retained_references", 0.7, evidence, alternative="no_problem")
+    peak_gap = max(facts.peak_reserved, facts.end_reserved) - facts.peak_allocated
+    end_gap = facts.end_reserved - facts.end_allocated
+    end_cache = end_gap >= END_CACHE_GAP and facts.end_reserved >= END_CACHE_RATIO * max(facts.end_allocated, 1)
+    peak_cache = (max(facts.peak_reserved, facts.end_reserved) >= CACHE_RATIO * max(facts.peak_allocated, 1)
+                  and peak_gap >= CACHE_GAP)
+    notes = []
+    if growth is not None and growth.intended_cache:
+        notes.append(f"A cache grew by {fmt(growth.rate)} per step as designed (e.g. a KV cache) and was released.")
+    if end_cache or peak_cache:
+        evidence = [f"{facts.no_oom_sentence}."]
+        if end_cache:
+            evidence.append(f"{then} {fmt(facts.end_reserved)} was reserved while only {fmt(facts.end_allocated)} was "
+                            f"allocated: the {fmt(end_gap)} difference is what nvidia-smi shows as used.")
+        if peak_cache:
+            evidence.append(f"PyTorch reserved up to {fmt(max(facts.peak_reserved, facts.end_reserved))} while live tensors "
+                            f"never exceeded {fmt(facts.peak_allocated)}{upto}.")
+        evidence.append("That memory is the caching allocator keeping freed blocks for reuse, not a leak: nothing kept "
+                        "growing across the run.")
+        return Diagnosis("cached_not_leak", 0.8, evidence + notes)
     reserved = max(facts.peak_reserved, facts.end_reserved)
-    gap = reserved - facts.peak_allocated
-    if reserved >= CACHE_RATIO * max(facts.peak_allocated, 1) and gap >= CACHE_GAP:
-        return Diagnosis("cached_not_leak", 0.8, [
-            f"{facts.no_oom_sentence}.",
-            f"PyTorch reserved up to {fmt(reserved)} while live tensors never exceeded {fmt(facts.peak_allocated)}{upto}.",
-            f"The {fmt(gap)} difference is the caching allocator keeping freed blocks for reuse, not a leak.",
-            f"{then} {fmt(facts.end_allocated)} was allocated and {fmt(facts.end_reserved)} reserved; nothing kept growing.",
-        ])
     evidence = [
         f"{facts.no_oom_sentence}; live tensors peaked at {fmt(facts.peak_allocated)} and PyTorch reserved at most "
         f"{fmt(reserved)}{upto}.",
-        "No line kept growing across the run.",
+        "Nothing accumulated across steps." if facts.steps is not None else "No recurring loop kept more memory over time.",
     ]
     if acc.limit:
         share = facts.peak_allocated / acc.limit
         evidence.append(f"The peak used {'under 1%' if 0 < share < 0.01 else f'{share:.0%}'} of the {fmt(acc.limit)} limit.")
-    if facts.end_reserved - facts.end_allocated >= CACHE_GAP:
-        evidence.append(
-            f"{then} {fmt(facts.end_reserved)} was reserved but only {fmt(facts.end_allocated)} allocated: "
-            "memory kept in PyTorch's cache after the peak, for reuse, not leaked."
-        )
-    return Diagnosis("no_problem", 0.7, evidence)
+    return Diagnosis("no_problem", 0.7, evidence + notes)
 
 
 def diagnose(acc: Accounting, lines: list[LineStat], facts: RunFacts) -> Diagnosis:
     if facts.outcome != "oom":
         return _completed(acc, lines, facts)
-    diagnosis = _outside_allocator(acc) or _fragmentation(acc) or _retained(lines, facts, "oom") or _working_set(acc, lines)
+    outside = _outside_allocator(acc)
+    if outside is not None:
+        diagnosis = outside
+    else:
+        frag = _fragmentation(acc)
+        diagnosis = _growth_diagnosis(acc, facts, frag) or frag or _working_set(acc, lines, facts)
+        if diagnosis.cause == "fragmentation" and facts.growth is not None:
+            diagnosis.evidence.append(
+                f"The floor between steps also rose by {fmt(facts.growth.rate)} per step, too slowly to explain this OOM "
+                "by itself; it will matter later.")
     if facts.oom_count > 1:
-        diagnosis.evidence.append(f"The run hit {facts.oom_count} OOMs; this diagnosis is about the first.")
+        diagnosis.evidence.append(f"The run hit {facts.oom_count} OOMs; this diagnosis is about the last.")
     return diagnosis

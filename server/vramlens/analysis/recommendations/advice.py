@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from vramlens.analysis.diagnosis.classify import CONTEXT_ALLOWANCE, effective_limit
 from vramlens.analysis.load.interventions import Intervention, tried_knob
-from vramlens.analysis.model import Accounting, Diagnosis, LineStat, Recommendation
+from vramlens.analysis.model import Accounting, Action, Diagnosis, LineStat, Recommendation
 from vramlens.analysis.load.snapshot import max_split_size
 from vramlens.analysis.recommendations.rerun import experiment_command
 from vramlens.units import format_bytes as fmt
@@ -18,7 +18,38 @@ def _top_user_lines(lines: list[LineStat], count: int = 3) -> list[LineStat]:
     return [line for line in lines if line.path is not None and line.live_bytes > 0][:count]
 
 
-def _working_set(acc: Accounting, lines: list[LineStat]) -> list[Recommendation]:
+def _by_role(acc: Accounting, facts) -> list[Recommendation]:
+    """Advice that fits what the live memory was, when the census says (issue: roles)."""
+    census = getattr(facts, "census", None)
+    if census is None or not acc.allocated:
+        return []
+    share = {role.role: role.bytes / acc.allocated for role in census.roles}
+    recs = []
+    if share.get("optimizer_state", 0) >= 0.2:
+        recs.append(Recommendation(
+            "As an experiment, use an optimizer with lighter state (8-bit Adam states, Adafactor, or SGD with "
+            "momentum) or shard it (ZeRO / FSDP), and measure the peak.",
+            f"The optimizer state was {fmt(census.optimizer_bytes)} ({share['optimizer_state']:.0%} of the live memory).",
+            experiment=True,
+        ))
+    if share.get("activations", 0) >= 0.5:
+        recs.append(Recommendation(
+            "Trade compute for memory where the activations are made: activation checkpointing "
+            "(torch.utils.checkpoint, or the library's gradient_checkpointing option), a smaller batch or shorter "
+            "sequences.",
+            f"Activations saved for backward and temporaries were {share['activations']:.0%} of the live memory: "
+            "no Python object held them.",
+        ))
+    if share.get("parameters", 0) + share.get("gradients", 0) >= 0.5:
+        recs.append(Recommendation(
+            "Parameters and gradients fill most of the memory: keep the weights in bf16, or shard them (FSDP / ZeRO).",
+            f"Parameters and gradients were {share.get('parameters', 0) + share.get('gradients', 0):.0%} of the live memory.",
+            experiment=True,
+        ))
+    return recs
+
+
+def _working_set(acc: Accounting, lines: list[LineStat], facts=None) -> list[Recommendation]:
     limit = effective_limit(acc)
     top = _top_user_lines(lines)
     where = ", ".join(f"{l.label} ({fmt(l.live_bytes)})" for l in top) or "the largest allocations"
@@ -47,6 +78,14 @@ def _working_set(acc: Accounting, lines: list[LineStat]) -> list[Recommendation]
         "checkpointing (torch.utils.checkpoint) and bf16 autocast.",
         "These shrink the tensors that are live at the same time, which is what ran out.",
     ))
+    recs += _by_role(acc, facts)
+    copy = next((h for h in (getattr(getattr(facts, "census", None), "holders", None) or ()) if h.copy_of), None)
+    if copy is not None:
+        recs.insert(0, Recommendation(
+            f"Load the checkpoint onto the CPU (torch.load(..., map_location=\"cpu\"), or mmap=True) and copy it into the "
+            f"model with load_state_dict, then drop it: {copy.root} kept a second copy of {copy.copy_of}'s weights on the GPU.",
+            f"{fmt(copy.bytes)} in {copy.tensors} tensor(s) had the shapes of the model's parameters.",
+        ))
     no_frame = next((l for l in lines if l.path is None and l.live_bytes > 0 and "autograd" in l.function), None)
     if no_frame and no_frame.share >= 0.2:
         recs.append(Recommendation(
@@ -74,19 +113,25 @@ def _fragmentation(acc: Accounting, settings: dict, expandable_on: bool, tried: 
     # PYTORCH_CUDA_ALLOC_CONF is read by every torch since 2.1; PYTORCH_ALLOC_CONF only by recent releases.
     recs = [_measured(item) for item in tried]
     if not expandable_on and not tried_knob(tried, "expandable_segments"):
+        command = experiment_command(meta, 'expandable_segments:True')
         recs.append(Recommendation(
             "As an experiment, rerun with PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True and measure it: "
-            f"`{experiment_command(meta, 'expandable_segments:True')}` records both runs.",
+            f"`{command}` records both runs.",
             "Expandable segments let the allocator grow one segment instead of leaving unusable holes; "
             "it often helps with fragmentation but is not guaranteed to.",
-            experiment=True,
+            experiment=True, command=command,
+            actions=[Action("compare", "Try expandable_segments",
+                            {"preset": "expandable_segments", "setting": "expandable_segments:True"})],
         ))
     if max_split_size(settings) is None and not tried_knob(tried, "max_split_size"):
+        command = experiment_command(meta, 'max_split_size_mb:256')
         recs.append(Recommendation(
             "As another experiment, try PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:256 (or a size near your large "
-            f"requests) and compare: `{experiment_command(meta, 'max_split_size_mb:256')}`.",
+            f"requests) and compare: `{command}`.",
             "It stops big cached blocks from being split for small requests, which can keep large holes usable.",
-            experiment=True,
+            experiment=True, command=command,
+            actions=[Action("compare", "Try max_split_size_mb:256",
+                            {"preset": "max_split_size", "setting": "max_split_size_mb:256"})],
         ))
     recs.append(Recommendation(
         "Allocate large, long-lived buffers once and early (or reuse them), and avoid interleaving "
@@ -96,28 +141,65 @@ def _fragmentation(acc: Accounting, settings: dict, expandable_on: bool, tried: 
     return recs
 
 
-def _retained(lines: list[LineStat], backward_ran: bool) -> list[Recommendation]:
+def _retained(lines: list[LineStat], facts) -> list[Recommendation]:
     growing = [l for l in lines if l.growing and l.live_bytes > 0][:3]
-    where = ", ".join(f"{l.label} (+{fmt(l.growth_bytes)})" for l in growing)
+    where = ", ".join(f"{l.label} (+{fmt(l.growth_bytes)})" for l in growing) or "the lines that carry the growth"
     find = Recommendation(
-        f"Find what keeps the tensors from {where} alive across iterations: a list, dict or attribute that "
-        "stores outputs or losses.",
-        "Their live bytes rose every iteration and blocks from earlier iterations were still live.",
+        f"Find what keeps the tensors from {where} alive across steps: a list, dict or attribute that stores outputs "
+        "or losses, or a library option that gathers outputs on the GPU (e.g. evaluation predictions: move them to "
+        "the CPU every few steps).",
+        "The floor between steps rose step after step, and tensors allocated in earlier steps were still live.",
+        actions=[Action("open_line", f"Open {line.label}", {"path": line.path, "line": line.line}) for line in growing[:2]],
     )
     detach = Recommendation(
         "Store .item() for scalars you log and .detach() (or .detach().cpu()) for tensors you keep, so the "
         "autograd graph of each iteration can be freed.",
         "A kept tensor that requires grad holds its whole graph, including every saved activation.",
     )
-    if backward_ran:
-        return [find, detach]
-    lines_named = " and ".join(l.label for l in growing[:2])
-    no_grad = Recommendation(
-        f"Run the serving / evaluation code around {lines_named} under torch.inference_mode() (or torch.no_grad()).",
-        "No backward pass ran in the recorded history, so nothing needs gradients: the kept outputs carry their "
-        "autograd graphs (and saved activations) only because grad mode is on.",
+    holder = _holder_of(facts)
+    if holder is not None:
+        fix = _holder_fix(holder)
+        if holder.with_graph == 0:
+            return [fix]  # the census saw the kept tensors: none carries a graph, so grad mode is not the matter
+        graphs = holder.with_graph is not None and holder.with_graph > 0
+        if graphs and facts.mode == "inference" and facts.grad_enabled:
+            return [_no_grad(growing, certain=True), fix, detach]
+        return [fix, detach]
+    if facts is None or facts.mode != "inference" or facts.grad_enabled is False:
+        return [find, detach]  # training, not enough evidence, or grad mode was already off
+    return [find, _no_grad(growing, certain=bool(facts.grad_enabled)), detach]
+
+
+def _no_grad(growing: list[LineStat], certain: bool) -> Recommendation:
+    lines_named = " and ".join(l.label for l in growing[:2]) or "the code that keeps outputs"
+    if certain:
+        return Recommendation(
+            f"Run the code around {lines_named} under torch.inference_mode() (or torch.no_grad()).",
+            "Grad mode was on, the kept tensors carry autograd graphs, and whole iterations ran without a backward "
+            "pass or an optimizer step: the graphs (and their saved activations) are kept for nothing.",
+        )
+    return Recommendation(
+        f"If grad mode is on there and nothing needs gradients, run the code around {lines_named} under "
+        "torch.inference_mode() (or torch.no_grad()).",
+        "Whole iterations ran without a backward pass or an optimizer step; if the kept outputs were made with grad "
+        "mode on, each carries its autograd graph (the capture does not say which: a census would).",
     )
-    return [no_grad, detach, find]
+
+
+def _holder_of(facts):
+    census = getattr(facts, "census", None)
+    return next((h for h in (census.holders if census else ()) if h.kind != "cache" and h.bytes >= 1 << 20), None)
+
+
+def _holder_fix(holder) -> Recommendation:
+    where = holder.appended_at
+    place = f" at {where[0].replace(chr(92), '/').rsplit('/', 1)[-1]}:{where[1]}" if where else ""
+    return Recommendation(
+        f"Stop {holder.root} from keeping every step's tensors{place}: keep what you need as .item() / "
+        ".detach().cpu(), or clear it once it has been used.",
+        f"It held {holder.tensors} tensor(s), {fmt(holder.bytes)}, at the moment (found by walking the live objects).",
+        actions=[Action("open_line", f"Open {place.strip(' at')}", {"path": where[0], "line": where[1]})] if where else [],
+    )
 
 
 def _outside(acc: Accounting) -> list[Recommendation]:
@@ -159,20 +241,47 @@ def _cached(acc: Accounting) -> list[Recommendation]:
 
 def recommend(
     diagnosis: Diagnosis, acc: Accounting, lines: list[LineStat], settings: dict, expandable_on: bool,
-    tried: list[Intervention] | None = None, meta: dict | None = None, backward_ran: bool = True,
+    tried: list[Intervention] | None = None, meta: dict | None = None, facts=None,
 ) -> list[Recommendation]:
-    """``meta`` (capture.json) gives the command an experiment reruns; ``backward_ran`` is False only
-    when the trace shows no backward pass at all (inference)."""
-    cause, tried = diagnosis.cause, tried or []
+    """``meta`` (capture.json) gives the command an experiment reruns; ``facts`` (RunFacts) the step
+    model, the growth and whether the run trained (advice about grad mode needs evidence of inference)."""
+    recs = _for_cause(diagnosis, acc, lines, settings, expandable_on, tried or [], meta or {}, facts)
+    plan = diagnosis.confirm
+    if plan is None:
+        return recs
+    confirm = Recommendation(
+        f"Measure before choosing the fix ({plan.question}): `{plan.command}`.",
+        plan.expectation, experiment=True, command=plan.command,
+        actions=[Action("confirm", "Confirm the diagnosis", {})],
+    )
+    # When the runner-up is close, deciding comes first; otherwise it is a check after the advice.
+    return [confirm] + recs if diagnosis.alternative or diagnosis.confidence < 0.75 else recs + [confirm]
+
+
+def _for_cause(diagnosis: Diagnosis, acc: Accounting, lines: list[LineStat], settings: dict, expandable_on: bool,
+               tried: list[Intervention], meta: dict, facts) -> list[Recommendation]:
+    cause = diagnosis.cause
     if cause == "working_set":
         # A live working set is not changed by allocator knobs; a failed experiment confirms it.
-        return _working_set(acc, lines) + [_measured(item) for item in tried]
+        growth = getattr(facts, "growth", None)
+        cache = [_kv_cache(growth, meta)] if growth is not None and growth.intended_cache else []
+        return cache + _working_set(acc, lines, facts) + [_measured(item) for item in tried]
     if cause == "fragmentation":
-        return _fragmentation(acc, settings, expandable_on, tried, meta or {})
+        return _fragmentation(acc, settings, expandable_on, tried, meta)
     if cause == "retained_references":
-        return _retained(lines, backward_ran)
+        return _retained(lines, facts)
     if cause == "outside_allocator":
         return _outside(acc)
     if cause == "cached_not_leak":
         return _cached(acc)
     return []
+
+
+def _kv_cache(growth, meta: dict) -> Recommendation:
+    return Recommendation(
+        f"Size the cache for the whole generation: it grows by {fmt(growth.rate)} per decoding step, so fewer "
+        "sequences per batch or fewer new tokens shrink it in proportion; a quantized or offloaded cache "
+        "(transformers: cache_implementation=\"quantized\" or \"offloaded\") or a static cache allocated once are "
+        "the other levers.",
+        f"The cache held {fmt(growth.cache)} of what accumulated when the memory ran out, and it was still growing.",
+    )

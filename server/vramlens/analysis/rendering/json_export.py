@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from vramlens.analysis.model import Analysis, LineStat
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: steps, mode, alternative, confirm, measured, actions; growing means growth across steps
 TIMELINE_POINTS = 200
 
 
@@ -16,6 +16,50 @@ def _line(line: LineStat) -> dict:
         "size_histogram": [{"size": size, "count": count} for size, count in line.size_histogram],
         "call_path": line.call_path, "source": line.source,
     }
+
+
+def _place(place) -> dict | None:
+    return None if place is None else {"path": place[0], "line": place[1]}
+
+
+def _node(node) -> dict:
+    return {"label": node.label, "path": node.path, "line": node.line, "local_path": node.local_path,
+            "bytes": node.bytes, "children": [_node(child) for child in node.children]}
+
+
+def _confirm(plan) -> dict | None:
+    if plan is None:
+        return None
+    return {"question": plan.question, "variants": plan.variants, "command": plan.command, "expectation": plan.expectation}
+
+
+def _key(key) -> dict:
+    path, line = key
+    return {"path": path, "line": line} if path is not None else {"path": None, "line": None, "group": line}
+
+
+def _steps(model) -> dict | None:
+    if model is None:
+        return None
+    return {
+        "count": len(model.steps), "completed": model.completed, "driver": model.driver, "boundary": model.boundary,
+        "growth_per_step": model.growth_per_step, "survivors": model.survivors, "survivor_steps": model.survivor_steps,
+        "old_survivors": model.old_survivors, "cache_survivors": model.cache_survivors,
+        "carriers": [dict(_key(key), bytes=size) for key, size in sorted(model.survivors_by_line.items(), key=lambda kv: -kv[1])[:10]],
+        "boundaries": [{"step": step.number, "start_index": step.start_index, "end_index": step.end_index,
+                        "floor_allocated": step.floor_allocated, "peak_allocated": step.peak_allocated,
+                        "complete": step.complete, "kind": step.kind} for step in _thin(model.steps)],
+        "notes": list(model.notes),
+    }
+
+
+def _thin(steps: list, limit: int = 400) -> list:
+    """At most ``limit`` steps: the first ones, the last ones, and evenly between (a long run has thousands)."""
+    if len(steps) <= limit:
+        return steps
+    stride = -(-len(steps) // limit)
+    kept = steps[:10] + steps[10:-10:stride] + steps[-10:]
+    return kept
 
 
 def downsample(points: list, limit: int = TIMELINE_POINTS) -> list:
@@ -65,8 +109,20 @@ def to_json(analysis: Analysis) -> dict:
         },
         "lines": [_line(line) for line in analysis.lines],
         "recommendations": [
-            {"action": r.action, "reason": r.reason, "experiment": r.experiment} for r in analysis.recommendations
+            {"action": r.action, "reason": r.reason, "experiment": r.experiment, "command": r.command,
+             "actions": [{"kind": a.kind, "title": a.title, "arguments": a.arguments} for a in r.actions]}
+            for r in analysis.recommendations
         ],
+        "alternative": analysis.diagnosis.alternative,
+        "confirm": _confirm(analysis.diagnosis.confirm),
+        "measured": analysis.diagnosis.measured,
+        "mode": analysis.mode,
+        "steps": _steps(analysis.steps),
+        "roles": [{"role": r.role, "bytes": r.bytes, "label": r.label, "detail": r.detail} for r in analysis.roles],
+        "holders": [{"root": h.root, "kind": h.kind, "bytes": h.bytes, "tensors": h.tensors, "length": h.length,
+                     "created_at": _place(h.created_at), "appended_at": _place(h.appended_at), "chain": h.chain}
+                    for h in analysis.holders[:20]],
+        "breakdown": [_node(node) for node in analysis.breakdown],
         "timeline": {
             "entries": timeline.entries, "peak_index": timeline.peak_index, "oom_index": timeline.oom_index,
             "points": [{"index": p.index, "time_us": p.time_us, "allocated": p.allocated, "reserved": p.reserved}

@@ -144,11 +144,45 @@ def _diagnosis(analysis: Analysis) -> list[str]:
     d = analysis.diagnosis
     out = ["## Diagnosis", "", f"**{d.cause}** (confidence {d.confidence:.2f}, {d.confidence_label})", ""]
     out += [f"- {fact}" for fact in d.evidence]
+    if d.alternative:
+        out += ["", f"Close runner-up: **{d.alternative}**."]
+    if d.confirm is not None:
+        out += ["", f"To decide by measurement ({d.confirm.question}): `{_cell(d.confirm.command)}` — {d.confirm.expectation}"]
+    out += _steps(analysis) + _roles(analysis)
     if analysis.recommendations:
         out += ["", "What to try:", ""]
         for number, rec in enumerate(analysis.recommendations, 1):
             out.append(f"{number}. {rec.action}{' *(an experiment: measure it)*' if rec.experiment else ''} — {rec.reason}")
     return out + [""]
+
+
+def _steps(analysis: Analysis) -> list[str]:
+    steps = analysis.steps
+    if steps is None:
+        return ["", "### Steps", "", "No recurring loop in the trace: one pass, or the failure came in the first iteration."]
+    out = ["", "### Steps", "", f"{len(steps.steps)} iteration(s) of the loop at `{_cell(steps.driver)}` "
+           f"({steps.completed} completed)" + (f", the floor rising {fmt(steps.growth_per_step)} per step"
+                                               if steps.growth_per_step else "") + ".", "",
+           "| step | kind | floor | peak |", "|---:|---|---:|---:|"]
+    shown = steps.steps if len(steps.steps) <= 12 else steps.steps[:6] + steps.steps[-6:]
+    for step in shown:
+        out.append(f"| {step.number}{'' if step.complete else ' (failed)'} | {step.kind} | {fmt(step.floor_allocated)} | "
+                   f"{fmt(step.peak_allocated)} |")
+    return out
+
+
+def _roles(analysis: Analysis) -> list[str]:
+    out = []
+    if analysis.roles:
+        total = sum(role.bytes for role in analysis.roles) or 1
+        out += ["", "### What the memory is", "", "| role | bytes | share |", "|---|---:|---:|"]
+        out += [f"| {_cell(role.label)} | {fmt(role.bytes)} | {role.bytes / total:.0%} |" for role in analysis.roles]
+    if analysis.holders:
+        out += ["", "### Who holds it", ""]
+        for holder in analysis.holders[:5]:
+            filled = f", filled at `{holder.appended_at[0]}:{holder.appended_at[1]}`" if holder.appended_at else ""
+            out.append(f"- `{_cell(holder.root)}` ({holder.kind}, {holder.tensors} tensors): {fmt(holder.bytes)}{filled}")
+    return out
 
 
 def _lines(analysis: Analysis, top: int) -> list[str]:

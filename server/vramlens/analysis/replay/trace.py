@@ -9,6 +9,7 @@ one small list, and per live block it keeps one tuple until the block is freed.
 from __future__ import annotations
 
 import gc
+from array import array
 from dataclasses import dataclass, field
 
 from vramlens.analysis.load.sources import LIBRARY, USER, SourceResolver
@@ -20,10 +21,8 @@ BEFORE_TRACE = (None, 2)
 
 # Slots of a line's accumulator list (a list, not an object: it is touched on every event).
 # Count and total are not kept: they follow from SIZES (block size -> allocations).
-LIVE, SIZES, FLOORS, FRAMES, BLOCKS, AT_PEAK, AT_OOM, KEY, OFFSET, OFFSET_BLOCKS, BLOCKS_AT_PEAK, BLOCKS_AT_OOM = range(12)
-NO_SAMPLE = 1 << 62  # a window in which the line never allocated
+LIVE, SIZES, FRAMES, BLOCKS, AT_PEAK, AT_OOM, KEY, OFFSET, OFFSET_BLOCKS, BLOCKS_AT_PEAK, BLOCKS_AT_OOM = range(11)
 
-GROWTH_WINDOWS = 8
 TIMELINE_POINTS = 400
 MIN_BLOCK = 512
 MAX_STACKS = 4096  # bounds the stack memo when frames are not shared
@@ -35,7 +34,7 @@ def block_size(requested: int) -> int:
 
 
 def new_line(key, frames) -> list:
-    return [0, {}, [NO_SAMPLE] * GROWTH_WINDOWS, frames, 0, 0, 0, key, 0, 0, 0, 0]
+    return [0, {}, frames, 0, 0, 0, key, 0, 0, 0, 0]
 
 
 @dataclass
@@ -64,6 +63,22 @@ class ReplayResult:
     oom_frames: list | None = None  # the failing request's stack (empty when the autograd engine made it)
     segment_events_after_oom: list = field(default_factory=list)  # (action, addr, size, stream)
     pre_freed_after_oom: list = field(default_factory=list)  # (addr, size): live at the OOM, from before the trace
+    allocs: "AllocLog | None" = None  # every allocation in order, for the step model
+    oom_alloc_count: int | None = None  # allocations made before the (latest) OOM
+
+
+@dataclass
+class AllocLog:
+    """One row per allocation, kept in flat arrays (a million allocations cost ~25 MB, no objects):
+    where it is in the trace, its size, the allocated total right after it, and its stack."""
+
+    index: array = field(default_factory=lambda: array("q"))
+    size: array = field(default_factory=lambda: array("q"))
+    after: array = field(default_factory=lambda: array("q"))  # allocated bytes after it, relative to the trace start
+    frames: list = field(default_factory=list)  # the snapshot's own frames lists (shared, not copied)
+
+    def __len__(self) -> int:
+        return len(self.index)
 
 
 def frames_key(frames, resolver: SourceResolver):
@@ -94,21 +109,19 @@ def replay(trace: list, resolver: SourceResolver) -> ReplayResult:
             gc.enable()
 
 
-def _chunks(entries: int, bucket: int, window: int):
-    """(start, stop, growth window, ends a timeline point) for consecutive runs of the trace: the
-    runs end where a timeline point is due or a growth window ends, so the hot loop tests neither."""
+def _chunks(entries: int, bucket: int):
+    """(start, stop, ends a timeline point) for consecutive runs of the trace: the runs end where a
+    timeline point is due, so the hot loop does not test for it."""
     start = 0
     while start < entries:
         next_point = (start // bucket + 1) * bucket
-        next_window = (start // window + 1) * window
-        stop = min(next_point, next_window, entries)
-        yield start, stop, start // window, stop == next_point
+        stop = min(next_point, entries)
+        yield start, stop, stop == next_point
         start = stop
 
 
 def _replay(trace: list, resolver: SourceResolver) -> ReplayResult:  # noqa: C901 - one hot loop, kept whole on purpose
     entries = len(trace)
-    window = max(1, -(-entries // GROWTH_WINDOWS))
     bucket = max(1, entries // TIMELINE_POINTS)
     user, not_user, classify = resolver.user_files, resolver.other_files, resolver.kind
     lines: dict = {}
@@ -121,6 +134,8 @@ def _replay(trace: list, resolver: SourceResolver) -> ReplayResult:  # noqa: C90
     peak_pending = False
     pre_freed = 0
     result = ReplayResult(entries, lines, points, 0, 0, 0, 0, None, None, {}, 0)
+    log = result.allocs = AllocLog()
+    log_index, log_size, log_after, log_frames = log.index.append, log.size.append, log.after.append, log.frames.append
     oom_seen = False
     before = no_frame = None
     # torch shares one frame dict per distinct frame between entries, so a stack recurs as lists of
@@ -134,7 +149,7 @@ def _replay(trace: list, resolver: SourceResolver) -> ReplayResult:  # noqa: C90
             acc = lines[key] = new_line(key, frames)
         return acc
 
-    for start, stop, slot, point_due in _chunks(entries, bucket, window):
+    for start, stop, point_due in _chunks(entries, bucket):
         for index, entry in enumerate(trace[start:stop], start):
             action = entry["action"]
             if action == "alloc":
@@ -161,11 +176,7 @@ def _replay(trace: list, resolver: SourceResolver) -> ReplayResult:  # noqa: C90
                                 break
                         else:  # no user frame: library-only or native (rare)
                             acc = line_of(frames_key(frames, resolver), frames)
-                current = acc[LIVE]
-                floors = acc[FLOORS]
-                if current < floors[slot]:
-                    floors[slot] = current
-                acc[LIVE] = current + size
+                acc[LIVE] += size
                 acc[BLOCKS] += 1
                 sizes = acc[SIZES]
                 try:
@@ -174,6 +185,10 @@ def _replay(trace: list, resolver: SourceResolver) -> ReplayResult:  # noqa: C90
                     sizes[size] = 1
                 live[entry["addr"]] = (size, acc, index)
                 allocated += size
+                log_index(index)
+                log_size(size)
+                log_after(allocated)
+                log_frames(frames)
                 if allocated > bucket_allocated:
                     bucket_allocated = allocated
                     if allocated > peak:
@@ -227,6 +242,7 @@ def _replay(trace: list, resolver: SourceResolver) -> ReplayResult:  # noqa: C90
                 result.oom_stream = entry.get("stream")
                 result.oom_device_free = entry.get("device_free", entry.get("addr"))
                 result.oom_frames = entry.get("frames")
+                result.oom_alloc_count = len(log.index)
                 result.allocated_at_oom = allocated
                 result.reserved_at_oom = reserved
                 result.live_at_oom = dict(live)

@@ -1,0 +1,102 @@
+"""`vramlens lint` on real code: precision on public codebases, recall on public memory-leak fixes.
+
+Reads the corpora in tests/lint/realworld (build their data first: see its README), lints every file with every
+rule, and prints per rule and in all, for the in-sample and held-out parts separately:
+
+- precision corpus: findings, true / false / debatable / unjudged, precision of the default-on rules
+  (true / judged), false default-on findings per 20k lines, lines of code;
+- recall corpus: buggy sites flagged by a fitting default-on rule / sites (and with preview rules too), and
+  fixed versions with a default-on finding left at their fixed lines.
+
+    .venv/bin/python benchmarks/lint_realworld.py [--unjudged] [--unjudged-csv FILE] [--cases]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "lint"))
+
+from realworld import scoring as sc  # noqa: E402
+from realworld.judgments import Judgment, load_judgments, write_judgments  # noqa: E402
+from realworld.linting import default_on_codes  # noqa: E402
+from realworld.precision import load_codebases, unpack  # noqa: E402
+from realworld.recall import load_cases  # noqa: E402
+
+
+def _pct(value: float | None) -> str:
+    return "   -  " if value is None else f"{100 * value:5.1f}%"
+
+
+def print_precision(summary: sc.PrecisionSummary) -> None:
+    print("precision corpus (default-on precision = true / judged default-on findings)")
+    print(f"  {'split':9} {'rule':6} {'findings':>8} {'true':>5} {'false':>5} {'debat.':>6} {'unjudged':>8} "
+          f"{'precision':>9} {'false/20k':>9} {'lines':>8}")
+    for split in sc.SPLITS:
+        rules = sorted(r for s, r in summary.tallies if s == split and r != "all") + ["all"]
+        for rule in rules:
+            t = summary.tally(split, rule)
+            per20k = f"{summary.false_per_20k(split):9.2f}" if rule == "all" else " " * 9
+            lines = f"{summary.lines[split]:8d}" if rule == "all" else " " * 8
+            print(f"  {split:9} {rule:6} {t.findings:8d} {t.true:5d} {t.false:5d} {t.debatable:6d} {t.unjudged:8d} "
+                  f"{_pct(t.precision):>9} {per20k} {lines}")
+
+
+def print_recall(tallies: dict) -> None:
+    print("recall corpus (sites flagged by a fitting default-on rule; fixed = fixed versions still flagged)")
+    print(f"  {'split':9} {'rule':6} {'cases':>5} {'sites':>5} {'flagged':>7} {'recall':>7} {'+preview':>8} {'fixed':>5}")
+    for split in sc.SPLITS:
+        rules = sorted(r for s, r in tallies if s == split and r != "all") + ["all"]
+        for rule in rules:
+            t = tallies[(split, rule)]
+            print(f"  {split:9} {rule:6} {t.cases:5d} {t.sites:5d} {t.flagged:7d} {_pct(t.recall):>7} "
+                  f"{t.flagged_any:8d} {t.fixed_flagged:5d}")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--unjudged", action="store_true", help="list every finding not judged yet")
+    parser.add_argument("--unjudged-csv", type=Path, help="write the unjudged findings as judgment rows to fill in")
+    parser.add_argument("--cases", action="store_true", help="print each recall case's result")
+    args = parser.parse_args()
+
+    codebases, cases = load_codebases(), load_cases()
+    missing = [c.archive.name for c in codebases if not c.archive.is_file()]
+    missing += [c.name for c in cases if not c.is_materialized()]
+    if missing:
+        print(f"the corpus data is not built ({', '.join(missing[:5])}...): run tests/lint/realworld/materialize.py")
+        return 2
+    print("default-on codes:", " ".join(sorted(default_on_codes())))
+    judged = load_judgments()
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="vramlens-realworld-") as tmp:
+        results = [sc.lint_codebase(c, unpack(c, Path(tmp)), judged) for c in codebases]
+    case_results = [sc.score_case(c) for c in cases]
+    elapsed = time.perf_counter() - started
+
+    print_precision(sc.summarize_precision(results))
+    print_recall(sc.summarize_recall(case_results))
+    unreadable = [(r.codebase.name, p) for r in results for p in r.unreadable]
+    print(f"files the engine could not parse: {len(unreadable)}; linting took {elapsed:.1f} s")
+    if args.cases:
+        for r in case_results:
+            print(f"  {r.case.name:40} {'held-out' if r.case.held_out else 'in-sample':9} {r.flagged}/{r.sites}"
+                  f" (+preview {r.flagged_any}) fixed-version findings: {r.fixed_findings or '-'}")
+    unjudged = [f for r in results for f in r.findings if f.verdict is None]
+    if args.unjudged:
+        for f in unjudged:
+            print(f"  unjudged {f.codebase}/{f.path}:{f.line} {f.code} {'' if f.default_on else '(preview) '}{f.text}")
+    if args.unjudged_csv:
+        unique = {f.key: f for f in unjudged}
+        write_judgments([Judgment(f.codebase, f.path, f.line, f.code, f.text, "", "") for f in unique.values()],
+                        args.unjudged_csv)
+        print(f"wrote {len(unique)} rows to {args.unjudged_csv}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

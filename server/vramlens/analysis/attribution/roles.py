@@ -1,0 +1,286 @@
+"""What the memory is and who holds it: the census (taken inside the process at the moment) joined
+to the snapshot's live blocks.
+
+Each storage the census found is matched to the live block at its address, so every role counts
+the allocator's own block sizes and the roles add up to what was allocated; what no Python object
+holds — activations saved for backward, autograd temporaries, tensors only C++ keeps — is the
+remainder, stated as such and never hidden.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections import Counter
+from dataclasses import dataclass, field
+
+from vramlens.analysis.load.snapshot import ALLOCATED, block_frames, block_state
+from vramlens.analysis.load.sources import SourceResolver
+from vramlens.analysis.model import Holder, RoleShare
+from vramlens.analysis.replay.trace import frames_key
+from vramlens.units import format_bytes as fmt
+
+# census role -> (analysis role, words)
+ROLE_NAMES = {
+    "parameter": ("parameters", "parameters"),
+    "buffer": ("buffers", "buffers"),
+    "gradient": ("gradients", "gradients"),
+    "optimizer_state": ("optimizer_state", "optimizer state"),
+    "cache": ("kv_cache", "KV cache and library caches"),
+    "frame_local": ("inputs", "tensors in the code's local variables (inputs, batches, outputs)"),
+    "held": ("held_by_python", "held by Python objects"),
+    "unreached": ("other", "other tensors Python can see"),
+}
+ACTIVATIONS = ("activations", "not held by any Python object: activations saved for backward and temporaries")
+ORDER = ("activations", "parameters", "gradients", "optimizer_state", "kv_cache", "held_by_python", "inputs",
+         "buffers", "other")
+
+
+@dataclass
+class Census:
+    """The census joined to the blocks: bytes per role and per owner, and each block's role."""
+
+    moment: str
+    roles: list[RoleShare]
+    holders: list[Holder]
+    blocks_by_role: dict = field(default_factory=dict)  # analysis role -> [(address, size, frames)]
+    grad_enabled: bool | None = None
+    inference_mode: bool | None = None
+    main_stack: list = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    optimizer_bytes: int = 0
+    parameter_bytes: int = 0
+
+
+def live_blocks(segments: list[dict], live: dict | None = None, trace: list | None = None) -> list[tuple[int, int, list]]:
+    """(address, size, frames) of every block live at the moment, by address: the snapshot's allocated
+    blocks, and the blocks the trace replay holds live (``live``: addr -> (size, accumulator, trace
+    index)) that the segments do not list."""
+    blocks = {}
+    for segment in segments:
+        for block in segment.get("blocks") or ():
+            if block_state(block) == ALLOCATED:
+                blocks[block.get("address", 0)] = (block.get("address", 0), block.get("size", 0), block_frames(block))
+    for address, (size, _acc, index) in (live or {}).items():
+        if address not in blocks:
+            frames = trace[index].get("frames") if trace is not None and index < len(trace) else None
+            blocks[address] = (address, size, frames or [])
+    return sorted(blocks.values(), key=lambda block: block[0])
+
+
+def _block_at(blocks: list, starts: list[int], ptr: int) -> int | None:
+    position = bisect.bisect_right(starts, ptr) - 1
+    if position >= 0:
+        address, size, _ = blocks[position]
+        if address <= ptr < address + size:
+            return position
+    return None
+
+
+def _class_label(entry: dict) -> str:
+    return str(entry.get("class") or "?").rsplit(".", 1)[-1]
+
+
+def _model_words(census: dict) -> str | None:
+    modules = [m for m in census.get("modules") or () if m["parameters"]["bytes"]]
+    if not modules:
+        return None
+    modules.sort(key=lambda m: -m["parameters"]["bytes"])
+    words = []
+    for module in modules[:2]:
+        count = module["parameters"]["count"]
+        numel = _numel(census, [item["tensor"] for item in module["parameters"]["listed"]])
+        size = f"{numel / 1e6:.1f}M parameters" if numel and len(module["parameters"]["listed"]) == count else f"{count} tensors"
+        words.append(f"{_class_label(module)}: {size}")
+    return ", ".join(words)
+
+
+def _numel(census: dict, tensor_indices: list[int]) -> int:
+    total = 0
+    for index in tensor_indices:
+        shape = census["tensors"][index]["shape"]
+        count = 1
+        for size in shape:
+            count *= size
+        total += count
+    return total
+
+
+def _optimizer_words(census: dict) -> str | None:
+    found = census.get("optimizers") or []
+    if not found:
+        return None
+    parts = []
+    for entry in found[:2]:
+        keys = ", ".join(key for key, _ in sorted(entry["state"]["by_key"].items(), key=lambda kv: -kv[1])[:3])
+        parts.append(f"{_class_label(entry)}: {keys}" if keys else _class_label(entry))
+    return "; ".join(parts)
+
+
+def join_census(census: dict, segments: list[dict] | None, allocated: int | None, resolver: SourceResolver,
+                device: int | None = None, live: dict | None = None, trace: list | None = None) -> Census:
+    """``segments`` (and ``live``, the replay's live blocks, with the ``trace`` they index): the
+    state at the census' moment, when the snapshot was taken then (else None: the census' own
+    storage sizes are used, against the allocated bytes it recorded)."""
+    if segments is None:
+        return _unjoined(census)
+    blocks = live_blocks(segments, live, trace)
+    if not blocks:
+        return _unjoined(census)
+    starts = [block[0] for block in blocks]
+    claimed: set[int] = set()
+    role_bytes: Counter = Counter()
+    role_blocks: dict = {}
+    owner_bytes: Counter = Counter()  # (census role, owner) -> bytes
+    owner_lines: dict = {}  # (census role, owner) -> Counter of allocating lines
+    unmatched = 0
+    for storage in census["storages"]:
+        if device is not None and storage["device"] not in (device, -1):
+            continue
+        position = _block_at(blocks, starts, storage["ptr"])
+        role, _words = ROLE_NAMES[storage["role"]]
+        if position is None:
+            unmatched += storage["bytes"]
+            continue
+        if position in claimed:
+            continue  # two storages in one block (sub-allocations): the block counts once
+        claimed.add(position)
+        address, size, frames = blocks[position]
+        role_bytes[role] += size
+        role_blocks.setdefault(role, []).append(blocks[position])
+        owner = (storage["role"], storage.get("owner"))
+        owner_bytes[owner] += size
+        key = frames_key(frames, resolver) if frames else None
+        if key and key[0] is not None:
+            owner_lines.setdefault(owner, Counter())[key] += size
+    remainder = allocated - sum(role_bytes.values())
+    notes = list(census.get("notes") or [])
+    if unmatched:
+        notes.append(f"{fmt(unmatched)} of tensors the census found had no live block in the snapshot (they were "
+                     "freed between the two, or live on another device).")
+    if remainder < 0:
+        notes.append(f"The census' tensors covered {fmt(-remainder)} more than the allocator counted; the remainder "
+                     "is taken as 0.")
+        remainder = 0
+    activation_blocks = [block for position, block in enumerate(blocks) if position not in claimed]
+    roles = _shares(census, role_bytes, remainder)
+    holders = _holders(census, owner_bytes, owner_lines)
+    grad = census.get("grad_mode") or {}
+    result = Census(moment=census["moment"], roles=roles, holders=holders,
+                    blocks_by_role=dict(role_blocks, activations=activation_blocks),
+                    grad_enabled=grad.get("grad_enabled"), inference_mode=grad.get("inference_mode"),
+                    main_stack=list(census.get("main_stack") or []), notes=notes,
+                    optimizer_bytes=role_bytes["optimizer_state"], parameter_bytes=role_bytes["parameters"])
+    if not census.get("complete", True):
+        result.notes.append("The census was cut short by its time budget: " + "; ".join(census.get("skipped") or ()))
+    return result
+
+
+def _shares(census: dict, role_bytes: Counter, remainder: int) -> list[RoleShare]:
+    details = {"parameters": _model_words(census), "optimizer_state": _optimizer_words(census)}
+    shares = [RoleShare(ACTIVATIONS[0], remainder, ACTIVATIONS[1])] if remainder else []
+    for census_role, (role, words) in ROLE_NAMES.items():
+        if role_bytes[role]:
+            detail = details.get(role)
+            shares.append(RoleShare(role, role_bytes[role], f"{words} ({detail})" if detail else words, detail))
+    shares.sort(key=lambda share: (-share.bytes, ORDER.index(share.role)))
+    return shares
+
+
+def _holder_kind(container: dict) -> str:
+    kind = container.get("kind") or "object"
+    return kind if kind in ("list", "dict", "tuple", "attribute", "frame", "traceback", "set", "deque") else kind
+
+
+def _signature(census: dict, indices) -> Counter:
+    """(shape, dtype) -> bytes of the listed tensors: what a copy of the same weights would share."""
+    found: Counter = Counter()
+    for index in indices:
+        tensor = census["tensors"][index]
+        numel = 1
+        for size in tensor["shape"]:
+            numel *= size
+        found[(tuple(tensor["shape"]), tensor["dtype"])] += numel * tensor["element_size"]
+    return found
+
+
+def _copy_of(census: dict, indices: list[int], models: list[tuple[str, Counter]]) -> str | None:
+    """The model whose parameters a held group of tensors repeats, shape for shape (a state dict
+    loaded beside the model), when they cover most of both."""
+    held = _signature(census, indices)
+    total = sum(held.values())
+    for name, params in models:
+        overlap = sum(min(size, params[key]) for key, size in held.items() if key in params)
+        if total and overlap >= 0.5 * total and overlap >= 0.5 * sum(params.values()):
+            return name
+    return None
+
+
+def _holders(census: dict, owner_bytes: Counter, owner_lines: dict) -> list[Holder]:
+    models = [(_class_label(module), _signature(census, [item["tensor"] for item in module["parameters"]["listed"]]))
+              for module in census.get("modules") or () if module["parameters"]["listed"]]
+    found = []
+    for index, entry in enumerate(census.get("holders") or []):
+        size = owner_bytes[("held", index)]
+        if not size:
+            continue
+        container = entry["container"]
+        lines = owner_lines.get(("held", index))
+        appended = lines.most_common(1)[0][0] if lines else None
+        chain = [_step_text(step) for step in entry.get("chain") or ()]
+        root = entry.get("path") or (", ".join(str(name) for name in entry["names"][:2]) if entry["names"] else None)
+        listed = entry["tensors"]["listed"]
+        with_graph = sum(1 for index in listed if census["tensors"][index]["grad_fn"] is not None)
+        found.append(Holder(root=root or container.get("type") or container.get("kind") or "?",
+                            kind=_holder_kind(container), bytes=size, tensors=entry["tensors"]["count"],
+                            length=container.get("length"), appended_at=appended, chain=chain,
+                            with_graph=with_graph if listed else None, copy_of=_copy_of(census, listed, models)))
+    for index, entry in enumerate(census.get("frame_locals") or []):
+        size = owner_bytes[("frame_local", index)]
+        if not size:
+            continue
+        where = f"{str(entry['filename']).replace(chr(92), '/').rsplit('/', 1)[-1]}:{entry.get('line')}"
+        found.append(Holder(root=f"local {entry['name']} in {entry['function']} ({where})", kind="frame", bytes=size,
+                            tensors=entry["tensors"]["count"], length=entry.get("length"),
+                            created_at=(entry["filename"], entry.get("line")) if entry.get("line") else None,
+                            copy_of=_copy_of(census, entry["tensors"]["listed"], models)))
+    for index, entry in enumerate(census.get("caches") or []):
+        size = owner_bytes[("cache", index)]
+        if size:
+            bound = (entry.get("bound_to") or [None])[0]
+            found.append(Holder(root=f"{_class_label(entry)}" + (f" ({bound})" if bound else ""), kind="cache",
+                                bytes=size, tensors=entry["tensors"]["count"]))
+    found.sort(key=lambda holder: -holder.bytes)
+    return found
+
+
+def _unjoined(census: dict) -> Census:
+    """A census from another moment than the snapshot's (the peak watcher's): its own sizes."""
+    role_bytes: Counter = Counter()
+    for census_role, figures in census["roles"].items():
+        role_bytes[ROLE_NAMES[census_role][0]] += figures["bytes"]
+    device = census.get("device") or {}
+    allocated = device.get("allocated")
+    remainder = max(allocated - sum(role_bytes.values()), 0) if allocated is not None else 0
+    owner_bytes: Counter = Counter()
+    for storage in census["storages"]:
+        owner_bytes[(storage["role"], storage.get("owner"))] += storage["bytes"]
+    grad = census.get("grad_mode") or {}
+    return Census(moment=census["moment"], roles=_shares(census, role_bytes, remainder),
+                  holders=_holders(census, owner_bytes, {}), grad_enabled=grad.get("grad_enabled"),
+                  inference_mode=grad.get("inference_mode"), main_stack=list(census.get("main_stack") or []),
+                  notes=list(census.get("notes") or []), optimizer_bytes=role_bytes["optimizer_state"],
+                  parameter_bytes=role_bytes["parameters"])
+
+
+def _step_text(step: dict) -> str:
+    edge = step.get("edge") or "?"
+    name = step.get("name")
+    return f"{edge} {name}" if name is not None else edge
+
+
+def roles_sentence(census: Census, allocated: int) -> str | None:
+    """"19.40 GiB live: activations 17.10 GiB · parameters 512 MiB · …" for evidence and code lenses."""
+    if not census.roles:
+        return None
+    parts = " · ".join(f"{share.role.replace('_', ' ')} {fmt(share.bytes)}" for share in census.roles[:6])
+    return f"{fmt(allocated)} live: {parts}"

@@ -1,0 +1,83 @@
+"""Growth across steps, judged from the step model: is the floor between steps rising, by how
+much per step, what carries it (kept outputs, or a cache growing as designed), and how soon the
+live set passes the limit even perfectly packed.
+
+Repetition inside one step (the layers of a forward pass, a model built in a loop, a checkpoint
+loaded tensor by tensor, the optimizer's state made at its first step) never counts: only the
+floor at step boundaries from the second step on does.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from vramlens.analysis.model import StepModel
+
+MIB = 1024 * 1024
+MIN_RISE = 32 * MIB  # a floor rising by less than this over the run is noise for an OOM's story
+MIN_RISE_SHARE = 0.05  # ...or by less than this share of the live bytes at the moment
+RISING_SHARE = 0.6  # of the step-to-step changes of the floor that must be rises
+SOON_STEPS = 10  # growth that passes the limit within this many steps (or 2× the steps done) is the cause
+
+
+@dataclass
+class Growth:
+    rate: int  # bytes per step, least squares over the floors from the second step on
+    intervals: int  # step-to-step changes measured
+    rise: int  # floor rise from the second step to the moment's step
+    floor: int  # the floor at the moment's step
+    excess: int  # the largest rise above the floor inside a completed step (the step's own working set)
+    carriers: list[tuple[tuple, int]] = field(default_factory=list)  # (line key, bytes) holding the growth
+    sites: list[tuple[tuple, int]] = field(default_factory=list)  # ((file, line, function), bytes): who allocated them
+    old: int = 0  # bytes older than the previous step still live: accumulation
+    cache: int = 0  # bytes allocated by cache code
+    steps_done: int = 0
+
+    @property
+    def intended_cache(self) -> bool:
+        """A cache growing as designed (a KV cache): most of what carries the growth was made by cache code."""
+        carried = sum(size for _key, size in self.carriers)
+        return carried > 0 and self.cache >= 0.5 * carried
+
+    def steps_left(self, limit: int | None) -> int | None:
+        """Steps until the floor plus one step's own working set passes ``limit``, perfectly packed."""
+        if limit is None or self.rate <= 0:
+            return None
+        room = limit - self.floor - self.excess
+        return max(int(room // self.rate), 0)
+
+    def soon(self, limit: int | None) -> bool:
+        left = self.steps_left(limit)
+        return left is not None and left <= max(SOON_STEPS, 2 * self.steps_done)
+
+
+def growth_of(steps: StepModel | None, live_now: int) -> Growth | None:
+    """The growth the step model shows, or None when the floor is flat, too few steps ran, or the
+    rise is too small to matter at this moment."""
+    if steps is None or steps.growth_per_step is None or steps.growth_per_step <= 0:
+        return None
+    floors = [step.floor_allocated for step in steps.steps[1:]]
+    current = _current_index(steps)
+    floors = floors[:current]  # up to the moment's step, which starts at its floor
+    if len(floors) < 2:
+        return None
+    changes = [b - a for a, b in zip(floors, floors[1:])]
+    rising = sum(1 for change in changes if change > 0)
+    rise = floors[-1] - floors[0]
+    if rise < max(MIN_RISE, MIN_RISE_SHARE * live_now) or rising < RISING_SHARE * len(changes):
+        return None
+    carried = sum(steps.survivors_by_line.values())
+    if steps.setup_survivors > carried:
+        return None  # the floor rose with a model built (or a checkpoint loaded) step by step: setup, not growth
+    completed = [step for step in steps.steps if step.complete]
+    excess = max((step.peak_allocated - step.floor_allocated for step in completed[1:] or completed), default=0)
+    carriers = sorted(steps.survivors_by_line.items(), key=lambda item: -item[1])
+    return Growth(rate=steps.growth_per_step, intervals=len(changes), rise=rise, floor=floors[-1], excess=max(excess, 0),
+                  carriers=carriers, sites=sorted(steps.survivor_sites.items(), key=lambda item: -item[1]),
+                  old=steps.old_survivors, cache=steps.cache_survivors, steps_done=steps.completed)
+
+
+def _current_index(steps: StepModel) -> int:
+    """How many floors (from the second step on) lead up to the moment: all for a completed run."""
+    incomplete = [i for i, step in enumerate(steps.steps) if not step.complete]
+    return incomplete[0] if incomplete else len(steps.steps)
