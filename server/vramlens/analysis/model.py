@@ -264,8 +264,8 @@ class Analysis:
     roles: list[RoleShare] = field(default_factory=list)  # empty without a census
     holders: list[Holder] = field(default_factory=list)
     breakdown: list[FrameNode] = field(default_factory=list)  # per top user line: its library frames
-    mode: str | None = None  # "training" | "inference" | None (not enough evidence)
-    phase_marks: list[PhaseMark] = field(default_factory=list)  # the user's annotations, in trace order  # for people: "out of memory (request 96.00 MiB)", "no OOM; ended by --timeout after 12 s"
+    mode: str | None = None  # "training" | "inference" | None (not enough evidence)  # for people: "out of memory (request 96.00 MiB)", "no OOM; ended by --timeout after 12 s"
+    phase_marks: list[PhaseMark] = field(default_factory=list)  # the user's annotations (torch 2.14), in trace order
 
     @property
     def user_root(self) -> str | None:

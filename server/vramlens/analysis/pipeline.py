@@ -12,7 +12,7 @@ from vramlens.analysis.attribution.lines import add_blocks_from_before_trace, ba
 from vramlens.analysis.diagnosis.classify import RunFacts, diagnose, effective_limit
 from vramlens.analysis.diagnosis.growth import growth_of
 from vramlens.analysis.diagnosis.mode import run_mode
-from vramlens.analysis.load.ending import no_oom_sentence, nothing_recorded, outcome_line, run_status
+from vramlens.analysis.load.ending import no_oom_sentence, nothing_recorded, outcome_line, rejection_note, run_status
 from vramlens.analysis.load.interventions import read_interventions
 from vramlens.analysis.accounting.free_blocks import free_blocks_at_end, free_blocks_at_oom, largest_free, split_segments
 from vramlens.analysis.model import Analysis, OomEvent, PhaseMark, Timeline, TimelinePoint
@@ -138,6 +138,9 @@ def _analyze(capture: Capture, total_memory: int | None, source_root: str | None
     checked_trace = capture.traces.get(device)  # what the loader saw in this device's trace
     if checked_trace is not None:
         notes += settle_skipped_actions(trace, checked_trace.actions, checked_trace.reused_addresses)
+    rejected = rejection_note(meta)
+    if rejected:
+        notes.append(rejected)
 
     recorded_root = meta.get("source_root")
     local_root = source_root or (recorded_root if recorded_root and os.path.isdir(recorded_root) else None)
