@@ -78,7 +78,7 @@ def hosts_of(meta: dict) -> list[str]:
         local = ""
     if any(char.isdigit() or char in ".-" for char in local):  # a machine's name, not a word of prose
         names.append(local)
-    return [name for name in names if isinstance(name, str)]
+    return [name for name in names if isinstance(name, str) and not _is_ip(name) and not _is_ipv6(name)]  # IPs: <ip>
 
 
 def _homes_and_users(text: str) -> tuple[set[str], set[str]]:
