@@ -154,9 +154,9 @@ class _Checker:
         if set(map(type, trace)) != {dict}:
             self._explain(trace, where)
         actions = list(map(dict.get, trace, repeat("action")))
-        counts = dict(Counter(actions))
-        if not all(type(action) is str for action in counts):
+        if set(map(type, actions)) != {str}:
             self._explain(trace, where)
+        counts = dict(Counter(actions))
         addrs = list(map(dict.get, trace, repeat("addr")))
         sizes = list(map(dict.get, trace, repeat("size")))
         # Addresses and streams are keys, never computed with: their type is enough.

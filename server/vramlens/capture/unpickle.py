@@ -18,6 +18,7 @@ import pickle
 from vramlens.capture.errors import CaptureError
 from vramlens.capture.memory_ceiling import allowance_for, memory_ceiling
 from vramlens.regular_files import human_size
+from vramlens.safe_text import one_line
 
 
 class _BuiltinsOnlyUnpickler(pickle.Unpickler):
@@ -65,7 +66,8 @@ def check_protocol(head: bytes, name: str) -> None:
 
 
 def _short(error: BaseException) -> str:
-    text = str(error)
+    """The error in a few words on one line: pickle's messages may quote the file's own bytes."""
+    text = one_line(str(error))
     text = text if len(text) <= 120 else text[:117] + "..."
     return f"{type(error).__name__}: {text}" if text else type(error).__name__
 

@@ -28,6 +28,13 @@ def _allocator_text(analysis: Analysis) -> str:
     return (", ".join(written) or "defaults") + f"; expandable segments {expandable}"
 
 
+def _cap_text(limit: dict) -> str:
+    if not limit.get("bytes"):
+        return "none"
+    fraction = limit.get("fraction")
+    return fmt(limit["bytes"]) + (f" (fraction {fraction:.4f})" if fraction is not None else "")
+
+
 def _setup(analysis: Analysis, meta: dict) -> list[str]:
     env = analysis.environment
     total = env.get("total_memory")
@@ -39,7 +46,7 @@ def _setup(analysis: Analysis, meta: dict) -> list[str]:
         ("Driver / CUDA", f"{env.get('driver') or 'unknown'} / {env.get('cuda') or 'unknown'}"),
         ("torch", env.get("torch") or "unknown"),
         ("Allocator", f"{env.get('allocator_backend') or 'unknown'} backend; settings: {allocator_settings}"),
-        ("Memory cap", f"{fmt(limit['bytes'])} (fraction {limit.get('fraction'):.4f})" if limit.get("bytes") else "none"),
+        ("Memory cap", _cap_text(limit)),
         ("Command", " ".join(meta.get("argv") or []) or "unknown"),
         ("Precision", settings["precision"] or UNKNOWN),
         ("Batch size", settings["batch_size"] or UNKNOWN),
