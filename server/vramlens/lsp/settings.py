@@ -6,7 +6,6 @@ instead of running (processesPerNode 10**12 would start that many processes)."""
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
 ANNOTATION_STYLES = ("inlayHints", "endOfLine", "off")
@@ -57,7 +56,7 @@ def _seconds(raw: dict, name: str, problems: dict) -> float:
     value = raw.get(name)
     if value is None or value == 0:
         return 0.0
-    if _number(value) and math.isfinite(value) and 0 < value <= MAX_TIMEOUT_S:
+    if _number(value) and 0 < value <= MAX_TIMEOUT_S:  # compared, never converted: 10**400 is no float
         return float(value)
     problems[name] = f"vramlens.{name} must be a number of seconds from 0 to {MAX_TIMEOUT_S:.0f}."
     return 0.0
