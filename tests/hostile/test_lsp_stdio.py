@@ -29,10 +29,10 @@ TIMEOUT = 20
 class RawServer:
     """`vramlens serve` with its stdin and stdout as bytes; responses collected by id."""
 
-    def __init__(self, workspace: Path):
+    def __init__(self, workspace: Path, server_path: Path = ROOT / "server"):
         self.proc = subprocess.Popen([sys.executable, "-m", "vramlens", "serve"], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=workspace,
-                                     env=dict(os.environ, PYTHONPATH=str(ROOT / "server")))
+                                     env=dict(os.environ, PYTHONPATH=str(server_path)))
         self.responses: dict = {}
         self.arrived = threading.Condition()
         self.stderr: list[bytes] = []
