@@ -184,3 +184,18 @@ def test_the_redacted_report_says_what_was_redacted(tmp_path, capsys):
     summary = out.rstrip().splitlines()[-1]
     assert summary.startswith("> Redacted: ") and " secret" in summary and "1 host name" in summary
     assert "Redacted: " in err
+
+
+@pytest.mark.parametrize("claimed", ["/", "home"])
+def test_a_capture_claiming_the_whole_disk_or_the_home_folder_as_its_root_reads_nothing(tmp_path, capsys, claimed,
+                                                                                         monkeypatch):
+    home = tmp_path / "home"
+    (home / "work").mkdir(parents=True)
+    (home / "work" / "settings.py").write_text("PASSWORD = 'do-not-show-this'\n")
+    monkeypatch.setenv("HOME", str(home))
+    folder = capture_with_frames(tmp_path, lambda frame: frame.update(filename=str(home / "work" / "settings.py"), line=1))
+    meta = json.loads((folder / "capture.json").read_text())
+    meta["source_root"] = "/" if claimed == "/" else str(home)
+    (folder / "capture.json").write_text(json.dumps(meta))
+    code, out, _ = run(capsys, "analyze", folder)
+    assert code == 0 and "do-not-show-this" not in out

@@ -28,7 +28,7 @@ from vramlens.analysis.attribution.roles import join_census, live_blocks
 from vramlens.analysis.attribution.request_site import request_site, site_sentence
 from vramlens.analysis.replay.trace import replay
 from vramlens.analysis.steps import build_step_model
-from vramlens.analysis.load.sources import SourceResolver
+from vramlens.analysis.load.sources import SourceResolver, usable_recorded_root
 from vramlens.capture import Capture, CaptureError, load_capture
 from vramlens.units import format_bytes as fmt
 
@@ -143,7 +143,7 @@ def _analyze(capture: Capture, total_memory: int | None, source_root: str | None
         notes.append(rejected)
 
     recorded_root = meta.get("source_root")
-    local_root = source_root or (recorded_root if recorded_root and os.path.isdir(recorded_root) else None)
+    local_root = source_root or (recorded_root if usable_recorded_root(recorded_root) else None)
     resolver = SourceResolver(recorded_root, local_root)
     resolver.use_mapping_if_it_matches(_sample_filenames(trace, segments))
     rep = replay(trace, resolver)

@@ -59,6 +59,19 @@ def short_path(filename: str, recorded_root: str | None = None) -> str:
     return PurePosixPath(normalized).name or normalized
 
 
+def usable_recorded_root(root: str | None) -> bool:
+    """Whether the source root a capture names may serve as the local root here: it exists, and it is
+    a project's folder, not the file system's root, the home folder or a folder above it (a capture
+    from elsewhere could name those to have any file shown)."""
+    if not root or not os.path.isdir(root):
+        return False
+    real = os.path.realpath(root)
+    home = os.path.realpath(os.path.expanduser("~"))
+    if real == os.path.dirname(real):  # "/" (or a drive's root)
+        return False
+    return not (home == real or home.startswith(real.rstrip(os.sep) + os.sep))
+
+
 class SourceResolver:
     """Classifies frames and finds their files here; every answer is cached per file name."""
 
