@@ -507,12 +507,17 @@ def table(server: Path, only: list[str]) -> None:
 
 
 # -- memory: analyze on hostile input vs a bare pickle.load of a valid snapshot of the same size -----------
+# The high-water mark of this process's own memory (VmHWM, kB): unlike ru_maxrss it does not start from
+# the forking parent's, which a child keeps across exec.
 _MEASURE = """
-import resource, sys, gc
+import sys
+def high_water():
+    with open("/proc/self/status") as status:
+        return next(int(line.split()[1]) for line in status if line.startswith("VmHWM:"))
 {imports}
-base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+base = high_water()
 {work}
-print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - base)
+print(high_water() - base, file=sys.__stdout__)
 """
 
 
@@ -522,22 +527,37 @@ def _increase(checkout: Checkout, imports: str, work: str) -> tuple[int | None, 
     return (int(lines[-1]) * 1024 if lines and lines[-1].lstrip("-").isdigit() else None), seconds
 
 
-def _valid_of_size(size: int, folder: Path) -> Path:
-    from analysis_synthetic import build_snapshot
+def _real_pattern(entries: int) -> dict:
+    """A valid snapshot of about ``entries`` entries made of the REAL no_problem capture's trace repeated
+    (fresh addresses and times each round; one frames list per entry, the frame dicts shared, as torch
+    writes them)."""
+    snapshot = pickle.loads((CAPTURES / "no_problem" / "snapshot.pickle").read_bytes())
+    trace = snapshot["device_traces"][0]
+    made = []
+    for round_number in range(entries // len(trace) + 1):
+        for entry in trace:
+            copy = dict(entry, frames=list(entry.get("frames") or ()))
+            copy["addr"] = entry["addr"] + round_number * (1 << 36)
+            copy["time_us"] = entry["time_us"] + round_number * 10**6
+            made.append(copy)
+    return dict(snapshot, device_traces=[made[:max(entries, 1)]])
 
+
+def _valid_of_size(size: int, folder: Path) -> Path:
     path = folder / f"valid-{size}.pickle"
-    entries = max(4, size // 62)
-    data = pickle.dumps(build_snapshot(entries), protocol=4)
-    while len(data) > size * 1.1 and entries > 4:  # near the size: a few tries at most
-        entries = int(entries * size / len(data))
-        data = pickle.dumps(build_snapshot(max(entries, 4)), protocol=4)
+    entries = max(1, size // 70)
+    data = pickle.dumps(_real_pattern(entries), protocol=4)
+    if abs(len(data) - size) > size * 0.1 and entries > 1:  # one correction brings it near the size
+        data = pickle.dumps(_real_pattern(max(1, int(entries * size / len(data)))), protocol=4)
     path.write_bytes(data)
     return path
 
 
 def memory(server: Path) -> None:
     checkout = Checkout(server)
-    analyze = ("from vramlens.cli import main\nimport os, sys\nsys.stdout = open(os.devnull, 'w')",
+    # Every module the command imports is imported before the baseline: what is measured is the input's.
+    analyze = ("from vramlens.cli import build_parser, main\nimport os, sys\nbuild_parser()\n"
+               "import vramlens.analysis.pipeline, vramlens.capture.loader\nsys.stdout = open(os.devnull, 'w')",
                "try:\n    main(['analyze', PATH])\nexcept SystemExit:\n    pass")
     bare = ("import pickle", "pickle.load(open(PATH, 'rb'))")
     print(f"checkout: {server}; python {sys.version.split()[0]}; memory above each interpreter's own after imports\n")
@@ -547,8 +567,7 @@ def memory(server: Path) -> None:
         folder = Path(scratch)
         inputs = {**corpus.opcode_inputs(_fresh(folder, "o")), **corpus.shape_inputs(_fresh(folder, "s"))}
         million = folder / "million.pickle"
-        from analysis_synthetic import build_snapshot
-        million.write_bytes(pickle.dumps(build_snapshot(1_000_000), protocol=4))
+        million.write_bytes(pickle.dumps(_real_pattern(1_000_000), protocol=4))
         inputs["valid 1,000,000-entry snapshot (itself)"] = million
         for name, path in inputs.items():
             size = path.stat().st_size
@@ -557,7 +576,7 @@ def memory(server: Path) -> None:
             valid = million if path == million else _valid_of_size(size, folder)
             used, seconds = _increase(checkout, analyze[0], f"PATH = {str(path)!r}\n" + analyze[1])
             reference, _ = _increase(checkout, bare[0], f"PATH = {str(valid)!r}\n" + bare[1])
-            floor = max(reference or 0, 1 << 20)  # an interpreter's own noise: 1 MiB
+            floor = max(reference or 0, 1 << 20)  # below 1 MiB the interpreters' own noise decides
             ratio = f"{(used or 0) / floor:.2f}" if used is not None else "failed"
             print(f"| {name} | {size:,} B | {(used or 0) / 2**20:.1f} MiB | {(reference or 0) / 2**20:.1f} MiB | {ratio} | {seconds:.1f} |",
                   flush=True)
