@@ -6,7 +6,7 @@ python=${PYTHON:-python3}
 if [ ! -x .venv/bin/python ]; then
   "$python" -m venv .venv
 fi
-if ! .venv/bin/python -c "import vramlens, pygls, pytest_lsp" 2>/dev/null; then
+if ! .venv/bin/python -c "import vramlens, pygls, pytest_lsp, ipykernel, jupyter_client, nbformat" 2>/dev/null; then
   .venv/bin/pip install --quiet --disable-pip-version-check -e '.[test]'
 fi
 # The CPU build of torch lets the tests exercise the "no CUDA in this interpreter" path.

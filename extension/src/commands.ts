@@ -41,14 +41,51 @@ export class Commands {
         ];
     }
 
-    /** Runs the active Python file (or the one clicked) under the recorder. */
+    /** Runs the active Python file (or the one clicked) under the recorder; a notebook, cell by cell in a fresh kernel. */
     private async diagnose(askArguments: boolean, resource?: vscode.Uri): Promise<void> {
+        const notebook = this.notebookToRun(resource);
+        if (notebook) {
+            await this.diagnoseNotebook(notebook);
+            return;
+        }
         const script = await this.script("Diagnose CUDA memory", askArguments, resource);
         if (!script) return;
         const result = await this.server.executeCommand(
             "vramlens.diagnose",
             { uri: script.uri, args: script.args, trusted: vscode.workspace.isTrusted },
             `VRAM Lens: ${script.name}`,
+        );
+        this.showResult(result);
+    }
+
+    /** The notebook to diagnose: the one clicked or given, else the active notebook editor's (when no other file has focus). */
+    private notebookToRun(resource?: unknown): vscode.NotebookDocument | vscode.Uri | undefined {
+        if (resource instanceof vscode.Uri) return resource.path.endsWith(".ipynb") ? resource : undefined;
+        const notebook = (resource as { notebookEditor?: { notebookUri?: vscode.Uri } } | undefined)?.notebookEditor?.notebookUri;
+        if (notebook instanceof vscode.Uri) return notebook;
+        const active = vscode.window.activeNotebookEditor?.notebook;
+        const focused = vscode.window.activeTextEditor?.document;
+        if (active && (!focused || focused.uri.scheme === "vscode-notebook-cell")) return active;
+        return undefined;
+    }
+
+    /** Executes the notebook in a fresh kernel of the interpreter, recorded from its first cell. */
+    private async diagnoseNotebook(target: vscode.NotebookDocument | vscode.Uri): Promise<void> {
+        const notebook = target instanceof vscode.Uri ? await vscode.workspace.openNotebookDocument(target) : target;
+        if (!vscode.workspace.isTrusted) {
+            void vscode.window.showErrorMessage(UNTRUSTED_RUN);
+            return;
+        }
+        if (notebook.isUntitled || notebook.uri.scheme !== "file") {
+            void vscode.window.showErrorMessage("Save the notebook first: VRAM Lens runs it from disk.");
+            return;
+        }
+        if (notebook.isDirty && !(await notebook.save())) return;
+        const name = path.basename(notebook.uri.fsPath);
+        const result = await this.server.executeCommand(
+            "vramlens.diagnose",
+            { uri: notebook.uri.toString(), trusted: vscode.workspace.isTrusted },
+            `VRAM Lens: ${name} (cell by cell, in a fresh kernel)`,
         );
         this.showResult(result);
     }

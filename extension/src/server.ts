@@ -22,6 +22,14 @@ const CLIENT_NAME = "VRAM Lens";
 const PYTHON_DOCUMENTS: vscode.DocumentSelector = [
     { scheme: "file", language: "python" },
     { scheme: "untitled", language: "python" },
+    { notebookType: "jupyter-notebook", language: "python" },
+];
+// The same documents as the language server protocol names them: a Jupyter notebook's Python cells come
+// through notebook synchronisation (the server then knows each cell's place in its notebook).
+const SERVER_DOCUMENTS: LanguageClientOptions["documentSelector"] = [
+    { scheme: "file", language: "python" },
+    { scheme: "untitled", language: "python" },
+    { notebook: "jupyter-notebook", language: "python" },
 ];
 
 /** `CommandResult` of docs/lsp-protocol.md. */
@@ -141,7 +149,7 @@ export class ServerManager implements vscode.Disposable {
 
         const serverOptions: ServerOptions = { command: launch.command, args: launch.args, options: { env: launch.env } };
         const clientOptions: LanguageClientOptions = {
-            documentSelector: PYTHON_DOCUMENTS as LanguageClientOptions["documentSelector"],
+            documentSelector: SERVER_DOCUMENTS,
             outputChannel: this.outputChannel,
             traceOutputChannel: this.outputChannel,
             // The status item and the log say what went wrong; a popup on every failed start would nag.

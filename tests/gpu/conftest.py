@@ -27,7 +27,9 @@ def pytest_collection_modifyitems(config, items):
 @pytest.fixture
 def vramlens():
     def run(*args, cwd=ROOT, timeout=300, **kwargs):
-        env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "server"))
+        # Packages carried to the GPU machine on PYTHONPATH (ipykernel for the notebook tests) stay visible.
+        inherited = os.environ.get("PYTHONPATH")
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join([os.path.join(ROOT, "server")] + ([inherited] if inherited else [])))
         return subprocess.run([sys.executable, "-m", "vramlens", *map(str, args)], cwd=cwd, env=env,
                               capture_output=True, text=True, timeout=timeout, **kwargs)
     return run

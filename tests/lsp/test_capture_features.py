@@ -116,7 +116,7 @@ async def test_report_notification_carries_report_and_series(client: LanguageCli
     assert report["title"] == "retained_references.py — out of memory (request 64.00 MiB)"
     assert report["analysis"]["cause"] == "retained_references"
     assert report["lines"][0] == {"label": "retained_references.py:20", "uri": _uri(workspace), "line": MODEL,
-                                  "liveBytes": 2819620864, "share": 0.8889}
+                                  "cell": None, "liveBytes": 2819620864, "share": 0.8889}
     series = report["series"]
     assert series["allocated"][0][0] == 0.0 and len(series["allocated"]) == len(series["reserved"]) > 100
     assert max(point[1] for point in series["allocated"]) == report["analysis"]["memory"]["peak_allocated"]

@@ -85,3 +85,15 @@ class Recorder:
             "num_device_free": "num_device_free",
         }
         return {name: stats.get(key) for name, key in pick.items()}
+
+    def start_history(self) -> None:
+        """Record again after ``stop_history`` (the OOM observer stays attached: torch cannot detach one)."""
+        self.torch.cuda.memory._record_memory_history(
+            enabled="all", context="all", stacks=self.stacks, max_entries=self.max_entries
+        )
+
+    def stop_history(self) -> None:
+        try:
+            self.torch.cuda.memory._record_memory_history(enabled=None)
+        except Exception:  # already off, or an old torch: nothing more to stop
+            pass

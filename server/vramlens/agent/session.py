@@ -250,7 +250,10 @@ class Session:
             if census is None:
                 notes.append("No census was taken at the latest OOM, so the capture has none.")
         else:
-            census = censuses.take(moment)
+            # The agent keeps the exception that ended the script (and through its traceback the
+            # frames' locals): named as such, not left as a holder nobody can name.
+            kept = {"<the script's exception>": self.exception} if self.exception is not None else None
+            census = censuses.take(moment, extra_roots=kept)
         notes.extend(censuses.notes())
         return census, self.peak_watch.census if self.peak_watch else None
 

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from vramlens.analysis.load.notebook import NotebookFacts
 
 # Pseudo-lines for bytes that no user line can honestly be blamed for.
 NO_FRAME_FUNCTION = "<no Python frame: autograd engine / C++>"
@@ -56,6 +60,16 @@ class RequestSite:
     autograd: bool  # made by the autograd engine (no Python frame) during work started at this line
 
 
+@dataclass(frozen=True)
+class CellRef:
+    """The notebook cell a recorded line belongs to (a capture recorded in a Jupyter kernel)."""
+
+    label: str  # "train.ipynb cell 4", or "train.ipynb In [7]" when the cell's place is not known
+    index: int | None  # 0-based among all the notebook's cells
+    execution_count: int | None
+    notebook: str | None  # the notebook file here, when there is one
+
+
 @dataclass
 class LineStat:
     path: str | None  # as recorded in the snapshot
@@ -72,6 +86,7 @@ class LineStat:
     call_path: list[str] = field(default_factory=list)  # user line first, then inward
     local_path: str | None = None  # where the file is on this machine
     source: str | None = None  # the line's text when the file exists here
+    cell: CellRef | None = None  # a line of a notebook cell (path is then the name its code ran under)
 
     @property
     def is_user_line(self) -> bool:
@@ -79,9 +94,11 @@ class LineStat:
 
     @property
     def label(self) -> str:
-        """``train.py:42`` for a user line, the pseudo-line's name otherwise."""
+        """``train.py:42`` (a notebook's: ``train.ipynb cell 4 line 7``) for a user line, the pseudo-line's name otherwise."""
         if self.path is None:
             return self.function
+        if self.cell is not None:
+            return f"{self.cell.label} line {self.line}"
         return f"{self.path.replace(chr(92), '/').rsplit('/', 1)[-1]}:{self.line}"
 
 
@@ -265,6 +282,7 @@ class Analysis:
     holders: list[Holder] = field(default_factory=list)
     breakdown: list[FrameNode] = field(default_factory=list)  # per top user line: its library frames
     mode: str | None = None  # "training" | "inference" | None (not enough evidence)  # for people: "out of memory (request 96.00 MiB)", "no OOM; ended by --timeout after 12 s"
+    notebook: NotebookFacts | None = None  # recorded in a Jupyter kernel: its cells, and what the kernel itself keeps
     phase_marks: list[PhaseMark] = field(default_factory=list)  # the user's annotations (torch 2.14), in trace order
 
     @property

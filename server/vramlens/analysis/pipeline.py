@@ -11,9 +11,11 @@ from vramlens.analysis.accounting.bytes import account, allocator_limit, device_
 from vramlens.analysis.attribution.lines import add_blocks_from_before_trace, backward_seen, line_stats, mark_growing
 from vramlens.analysis.diagnosis.classify import RunFacts, diagnose, effective_limit
 from vramlens.analysis.diagnosis.growth import growth_of
+from vramlens.analysis.diagnosis.kernel_held import kernel_held_findings
 from vramlens.analysis.diagnosis.mode import run_mode
 from vramlens.analysis.load.ending import no_oom_sentence, nothing_recorded, outcome_line, rejection_note, run_status
 from vramlens.analysis.load.interventions import read_interventions
+from vramlens.analysis.load.notebook import read_notebook_facts
 from vramlens.analysis.accounting.free_blocks import free_blocks_at_end, free_blocks_at_oom, largest_free, split_segments
 from vramlens.analysis.model import Analysis, OomEvent, PhaseMark, Timeline, TimelinePoint
 from vramlens.analysis.load.snapshot import (
@@ -145,6 +147,7 @@ def _analyze(capture: Capture, total_memory: int | None, source_root: str | None
     recorded_root = meta.get("source_root")
     local_root = source_root or (recorded_root if usable_recorded_root(recorded_root) else None)
     resolver = SourceResolver(recorded_root, local_root)
+    resolver.cells = read_notebook_facts(meta, resolver.local_path)
     resolver.use_mapping_if_it_matches(_sample_filenames(trace, segments))
     rep = replay(trace, resolver)
 
@@ -214,6 +217,9 @@ def _analyze(capture: Capture, total_memory: int | None, source_root: str | None
     diagnosis.evidence += [f"Tried on this script: {item.summary()}." for item in tried]
     expandable_on = expandable_segments_on(settings, segments)
     recommendations = recommend(diagnosis, accounting, lines, settings, expandable_on, tried, meta=meta, facts=facts)
+    kernel_evidence, kernel_advice = kernel_held_findings(resolver.cells, allocated if outcome == "oom" else None)
+    diagnosis.evidence += kernel_evidence
+    recommendations = kernel_advice + recommendations
 
     environment = _environment(meta, settings, expandable_on, total, device)
     oom = None
@@ -229,6 +235,7 @@ def _analyze(capture: Capture, total_memory: int | None, source_root: str | None
         allocator_settings=settings, source_root=recorded_root, local_root=resolver.local_root, notes=notes,
         steps=steps, mode=mode,
         roles=census.roles if census else [], holders=census.holders if census else [], breakdown=breakdown,
+        notebook=resolver.cells,
         outcome_text=f"out of memory (request {fmt(request)})" if outcome == "oom" else outcome_line(outcome, meta, status),
         phase_marks=[PhaseMark(mark.index, mark.time_us, mark.text) for mark in (checked_trace.annotations if checked_trace else [])],
     )

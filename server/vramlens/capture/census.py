@@ -20,7 +20,7 @@ from vramlens.regular_files import FileProblem, read_regular_file
 CENSUS_FORMAT = "vramlens-census"
 MAX_FILE_BYTES = 32 * 2**20  # a census of 20,000 tensors is about 5 MiB
 MAX_ITEMS = 1_000_000  # entries in any one list
-MAX_TEXT = 4096  # characters in any one string
+MAX_TEXT = 65_536  # characters in any one string
 MAX_BYTES = 2**63 - 1
 MOMENTS = ("oom", "peak", "end", "on_demand")
 ROLES = ("parameter", "buffer", "gradient", "optimizer_state", "cache", "frame_local", "held", "unreached")
@@ -161,7 +161,7 @@ def validate_census(data) -> dict:
          "grad_mode": record({}, {"grad_enabled": flag, "inference_mode": flag}),
          "main_stack": items(FRAME), "main_stack_omitted": COUNT,
          "device": record({"index": integer(0, 1 << 16), "allocated": BYTES, "reserved": BYTES}),
-         "holder_search": mapping(optional(scalar), 100),
+         "holder_search": mapping(optional(scalar), 100), "peaks_taken": COUNT,
          "without_storage": mapping(COUNT, 10_000)},
     )(data, "")
     head["format"] = CENSUS_FORMAT
@@ -205,7 +205,7 @@ def validate_census(data) -> dict:
                                         "filename": text, "line": integer(), "thread": text})
     clean["holders"] = items(record(
         {"container": container, "names": items(scalar, 1000), "found_by": choice("walk", "referrers"),
-         "tensors": group},
+         "search": choice("rooted", "no_root", "limit"), "tensors": group},
         {"path": text, "chain": items(step, 1000)}))(_field(data, "holders"), "holders")
     clean["unreached"] = record({"storages": COUNT, "bytes": BYTES,
                                  "tensors": record({"count": COUNT, "listed": listed})})(_field(data, "unreached"), "unreached")

@@ -18,6 +18,7 @@ from vramlens.capture.census import load_census
 from vramlens.capture.errors import CaptureError
 from vramlens.capture.format import FORMAT_NAME, FORMAT_VERSION, META_FILE, SNAPSHOT_FILE
 from vramlens.capture.meta_shape import check_meta
+from vramlens.capture.notebook import check_notebook
 from vramlens.capture.snapshot_shape import CheckedSnapshot, TraceFacts, check_snapshot
 from vramlens.capture.unpickle import unpickle_snapshot
 from vramlens.regular_files import FileProblem, problem_with, read_regular_file
@@ -80,6 +81,7 @@ def _read_meta(meta_path: Path) -> tuple[dict, dict, list[str]]:
         raise CaptureError(f"{meta_path} is not a capture written by vramlens (it holds {held}, not a record).")
     if raw.get("format") != FORMAT_NAME:
         raise CaptureError(f"{meta_path} is not a capture written by vramlens.")
+    check_notebook(raw.get("notebook"), meta_path)
     meta, notes = check_meta(raw)
     version = meta.get("version")
     if isinstance(version, int) and version > FORMAT_VERSION:

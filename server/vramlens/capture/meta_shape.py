@@ -108,6 +108,18 @@ class Row(Field):
             item.valid(part) for item, part in zip(self.items, value))
 
 
+class Section(Field):
+    """A record whose shape is checked by its own module (named here), passed on as it is."""
+
+    name = "a record"
+
+    def __init__(self, checked_by: str):
+        self.checked_by = checked_by
+
+    def valid(self, value) -> bool:
+        return type(value) is dict
+
+
 class Plain(Field):
     """A small record of plain values, copied within bounds (the allocator settings)."""
 
@@ -218,6 +230,7 @@ CAPTURE = Record({
         "result": Record({"cause": TEXT, "verdict": TEXT, "sentence": TEXT}),
         "table": ListOf(Record({"label": TEXT, "ooms": COUNT, "runs": COUNT, "verdict": TEXT})),
     }),
+    "notebook": Section("capture/notebook.py"),  # a Jupyter kernel's capture: its cells and holders
     "notes": ListOf(TEXT),
 })
 

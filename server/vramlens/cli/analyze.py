@@ -6,6 +6,7 @@ import json
 import sys
 
 from vramlens.analysis import analyze_path, to_json
+from vramlens.analysis.rendering.notebook_text import cell_rows, holder_lines
 from vramlens.analysis.ranks.export import comparison_to_json
 from vramlens.analysis.ranks.analyze import analyze_ranks
 from vramlens.capture.ranks import holds_rank_captures
@@ -150,7 +151,32 @@ def sparkline(values: list[int], width: int = 60) -> str:
 def _line_title(line: LineStat) -> str:
     if line.path is None:
         return line.function
+    if line.cell is not None:
+        return f"{line.label} in {line.function}"
     return f"{line.path}:{line.line} in {line.function}"
+
+
+def _notebook_text(analysis: Analysis) -> list[str]:
+    facts = analysis.notebook
+    if facts is None:
+        return []
+    place = _placer(analysis)
+    out = ["", f"Cells of {facts.name}, in the order they ran"] + [f"  {row}" for row in cell_rows(facts, place)]
+    held = holder_lines(facts, place)
+    if held:
+        out += ["", "Held by the kernel itself"] + [f"  - {line}" for line in held]
+    return out
+
+
+def _placer(analysis: Analysis):
+    facts = analysis.notebook
+
+    def place(path: str, line: int | None) -> str:
+        ref = facts.ref(path) if facts else None
+        if ref is None:
+            return f"{path}:{line}"
+        return f"{ref.label} line {line}" if line is not None else ref.label
+    return place
 
 
 def _memory_views_text(analysis: Analysis) -> list[str]:
@@ -163,7 +189,7 @@ def _memory_views_text(analysis: Analysis) -> list[str]:
         out += ["", "Who holds it"]
         for holder in analysis.holders[:5]:
             size = f", {holder.length} items" if holder.length is not None else ""
-            filled = f"; filled at {holder.appended_at[0]}:{holder.appended_at[1]}" if holder.appended_at else ""
+            filled = f"; filled at {_placer(analysis)(*holder.appended_at)}" if holder.appended_at else ""
             graphs = f"; {holder.with_graph} carry an autograd graph" if holder.with_graph else ""
             out.append(f"  {fmt(holder.bytes):>12}  {holder.root} ({holder.kind}{size}, {holder.tensors} tensors{graphs}){filled}")
     for tree in analysis.breakdown[:1]:
@@ -247,6 +273,7 @@ def render_text(analysis: Analysis, path: str, top: int = TOP_LINES) -> str:
             out.append(f"     call path: {' → '.join(line.call_path)}")
         if line.size_histogram:
             out.append("     block sizes: " + ", ".join(f"{fmt(size)} ×{count}" for size, count in line.size_histogram[:3]))
+    out += _notebook_text(analysis)
     out += [f"Note: {note}" for note in analysis.notes]
     # Every row is one line: a file name, a function or a message from the capture cannot break it
     # into more, nor carry a control sequence to the terminal.

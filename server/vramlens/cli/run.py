@@ -10,6 +10,7 @@ from pathlib import Path
 from vramlens.capture.errors import CaptureError
 from vramlens.runner import RunOptions
 from vramlens.runner.experiment import run_with_experiments
+from vramlens.runner.notebook import is_notebook, run_notebook
 from vramlens.runner.torchrun import run_torchrun, split_torchrun_command
 from vramlens.safe_text import one_line
 from vramlens.units import parse_size_or_fraction
@@ -18,9 +19,11 @@ from vramlens.units import parse_size_or_fraction
 def add_parser(subparsers) -> None:
     parser = subparsers.add_parser(
         "run",
-        usage="vramlens run [options] SCRIPT [ARGS ...]\n       vramlens run [options] --torchrun [TORCHRUN OPTIONS] SCRIPT [ARGS ...]",
+        usage="vramlens run [options] SCRIPT [ARGS ...]\n       vramlens run [options] NOTEBOOK.ipynb\n"
+              "       vramlens run [options] --torchrun [TORCHRUN OPTIONS] SCRIPT [ARGS ...]",
         help="run a script under CUDA memory instrumentation and write a capture",
-        description="Run SCRIPT in the chosen interpreter as if run directly, recording the allocator's "
+        description="Run SCRIPT in the chosen interpreter as if run directly (a .ipynb notebook: its cells in order, in "
+        "a fresh kernel of that interpreter, which needs ipykernel), recording the allocator's "
         "history, the OOM (if any) and NVML samples into a capture folder.",
     )
     parser.add_argument("--python", default=sys.executable, help="interpreter that has torch (default: this one)")
@@ -89,7 +92,8 @@ def _announce(script: Path, through_torchrun: bool):
             print(one_line(f"vramlens: running {script} through torchrun (PID {pid}); Ctrl-C ends every rank with "
                            "their captures kept."), file=sys.stderr)
             return
-        print(one_line(f"vramlens: running {script} (PID {pid}); `kill -USR1 {os.getpid()}` writes a capture "
+        what = "the notebook " + str(script) + " cell by cell in a fresh kernel" if is_notebook(script) else str(script)
+        print(one_line(f"vramlens: running {what} (PID {pid}); `kill -USR1 {os.getpid()}` writes a capture "
                        "without stopping it, Ctrl-C ends it with the capture kept."), file=sys.stderr)
     return on_start
 
@@ -138,9 +142,18 @@ def handle(args: argparse.Namespace) -> int:
         census=args.census,
         on_start=_announce(script, torchrun_options is not None),
     )
+    notebook = torchrun_options is None and is_notebook(script)
+    if notebook and args.try_alloc_conf:
+        print("vramlens: --try-alloc-conf is not available for notebooks yet; set the allocator in the notebook's "
+              "environment and run it again to compare.", file=sys.stderr)
+        return 2
+    if notebook:
+        options.cwd = script.resolve().parent  # where Jupyter starts a notebook's kernel
     try:
         if torchrun_options is not None:
             result, trials = run_torchrun(options, torchrun_options), []
+        elif notebook:
+            result, trials = run_notebook(options), []
         else:
             result, trials = run_with_experiments(options, args.try_alloc_conf)
     except CaptureError as error:

@@ -64,18 +64,28 @@ def hover_markdown(line: LineStat, moment: str) -> str:
     return "\n".join(out)
 
 
-def line_annotations(analysis: Analysis) -> dict[str, list[LineAnnotation]]:
-    """Every user line that exists here, grouped by local file, one annotation per line."""
+def cell_of(stat: LineStat) -> tuple[str, int] | None:
+    """(notebook file here, 0-based cell place) of a line recorded in a notebook cell that is here."""
+    cell = stat.cell
+    if cell is None or cell.notebook is None or cell.index is None:
+        return None
+    return cell.notebook, cell.index
+
+
+def line_annotations(analysis: Analysis, cells: bool = False) -> dict:
+    """Every user line that exists here, one annotation per line, grouped by local file; with ``cells``,
+    the lines of notebook cells instead, grouped by (notebook file, cell place)."""
     moment = analysis.accounting.moment
-    by_file: dict[str, dict[int, LineAnnotation]] = {}
+    by_file: dict = {}
     for stat in analysis.lines:
-        if stat.local_path is None or not stat.line or (stat.live_bytes <= 0 and stat.allocated_bytes <= 0):
+        where = cell_of(stat) if cells else stat.local_path
+        if where is None or not stat.line or (stat.live_bytes <= 0 and stat.allocated_bytes <= 0):
             continue
-        lines = by_file.setdefault(stat.local_path, {})
+        lines = by_file.setdefault(where, {})
         if stat.line in lines:  # one file recorded under two paths: the first (larger) one wins
             continue
         lines[stat.line] = LineAnnotation(
-            local_path=stat.local_path, line=stat.line, source=stat.source, text=hint_text(stat, moment),
+            local_path=stat.local_path or where[0], line=stat.line, source=stat.source, text=hint_text(stat, moment),
             share=stat.share, live_bytes=stat.live_bytes, growing=stat.growing, growth_bytes=stat.growth_bytes,
             hover=hover_markdown(stat, moment), function=stat.function,
         )

@@ -51,7 +51,9 @@ class Placements:
         self._by_uri.clear()
 
     def of(self, document: TextDocument) -> Placement | None:
-        figures = self.server.captures.figures_for(document.path)
+        cell = self.server.cell_place(document.uri)  # a notebook's cell (its path is the notebook's file)
+        figures = (self.server.captures.figures_for(*cell) if cell is not None
+                   else self.server.captures.figures_for(document.path))
         if figures is None:
             self._by_uri.pop(document.uri, None)
             return None

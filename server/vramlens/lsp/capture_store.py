@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from vramlens.analysis import Analysis, analyze_capture
+from vramlens.analysis.load.notebook import notebook_cells
 from vramlens.analysis.ranks.model import RankComparison
 from vramlens.capture import load_capture
 from vramlens.lsp.annotations import LineAnnotation, line_annotations
@@ -23,6 +24,11 @@ from vramlens.lsp.source_mapping import choose_source_root, recorded_user_files
 
 def same_file_key(path: str) -> str:
     return os.path.normcase(os.path.realpath(path))
+
+
+def cell_key(notebook: str, index: int) -> str:
+    """The figures of one notebook cell are filed under its notebook and its place among the cells."""
+    return f"{same_file_key(notebook)}#cell-{index}"
 
 
 @dataclass
@@ -75,15 +81,31 @@ def file_figures(analysis: Analysis) -> dict[str, FileFigures]:
 
     for path, annotations in line_annotations(analysis).items():
         figures(path).annotations = {a.line: a for a in annotations}
-    oom = oom_line(analysis)
-    if oom:
+    cells: dict[str, FileFigures] = {}
+    for (notebook, index), annotations in line_annotations(analysis, cells=True).items():
+        cells[cell_key(notebook, index)] = FileFigures(notebook, {a.line: a for a in annotations})
+    oom = oom_line(analysis, cell_key)
+    if oom and oom.local_path in cells:
+        cells[oom.local_path].oom = oom
+    elif oom and "#cell-" not in oom.local_path:
         figures(oom.local_path).oom = oom
     lens = peak_function(analysis)
     if lens:
         figures(lens.local_path).lens = lens
     for file in files.values():
         file.lines = read_lines(file.local_path)
+    for key, file in cells.items():
+        file.lines = cell_lines(file.local_path, int(key.rsplit("#cell-", 1)[1]))
+    files.update(cells)
     return files
+
+
+def cell_lines(notebook: str, index: int) -> list[str]:
+    """The cell's text in the notebook file as it is now (what the editor opened), as lines."""
+    for place, _id, source in notebook_cells(notebook) or []:
+        if place == index:
+            return split_lines(source)
+    return []
 
 
 def read_lines(path: str) -> list[str]:
@@ -160,11 +182,12 @@ class CaptureStore:
     def all(self) -> list[LoadedCapture]:
         return list(self._by_folder.values())
 
-    def figures_for(self, path: str | None) -> FileFigures | None:
-        """The figures the loaded captures hold for this local file (the first folder that has any)."""
+    def figures_for(self, path: str | None, cell: int | None = None) -> FileFigures | None:
+        """The figures the loaded captures hold for this local file, or for cell ``cell`` of this
+        notebook (the first folder that has any)."""
         if not path:
             return None
-        key = same_file_key(path)
+        key = same_file_key(path) if cell is None else cell_key(path, cell)
         for loaded in self._by_folder.values():
             figures = loaded.view.files.get(key) if loaded.view else None
             if figures is not None:

@@ -22,6 +22,7 @@ from vramlens.lsp.commands import argument, command_guard, load_into, result, su
 from vramlens.lsp.run_request import processes_per_node, run_options
 from vramlens.lsp.server import VramLensServer, command_params
 from vramlens.runner import RunOptions, run_script
+from vramlens.runner.notebook import is_notebook, run_notebook
 from vramlens.runner.torchrun import run_torchrun, single_node_options
 from vramlens.units import format_bytes
 
@@ -76,8 +77,27 @@ class RunProgress:
             self.ls.work_done_progress.tokens.pop(self.token, None)
 
 
+class NotebookProgress:
+    """``Cell 4 (3 of 9 code cells) · 1.20 GiB allocated · 2.00 GiB reserved``: the cell running and the live figures."""
+
+    def __init__(self):
+        self.where = "Starting the kernel"
+        self.figures = ""
+
+    def cell(self, state: dict) -> str:
+        self.where = f"Cell {state.get('cell')} ({state.get('code_cell')} of {state.get('code_cells')} code cells)"
+        return self.where + self.figures
+
+    def memory(self, status: dict) -> str:
+        self.figures = f" · {running_message(status).removeprefix('Running: ')}"
+        return self.where + self.figures
+
+
 def start_run(options: RunOptions, processes: int):
-    """The runner for the settings: a plain run, or torchrun with ``processes`` ranks on this machine."""
+    """The runner for the settings: a plain run, a notebook's cells in a fresh kernel, or torchrun with
+    ``processes`` ranks on this machine."""
+    if is_notebook(options.script):
+        return run_notebook(options)
     if processes > 1:
         return run_torchrun(options, single_node_options(processes))
     return run_script(options)
@@ -96,7 +116,13 @@ async def _diagnose(ls: VramLensServer, request: dict, cancel: threading.Event, 
         except ValueError as error:
             return result(False, str(error), folder=folder_uri)
         options.cancel = cancel
-        options.on_status = lambda status: loop.call_soon_threadsafe(progress.report, running_message(status))
+        figures = NotebookProgress() if is_notebook(script) else None
+        if figures is not None:
+            options.on_progress = lambda cell: loop.call_soon_threadsafe(progress.report, figures.cell(cell))
+            options.on_status = lambda status: loop.call_soon_threadsafe(progress.report, figures.memory(status))
+        else:
+            options.on_status = lambda status: loop.call_soon_threadsafe(progress.report, running_message(status))
+        processes = 1 if figures is not None else processes
         ranks = f" on {processes} processes (torchrun)" if processes > 1 else ""
         progress.report(f"Starting {script.name}{ranks}")
         ls.log(f"Diagnosing {script}{ranks} with {options.python} in {options.cwd}; capture: {options.capture_dir}")

@@ -8,6 +8,7 @@ from lsprotocol import types
 from pygls.workspace import TextDocument
 
 from vramlens.lint import Finding, Fix, apply_fix, lint_source
+from vramlens.lsp.notebook_lint import lint_cells, python_lines
 
 if TYPE_CHECKING:
     from vramlens.lsp.server import VramLensServer
@@ -67,14 +68,20 @@ class LintSettings:
 
 class DocumentLinter:
     """Lints documents with the client's settings. The editor asks for code actions on every cursor
-    move and publishes again on save: the same text is linted once."""
+    move and publishes again on save: the same text is linted once. A notebook's cell is linted with
+    the notebook's other code cells before it and after it (``notebook_of(document)`` gives them)."""
 
-    def __init__(self) -> None:
+    def __init__(self, notebook_of=None) -> None:
         self.settings = LintSettings()
         self._last: dict[str, tuple[tuple, list[Finding]]] = {}  # uri -> (what was linted, its findings)
+        self._notebook_of = notebook_of  # document -> (notebook path, [(cell uri, source)…]) or None
+        self._notebooks: dict[str, tuple[tuple, dict[str, list[Finding]]]] = {}
 
     def findings(self, document: TextDocument) -> list[Finding]:
         select, ignore = self.settings.select, self.settings.ignore
+        notebook = self._notebook_of(document) if self._notebook_of else None
+        if notebook is not None:
+            return self._cell_findings(document.uri, *notebook)
         key = (document.source, select, ignore)
         cached = self._last.get(document.uri)
         if cached is not None and cached[0] == key:
@@ -82,6 +89,19 @@ class DocumentLinter:
         findings = lint_source(document.source, document.path or document.uri, select, ignore)
         self._last[document.uri] = (key, findings)
         return findings
+
+    def checked_text(self, document: TextDocument) -> str:
+        """The text a fix is checked against: a cell's with its IPython lines blanked, as it was linted."""
+        if self._notebook_of and self._notebook_of(document) is not None:
+            return "\n".join(python_lines(document.source))
+        return document.source
+
+    def _cell_findings(self, uri: str, path: str, cells: list[tuple[str, str]]) -> list[Finding]:
+        key = (tuple(cells), self.settings.select, self.settings.ignore)
+        cached = self._notebooks.get(path)
+        if cached is None or cached[0] != key:
+            cached = self._notebooks[path] = (key, lint_cells(cells, path, self.settings.select, self.settings.ignore))
+        return cached[1].get(uri, [])
 
     # DocumentListener: only a closed document's findings are dropped
     def opened(self, document: TextDocument) -> None:
@@ -98,7 +118,7 @@ def code_actions(document: TextDocument, diagnostics: list[types.Diagnostic], li
     """One quick fix per safe fix of every vramlens finding the client asks about."""
     ours = [d for d in diagnostics if d.source == SOURCE]
     actions: list[types.CodeAction] = []
-    text = document.source
+    text = linter.checked_text(document)
     lines = document.lines
     for finding in linter.findings(document):
         if not any(d.code == finding.code for d in ours):
@@ -127,7 +147,7 @@ def _same_start(document: TextDocument, diagnostic: types.Diagnostic, finding: F
 
 
 def register(server: VramLensServer) -> None:
-    linter = DocumentLinter()
+    linter = DocumentLinter(server.notebook_of)
     server.settings_listeners.append(linter.settings.update)
     server.document_listeners.append(linter)
 

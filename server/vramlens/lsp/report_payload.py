@@ -63,8 +63,10 @@ def timeline_series(analysis: Analysis, meta: dict) -> dict:
 
 
 def report_lines(analysis: Analysis, to_uri: Callable[[str], str]) -> list[dict]:
-    shown = [line for line in analysis.lines if line.local_path and line.line and line.live_bytes > 0][:TOP_LINES]
-    return [{"label": line.label, "uri": to_uri(line.local_path), "line": line.line - 1,
+    """The report's top lines; a notebook cell's line has no file to open (``uri`` null) but names its cell."""
+    shown = [line for line in analysis.lines if (line.local_path or line.cell) and line.line and line.live_bytes > 0][:TOP_LINES]
+    return [{"label": line.label, "uri": to_uri(line.local_path) if line.local_path else None, "line": line.line - 1,
+             "cell": line.cell.index if line.cell else None,
              "liveBytes": line.live_bytes, "share": round(line.share, 4)} for line in shown]
 
 

@@ -13,6 +13,7 @@ from typing import IO
 from vramlens.lsp.settings import MAX_PROCESSES_PER_NODE, MAX_TIMEOUT_S, Settings, checked_count
 from vramlens.runner import RunOptions
 from vramlens.runner.launch import default_capture_dir
+from vramlens.runner.notebook import is_notebook
 from vramlens.units import parse_size_or_fraction
 
 
@@ -38,8 +39,10 @@ def run_options(request: dict, settings: Settings, script: Path, folder: Path | 
     if not script.is_file():
         raise ValueError(f"{script} is not a file on disk; save it first.")
     interpreter = _given(request, "interpreter", str) or settings.interpreter or sys.executable
-    args = _given(request, "args", list)
-    cwd = Path(_given(request, "cwd", str) or settings.cwd or folder or script.parent)
+    notebook = is_notebook(script)
+    args = [] if notebook else _given(request, "args", list)  # a notebook's kernel takes no arguments
+    # A notebook's kernel starts in the notebook's folder, as Jupyter starts it; a script in the workspace folder.
+    cwd = Path(_given(request, "cwd", str) or settings.cwd or (script.parent if notebook else folder or script.parent))
     if not cwd.is_dir():
         raise ValueError(f"The working folder {cwd} does not exist; check the vramlens.cwd setting.")
     limit_text = _given(request, "memoryLimit", str) or settings.memory_limit

@@ -45,10 +45,15 @@ def accounting_sentence(analysis: Analysis) -> str:
     return "; ".join(parts)
 
 
-def oom_line(analysis: Analysis) -> OomLine | None:
-    """The user line whose allocation failed, with the accounting at that moment."""
+def oom_line(analysis: Analysis, cell_key=None) -> OomLine | None:
+    """The user line whose allocation failed, with the accounting at that moment. A line of a notebook
+    cell is placed by ``cell_key(notebook file, cell place)``."""
     site = analysis.oom.site if analysis.oom else None
     local = _local_paths(analysis).get(site.path) if site else None
+    facts = analysis.notebook
+    ref = facts.ref(site.path) if site and facts is not None else None
+    if ref is not None and cell_key is not None and ref.notebook and ref.index is not None:
+        local = cell_key(ref.notebook, ref.index)
     if site is None or local is None or not site.line:
         return None
     request = fmt(analysis.oom.request) if analysis.oom.request else "an unknown size"

@@ -26,6 +26,7 @@ from pygls.uris import from_fs_path, to_fs_path
 from pygls.workspace import TextDocument
 
 from vramlens import __version__
+from vramlens.analysis.load.notebook import notebook_cells
 from vramlens.lsp.capture_store import CaptureStore
 from vramlens.lsp.settings import Settings, parse_settings
 from vramlens.safe_text import printable
@@ -89,9 +90,15 @@ class VramLensProtocol(LanguageServerProtocol):
             super()._handle_cancel_notification(msg_id)
 
 
+# Jupyter notebooks' Python cells arrive as notebook documents: the cells in order, each a text document.
+NOTEBOOK_SYNC = types.NotebookDocumentSyncOptions(notebook_selector=[types.NotebookDocumentFilterWithCells(
+    notebook=types.NotebookDocumentFilterNotebookType(notebook_type="jupyter-notebook"),
+    cells=[types.NotebookCellLanguage(language="python")])])
+
+
 class VramLensServer(LanguageServer):
     def __init__(self) -> None:
-        super().__init__("vramlens", __version__, protocol_cls=VramLensProtocol)
+        super().__init__("vramlens", __version__, protocol_cls=VramLensProtocol, notebook_document_sync=NOTEBOOK_SYNC)
         self.diagnostics_providers: list[DiagnosticsProvider] = []
         self.diagnostics_amenders: list[DiagnosticsAmender] = []
         self.document_listeners: list[DocumentListener] = []
@@ -105,6 +112,7 @@ class VramLensServer(LanguageServer):
         self.placements = None  # capture_features.Placements: where recorded lines are in open documents
         self.change_debounce_s = CHANGE_DEBOUNCE_S
         self._pending: dict[str, asyncio.TimerHandle] = {}  # uri -> diagnostics scheduled after an edit
+        self._notebook_places: dict[str, tuple[int, list[int] | None]] = {}  # notebook path -> (mtime, code cells' places)
 
     # -- diagnostics ----------------------------------------------------------------------------
     def publish_diagnostics(self, uri: str) -> None:
@@ -224,6 +232,52 @@ class VramLensServer(LanguageServer):
     def uri_of(self, path: str) -> str:
         return from_fs_path(path) or path
 
+    # -- notebooks ------------------------------------------------------------------------------
+    def cell_place(self, uri: str) -> tuple[str, int] | None:
+        """(the notebook's file path, the cell's 0-based place among all its cells) for a cell document.
+
+        A client sends only the cells its selector matches (VS Code: the Python ones, no markdown), so a
+        cell's place is its rank among the code cells, looked up in the notebook file's list of cells."""
+        notebook = self.workspace.get_notebook_document(cell_uri=uri)
+        path = to_fs_path(notebook.uri) if notebook is not None else None
+        if path is None:
+            return None
+        wanted = unquote(uri)
+        code = [cell for cell in notebook.cells if cell.kind == types.NotebookCellKind.Code]
+        rank = next((i for i, cell in enumerate(code) if unquote(cell.document) == wanted), None)
+        places = self._code_cell_places(path)
+        if rank is None or places is None or rank >= len(places):
+            return None
+        return path, places[rank]
+
+    def _code_cell_places(self, path: str) -> list[int] | None:
+        """Where the notebook file's code cells are among all its cells (cached while the file is unchanged)."""
+        try:
+            stamp = os.stat(path).st_mtime_ns
+        except OSError:
+            return None
+        cached = self._notebook_places.get(path)
+        if cached is None or cached[0] != stamp:
+            cells = notebook_cells(path)
+            cached = self._notebook_places[path] = (stamp, [index for index, _id, _source in cells] if cells is not None else None)
+        return cached[1]
+
+    def notebook_of(self, document: TextDocument) -> tuple[str, list[tuple[str, str]]] | None:
+        """For a cell document: its notebook's path and every code cell's (URI, text), in order."""
+        notebook = self.workspace.get_notebook_document(cell_uri=document.uri)
+        if notebook is None:
+            return None
+        cells = []
+        for cell in notebook.cells:
+            if cell.kind == types.NotebookCellKind.Code:
+                text = self.workspace.text_documents.get(unquote(cell.document))
+                cells.append((cell.document, text.source if text is not None else ""))
+        return to_fs_path(notebook.uri) or notebook.uri, cells
+
+    def notebook_cell_uris(self, notebook_uri: str) -> list[str]:
+        notebook = self.workspace.get_notebook_document(notebook_uri=notebook_uri)
+        return [cell.document for cell in notebook.cells] if notebook is not None else []
+
 
 def _register_document_events(server: VramLensServer) -> None:
     @server.feature(types.INITIALIZE)
@@ -285,11 +339,60 @@ def _register_document_events(server: VramLensServer) -> None:
         ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=params.text_document.uri, diagnostics=[]))
 
 
+def _register_notebook_events(server: VramLensServer) -> None:
+    """Cells of a notebook get the same listeners and diagnostics as files; any edit re-checks every
+    cell, since the checks follow values from cell to cell."""
+
+    def each_cell(ls: VramLensServer, uris) -> None:
+        for uri in uris:
+            if unquote(uri) in ls.workspace.text_documents:
+                ls.publish_diagnostics(uri)
+
+    @server.feature(types.NOTEBOOK_DOCUMENT_DID_OPEN)
+    def did_open(ls: VramLensServer, params: types.DidOpenNotebookDocumentParams) -> None:
+        for item in params.cell_text_documents:
+            document = ls.workspace.get_text_document(item.uri)
+            for listener in ls.document_listeners:
+                ls._guarded(listener.opened, document)
+        each_cell(ls, ls.notebook_cell_uris(params.notebook_document.uri))
+
+    @server.feature(types.NOTEBOOK_DOCUMENT_DID_CHANGE)
+    def did_change(ls: VramLensServer, params: types.DidChangeNotebookDocumentParams) -> None:
+        cells = params.change.cells
+        structure = cells.structure if cells else None
+        for item in (structure.did_open or []) if structure else []:
+            document = ls.workspace.get_text_document(item.uri)
+            for listener in ls.document_listeners:
+                ls._guarded(listener.opened, document)
+        for closed in (structure.did_close or []) if structure else []:
+            for listener in ls.document_listeners:
+                ls._guarded(listener.closed, closed.uri)
+            ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=closed.uri, diagnostics=[]))
+        for text in (cells.text_content or []) if cells else []:
+            document = ls.workspace.get_text_document(text.document.uri)
+            change = types.DidChangeTextDocumentParams(text_document=text.document, content_changes=text.changes)
+            for listener in ls.document_listeners:
+                ls._guarded(listener.changed, document, change)
+        if structure:  # cells moved: a cell's place (and so its figures) may have changed
+            ls.annotations_changed()
+        for uri in ls.notebook_cell_uris(params.notebook_document.uri):
+            ls.schedule_diagnostics(uri)
+
+    @server.feature(types.NOTEBOOK_DOCUMENT_DID_CLOSE)
+    def did_close(ls: VramLensServer, params: types.DidCloseNotebookDocumentParams) -> None:
+        for item in params.cell_text_documents:
+            ls.cancel_scheduled(item.uri)
+            for listener in ls.document_listeners:
+                ls._guarded(listener.closed, item.uri)
+            ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=item.uri, diagnostics=[]))
+
+
 def create_server() -> VramLensServer:
     from vramlens.lsp import capture_features, commands, confirm, diagnose, experiments, lint_features
 
     server = VramLensServer()
     _register_document_events(server)
+    _register_notebook_events(server)
     for module in (lint_features, capture_features, commands, diagnose, experiments, confirm):
         module.register(server)
     return server

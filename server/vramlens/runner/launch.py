@@ -53,6 +53,7 @@ class RunOptions:
     cancel: threading.Event | None = None  # set it to end the run, keeping the capture
     on_start: Callable[[int], None] | None = None  # called with the script's PID
     on_status: Callable[[dict], None] | None = None  # called with the agent's live {allocated, reserved, ...}
+    on_progress: Callable[[dict], None] | None = None  # a notebook's run: {cell, code_cell, code_cells} as each cell starts
     cwd: Path | None = None  # the script's working folder (default: ours)
     output: IO | None = None  # where the script's stdout and stderr go (default: ours), e.g. under a language server
 

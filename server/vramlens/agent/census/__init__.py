@@ -15,7 +15,8 @@ Modules, in the order the census uses them:
   optimizers  optimizer state, tied to its optimizer and parameter
   caches      tensors held by cache objects (KV caches and the like)
   roots       the named places a holder is found from (globals, locals, extra roots)
-  holders     the containers holding the remaining tensors, with a chain from a named root
+  holders     the search for what holds the remaining tensors: a walk from the named roots, then gc's referrers
+  holder_groups  what it found, grouped by container, with the chain from a named root
   encode      the JSON shape
   take        take_census itself
 """

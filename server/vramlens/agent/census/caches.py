@@ -12,16 +12,17 @@ from __future__ import annotations
 import re
 from collections import deque
 
-from .graph import Graph
+from .graph import Graph, mro
 
 DEPTH = 6  # references followed from a cache object
-NODES = 20_000  # objects visited per cache
+NODES = 5_000  # objects visited per cache (a model's KV cache is a few hundred)
 _KV = re.compile(r"kv|key_?value|past_?key", re.IGNORECASE)
 
 
 def _names(cls) -> list[tuple[str, str]]:
     try:
-        return [(str(klass.__module__), str(klass.__name__)) for klass in cls.__mro__[:-1]]
+        return [(klass.__dict__.get("__module__"), klass.__name__) for klass in mro(cls)[:-1]
+                if type(klass.__dict__.get("__module__")) is str]
     except Exception:
         return []
 

@@ -9,7 +9,7 @@ their position in ``storages``.
 from __future__ import annotations
 
 from .graph import class_facts
-from .holders import path_text
+from .holder_groups import path_text
 from .inventory import ROLES
 
 
@@ -127,8 +127,18 @@ def holders(listing: Listing, entries) -> list[dict]:
     for holder in entries:
         found.append({"container": holder.container, "path": path_text(holder.chain) if holder.chain else None,
                       "chain": holder.chain, "names": holder.names, "found_by": holder.found_by,
+                      "search": holder.search,
                       "tensors": _group(listing, holder.tensors, holder.bytes)})
     return found
+
+
+def empty_tables() -> dict:
+    """The tables of a census that found nothing (or failed before listing what it found)."""
+    return {"totals": {"tensors": 0, "storages": 0, "bytes": 0},
+            "roles": {role: {"storages": 0, "bytes": 0} for role in ROLES},
+            "unlisted": {"tensors": 0, "storages": 0, "bytes": 0},
+            "tensors": [], "storages": [], "modules": [], "optimizers": [], "caches": [], "frame_locals": [],
+            "holders": [], "unreached": {"storages": 0, "bytes": 0, "tensors": {"count": 0, "listed": []}}}
 
 
 def unreached(listing: Listing, inventory, indices: list[int]) -> dict:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import collections
 
-from .graph import DICT, SEQUENCE, SET, Graph, type_name
+from .graph import DICT, SEQUENCE, SET, Graph, is_a, type_name
 from .threads import describe
 
 LEVELS = 2
@@ -57,7 +57,7 @@ def _container_of(graph: Graph, value):
     """The object whose items hold the tensors: the container itself, or a UserDict's/UserList's data."""
     if graph.kind(type(value)) in _CONTAINERS:
         return value
-    if isinstance(value, (collections.UserDict, collections.UserList)):
+    if is_a(value, collections.UserDict, collections.UserList):
         data = (graph.instance_dict(value) or {}).get("data")
         return data if graph.kind(type(data)) in _CONTAINERS else None
     return None

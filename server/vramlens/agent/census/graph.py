@@ -11,6 +11,7 @@ runs none of their code. Classes, modules, functions' globals and generators are
 from __future__ import annotations
 
 import collections
+import math
 import types
 
 HEAPTYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: classes defined in Python (user and library code)
@@ -20,7 +21,7 @@ LABEL_LIMIT = 200  # characters of a name or key kept
 NONE, DICT, SEQUENCE, SET, EXCEPTION, TRACEBACK, FRAME, FUNCTION, CELL, TENSOR, INSTANCE = range(11)
 
 # Edges that carry a name a person would use to find the object (a container's own place).
-NAMED_EDGES = frozenset({"global", "local", "extra_root", "attribute", "tb_frame", "closure"})
+NAMED_EDGES = frozenset({"global", "local", "extra_root", "attribute", "tb_frame", "closure", "__dict__"})
 
 _BUILTIN_CONTAINERS = (dict, list, tuple, set, frozenset, collections.deque)
 _KIND_NAMES = {EXCEPTION: "exception", TRACEBACK: "traceback", FRAME: "frame", FUNCTION: "function", CELL: "cell",
@@ -31,6 +32,21 @@ _CLOSED = (type, types.ModuleType, types.MethodType, types.BuiltinFunctionType, 
            classmethod, staticmethod)
 
 
+_MRO = type.__dict__["__mro__"]
+
+
+def mro(cls) -> tuple:
+    """A class's method resolution order, read without any metaclass' attribute hooks."""
+    return _MRO.__get__(cls)
+
+
+def is_a(obj, *bases) -> bool:
+    """isinstance() without its fallback to ``obj.__class__``, which runs a class's own
+    ``__getattribute__`` — user code — whenever the answer is no."""
+    found = mro(type(obj))
+    return any(base in found for base in bases)
+
+
 def type_name(cls) -> str:
     """``module.Qualname`` of a class, read from the class itself."""
     try:
@@ -38,15 +54,15 @@ def type_name(cls) -> str:
         qualname = cls.__qualname__
     except Exception:
         return "<unknown>"
-    if not isinstance(module, str) or not isinstance(qualname, str):
+    if type(module) is not str or type(qualname) is not str:
         return "<unknown>"
-    return qualname if module == "builtins" else f"{module}.{qualname}"
+    return (qualname if module == "builtins" else f"{module}.{qualname}")[:LABEL_LIMIT]
 
 
 def class_facts(cls) -> dict:
     """{"class": qualname, "python_module": module} of a class, for the census' tables."""
     try:
-        return {"class": str(cls.__qualname__), "python_module": str(cls.__module__)}
+        return {"class": str(cls.__qualname__)[:LABEL_LIMIT], "python_module": str(cls.__module__)[:LABEL_LIMIT]}
     except Exception:
         return {"class": "<unknown>", "python_module": None}
 
@@ -56,19 +72,22 @@ def key_label(key):
     kind = type(key)
     if kind is str:
         return key[:LABEL_LIMIT]
+    if kind is float and not math.isfinite(key):
+        return repr(key)  # JSON has no nan or inf
     if kind in (int, float, bool) or key is None:
         return key
     return f"<{type_name(kind)}>"
 
 
 def is_named(kind: str, label) -> bool:
-    return kind in NAMED_EDGES or (kind == "key" and isinstance(label, str))
+    return kind in NAMED_EDGES or (kind == "key" and type(label) is str)
 
 
 class Graph:
-    def __init__(self, tensor_type, skip_ids: set[int]):
+    def __init__(self, tensor_type, own_ids: set[int]):
         self.tensor_type = tensor_type
-        self.skip_ids = skip_ids  # objects never entered: module namespaces, the census' own lists
+        self.own_ids = own_ids  # the census' own lists: never entered
+        self.namespaces: set[int] = set()  # modules' globals: entered only as roots, by their module's name
         self._kinds: dict[type, int] = {}
         self._dict_getters: dict[type, object] = {}
         self._slots: dict[type, tuple] = {}
@@ -85,18 +104,18 @@ class Graph:
         return found
 
     def _classify(self, cls) -> int:
-        mro = cls.__mro__
-        if self.tensor_type is not None and self.tensor_type in mro:
+        order = mro(cls)
+        if self.tensor_type is not None and self.tensor_type in order:
             return TENSOR
-        if issubclass(cls, _CLOSED):
+        if any(closed in order for closed in _CLOSED):
             return NONE
-        if dict in mro:
+        if dict in order:
             return DICT
-        if list in mro or tuple in mro or collections.deque in mro:
+        if list in order or tuple in order or collections.deque in order:
             return SEQUENCE
-        if set in mro or frozenset in mro:
+        if set in order or frozenset in order:
             return SET
-        if BaseException in mro:
+        if BaseException in order:
             return EXCEPTION
         if cls is types.TracebackType:
             return TRACEBACK
@@ -113,14 +132,14 @@ class Graph:
     def container_kind(self, obj) -> str:
         """list, tuple, deque, dict, set, frozenset (subclasses too), frame, traceback, exception, function, cell or object."""
         for base in _BUILTIN_CONTAINERS:
-            if isinstance(obj, base):
+            if is_a(obj, base):
                 return base.__name__
         return _KIND_NAMES.get(self.kind(type(obj)), "object")
 
     def length(self, obj) -> int | None:
         """len() of a builtin container (through the builtin's own __len__), None for anything else."""
         for base in _BUILTIN_CONTAINERS:
-            if isinstance(obj, base):
+            if is_a(obj, base):
                 try:
                     return base.__len__(obj)
                 except Exception:
@@ -128,11 +147,11 @@ class Graph:
         return None
 
     def opens(self, obj) -> bool:
-        return self.kind(type(obj)) != NONE and id(obj) not in self.skip_ids
+        return self.kind(type(obj)) != NONE and id(obj) not in self.own_ids and id(obj) not in self.namespaces
 
     # -- the edges ----------------------------------------------------------------------
     def edges(self, obj):
-        if id(obj) in self.skip_ids:
+        if id(obj) in self.own_ids or id(obj) in self.namespaces:
             return
         kind = self.kind(type(obj))
         if kind == DICT:
@@ -140,11 +159,11 @@ class Graph:
                 yield "key", key_label(key), value
             yield from self._attributes(obj)
         elif kind == SEQUENCE:
-            base = tuple if isinstance(obj, tuple) else list if isinstance(obj, list) else collections.deque
+            base = tuple if is_a(obj, tuple) else list if is_a(obj, list) else collections.deque
             for index, item in enumerate(base.__iter__(obj)):
                 yield "index", index, item
         elif kind == SET:
-            base = frozenset if isinstance(obj, frozenset) else set
+            base = frozenset if is_a(obj, frozenset) else set
             for item in base.__iter__(obj):
                 yield "member", None, item
         elif kind == INSTANCE:
@@ -194,7 +213,7 @@ class Graph:
         or when a class replaced it with something of its own, which could run code)."""
         if cls not in self._dict_getters:
             getter = None
-            for klass in cls.__mro__:
+            for klass in mro(cls):
                 candidate = klass.__dict__.get("__dict__")
                 if candidate is not None:
                     getter = candidate if type(candidate) is types.GetSetDescriptorType else None
@@ -205,10 +224,10 @@ class Graph:
     def _slot_descriptors(self, cls) -> tuple:
         if cls not in self._slots:
             found = []
-            for klass in cls.__mro__:
+            for klass in mro(cls):
                 slots = klass.__dict__.get("__slots__", ())
-                for name in (slots,) if isinstance(slots, str) else slots:
-                    descriptor = klass.__dict__.get(name) if isinstance(name, str) else None
+                for name in (slots,) if type(slots) is str else slots if type(slots) in (tuple, list) else ():
+                    descriptor = klass.__dict__.get(name) if type(name) is str else None
                     if type(descriptor) is types.MemberDescriptorType:
                         found.append((name, descriptor))
             self._slots[cls] = tuple(found)

@@ -9,9 +9,7 @@ Two searches, both bounded by the time budget:
      so tensors are asked about in batches, largest first — then climbing from the referrer
      towards a named root or an object the walk already reached, a few levels at most.
 
-A tensor's holder is the nearest object above it that has a name of its own (reached through a
-global, a local, an attribute, a string key, a traceback's frame, a closure variable): a list of
-tuples of tensors held in a global ``history`` is one holder, ``history``, not one per tuple.
+What the searches found becomes holders in ``holder_groups.py``.
 """
 
 from __future__ import annotations
@@ -20,32 +18,19 @@ import gc
 import types
 from collections import deque
 
-from .graph import FRAME, TENSOR, Graph, is_named, key_label, type_name
-from .threads import describe
+from .graph import TENSOR, Graph, key_label, mro
 
 DEPTH = 8  # references followed from a root by the walk
 NODES = 100_000  # objects the walk keeps track of
+WIDE = 1_000  # children of one object walked into (all of them are looked at)
 BATCH = 32  # tensors asked about in one gc.get_referrers call
 CLIMB = 5  # levels climbed from a referrer towards a named root
 WIDTH = 32  # referrers followed per level of a climb
-NAMES = 20  # member names listed per holder
+RESERVE = 0.4  # share of the budget left to the referrer search when the walk begins
 
 
 class _Stop(Exception):
     """The walk's time or node budget ran out."""
-
-
-class Holder:
-    __slots__ = ("key", "tensors", "names", "bytes", "container", "chain", "found_by")
-
-    def __init__(self, key: int):
-        self.key = key
-        self.tensors: list[int] = []
-        self.names: list = []
-        self.bytes = 0
-        self.container: dict = {}
-        self.chain: list[dict] | None = None
-        self.found_by = "walk"
 
 
 class HolderSearch:
@@ -59,30 +44,35 @@ class HolderSearch:
         self.namespaces: dict[int, int] = {}  # id(namespace dict or frame) -> root space key
         self.found: dict[int, tuple] = {}  # tensor index -> (parent key, edge kind, label)
         self.targets: set[int] = set()
+        self.unrooted: dict[int, str] = {}  # id(node) placed without a root -> no_root | limit
         self.cut: str | None = None
         self._steps = 0
+        self._reserve = 0.0  # seconds of the budget the walk leaves to the referrer search
         own_ids.update((id(self.nodes), id(self.parents)))
 
     # -- 1. the walk from the named roots ---------------------------------------------------
     def walk(self, tiers: list[list], targets: set[int]) -> None:
         self.targets = targets
+        self._reserve = RESERVE * max(self.budget.left(), 0.0)
         keyed = []
         for tier in tiers:
             keyed.append([(self._register(space), space) for space in tier])
-        for tier in keyed:
-            if self._done() or self.cut:
-                break
-            queue: deque = deque()
-            try:
-                for key, space in tier:
-                    for kind, label, value in space.items:
-                        self._visit(value, key, kind, label, 1, queue)
-                self._drain(queue)
-            except _Stop:
-                break
-        for tier in tiers:
-            for space in tier:
-                space.release()
+        try:
+            for tier in keyed:
+                if self._done() or self.cut == "time":
+                    break
+                queue: deque = deque()
+                try:
+                    for key, space in tier:
+                        for kind, label, value in space.items:
+                            self._visit(value, key, kind, label, 1, queue)
+                    self._drain(queue)
+                except _Stop:
+                    break
+        finally:
+            for tier in tiers:
+                for space in tier:
+                    space.release()
 
     def _register(self, space) -> int:
         key = -1 - len(self.spaces)
@@ -97,37 +87,42 @@ class HolderSearch:
     def _drain(self, queue: deque) -> None:
         while queue and not self._done():
             node, depth = queue.popleft()
+            queued = 0
             try:
                 for kind, label, child in self.graph.edges(node):
-                    self._visit(child, id(node), kind, label, depth + 1, queue)
+                    queued += self._visit(child, id(node), kind, label, depth + 1, queue, queued < WIDE)
             except _Stop:
                 raise
             except Exception:  # changed while being read (another thread): keep what was found
                 continue
 
-    def _visit(self, value, parent: int, kind: str, label, depth: int, queue: deque) -> None:
+    def _visit(self, value, parent: int, kind: str, label, depth: int, queue: deque, may_queue: bool = True) -> int:
+        """Note a tensor sought; queue anything else that may hold one (1 when queued). Every child
+        of a wide container is looked at, but only its first WIDE are walked into, so one list of a
+        million records cannot use up the walk before its siblings are looked into."""
         self._steps += 1
-        if not self._steps & 4095 and self.budget.spent():
+        if not self._steps & 4095 and self.budget.left() <= self._reserve:
             self.cut = "time"
             raise _Stop
         if value is None or id(value) in self.parents:
-            return
+            return 0
         index = self.inventory.index(value)
         if index is not None:
             if index in self.targets and index not in self.found:
                 self.found[index] = (parent, kind, label)
             if self.inventory.storage_of(index).role == "parameter":
-                return  # a parameter's gradient is named already
+                return 0  # a parameter's gradient is named already
         elif self.graph.kind(type(value)) == TENSOR:
-            return  # a tensor the device filter left out
-        if depth > DEPTH or not self.graph.opens(value):
-            return
+            return 0  # a tensor the device filter left out
+        if not may_queue or depth > DEPTH or not self.graph.opens(value):
+            return 0
         if len(self.parents) >= NODES:
-            self.cut = "nodes"
-            raise _Stop
+            self.cut = "nodes"  # from here on only what is already queued is looked into
+            return 0
         self.parents[id(value)] = (parent, kind, label)
         self.nodes[id(value)] = value
         queue.append((value, depth))
+        return 1
 
     # -- 2. gc.get_referrers for the rest ----------------------------------------------------
     def search_referrers(self) -> None:
@@ -179,6 +174,26 @@ class HolderSearch:
                 edges = list(self.graph.edges(parent))
             except Exception:
                 return []
+        if wanted is not None:
+            # An object refers to its attributes through its own __dict__ once that dict exists
+            # (always before Python 3.11, and after anything read obj.__dict__): climbing from
+            # an attribute's value meets the dict first, then the object.
+            attributes = self.graph.instance_dict(parent)
+            if attributes is not None and id(attributes) in wanted:
+                edges.append(("__dict__", None, attributes))
+        held = self._wanted(edges, wanted)
+        if not held:
+            # gc says it refers to them, through a reference the walk does not name (a class's
+            # dict, a C-level object's fields): followed all the same, as such.
+            try:
+                referents = gc.get_referents(parent)
+            except Exception:
+                referents = []
+            kind = "__dict__" if type in mro(type(parent)) else "referrer"
+            held = self._wanted([(kind, None, child) for child in referents], wanted)
+        return held
+
+    def _wanted(self, edges: list, wanted: dict | None) -> list:
         held = []
         for kind, label, child in edges:
             if wanted is None:
@@ -201,6 +216,7 @@ class HolderSearch:
         below: dict[int, tuple] = {}  # id(upper) -> (id(lower), kind, label)
         climbed = {id(start): start}
         frontier, seen = [start], {id(start)}
+        exhaustive = True  # every referrer at every level followed
         for _ in range(CLIMB):
             if not frontier or self.budget.spent():
                 break
@@ -224,10 +240,12 @@ class HolderSearch:
                 climbed[id(referrer)] = referrer
                 upper.append(referrer)
                 if len(upper) >= WIDTH:
+                    exhaustive = False
                     break
             del referrers, wanted
             frontier = upper
         self._place(start, None, None, None)
+        self.unrooted[id(start)] = "no_root" if exhaustive and not frontier else "limit"
         return id(start)
 
     def _place_below(self, anchor: int, top: int, below: dict, climbed: dict) -> None:
@@ -242,126 +260,3 @@ class HolderSearch:
         self.parents[id(node)] = (parent, kind, label)
         self.nodes[id(node)] = node
         self.by_referrers.add(id(node))
-
-    # -- the holders ---------------------------------------------------------------------
-    def holders(self) -> list[Holder]:
-        groups: dict[int, Holder] = {}
-        for index, (parent, kind, label) in self.found.items():
-            key = self._container_key(parent)
-            holder = groups.get(key)
-            if holder is None:
-                holder = groups[key] = Holder(key)
-            holder.tensors.append(index)
-            name = self._member_name(key, parent, kind, label)
-            if name is not None and len(holder.names) < NAMES and name not in holder.names:
-                holder.names.append(name)
-        for holder in groups.values():
-            holder.container = self._describe_container(holder.key)
-            holder.chain = self._chain(holder.key)
-            holder.found_by = "referrers" if self._placed_by_referrers(holder.key) else "walk"
-        return list(groups.values())
-
-    def _container_key(self, parent: int) -> int:
-        key = parent
-        while key >= 0:
-            up, kind, label = self.parents[key]
-            if up is None or is_named(kind, label):
-                return key
-            key = up
-        return key
-
-    def _member_name(self, container: int, parent: int, kind: str, label):
-        """The name under which the container holds the tensor (for namespaces, objects, str-keyed dicts)."""
-        key, edge = parent, (kind, label)
-        while key != container and key >= 0:
-            up, up_kind, up_label = self.parents[key]
-            key, edge = up, (up_kind, up_label)
-        return edge[1] if is_named(*edge) else None
-
-    def _placed_by_referrers(self, key: int) -> bool:
-        while key >= 0:
-            if key in self.by_referrers:
-                return True
-            key = self.parents[key][0]
-            if key is None:
-                return True
-        return False
-
-    def _chain(self, key: int) -> list[dict] | None:
-        """The steps from the root down to the container; None when no named root was found."""
-        steps = []
-        while key is not None and key >= 0:
-            up, kind, label = self.parents[key]
-            if up is None:
-                return None
-            steps.append(self._step(kind, label, self.nodes[key]))
-            key = up
-        if not steps:
-            return []
-        steps.reverse()
-        root = self.spaces[-1 - key]
-        steps[0] = dict(root.where, **steps[0])
-        return steps
-
-    def _step(self, kind: str, label, node) -> dict:
-        step = {"edge": kind, "name": label, "type": type_name(type(node))}
-        if kind == "tb_frame":
-            where = describe(node)
-            step.update(function=where["name"], filename=where["filename"], line=where["line"])
-        return step
-
-    def _describe_container(self, key: int) -> dict:
-        if key < 0:
-            space = self.spaces[-1 - key]
-            kind = "globals" if "module" in space.where else "locals" if "function" in space.where else "extra_roots"
-            return dict(space.where, kind=kind)
-        node = self.nodes[key]
-        described = {"kind": self.graph.container_kind(node), "type": type_name(type(node)),
-                     "length": self.graph.length(node)}
-        if self.graph.kind(type(node)) == FRAME:
-            where = describe(node)
-            described.update(function=where["name"], filename=where["filename"], line=where["line"])
-        return described
-
-
-def claim(inventory, holders: list[Holder]) -> list[Holder]:
-    """Largest first; a storage two holders share goes to the larger. Holders left with nothing
-    of their own are dropped."""
-    def size(holder: Holder) -> int:
-        storages = {inventory.facts[index].storage for index in holder.tensors if not inventory.claimed(index)}
-        return sum(inventory.storages[key].nbytes for key in storages)
-
-    holders.sort(key=size, reverse=True)
-    kept = []
-    for holder in holders:
-        owner, claimed = len(kept), False
-        for index in holder.tensors:
-            if not inventory.claimed(index):
-                claimed = True
-                holder.bytes += inventory.claim(index, "held", owner)
-        if claimed:
-            kept.append(holder)
-    return kept
-
-
-def path_text(chain: list[dict] | None) -> str | None:
-    """A readable, Python-like expression for a chain: ``__main__.clf.val_outputs``."""
-    if chain is None:
-        return None
-    parts = []
-    for position, step in enumerate(chain):
-        edge, name = step["edge"], step["name"]
-        if position == 0:
-            parts.append(f"{step['module']}.{name}" if edge == "global" else str(name))
-        elif edge == "attribute":
-            parts.append(f".{name}")
-        elif edge in ("key", "local"):
-            parts.append(f"[{name!r}]" if edge == "key" else f".f_locals[{name!r}]")
-        elif edge == "index":
-            parts.append(f"[{name}]")
-        elif edge == "closure":
-            parts.append(f".<closure {name}>")
-        else:
-            parts.append({"member": "{…}", "tb_frame": ".tb_frame", "tb_next": ".tb_next",
-                          "cell": ".cell_contents", "grad": ".grad"}.get(edge, f".<{edge}>"))
-    return "".join(parts)

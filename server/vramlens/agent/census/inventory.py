@@ -53,6 +53,8 @@ class Inventory:
         try:
             storage = tensor.untyped_storage()
             ptr, nbytes = int(storage.data_ptr()), int(storage.nbytes())
+            if nbytes and not ptr:
+                raise ValueError("no memory behind the storage")  # a fake or meta tensor's
             device = int(tensor.get_device())
             key = (device, ptr)
             facts = TensorFacts(tensor, key)

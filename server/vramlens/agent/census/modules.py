@@ -8,7 +8,7 @@ tied weight is named once, by the first path that reaches it.
 
 from __future__ import annotations
 
-from .graph import Graph
+from .graph import Graph, is_a, key_label
 
 
 class Named:
@@ -39,13 +39,13 @@ class RootModule:
 def _own_dict(graph: Graph, module, name: str) -> dict:
     attributes = graph.instance_dict(module) or {}
     found = attributes.get(name)
-    return found if isinstance(found, dict) else {}
+    return found if found is not None and is_a(found, dict) else {}
 
 
 def find_roots(graph: Graph, modules: list) -> list:
     children: set[int] = set()
     for module in modules:
-        for child in _own_dict(graph, module, "_modules").values():
+        for child in dict.values(_own_dict(graph, module, "_modules")):
             if child is not None:
                 children.add(id(child))
     return [module for module in modules if id(module) not in children]
@@ -67,7 +67,7 @@ def name_tensors(graph: Graph, inventory, roots: list, is_cache_class) -> list[R
                 root.cache_modules.append((prefix.rstrip("."), current))
                 tables = tables[:1]
             for kind, table in tables:
-                for name, tensor in _own_dict(graph, current, table).items():
+                for name, tensor in dict.items(_own_dict(graph, current, table)):
                     if tensor is None:
                         continue
                     if id(tensor) in named:
@@ -78,17 +78,17 @@ def name_tensors(graph: Graph, inventory, roots: list, is_cache_class) -> list[R
                         root.other_device += 1
                         continue
                     named.add(id(tensor))
-                    path = prefix + str(name)
+                    path = prefix + str(key_label(name))
                     if kind == "buffer":
                         root.buffers.append(Named(path, index))
                     else:
                         root.parameters.append(Named(path, index))
                         _gradient_of(tensor, path, inventory, root)
-            children = list(_own_dict(graph, current, "_modules").items())
+            children = list(dict.items(_own_dict(graph, current, "_modules")))
             for name, child in reversed(children):  # popped in definition order
                 if child is not None and id(child) not in seen:
                     seen.add(id(child))
-                    stack.append((f"{prefix}{name}.", child))
+                    stack.append((f"{prefix}{key_label(name)}.", child))
         if root.parameters or root.buffers:
             found.append(root)
     found.sort(key=RootModule.weight, reverse=True)

@@ -8,7 +8,7 @@ when the parameter belongs to a live module, to that parameter's name.
 
 from __future__ import annotations
 
-from .graph import Graph
+from .graph import Graph, is_a, key_label
 
 NESTING = 2  # levels of lists and dicts inside one parameter's state that are searched
 
@@ -40,11 +40,13 @@ def describe(graph: Graph, inventory, optimizers: list, param_names: dict) -> li
     for optimizer in optimizers:
         attributes = graph.instance_dict(optimizer) or {}
         groups, state = attributes.get("param_groups"), attributes.get("state")
-        if not isinstance(groups, list) and not isinstance(state, dict):
+        groups = groups if is_a(groups, list) else None
+        state = state if is_a(state, dict) else None
+        if groups is None and state is None:
             continue
         entry = OptimizerEntry(optimizer)
-        _count_params(entry, groups if isinstance(groups, list) else [], inventory)
-        if isinstance(state, dict):
+        _count_params(entry, groups or [], inventory)
+        if state is not None:
             for param, values in dict.items(state):
                 root, name = param_names.get(id(param), (None, None))
                 for key, value in _state_values(values):
@@ -59,8 +61,8 @@ def describe(graph: Graph, inventory, optimizers: list, param_names: dict) -> li
 def _count_params(entry: OptimizerEntry, groups: list, inventory) -> None:
     storages = set()
     for group in groups:
-        params = dict.get(group, "params", ()) if isinstance(group, dict) else ()
-        for param in params if isinstance(params, (list, tuple)) else ():
+        params = dict.get(group, "params", ()) if is_a(group, dict) else ()
+        for param in params if is_a(params, list, tuple) else ():
             entry.param_count += 1
             index = inventory.index(param)
             if index is not None:
@@ -70,15 +72,15 @@ def _count_params(entry: OptimizerEntry, groups: list, inventory) -> None:
 
 def _state_values(values, prefix: str = "", depth: int = 0):
     """(key, value) of one parameter's state; lists and dicts inside it named key.0, key.sub."""
-    if isinstance(values, dict):
-        items = ((str(key), value) for key, value in dict.items(values))
-    elif isinstance(values, (list, tuple)) and depth > 0:
+    if is_a(values, dict):
+        items = ((str(key_label(key)), value) for key, value in dict.items(values))
+    elif is_a(values, list, tuple) and depth > 0:
         items = ((str(position), value) for position, value in enumerate(values))
     else:
         return
     for key, value in items:
         name = prefix + key
-        if isinstance(value, (dict, list, tuple)) and depth < NESTING:
+        if is_a(value, dict, list, tuple) and depth < NESTING:
             yield from _state_values(value, name + ".", depth + 1)
         else:
             yield name, value
@@ -89,7 +91,7 @@ def _note_step(entry: OptimizerEntry, key: str, value) -> None:
     if key != "step":
         return
     step = None
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
+    if type(value) in (int, float):
         step = int(value)
     else:
         try:

@@ -19,14 +19,23 @@ SYS_KEPT = ("last_traceback", "last_value", "last_exc")
 
 
 class RootSpace:
-    """One namespace: ``items`` are (edge kind, name, value); ``where`` says whose names they are."""
+    """One namespace: ``items`` are (edge kind, name, value); ``where`` says whose names they are.
+    A module's items are read from its namespace only when the walk comes to it."""
 
-    __slots__ = ("where", "items", "namespace_id")
+    __slots__ = ("where", "_items", "_namespace", "namespace_id")
 
-    def __init__(self, where: dict, items: list, namespace_id: int | None = None):
+    def __init__(self, where: dict, items: list | None, namespace_id: int | None = None, namespace: dict | None = None):
         self.where = where
-        self.items = items
+        self._items = items
+        self._namespace = namespace
         self.namespace_id = namespace_id  # id of the dict or frame whose names these are
+
+    @property
+    def items(self) -> list:
+        if self._items is None:
+            self._items = _module_items(self._namespace) if self._namespace is not None else []
+            self._namespace = None
+        return self._items
 
     def step(self, kind: str, label) -> dict:
         """The first step of a chain: the root's name, with where it lives."""
@@ -34,13 +43,13 @@ class RootSpace:
 
     def release(self) -> None:
         """Drop the references to the values, so they stop showing up as referrers of the census' own."""
-        self.items = []
+        self._items, self._namespace = [], None
 
 
 def _module_items(namespace: dict) -> list:
     try:
         return [("global", key_label(name), value) for name, value in list(dict.items(namespace))
-                if not (isinstance(name, str) and name.startswith("__") and name.endswith("__"))]
+                if not (type(name) is str and name.startswith("__") and name.endswith("__"))]
     except Exception:
         return []
 
@@ -87,7 +96,7 @@ class Roots:
                 continue
             self.module_names[id(namespace)] = name
             filename = namespace.get("__file__")
-            filename = filename if isinstance(filename, str) else ""
+            filename = filename if type(filename) is str else ""
             if frames.is_own(filename):
                 continue  # the census' own modules hold nothing of the user's
             where = {"module": name}
@@ -95,9 +104,9 @@ class Roots:
                 kept = [("global", key, namespace[key]) for key in SYS_KEPT if namespace.get(key) is not None]
                 self.tiers[0].append(RootSpace(where, kept, id(namespace)))
             elif name == "__main__" or user_code(filename):
-                self.tiers[0].append(RootSpace(where, _module_items(namespace), id(namespace)))
+                self.tiers[0].append(RootSpace(where, None, id(namespace), namespace))
             else:
-                self.tiers[2].append(RootSpace(where, _module_items(namespace), id(namespace)))
+                self.tiers[2].append(RootSpace(where, None, id(namespace), namespace))
 
     def names_for(self) -> dict[int, list[str]]:
         """id(value) -> the names tier 1 gives it directly (``__main__.model``, a local ``opt``)."""

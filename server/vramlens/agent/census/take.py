@@ -8,9 +8,9 @@ import os
 import threading
 import time
 
-from . import caches, encode, frame_locals, holders, modules, optimizers
+from . import caches, encode, frame_locals, holder_groups, holders, modules, optimizers
 from .budget import Budget
-from .graph import Graph, type_name
+from .graph import Graph, is_a, mro, type_name
 from .inventory import Inventory
 from .roots import Roots
 from .threads import Frames, UserCode
@@ -64,6 +64,8 @@ def take_census(torch, moment: str, *, budget_s: float = 1.0, extra_roots: dict 
 def _finish(census: dict, budget: Budget) -> dict:
     census.update(duration_s=round(budget.elapsed(), 4), complete=budget.complete,
                   skipped=budget.skipped, notes=budget.notes)
+    for name, empty in encode.empty_tables().items():  # a census cut short still has every table
+        census.setdefault(name, empty)
     return census
 
 
@@ -74,9 +76,17 @@ def _text(error: BaseException) -> str:
         return "no message"
 
 
+def _attribute(owner, name: str):
+    """``owner.name``, or None when it is missing or cannot be read (a stand-in or broken torch)."""
+    try:
+        return getattr(owner, name, None)
+    except Exception:
+        return None
+
+
 def _subclass_functions_off(torch):
     """Reading a tensor subclass' metadata must not run its __torch_function__ (user code)."""
-    disable = getattr(getattr(torch, "_C", None), "DisableTorchFunctionSubclass", None)
+    disable = _attribute(_attribute(torch, "_C"), "DisableTorchFunctionSubclass")
     return disable() if disable is not None else contextlib.nullcontext()
 
 
@@ -90,12 +100,11 @@ class _Census:
                  device, max_tensors: int):
         self.torch, self.budget, self.out = torch, budget, out
         self.extra_roots, self.user_code, self.device, self.max_tensors = extra_roots, user_code, device, max_tensors
-        nn = getattr(torch, "nn", None)
-        optim = getattr(torch, "optim", None)
-        self.tensor_type = getattr(torch, "Tensor", None)
-        self.module_type = getattr(nn, "Module", None)
-        self.parameter_type = getattr(nn, "Parameter", None)
-        self.optimizer_type = getattr(optim, "Optimizer", None)
+        nn, optim = _attribute(torch, "nn"), _attribute(torch, "optim")
+        self.tensor_type = _attribute(torch, "Tensor")
+        self.module_type = _attribute(nn, "Module")
+        self.parameter_type = _attribute(nn, "Parameter")
+        self.optimizer_type = _attribute(optim, "Optimizer")
         self.inventory = Inventory(device_filter)
         self.modules: list = []
         self.optimizers: list = []
@@ -115,6 +124,8 @@ class _Census:
             self.budget.skip("This torch has no Tensor type, so no tensors could be found.")
         roots = self._phase("the named roots", lambda: Roots(self.frames, self.user_code, self.extra_roots))
         names = roots.names_for() if roots is not None else {}
+        if roots is not None:
+            self.graph.namespaces.update(roots.module_names)
         inventory, graph = self.inventory, self.graph
         root_modules = self._phase("the modules", self._modules) or []
         entries = self._phase("the optimizers", self._optimizers) or []
@@ -130,14 +141,19 @@ class _Census:
         for index in leftover:
             inventory.claim(index, "unreached", None)
         listing = encode.Listing(inventory, self.max_tensors)
-        out.update(encode.summary(inventory, listing))
-        out["tensors"], out["storages"] = encode.tensors_and_storages(inventory, listing)
-        out["modules"] = encode.modules(listing, root_modules, names)
-        out["optimizers"] = encode.optimizers(listing, entries, names)
-        out["caches"] = encode.caches(listing, cache_entries, names)
-        out["frame_locals"] = encode.frame_locals(listing, local_entries)
-        out["holders"] = encode.holders(listing, holder_entries)
-        out["unreached"] = encode.unreached(listing, inventory, leftover)
+
+        def tables() -> dict:  # all of them or none: they refer to each other
+            found = encode.summary(inventory, listing)
+            found["tensors"], found["storages"] = encode.tensors_and_storages(inventory, listing)
+            found["modules"] = encode.modules(listing, root_modules, names)
+            found["optimizers"] = encode.optimizers(listing, entries, names)
+            found["caches"] = encode.caches(listing, cache_entries, names)
+            found["frame_locals"] = encode.frame_locals(listing, local_entries)
+            found["holders"] = encode.holders(listing, holder_entries)
+            found["unreached"] = encode.unreached(listing, inventory, leftover)
+            return found
+
+        out.update(self._phase("the listing", tables) or {})
         if inventory.without_storage:
             out["without_storage"] = dict(inventory.without_storage)
             self.budget.note(f"{sum(inventory.without_storage.values())} tensors have no storage of their own "
@@ -157,7 +173,7 @@ class _Census:
         if self.device is None:
             return None
         try:
-            cuda = self.torch.cuda
+            cuda = _attribute(self.torch, "cuda")
             return {"index": int(self.device), "allocated": int(cuda.memory_allocated(self.device)),
                     "reserved": int(cuda.memory_reserved(self.device))}
         except Exception:
@@ -174,7 +190,7 @@ class _Census:
         mode = {}
         for key, name in (("grad_enabled", "is_grad_enabled"), ("inference_mode", "is_inference_mode_enabled")):
             try:
-                mode[key] = bool(getattr(torch, name)())
+                mode[key] = bool(_attribute(torch, name)())
             except Exception:
                 mode[key] = None
         self.out["grad_mode"] = mode
@@ -183,16 +199,17 @@ class _Census:
     def _scan(self) -> None:
         objects = gc.get_objects()
         self.out["objects_scanned"] = len(objects)
-        kinds: dict[type, int] = {}
+        # Sorting a million objects one by one in Python is the slow part: sort their types
+        # (a few thousand) instead, then keep the objects of the interesting ones in one pass.
+        kinds = {cls: self._kind_of(cls) for cls in set(map(type, objects))}
+        interesting = {cls for cls, kind in kinds.items() if kind != _OTHER}
+        found = [obj for obj in objects if type(obj) in interesting]
+        del objects
         add = self.inventory.add
-        for position, obj in enumerate(objects):
+        for position, obj in enumerate(found):
             cls = type(obj)
-            kind = kinds.get(cls)
-            if kind is None:
-                kind = kinds[cls] = self._kind_of(cls)
-            if kind == _OTHER:
-                pass
-            elif kind == _TENSOR:
+            kind = kinds[cls]
+            if kind == _TENSOR:
                 add(obj, self._tensor_class(cls))
             elif kind == _MODULE:
                 self.modules.append(obj)
@@ -200,22 +217,22 @@ class _Census:
                 self.optimizers.append(obj)
             else:
                 self.caches.append(obj)
-            if not position & 0xFFFF and self.budget.scan_spent():
-                self.budget.skip(f"The object scan stopped after {position} of {len(objects)} objects "
-                                 "(past three times the time budget).")
+            if not position & 0x3FF and self.budget.scan_spent():
+                self.budget.skip(f"The object scan stopped after {position} of {len(found)} tensors, modules, "
+                                 "optimizers and caches (past three times the time budget).")
                 break
-        del objects
+        del found
 
     def _kind_of(self, cls) -> int:
         try:
-            mro = cls.__mro__
-            if self.tensor_type is not None and self.tensor_type in mro:
+            order = mro(cls)
+            if self.tensor_type is not None and self.tensor_type in order:
                 return _TENSOR
-            if issubclass(cls, type):
+            if type in order:
                 return _OTHER
-            if self.module_type is not None and self.module_type in mro:
+            if self.module_type is not None and self.module_type in order:
                 return _MODULE
-            if self.optimizer_type is not None and self.optimizer_type in mro:
+            if self.optimizer_type is not None and self.optimizer_type in order:
                 return _OPTIMIZER
             return _CACHE if caches.is_cache_class(cls) else _OTHER
         except Exception:
@@ -249,8 +266,8 @@ class _Census:
 
         def closed(obj) -> bool:
             cls = type(obj)
-            return (module_type is not None and isinstance(obj, module_type) and not caches.is_cache_class(cls)) \
-                or (optimizer_type is not None and isinstance(obj, optimizer_type))
+            return (module_type is not None and is_a(obj, module_type) and not caches.is_cache_class(cls)) \
+                or (optimizer_type is not None and is_a(obj, optimizer_type))
 
         cache_objects = self.caches + [module for module in self.modules if caches.is_cache_class(type(module))]
         self.own_ids.add(id(cache_objects))
@@ -270,7 +287,7 @@ class _Census:
         reached_by_walk = len(search.found)
         if len(search.found) < len(targets):
             search.search_referrers()
-        entries = holders.claim(inventory, search.holders())
+        entries = holder_groups.claim(inventory, holder_groups.Grouping(search).holders())
         missing = len(targets) - len(search.found)
         self.out["holder_search"] = {"sought": len(targets), "reached_by_walk": reached_by_walk,
                                      "reached_by_referrers": len(search.found) - reached_by_walk,
@@ -284,5 +301,5 @@ class _Census:
 
 
 _OWN_TYPES = (modules.RootModule, modules.Named, optimizers.OptimizerEntry, optimizers.StateTensor,
-              caches.CacheEntry, frame_locals.LocalEntry, holders.Holder, holders.HolderSearch, _Census, Inventory,
+              caches.CacheEntry, frame_locals.LocalEntry, holder_groups.Holder, holders.HolderSearch, _Census, Inventory,
               Graph)

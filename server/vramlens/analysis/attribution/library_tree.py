@@ -205,7 +205,8 @@ def library_trees(blocks: list[tuple[int, int, list]], resolver: SourceResolver,
         if not root.bytes or library < MIN_LIBRARY_SHARE * root.bytes:
             continue
         path, line = key
-        trees.append(FrameNode(label=f"{str(path).replace(chr(92), '/').rsplit('/', 1)[-1]}:{line}", path=path, line=line,
+        label = resolver.place(path, line) if resolver.cell_ref(path) else f"{str(path).replace(chr(92), '/').rsplit('/', 1)[-1]}:{line}"
+        trees.append(FrameNode(label=label, path=path, line=line,
                                bytes=root.bytes, children=_finish(root, root.bytes, names or {}),
                                local_path=resolver.local_path(path)))
     if backward.bytes:

@@ -71,7 +71,7 @@ def call_path(frames: list | None, key, resolver: SourceResolver) -> list[str]:
     chosen = list(reversed(chosen))
     if len(chosen) > CALL_PATH_DEPTH:
         chosen = chosen[: CALL_PATH_DEPTH - 1] + chosen[-1:]
-    return [f"{resolver.short(f.get('filename', '??'))}:{f.get('line')} {f.get('name', '?')}" for f in chosen]
+    return [f"{resolver.place(f.get('filename', '??'), f.get('line'))} {f.get('name', '?')}" for f in chosen]
 
 
 def _function_of(acc: list, resolver: SourceResolver) -> str:
@@ -104,6 +104,7 @@ def line_stats(replay: ReplayResult, moment: str, resolver: SourceResolver) -> l
             call_path=call_path(acc[FRAMES], key, resolver),
             local_path=resolver.local_path(key[0]) if is_user else None,
             source=resolver.source_line(key[0], key[1]) if is_user else None,
+            cell=resolver.cell_ref(key[0]) if is_user else None,
         ))
     stats.sort(key=lambda s: (-s.live_bytes, -s.allocated_bytes, s.path or "", s.line or 0))
     return stats

@@ -26,7 +26,7 @@ def request_site(oom_frames: list | None, meta: dict, resolver: SourceResolver) 
 
 
 def site_sentence(site: RequestSite, request: int | None, resolver: SourceResolver) -> str:
-    where = f"{resolver.short(site.path)}:{site.line}"
+    where = resolver.place(site.path, site.line)
     code = f" (`{site.source.strip()}`)" if site.source else ""
     size = f"{format_bytes(request)} " if request else ""
     if site.autograd:

@@ -73,13 +73,17 @@ def usable_recorded_root(root: str | None) -> bool:
 
 
 class SourceResolver:
-    """Classifies frames and finds their files here; every answer is cached per file name."""
+    """Classifies frames and finds their files here; every answer is cached per file name.
 
-    def __init__(self, recorded_root: str | None = None, local_root: str | None = None):
+    A capture recorded in a Jupyter kernel brings its cells (``cells``): their code ran under
+    made-up file names, which are the user's code, shown as ``notebook.ipynb cell 4``."""
+
+    def __init__(self, recorded_root: str | None = None, local_root: str | None = None, cells=None):
         self.recorded_root = recorded_root or None
         self.local_root = os.path.abspath(local_root) if local_root else None
         self._real_root = os.path.realpath(self.local_root) if self.local_root else None
         self._probes_left = MAX_PROBES
+        self.cells = cells  # load.notebook.NotebookFacts, or None
         self.kind_cache: dict[str, int] = {}
         self.user_files: set[str] = set()  # the same answers as sets, for the replay's hot loop
         self.other_files: set[str] = set()
@@ -108,15 +112,25 @@ class SourceResolver:
     def kind(self, filename: str) -> int:
         kind = self.kind_cache.get(filename)
         if kind is None:
-            kind = frame_kind(filename, self.recorded_root)
-            if kind == USER and self._user_by_mapping and self.local_path(filename) is None:
+            kind = USER if self.cells is not None and self.cells.is_cell(filename) else frame_kind(filename, self.recorded_root)
+            if kind == USER and self._user_by_mapping and self.local_path(filename) is None and self.cell_ref(filename) is None:
                 kind = LIBRARY  # in no folder of the user's project
             self.kind_cache[filename] = kind
             (self.user_files if kind == USER else self.other_files).add(filename)
         return kind
 
     def short(self, filename: str) -> str:
-        return short_path(filename, self.recorded_root)
+        ref = self.cell_ref(filename)
+        return ref.label if ref is not None else short_path(filename, self.recorded_root)
+
+    def place(self, filename: str, line: int | None) -> str:
+        """``train.py:42``, or for a cell ``train.ipynb cell 4 line 7``."""
+        ref = self.cell_ref(filename)
+        return f"{ref.label} line {line}" if ref is not None else f"{self.short(filename)}:{line}"
+
+    def cell_ref(self, filename: str | None):
+        """The notebook cell this recorded file name stands for, or None."""
+        return self.cells.ref(filename) if self.cells is not None and filename else None
 
     def local_path(self, filename: str | None) -> str | None:
         """The file on this machine that the recorded path stands for, or None."""
@@ -150,6 +164,8 @@ class SourceResolver:
         return not any(part.startswith(".") for part in inside) and real.endswith(SOURCE_SUFFIXES)
 
     def source_line(self, filename: str | None, line: int | None) -> str | None:
+        if self.cells is not None and filename and self.cells.is_cell(filename):
+            return self.cells.source_line(filename, line)
         local = self.local_path(filename)
         if local is None or not line:
             return None

@@ -15,6 +15,23 @@ def _line(line: LineStat) -> dict:
         "count": line.count, "growing": line.growing, "growth_bytes": line.growth_bytes, "live_blocks": line.live_blocks,
         "size_histogram": [{"size": size, "count": count} for size, count in line.size_histogram],
         "call_path": line.call_path, "source": line.source,
+        "cell": None if line.cell is None else {"label": line.cell.label, "index": line.cell.index,
+                                                  "execution_count": line.cell.execution_count},
+    }
+
+
+def _notebook(analysis: Analysis) -> dict | None:
+    facts = analysis.notebook
+    if facts is None:
+        return None
+    return {
+        "path": facts.path, "local_path": facts.local_path, "kernel": facts.kernel,
+        "cells": [{"execution_count": run.execution_count, "index": run.index, "code_name": run.code_name,
+                   "outcome": run.outcome, "allocated_before": run.allocated_before, "allocated_after": run.allocated_after}
+                  for run in facts.runs],
+        "kernel_holders": [{"root": h.root, "kind": h.kind, "free": h.free, "what": h.what, "bytes": h.bytes,
+                            "exclusive_bytes": h.exclusive_bytes, "graph_bytes": h.graph_bytes, "tensors": h.tensors,
+                            "shared_with": h.shared_with} for h in facts.holders],
     }
 
 
@@ -133,4 +150,5 @@ def to_json(analysis: Analysis) -> dict:
         "local_root": analysis.local_root,
         "phase_marks": [{"index": mark.index, "time_us": mark.time_us, "text": mark.text} for mark in analysis.phase_marks],
         "notes": list(analysis.notes),
+        "notebook": _notebook(analysis),
     }

@@ -6,6 +6,7 @@ from vramlens.analysis.load.ending import SNAPSHOT, moment_words
 from vramlens.analysis.load.interventions import read_interventions
 from vramlens.analysis.model import Analysis
 from vramlens.analysis.load.run_settings import run_settings
+from vramlens.analysis.rendering.notebook_text import cell_rows, holder_lines
 from vramlens.safe_text import one_line
 from vramlens.units import format_bytes as fmt
 
@@ -187,7 +188,7 @@ def _roles(analysis: Analysis) -> list[str]:
     if analysis.holders:
         out += ["", "### Who holds it", ""]
         for holder in analysis.holders[:5]:
-            filled = f", filled at `{holder.appended_at[0]}:{holder.appended_at[1]}`" if holder.appended_at else ""
+            filled = f", filled at `{_where(analysis, *holder.appended_at)}`" if holder.appended_at else ""
             out.append(f"- `{_cell(holder.root)}` ({holder.kind}, {holder.tensors} tensors): {fmt(holder.bytes)}{filled}")
     return out
 
@@ -197,13 +198,40 @@ def _lines(analysis: Analysis, top: int) -> list[str]:
     out = ["## Top lines", "", "| line | live | share | allocated in total | count | growing | source |",
            "|---|---:|---:|---:|---:|---|---|"]
     for line in shown:
-        where = f"`{line.path}:{line.line}` {line.function}" if line.path else line.function
+        where = f"`{_place(line)}` {line.function}" if line.path else line.function
         source = f"`{_cell(line.source)}`" if line.source else ""
         out.append(f"| {_cell(where)} | {fmt(line.live_bytes)} | {line.share:.0%} | {fmt(line.allocated_bytes)} | "
                    f"{line.count} | {'yes' if line.growing else 'no'} | {source} |")
     paths = [line for line in shown if line.call_path and line.path]
     if paths:
-        out += ["", "Call paths:", ""] + [f"- `{line.path}:{line.line}`: {' → '.join(line.call_path)}" for line in paths]
+        out += ["", "Call paths:", ""] + [f"- `{_place(line)}`: {' → '.join(line.call_path)}" for line in paths]
+    return out + [""]
+
+
+def _where(analysis: Analysis, path: str, line: int | None) -> str:
+    """A recorded place for people: ``train.py:40``, or a notebook's ``train.ipynb cell 4 line 7``."""
+    ref = analysis.notebook.ref(path) if analysis.notebook is not None else None
+    return f"{ref.label} line {line}" if ref is not None else f"{path}:{line}"
+
+
+def _place(line) -> str:
+    return line.label if line.cell is not None else f"{line.path}:{line.line}"
+
+
+def _notebook(analysis: Analysis) -> list[str]:
+    facts = analysis.notebook
+    if facts is None:
+        return []
+
+    def place(path: str, line: int | None) -> str:
+        ref = facts.ref(path)
+        return f"{path}:{line}" if ref is None else (f"{ref.label} line {line}" if line is not None else ref.label)
+
+    out = ["## Notebook", "", f"Cells of {facts.name} ({facts.kernel or 'kernel'}), in the order they ran:", ""]
+    out += [f"- {_cell(row)}" for row in cell_rows(facts, place)]
+    held = holder_lines(facts, place)
+    if held:
+        out += ["", "Held by the kernel itself:", ""] + [f"- {_cell(line)}" for line in held]
     return out + [""]
 
 
@@ -214,6 +242,7 @@ def build_report(analysis: Analysis, meta: dict, svg_name: str | None, title: st
     out += _memory(analysis)
     out += _diagnosis(analysis)
     out += _lines(analysis, top)
+    out += _notebook(analysis)
     out += _interventions(meta)
     out += _chosen(meta)
     out += ["## Timeline", ""]

@@ -1,0 +1,56 @@
+"""`vramlens run NOTEBOOK.ipynb`: the notebook's cells, in order, in a fresh kernel of the user's
+interpreter, recorded from the first cell (agent/notebook_driver.py runs there, beside the kernel).
+
+The same watch as a script's run: the driver's process group is ended at the timeout or on cancel
+(the kernel writes its capture first), NVML is sampled meanwhile, and the capture is finished with
+the server's samples of the kernel's own process.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+from vramlens.agent.capture_writer import META_FILE
+from vramlens.capture.errors import CaptureError
+from vramlens.runner.launch import (
+    AGENT_SCRIPT, RunOptions, RunResult, agent_arguments, check_capture_target, finish_capture, prepare_run, read_json,
+    start_and_watch,
+)
+from vramlens.runner.status_watch import StatusWatch
+
+NOTEBOOK_LAUNCH = AGENT_SCRIPT.with_name("notebook_launch.py")
+NOTEBOOK_SUFFIX = ".ipynb"
+
+
+def is_notebook(path: str | Path) -> bool:
+    return Path(path).suffix.lower() == NOTEBOOK_SUFFIX
+
+
+def run_notebook(options: RunOptions) -> RunResult:
+    notebook, capture_dir, run_id = prepare_run(options, check_capture_target)
+    if options.args:
+        raise CaptureError("A notebook takes no arguments; set what it needs in its cells or in the environment.")
+    with tempfile.TemporaryDirectory(prefix="vramlens-notebook-") as scratch:
+        status_file = Path(scratch) / "status.json"
+        progress_file = Path(scratch) / "progress.json"
+        arguments = agent_arguments(options, notebook.resolve(), capture_dir, status_file, run_id)  # the kernel may start elsewhere
+        command = [options.python, str(NOTEBOOK_LAUNCH), "--progress-file", str(progress_file), *arguments]
+        progress = (StatusWatch(progress_file, options.on_progress, required_key="cell").start()
+                    if options.on_progress else None)
+        try:
+            watched = start_and_watch(options, command, status_file=status_file)
+        finally:
+            if progress:
+                progress.stop()
+        status = read_json(status_file)
+        if status.get("ok") is False:
+            raise CaptureError(status.get("message", "The notebook could not be run."))
+        meta = read_json(capture_dir / META_FILE)
+        if meta.get("run_id") != run_id:
+            how = f"was ended ({watched.ending})" if watched.ending else f"exited with code {watched.exit_code}"
+            raise CaptureError(f"The notebook's kernel {how} before a capture could be written; nothing was recorded.")
+        # NVML lists the kernel's process, not the driver's: its PID is the one the capture names.
+        kernel_pid = meta.get("pid") if isinstance(meta.get("pid"), int) else watched.pid
+        final = finish_capture(capture_dir, meta, watched.sampler, kernel_pid, watched.ending, watched.exit_code, options)
+    return RunResult(exit_code=watched.exit_code, capture_dir=capture_dir, status=final)

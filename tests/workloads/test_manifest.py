@@ -1,0 +1,64 @@
+"""Every workload the driver records exists and takes the arguments the driver will give it.
+
+A static check on the scripts' own argparse definitions (or nanoGPT's configuration globals), so a
+misspelt flag fails here instead of on the GPU machine; the CPU dry run
+(workloads/dryrun/check_workloads.py) then runs them.
+"""
+
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "workloads"))
+
+from manifest import BY_NAME, WORKLOADS  # noqa: E402
+from record import variant_specs_of  # noqa: E402
+
+CAUSES = {"working_set", "retained_references", "fragmentation", "outside_allocator", "cached_not_leak", "no_problem"}
+
+
+def accepted_flags(script: Path) -> set[str]:
+    source = script.read_text()
+    flags = set(re.findall(r"add_argument\(\s*\"(--[a-z0-9-]+)\"", source))
+    # nanoGPT: every module-level `name = value` before configurator.py runs is a --name=value override
+    flags |= {f"--{name}" for name in re.findall(r"^([a-z_0-9]+) = ", source.split("exec(open('configurator.py')")[0], re.M)}
+    return flags
+
+
+@pytest.mark.parametrize("workload", WORKLOADS, ids=lambda w: w.name)
+def test_the_script_takes_every_argument_of_its_runs(workload):
+    script = ROOT / "workloads" / workload.family / workload.script
+    flags = accepted_flags(script)
+    given = {arg.split("=")[0] for arg in workload.args if arg.startswith("--")}
+    changed = {spec.split("=")[0] for kind, spec in variant_specs_of(workload, list(workload.args)) if kind == "argument"}
+    sized = set(workload.sized_by)
+    assert given | changed | sized <= flags, f"{script.name} does not take {sorted((given | changed | sized) - flags)}"
+    assert workload.intent in CAUSES
+
+
+def test_every_counter_case_takes_its_cap_from_a_case_of_the_same_script():
+    for workload in WORKLOADS:
+        if workload.cap_from:
+            case = BY_NAME[workload.cap_from]
+            assert (case.family, case.script, case.calibration is not None) == (workload.family, workload.script, True)
+            assert workload.expect == "completes" and case.expect == "oom"
+
+
+def test_each_family_has_a_case_and_a_counter_with_another_cause():
+    by_family = {}
+    for workload in WORKLOADS:
+        by_family.setdefault(workload.family.split("/")[0], set()).add(workload.intent)
+    assert all(len(intents) >= 2 for intents in by_family.values()), by_family
+    assert len(WORKLOADS) >= 16
+
+
+def test_nanogpt_is_used_as_published_with_its_licence():
+    folder = ROOT / "workloads" / "public" / "nanogpt"
+    assert "3adf61e154c3fe3fca428ad6bc3818b27a3b8291" in (folder / "SOURCE.md").read_text()
+    if not (folder / "train.py").exists():
+        pytest.skip("nanoGPT's files are third-party code, placed here only to record the corpus (SOURCE.md)")
+    assert "MIT License" in (folder / "LICENSE").read_text()
+    assert "exec(open('configurator.py').read())" in (folder / "train.py").read_text()

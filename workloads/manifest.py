@@ -1,0 +1,273 @@
+"""The corpus: every workload, how it is run, what scales it, and what the confirming runs change.
+
+One entry per recorded capture. A case and its counter-case share a script where the counter is
+the same program with one thing changed (the fix, or a batch that fits); the counter then runs
+under the case's calibrated cap, so the two differ in that one thing only.
+
+`intent` is the cause the workload was built to show. It is never the ground truth: that is
+measured (ground_truth.py), and where the two disagree the measurement wins.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Knob:
+    """A numeric argument that scales the work; the confirming runs halve it."""
+
+    flag: str  # as the script spells it: "--batch-size", or nanoGPT's "--batch_size"
+    value: int
+
+    @property
+    def halved(self) -> int:
+        return max(1, self.value // 2)
+
+
+@dataclass(frozen=True)
+class Fix:
+    """The one change in the user's code (through an argument) that should prevent the OOM."""
+
+    flag: str
+    value: str
+    # drop_references: stop keeping tensors from earlier steps (detach, .item(), .cpu(), clear)
+    # shrink_working_set: make one step's live set smaller (map_location, a lighter optimizer)
+    # release_other_library: make the other library give its device memory back
+    kind: str
+    text: str
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """How the memory cap (or the size) is found on the machine, before any recorded run.
+
+    between: run the baseline and each `fits` configuration without a cap; the cap goes halfway
+        between the largest peak reserved of the fits and the baseline's peak allocated (so the
+        baseline must run out whatever the allocator does, and the fits have room). A growth case
+        lists its halved steps only: its fix keeps nothing across steps, so it needs less.
+    fragmentation: run the baseline without a cap, then a ladder of caps between its packed peak
+        (allocated) and its reserved peak; the highest cap that runs out is kept.
+    outside: no cap (the other library fills the real device); one probe run with the other
+        library released sizes --batch-size so PyTorch alone needs `target` of the device.
+    """
+
+    kind: str
+    fits: tuple[tuple[tuple[str, str], ...], ...] = ()  # each: the argument overrides of one configuration
+    target: float = 0.0  # outside: PyTorch's share of the device at the calibrated batch
+    probe: tuple[tuple[str, str], ...] = ()  # outside: the overrides of the probe run
+    probe_batch: int = 0
+
+
+@dataclass(frozen=True)
+class Workload:
+    name: str  # the fixture folder: tests/fixtures/realworld/<name>/
+    family: str  # the folder the scripts are copied from (under workloads/) ...
+    folder: str  # ... and the neutral folder they run from (under the root, e.g. /workspace/<folder>)
+    script: str  # inside that folder
+    library: str
+    intent: str  # the cause it was built to show: working_set | retained_references | fragmentation | outside_allocator | cached_not_leak | no_problem
+    story: str  # one sentence: what the program does and why it ends as it does
+    args: tuple[str, ...] = ()
+    expect: str = "oom"  # oom | completes
+    calibration: Calibration | None = None
+    cap_from: str | None = None  # a counter-case runs under its case's cap (and calibrated sizes)
+    scale: Knob | None = None
+    steps: Knob | None = None
+    fix: Fix | None = None
+    growth_holder: str | None = None  # library_cache: growth that the library's cache holds by design
+    progress: str = r"^(\[rank\d+\]:\s*)?\[progress\] "  # a line per completed step (torchrun may prefix the rank)
+    launcher: str = "python"  # python | torchrun
+    alone: bool = False  # uses another library's allocator: nothing else may run meanwhile
+    prep: tuple[tuple[str, ...], ...] = ()  # commands run once in the folder before any run
+    timeout_s: float = 90.0
+    optional: bool = False  # recorded last, skipped first when time runs short
+    sized_by: tuple[str, ...] = field(default=())  # arguments set by calibration (outside)
+
+
+def _between(*fits: tuple[tuple[str, str], ...]) -> Calibration:
+    return Calibration("between", fits=tuple(fits))
+
+
+def _set(flag: str, value) -> tuple[tuple[str, str], ...]:
+    return ((flag, str(value)),)
+
+
+NANOGPT_ARGS = (
+    "--dataset=synthetic", "--compile=False", "--batch_size=32", "--block_size=256", "--n_layer=4",
+    "--n_head=8", "--n_embd=512", "--max_iters=6", "--eval_iters=2", "--eval_interval=1000",
+    "--log_interval=1", "--gradient_accumulation_steps=1", "--always_save_checkpoint=False",
+)
+
+WORKLOADS: tuple[Workload, ...] = (
+    Workload(
+        "hf_trainer_first_step", "hf_trainer", "hf_trainer", "train_first_step.py", "transformers Trainer",
+        "working_set", "Trainer.train() on GPT-2 with a batch too large: the OOM comes in the first training step.",
+        args=("--batch-size", "32", "--seq-len", "256", "--max-steps", "3"),
+        calibration=_between(_set("--batch-size", 16)),
+        scale=Knob("--batch-size", 32), steps=Knob("--max-steps", 3)),
+    Workload(
+        "hf_trainer_eval_gather", "hf_trainer", "hf_trainer", "evaluate_gather.py", "transformers Trainer",
+        "retained_references",
+        "Trainer.evaluate() with compute_metrics and eval_accumulation_steps unset keeps every batch's logits on "
+        "the GPU until the OOM after several evaluation batches.",
+        args=("--eval-samples", "128", "--eval-batch-size", "16", "--seq-len", "96"),
+        calibration=_between(_set("--eval-samples", 64)),
+        scale=Knob("--eval-batch-size", 16), steps=Knob("--eval-samples", 128),
+        fix=Fix("--eval-accumulation-steps", "1", "drop_references",
+                "eval_accumulation_steps=1 moves the gathered predictions to the CPU after every step")),
+    Workload(
+        "hf_trainer_eval_accumulate", "hf_trainer", "hf_trainer", "evaluate_gather.py", "transformers Trainer",
+        "no_problem", "The same evaluation with eval_accumulation_steps=1 completes under the same cap.",
+        args=("--eval-samples", "128", "--eval-batch-size", "16", "--seq-len", "96", "--eval-accumulation-steps", "1"),
+        expect="completes", cap_from="hf_trainer_eval_gather"),
+    Workload(
+        "hf_generate_kv_cache", "hf_generate", "hf_generate", "generate_kv_cache.py", "transformers generate",
+        "working_set",
+        "model.generate() on a batch of 256 prompts: the DynamicCache grows by one token per decoding step until "
+        "it outgrows the card.",
+        args=("--batch-size", "256", "--max-new-tokens", "384"),
+        calibration=_between(_set("--max-new-tokens", 192)),
+        scale=Knob("--batch-size", 256), steps=Knob("--max-new-tokens", 384), growth_holder="library_cache"),
+    Workload(
+        "hf_decode_loop_grad", "hf_generate", "hf_generate", "decode_loop_grad.py", "transformers (hand-written loop)",
+        "retained_references",
+        "A greedy decoding loop with grad mode on keeps every step's logits with its graph until the OOM.",
+        args=("--batch-size", "16", "--max-new-tokens", "48"),
+        calibration=_between(_set("--max-new-tokens", 24)),
+        scale=Knob("--batch-size", 16), steps=Knob("--max-new-tokens", 48),
+        fix=Fix("--fixed", "1", "drop_references", "decode under torch.no_grad() and keep copies of the last-token logits")),
+    Workload(
+        "lightning_val_outputs", "lightning_fit", "lightning_fit", "keep_val_outputs.py", "Lightning",
+        "retained_references",
+        "A LightningModule appends validation logits to self.val_outputs and never clears it: validation runs out "
+        "of memory after several epochs.",
+        args=("--batch-size", "16", "--max-epochs", "8", "--val-batches", "4"),
+        calibration=_between(_set("--max-epochs", 4)),
+        scale=Knob("--batch-size", 16), steps=Knob("--max-epochs", 8),
+        fix=Fix("--fixed", "1", "drop_references", "keep predicted ids only and clear self.val_outputs every epoch")),
+    Workload(
+        "lightning_first_step", "lightning_fit", "lightning_fit", "first_step_too_large.py", "Lightning",
+        "working_set", "Trainer.fit() whose first training_step is too large for the card.",
+        args=("--batch-size", "48", "--max-steps", "3"),
+        calibration=_between(_set("--batch-size", 24)),
+        scale=Knob("--batch-size", 48), steps=Knob("--max-steps", 3)),
+    Workload(
+        "compile_too_large", "compiled", "compiled", "compiled_train.py", "torch.compile",
+        "working_set", "A torch.compile'd model at too large a batch: the OOM comes in the first, compiling step.",
+        args=("--batch-size", "64", "--steps", "3"),
+        calibration=_between(_set("--batch-size", 32)),
+        scale=Knob("--batch-size", 64), steps=Knob("--steps", 3), timeout_s=240),
+    Workload(
+        "compile_fits", "compiled", "compiled", "compiled_train.py", "torch.compile",
+        "no_problem", "The same compiled model at half the batch trains to the end under the same cap.",
+        args=("--batch-size", "32", "--steps", "3"), expect="completes", cap_from="compile_too_large", timeout_s=240),
+    Workload(
+        "adamw_first_step", "optimizer", "optimizer", "adamw_first_step.py", "torch.optim.AdamW (transformers Llama)",
+        "working_set",
+        "Parameters and gradients fit, but AdamW's state (two more copies of the parameters) does not: the OOM "
+        "comes inside the first optimizer.step().",
+        args=("--layers", "6", "--steps", "2"),
+        calibration=_between(_set("--layers", 3), _set("--optimizer", "adafactor")),
+        scale=Knob("--layers", 6), steps=Knob("--steps", 2),
+        fix=Fix("--optimizer", "adafactor", "shrink_working_set", "Adafactor keeps factored second moments instead of two full copies")),
+    Workload(
+        "losses_append_graph", "optimizer", "optimizer", "losses_append.py", "transformers GPT-2 (plain loop)",
+        "retained_references",
+        "A training loop appends a held-out loss with its graph every step: memory grows until the OOM after many steps.",
+        args=("--steps", "40"),
+        calibration=_between(_set("--steps", 20)),
+        scale=Knob("--batch-size", 8), steps=Knob("--steps", 40),
+        fix=Fix("--fixed", "1", "drop_references", "append loss.item() instead of the tensor")),
+    Workload(
+        "checkpoint_gpu_load", "checkpoint", "checkpoint", "load_checkpoint.py", "torch.load (transformers Llama)",
+        "working_set",
+        "torch.load of a GPU-saved state_dict with the default map_location puts a second copy of the weights "
+        "on the GPU beside the model: the OOM comes inside torch.load.",
+        calibration=_between(_set("--map-location", "cpu")),
+        scale=Knob("--batch-size", 8), steps=Knob("--batches", 4),
+        fix=Fix("--map-location", "cpu", "shrink_working_set", "map_location='cpu' reads the checkpoint into host memory"),
+        prep=(("save_checkpoint.py",),)),
+    Workload(
+        "checkpoint_cpu_load", "checkpoint", "checkpoint", "load_checkpoint.py", "torch.load (transformers Llama)",
+        "no_problem", "The same load with map_location='cpu' completes under the same cap.",
+        args=("--map-location", "cpu"), expect="completes", cap_from="checkpoint_gpu_load"),
+    Workload(
+        "jax_preallocated", "outside", "outside", "jax_then_torch.py", "JAX + PyTorch",
+        "outside_allocator",
+        "JAX preallocates 75 % of the device at first use; the PyTorch training step that follows runs out of memory.",
+        args=("--width", "1024", "--steps", "2"),
+        calibration=Calibration("outside", target=0.36, probe=(("--jax-preallocate", "false"),), probe_batch=65536),
+        scale=Knob("--batch-size", 0), steps=Knob("--steps", 2), alone=True, timeout_s=120, sized_by=("--batch-size",),
+        fix=Fix("--jax-preallocate", "false", "release_other_library",
+                "XLA_PYTHON_CLIENT_PREALLOCATE=false makes JAX allocate what it uses only")),
+    Workload(
+        "jax_no_preallocate", "outside", "outside", "jax_then_torch.py", "JAX + PyTorch",
+        "no_problem", "The same program with XLA_PYTHON_CLIENT_PREALLOCATE=false completes.",
+        args=("--width", "1024", "--steps", "2", "--jax-preallocate", "false"), expect="completes",
+        cap_from="jax_preallocated", alone=True, timeout_s=120),
+    Workload(
+        "cupy_pool", "outside", "outside", "cupy_then_torch.py", "CuPy + PyTorch",
+        "outside_allocator",
+        "CuPy's memory pool keeps the blocks of freed arrays; the PyTorch training step that follows runs out of memory.",
+        args=("--width", "1024", "--steps", "2"),
+        calibration=Calibration("outside", target=0.36, probe=(("--free-cupy-pool", "1"), ("--cupy-gib", "1")),
+                                probe_batch=65536),
+        scale=Knob("--batch-size", 0), steps=Knob("--steps", 2), alone=True, timeout_s=120,
+        sized_by=("--batch-size", "--cupy-gib"),
+        fix=Fix("--free-cupy-pool", "1", "release_other_library",
+                "cupy.get_default_memory_pool().free_all_blocks() before training")),
+    Workload(
+        "dynamic_padding_fragmentation", "fragmentation", "fragmentation", "dynamic_padding.py",
+        "transformers BERT + DataCollatorWithPadding",
+        "fragmentation",
+        "Fine-tuning with dynamic padding under a cap between the packed and the reserved peak: the cache is split "
+        "into pieces no request fits.",
+        args=("--batch-size", "32", "--steps", "16"),
+        calibration=Calibration("fragmentation"),
+        scale=Knob("--batch-size", 32), steps=Knob("--steps", 16)),
+    Workload(
+        "hidden_states_growth", "fragmentation", "fragmentation", "keep_hidden_states.py", "transformers BERT",
+        "retained_references",
+        "Feature extraction keeps every batch's hidden states on the GPU: live memory grows with every batch, and "
+        "the last small request meets a split cache.",
+        args=("--batches", "40"),
+        calibration=_between(_set("--batches", 20)),
+        scale=Knob("--batch-size", 32), steps=Knob("--batches", 40),
+        fix=Fix("--fixed", "1", "drop_references", "keep each layer's [CLS] vector on the CPU")),
+    Workload(
+        "torchvision_cached", "cache", "cache", "torchvision_inference.py", "torchvision",
+        "cached_not_leak",
+        "ResNet-50 inference on large batches at three resolutions, then everything freed: the run ends with "
+        "gigabytes reserved and almost nothing allocated.",
+        expect="completes"),
+    Workload(
+        "timm_healthy", "cache", "cache", "timm_train.py", "timm",
+        "no_problem", "A ResNet-18 from timm trained five steps at a batch that fits comfortably.",
+        expect="completes"),
+    Workload(
+        "nanogpt_too_large", "public/nanogpt", "nanogpt", "train.py", "nanoGPT (karpathy/nanoGPT, as published)",
+        "working_set", "nanoGPT's train.py with --batch_size too large: the OOM comes in the first iteration.",
+        args=NANOGPT_ARGS,
+        calibration=_between(_set("--batch_size", 16)),
+        scale=Knob("--batch_size", 32), steps=Knob("--max_iters", 6), progress=r"^iter \d+:",
+        prep=(("prepare_data.py", "--dataset", "synthetic"),)),
+    Workload(
+        "nanogpt_fits", "public/nanogpt", "nanogpt", "train.py", "nanoGPT (karpathy/nanoGPT, as published)",
+        "no_problem", "The same training at half the batch runs all its iterations under the same cap.",
+        args=tuple("--batch_size=16" if arg == "--batch_size=32" else arg for arg in NANOGPT_ARGS),
+        expect="completes", cap_from="nanogpt_too_large", progress=r"^iter \d+:"),
+    Workload(
+        "ddp_too_large", "ddp", "ddp", "ddp_train.py", "torch DistributedDataParallel (torchrun)",
+        "working_set", "DDP training through torchrun (one process, one GPU) whose first step is too large.",
+        args=("--batch-size", "48", "--steps", "3"),
+        calibration=_between(_set("--batch-size", 24)),
+        scale=Knob("--batch-size", 48), steps=Knob("--steps", 3), launcher="torchrun", timeout_s=120, optional=True),
+    Workload(
+        "ddp_fits", "ddp", "ddp", "ddp_train.py", "torch DistributedDataParallel (torchrun)",
+        "no_problem", "The same DDP training at half the batch completes under the same cap.",
+        args=("--batch-size", "24", "--steps", "3"), expect="completes", cap_from="ddp_too_large",
+        launcher="torchrun", timeout_s=120, optional=True),
+)
+
+BY_NAME = {workload.name: workload for workload in WORKLOADS}
