@@ -153,7 +153,10 @@ def test_fields_of_the_wrong_type_read_as_unknown_and_are_named(built, name, cap
 def test_the_folder_walk_for_ranks_is_bounded(tmp_path, capsys):
     walks = corpus.folder_walks(tmp_path)
     for name, path in walks.items():
-        run = vramlens("analyze", path) if name == "/" else in_process(capsys, "analyze", path)
+        if name == "/":  # within the timeout; a result where some ranks' captures lie on this machine
+            assert one_sentence_or_result(vramlens("analyze", path)) in ("sentence", "result")
+            continue
+        run = in_process(capsys, "analyze", path)
         assert one_sentence_or_result(run) == "sentence", name
         assert "not a capture" in run.stderr or "holds no ranks" in run.stderr
 

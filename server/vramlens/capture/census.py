@@ -35,6 +35,13 @@ def load_census(path: str | Path) -> dict:
     if not os.path.lexists(path):
         raise CaptureError(f"The capture names {path.name}, but there is no such file beside it.")
     try:
+        size = os.stat(path).st_size
+    except OSError:
+        size = 0  # said below, by the reader
+    if size > MAX_FILE_BYTES:
+        raise CaptureError(f"{path.name} is {size} bytes, more than a census can be "
+                           f"({MAX_FILE_BYTES} bytes); it is not one vramlens wrote.")
+    try:
         # A regular file only, read no further than the limit: a FIFO or a device never blocks the load.
         data = json.loads(read_regular_file(path, MAX_FILE_BYTES, "census").decode("utf-8"))
     except FileProblem as problem:

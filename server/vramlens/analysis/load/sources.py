@@ -21,7 +21,7 @@ USER, LIBRARY, NATIVE = 1, 2, 3
 
 _NATIVE_SUFFIXES = (".cpp", ".cc", ".cxx", ".c", ".h", ".hpp", ".cu", ".cuh")
 _LIBRARY_MARKERS = ("/site-packages/", "/dist-packages/", "/lib/python3", "/lib64/python3", "/torch/", "/vramlens/agent/")
-SOURCE_SUFFIXES = (".py", ".pyw", ".pyx")
+SOURCE_SUFFIXES = (".py", ".pyw", ".pyx", ".ipynb")  # a notebook: its cells are the source
 SOURCE_LIMIT = 16 << 20  # a source file larger than this is not read to show one of its lines
 MAX_SUFFIX_PARTS = 32  # a recorded path is mapped by its last 32 parts at most
 MAX_PROBES = 20_000  # file-system look-ups per analysis: a capture naming a million paths stays quick
