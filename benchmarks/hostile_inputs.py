@@ -75,17 +75,19 @@ class Checkout:
 
 
 def judge(code, out: str, err: str, sentence_codes=(2,)) -> str:
-    """'ok' for a result or one sentence; otherwise what happened."""
+    """'ok' for a result or one sentence (which the script's own traceback may follow, after a blank
+    line, as `analyze` prints it for a run that ended early); otherwise what happened."""
     if code == "hang":
         return f"hang (killed after {TIMEOUT_S} s)"
-    if "MemoryError" in err or code in (-9, 137):
+    ours = err.split("\n\n", 1)[0] if err.startswith("vramlens") else err
+    if code in (-9, 137) or any(line.startswith("MemoryError") for line in ours.splitlines()):
         return "memory (over the 4 GiB cap)"
-    if "Traceback" in err:
-        last = [line for line in err.strip().splitlines() if line and not line.startswith(" ")][-1]
+    if "Traceback (most recent call last)" in ours:
+        last = [line for line in ours.strip().splitlines() if line and not line.startswith(" ")][-1]
         return f"traceback ({last.split(':')[0][:40]})"
     if code == 0:
         return "ok"
-    lines = [line for line in err.strip().splitlines() if line]
+    lines = [line for line in ours.strip().splitlines() if line]
     if code in sentence_codes and len(lines) == 1 and lines[0].startswith("vramlens"):
         return "ok"
     if isinstance(code, int) and code < 0:
@@ -113,8 +115,8 @@ def capture_cases(checkout: Checkout, work: Path):
             code, out, err, seconds = checkout.run(*command, path)
             spent += seconds
             verdict = judge(code, out, err)
-            if verdict == "ok" and "before any CUDA allocation" in err and "snapshot.pickle" in name:
-                verdict = "misleading (\"ended before any CUDA allocation\")"
+            if "before any CUDA allocation" in err and "snapshot" in name:
+                verdict = "misleading (\"ended … before any CUDA allocation\")"
             if verdict != "ok":
                 worst = f"{verdict} in {' '.join(command)}"
                 break
@@ -124,6 +126,19 @@ def capture_cases(checkout: Checkout, work: Path):
     for name, path in corpus.folder_walks(walks).items():
         code, out, err, seconds = checkout.run("analyze", path)
         yield "folder walk for ranks", name, judge(code, out, err), seconds
+
+
+def _raw_with_frames(work: Path, name: str, rewrite) -> Path:
+    """The real raw snapshot of a server (no capture.json, no recorded root) with its user frames rewritten."""
+    snapshot = pickle.loads((CAPTURES / "server_dump.pickle").read_bytes())
+    for trace in snapshot["device_traces"]:
+        for entry in trace:
+            for frame in entry.get("frames") or ():
+                if frame["filename"].startswith("/srv/app/"):
+                    rewrite(frame)
+    path = work / f"{name}.pickle"
+    path.write_bytes(pickle.dumps(snapshot, protocol=4))
+    return path
 
 
 def _frames_renamed(work: Path, name: str, rewrite) -> Path:
@@ -146,13 +161,15 @@ def disclosure_and_terminal_cases(checkout: Checkout, work: Path):
     root = work / "project"
     shutil.copytree(SCENARIOS, root)
     (root / "innocent.py").symlink_to(secret)
-    targets = {"frame naming /etc/passwd": "/etc/passwd", "frame naming a file outside the root": str(secret),
-               "../ past --source-root": f"{root}/../outside/secret.py", "link in the root to outside": str(root / "innocent.py")}
-    for name, target in targets.items():
-        folder = _frames_renamed(work, name.replace(" ", "_").replace("/", ""), lambda frame: frame.update(filename=target, line=1))
+    targets = {"frame naming /etc/passwd": ("/etc/passwd", None), "frame naming a file outside the root": (str(secret), None),
+               "../ past --source-root": ("../outside/secret.py", root),
+               "link in the root to outside": (str(root / "innocent.py"), root)}
+    for name, (target, source_root) in targets.items():
+        dump = _raw_with_frames(work, name.replace(" ", "_").replace("/", ""), lambda frame: frame.update(filename=target, line=1))
         verdict, spent = "ok", 0.0
         for command in (("analyze",), ("report", "--redact")):
-            code, out, err, seconds = checkout.run(*command, folder, "--source-root", root)
+            options = ["--total-memory", "141e9"] + (["--source-root", str(source_root)] if source_root else [])
+            code, out, err, seconds = checkout.run(*command, dump, *options)
             spent += seconds
             if "do-not-show-this" in out or "root:x:" in out:
                 verdict = f"file disclosed by {' '.join(command)}"
@@ -322,6 +339,7 @@ def lsp_cases(checkout: Checkout, work: Path):
     for bomb in ("x = [x, x] thirty times (431 bytes)", "one 100,000-frame stack shared by 5,000 entries"):
         def open_then_shutdown(raw, bomb=bomb):
             raw.request(2, "workspace/executeCommand", {"command": "vramlens.openCapture", "arguments": [{"path": str(built[bomb])}]})
+            time.sleep(2)  # the load (and what follows it) is under way
             sent = time.monotonic()
             raw.request(3, "shutdown")
             raw.response(3, timeout=20)

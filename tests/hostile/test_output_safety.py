@@ -45,17 +45,34 @@ def secret(tmp_path) -> Path:
     return path
 
 
-@pytest.mark.parametrize("how", ["absolute path", "../ past the root", "link inside the root", "etc/passwd"])
+def raw_dump_with_frames(tmp_path: Path, rewrite) -> Path:
+    """The real raw snapshot of a server (no capture.json, so no recorded root) with its user frames rewritten."""
+    snapshot = pickle.loads((CAPTURES / "server_dump.pickle").read_bytes())
+    for trace in snapshot["device_traces"]:
+        for entry in trace:
+            for frame in entry.get("frames") or ():
+                if frame["filename"].startswith("/srv/app/"):
+                    rewrite(frame)
+    path = tmp_path / "dump.pickle"
+    path.write_bytes(pickle.dumps(snapshot, protocol=4))
+    return path
+
+
+@pytest.mark.parametrize("how", ["absolute path", "etc/passwd", "../ past the root", "link inside the root",
+                                 "absolute path, with a root"])
 def test_a_frame_naming_a_file_outside_the_root_shows_nothing_of_it(tmp_path, capsys, secret, how):
     root = tmp_path / "project"
     shutil.copytree(SCENARIOS, root)
-    if how == "link inside the root":
-        (root / "innocent.py").symlink_to(secret)
-    target = {"absolute path": str(secret), "../ past the root": f"{root}/../outside/secret.py",
-              "link inside the root": str(root / "innocent.py"), "etc/passwd": "/etc/passwd"}[how]
-    folder = capture_with_frames(tmp_path, lambda frame: frame.update(filename=target, line=1))
+    (root / "innocent.py").symlink_to(secret)
+    target, options = {
+        "absolute path": (str(secret), []), "etc/passwd": ("/etc/passwd", []),
+        "../ past the root": ("../outside/secret.py", ["--source-root", root]),
+        "link inside the root": (str(root / "innocent.py"), ["--source-root", root]),
+        "absolute path, with a root": (str(secret), ["--source-root", root]),
+    }[how]
+    dump = raw_dump_with_frames(tmp_path, lambda frame: frame.update(filename=target, line=1))
     for command in (("analyze",), ("analyze", "--json"), ("report",), ("report", "--redact")):
-        code, out, _ = run(capsys, *command, folder, "--source-root", root)
+        code, out, _ = run(capsys, *command, dump, "--total-memory", "141e9", *options)
         assert code == 0
         assert "do-not-show-this" not in out and "root:x:" not in out, (command, out[:2000])
 
