@@ -94,7 +94,6 @@ class _Checker:
         self.keep_alive: list = []  # the stacks replaced: their ids stay theirs while they live
         self.frames: set[int] = set()  # ids of checked frame dicts
         self.cut_stacks = 0
-        self.notes: list[str] = []
 
     def damaged(self, where: str, what: str) -> CaptureError:
         return CaptureError(f"{self.name} is damaged: {where} {what}.")
@@ -184,29 +183,29 @@ class _Checker:
 
     def _trace_stacks(self, trace: list, where: str) -> None:
         frames = list(map(dict.get, trace, repeat("frames")))
-        if not set(map(type, frames)) <= _STACK_OR_NONE:
+        kinds = set(map(type, frames))
+        if not kinds <= _STACK_OR_NONE:
             self._explain(trace, where)
-        distinct = dict(zip(map(id, frames), frames))
+        present = list(filter(None, frames))
         del frames
-        new = [stack for key, stack in distinct.items() if stack and key not in self.stacks]
-        if set(map(type, new)) <= {list} and max(map(len, new), default=0) <= MAX_STACK:
-            checked = new  # the usual case: nothing to copy
-        else:
-            checked = [self._usable_stack(stack) for stack in new]
-            for stack, copy in zip(new, checked):
-                if copy is not stack:
-                    self.stacks[id(stack)] = self.replacements[id(stack)] = copy
-                    self.keep_alive.append(stack)
-        self._check_frames(checked, where)
-        replaced = {key: self.replacements[key] for key in distinct.keys() & self.replacements.keys()}
-        if replaced:  # tuples made lists, deep stacks cut: the entries point at the checked copies
-            for entry in trace:
-                stack = entry.get("frames")
-                if stack and id(stack) in replaced:
-                    entry["frames"] = replaced[id(stack)]
-        self.frame_refs += sum(map(len, filter(None, map(dict.get, trace, repeat("frames")))))
+        if tuple in kinds or max(map(len, present), default=0) > MAX_STACK:
+            present = self._usable_stacks(trace, present)  # the rare case: copies, once per shared stack
+        self._check_frames(present, where)
+        self.frame_refs += sum(map(len, present))
         if self.frame_refs > self.frame_budget:
             raise self.too_many_frame_refs()
+
+    def _usable_stacks(self, trace: list, present: list) -> list:
+        """Tuples made lists and deep stacks cut, each shared stack once; the entries point at the copies."""
+        for entry in trace:
+            stack = entry.get("frames")
+            if stack and (type(stack) is tuple or len(stack) > MAX_STACK):
+                copy = self.replacements.get(id(stack))
+                if copy is None:
+                    copy = self.replacements[id(stack)] = self._usable_stack(stack)
+                    self.keep_alive.append(stack)
+                entry["frames"] = copy
+        return list(filter(None, map(dict.get, trace, repeat("frames"))))
 
     def _usable_stack(self, stack) -> list:
         """The stack as the replay reads it: a list, at most MAX_STACK frames (innermost first)."""
@@ -216,18 +215,24 @@ class _Checker:
         return list(stack) if type(stack) is tuple else stack
 
     def _check_frames(self, stacks: list, where: str) -> None:
-        """Every frame of ``stacks`` not seen before: a dict with a str filename, an int line and a str name."""
-        every = chain.from_iterable(stacks)
-        distinct = dict(zip(map(id, chain.from_iterable(stacks)), every))
-        seen = self.frames
-        for key, frame in distinct.items():
-            if key in seen:
+        """Every frame of ``stacks`` not seen before: a dict with a str filename, an int line and a str name.
+        One pass in C finds which frames are new (torch shares a few hundred frame dicts among
+        millions of references); a second, in Python, checks those and stops once it has them all."""
+        new = set(map(id, chain.from_iterable(stacks))) - self.frames
+        if not new:
+            return
+        for frame in chain.from_iterable(stacks):
+            key = id(frame)
+            if key not in new:
                 continue
             if type(frame) is not dict:
                 raise self.damaged(where, f"has a frame that is a {_type_name(frame)}, not a record")
             if type(frame.get("filename")) is not str or type(frame.get("line")) is not int or type(frame.get("name")) is not str:
                 raise self.damaged(where, "has a frame without a text filename, a whole line number and a text name")
-            seen.add(key)
+            self.frames.add(key)
+            new.discard(key)
+            if not new:
+                return
 
     def _oom_entry(self, entry: dict, where: str) -> None:
         for key in ("device_free", "addr"):
@@ -445,5 +450,4 @@ def check_snapshot(raw, name: str, file_size: int) -> CheckedSnapshot:
     if checker.cut_stacks:
         result.notes.append(f"{checker.cut_stacks} stack{'s' if checker.cut_stacks != 1 else ''} deeper than "
                             f"{MAX_STACK} frames {'were' if checker.cut_stacks != 1 else 'was'} cut to the innermost {MAX_STACK}.")
-    result.notes.extend(checker.notes)
     return result
