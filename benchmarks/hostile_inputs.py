@@ -101,9 +101,16 @@ def snapshot_cases(checkout: Checkout, work: Path):
                            ("snapshot shapes", corpus.shape_inputs)):
         folder = work / group.replace(" ", "-")
         folder.mkdir()
+        commands = (("analyze",), ("analyze", "--json"), ("report",)) if group == "snapshot shapes" else (("analyze",),)
         for name, path in builder(folder).items():
-            code, out, err, seconds = checkout.run("analyze", path)
-            yield group, name, judge(code, out, err), seconds
+            verdict, spent = "ok", 0.0
+            for command in commands:
+                code, out, err, seconds = checkout.run(*command, path)
+                spent += seconds
+                if judge(code, out, err) != "ok":
+                    verdict = judge(code, out, err) + (f" in {' '.join(command)}" if len(commands) > 1 else "")
+                    break
+            yield group, name, verdict, spent
 
 
 def capture_cases(checkout: Checkout, work: Path):
