@@ -104,3 +104,31 @@ def test_a_runner_killed_with_sigkill_ends_the_script_tree_and_keeps_the_capture
     meta = meta_of(tmp_path / "cap")
     assert meta["status"] == "terminated" and meta["snapshot"] == "snapshot.pickle"
     assert any("ended before the script did" in note for note in meta["notes"])
+
+
+def test_ranks_under_torchrun_notice_their_runner_is_gone(tmp_path):
+    """torchrun passes no descriptor on: each rank's agent watches the runner's process instead."""
+    pytest.importorskip("torch.distributed.run")
+    ranks_site = os.path.join(ROOT, "tests", "agent_double", "ranks")
+    env = dict(ENV, PYTHONPATH=os.pathsep.join([ranks_site, os.path.join(ROOT, "server")]))
+    pid_dir = tmp_path / "pids"
+    pid_dir.mkdir()
+    (tmp_path / "wait.py").write_text(
+        "import os, time, torch\nx = torch.empty(2**20, device='cuda')\n"
+        f"open(os.path.join({str(pid_dir)!r}, os.environ['RANK']), 'w').write(str(os.getpid()))\n"
+        "while True:\n    time.sleep(0.05)\n")
+    runner = subprocess.Popen([sys.executable, "-m", "vramlens", "run", "-o", str(tmp_path / "job"), "--torchrun",
+                               "--standalone", "--nproc-per-node", "2", "wait.py"], cwd=tmp_path, env=env,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        assert wait_for(lambda: len(list(pid_dir.iterdir())) == 2, 90), "the ranks did not start"
+        ranks = [int(path.read_text()) for path in pid_dir.iterdir()]
+        runner.send_signal(signal.SIGKILL)
+        runner.wait(timeout=10)
+        assert wait_for(lambda: not any(running(pid) for pid in ranks), 30), "a rank outlived its runner"
+    finally:
+        if runner.poll() is None:
+            runner.kill()
+    for rank in (0, 1):
+        meta = meta_of(tmp_path / "job" / f"rank-{rank}")
+        assert meta["status"] == "terminated" and any("ended before the script did" in note for note in meta["notes"])
