@@ -219,6 +219,8 @@ def capture_inputs(folder: Path) -> dict[str, Path]:
                                                          + "[" * 100_000 + "]" * 100_000 + "}")
     made["a number of 1e400"] = _capture(folder, "inf-number", meta_text=json.dumps(_changed_meta(duration_s=1))
                                          .replace('"duration_s": 1', '"duration_s": 1e400'))
+    made["an integer of 1,000 digits where seconds go"] = _capture(folder, "long-seconds", meta_text=json.dumps(
+        _changed_meta(duration_s=1)).replace('"duration_s": 1', '"duration_s": 1' + "0" * 1000))
     made["an integer of 5,000 digits"] = _capture(folder, "long-number", meta_text=json.dumps(_changed_meta(pid=1))
                                                   .replace('"pid": 1', '"pid": 1' + "0" * 5000))
     made["OOM sizes of 2**100"] = _capture(folder, "oom-huge", _changed_meta(oom=dict(real_meta()["oom"], requested=2**100, allocated=2**100)))

@@ -132,7 +132,7 @@ def test_broken_capture_folders_say_what_is_wrong(built, name, capsys):
 
 
 WRONG_FIELDS = {
-    "a number of 1e400": "duration_s", "OOM sizes of 2**100": "oom.requested", "argv of numbers": "argv[0]",
+    "a number of 1e400": "duration_s", "an integer of 1,000 digits where seconds go": "duration_s", "OOM sizes of 2**100": "oom.requested", "argv of numbers": "argv[0]",
     "script a list": "script", "memory_limit a string": "memory_limit", "memory_limit fraction a string": "memory_limit.bytes",
     "traceback a number": "exception.traceback", "exception frames of strings": "exception.frames[0]",
     "experiment figures of strings": "experiment.sentence", "distributed a string": "distributed",

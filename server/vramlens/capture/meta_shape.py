@@ -54,7 +54,8 @@ class Number(Field):
         self.low, self.high, self.name = low, high, name
 
     def valid(self, value) -> bool:
-        return type(value) in (int, float) and math.isfinite(value) and self.low <= value <= self.high
+        # Compared, never converted: an int of a thousand digits is no float.
+        return (type(value) is int or (type(value) is float and math.isfinite(value))) and self.low <= value <= self.high
 
 
 class Either(Field):
