@@ -278,13 +278,14 @@ class _Checker:
             where = f"segment {number}"
             if type(segment) is not dict:
                 raise self.damaged(where, f"is a {_type_name(segment)}, not a record")
+            # A number the analysis reads may be missing (its default applies), never present as anything else.
             device = segment.get("device")
-            if device is not None and (type(device) is not int or not 0 <= device < MAX_DEVICES):
+            if "device" in segment and (type(device) is not int or not 0 <= device < MAX_DEVICES):
                 raise self.damaged(where, "names no valid device")
             for key in ("address", "total_size", "allocated_size", "active_size", "requested_size"):
                 value = segment.get(key)
                 limit = ADDRESS_LIMIT if key == "address" else SIZE_LIMIT
-                if value is not None and (type(value) is not int or not 0 <= value < limit):
+                if key in segment and (type(value) is not int or not 0 <= value < limit):
                     raise self.damaged(where, f"has a {key} that is not a sane whole number of bytes")
             kind = segment.get("segment_type")
             if kind is not None and type(kind) is not str:
@@ -312,7 +313,7 @@ class _Checker:
             raise self.damaged(where, f"is a {_type_name(block)}, not a record")
         for key, limit in (("address", ADDRESS_LIMIT), ("size", SIZE_LIMIT), ("requested_size", SIZE_LIMIT)):
             value = block.get(key)
-            if value is not None and (type(value) is not int or not 0 <= value < limit):
+            if key in block and (type(value) is not int or not 0 <= value < limit):
                 raise self.damaged(where, f"has a {key} that is not a sane whole number")
         state = block.get("state")
         if state is not None and type(state) is not str:
