@@ -1,14 +1,18 @@
 """`vramlens lint` on real code: precision on public codebases, recall on public memory-leak fixes.
 
-Reads the corpora in tests/lint/realworld (build their data first: see its README), lints every file with every
-rule, and prints per rule and in all, for the in-sample and held-out parts separately:
+Reads the corpora in tests/lint/realworld (see its README): by default the released ones (`pypi/`, wheels that
+pip downloads once into the cache), with `--corpus github` the local-only commit ones (build their data first
+with materialize.py). Lints every file with every rule, and prints per rule and in all, for the in-sample and
+held-out parts separately:
 
 - precision corpus: findings, true / false / debatable / unjudged, precision of the default-on rules
   (true / judged), false default-on findings per 20k lines, lines of code;
 - recall corpus: buggy sites flagged by a fitting default-on rule / sites (and with preview rules too), and
   fixed versions with a default-on finding left at their fixed lines.
 
-    .venv/bin/python benchmarks/lint_realworld.py [--unjudged] [--unjudged-csv FILE] [--cases]
+    .venv/bin/python benchmarks/lint_realworld.py [--corpus pypi|github] [--unjudged] [--unjudged-csv FILE] [--cases]
+
+It also prints how long the download (when the cache lacked archives) and the linting took.
 """
 
 from __future__ import annotations
@@ -22,10 +26,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "lint"))
 
 from realworld import scoring as sc  # noqa: E402
-from realworld.judgments import Judgment, load_judgments, write_judgments  # noqa: E402
+from realworld import corpora  # noqa: E402
+from realworld.judgments import Judgment, write_judgments  # noqa: E402
 from realworld.linting import default_on_codes  # noqa: E402
-from realworld.precision import load_codebases, unpack  # noqa: E402
-from realworld.recall import load_cases  # noqa: E402
 
 
 def _pct(value: float | None) -> str:
@@ -59,29 +62,34 @@ def print_recall(tallies: dict) -> None:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--corpus", choices=("pypi", "github"), default="pypi",
+                        help="the released corpora (default) or the local-only commit ones")
     parser.add_argument("--unjudged", action="store_true", help="list every finding not judged yet")
     parser.add_argument("--unjudged-csv", type=Path, help="write the unjudged findings as judgment rows to fill in")
     parser.add_argument("--cases", action="store_true", help="print each recall case's result")
     args = parser.parse_args()
 
-    codebases, cases = load_codebases(), load_cases()
-    missing = [c.archive.name for c in codebases if not c.archive.is_file()]
-    missing += [c.name for c in cases if not c.is_materialized()]
-    if missing:
-        print(f"the corpus data is not built ({', '.join(missing[:5])}...): run tests/lint/realworld/materialize.py")
-        return 2
+    if args.corpus == "github":
+        corpus = corpora.github_corpus()
+        if corpus.missing():
+            print(f"the commit corpora's data is not built ({', '.join(corpus.missing()[:5])}...): "
+                  "run tests/lint/realworld/materialize.py")
+            return 2
+    else:
+        corpus = corpora.released_corpus()
     print("default-on codes:", " ".join(sorted(default_on_codes())))
-    judged = load_judgments()
     started = time.perf_counter()
+    fetched = corpus.download()
+    downloaded = time.perf_counter() - started
     with tempfile.TemporaryDirectory(prefix="vramlens-realworld-") as tmp:
-        results = [sc.lint_codebase(c, unpack(c, Path(tmp)), judged) for c in codebases]
-    case_results = [sc.score_case(c) for c in cases]
-    elapsed = time.perf_counter() - started
+        results, case_results = corpus.score(Path(tmp))
+    elapsed = time.perf_counter() - started - downloaded
 
     print_precision(sc.summarize_precision(results))
     print_recall(sc.summarize_recall(case_results))
     unreadable = [(r.codebase.name, p) for r in results for p in r.unreadable]
-    print(f"files the engine could not parse: {len(unreadable)}; linting took {elapsed:.1f} s")
+    print(f"files the engine could not parse: {len(unreadable)}; {fetched} archives downloaded in {downloaded:.1f} s; "
+          f"linting took {elapsed:.1f} s")
     if args.cases:
         for r in case_results:
             print(f"  {r.case.name:40} {'held-out' if r.case.held_out else 'in-sample':9} {r.flagged}/{r.sites}"

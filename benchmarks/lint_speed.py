@@ -6,7 +6,12 @@ shared machine disturbs less than wall time. Each run lints the file and, right 
 with a bare ``ast.parse``, so both see the same load; prints median and min of each and the median
 ratio lint / parse.
 
-    .venv/bin/python benchmarks/lint_speed.py [--lines 2000] [--runs 41] [--file PATH]
+With ``--edits``, also what the editor pays after an edit: the file is linted once with a cache (as the
+language server keeps one per document), then a line in a function body near the middle is changed
+and changed back, each version linted with the cache; and the same for an edit of the imports at the
+top, which every part of the file depends on (the worst case).
+
+    .venv/bin/python benchmarks/lint_speed.py [--lines 2000] [--runs 41] [--file PATH] [--edits]
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ import time
 from pathlib import Path
 
 from vramlens.lint import lint_source
+from vramlens.lint.chunks import ChunkCache
 
 CORPUS = Path(__file__).resolve().parents[1] / "tests" / "lint" / "corpus"
 
@@ -40,6 +46,37 @@ def realistic_source(target_lines: int) -> str:
     return "\n".join(lines) + "\n"  # whole files only, so the result still parses
 
 
+def body_edit(text: str) -> str:
+    """The text with a comment typed at the end of a line inside a function body, near the middle."""
+    lines = text.split("\n")
+    for number in range(len(lines) // 2, len(lines)):
+        line = lines[number]
+        stripped = line.strip()
+        if line.startswith("        ") and stripped and not stripped.startswith(("#", '"', "'")) and not line.rstrip().endswith(("\\", ",", "(")):
+            lines[number] = line + "  # edited"
+            return "\n".join(lines)
+    raise ValueError("no function body line found")
+
+
+def header_edit(text: str) -> str:
+    """The text with a comment typed after its first import."""
+    lines = text.split("\n")
+    number = next(i for i, line in enumerate(lines) if line.startswith(("import ", "from ")))
+    lines[number] += "  # edited"
+    return "\n".join(lines)
+
+
+def edit_times(source: str, edited: str, runs: int) -> list[float]:
+    """CPU ms of linting ``edited`` and ``source`` in turn with one cache, after a first lint."""
+    cache = ChunkCache()
+    lint_source(source, "bench.py", cache=cache)
+    times = []
+    for index in range(runs):
+        text = edited if index % 2 == 0 else source
+        times.append(_cpu_ms(lambda: lint_source(text, "bench.py", cache=cache)))
+    return times
+
+
 def _cpu_ms(fn) -> float:
     start = time.process_time()
     fn()
@@ -51,6 +88,7 @@ def main() -> int:
     parser.add_argument("--lines", type=int, default=2000)
     parser.add_argument("--runs", type=int, default=41)
     parser.add_argument("--file", help="time this file instead of the assembled one")
+    parser.add_argument("--edits", action="store_true", help="also time re-linting after an edit, with the cache")
     args = parser.parse_args()
     source = Path(args.file).read_text(encoding="utf-8") if args.file else realistic_source(args.lines)
     findings = lint_source(source, "bench.py")  # warm up imports and caches
@@ -65,6 +103,10 @@ def main() -> int:
           f"lint median {statistics.median(lint_times):.1f} ms (min {min(lint_times):.1f}); "
           f"ast.parse median {statistics.median(parse_times):.1f} ms (min {min(parse_times):.1f}); "
           f"lint/parse median {statistics.median(ratios):.2f}")
+    if args.edits:
+        for label, edited in (("edit in a function body", body_edit(source)), ("edit of the imports", header_edit(source))):
+            times = edit_times(source, edited, args.runs)
+            print(f"  after an {label}, with the cache: median {statistics.median(times):.1f} ms (min {min(times):.1f})")
     return 0
 
 

@@ -1,7 +1,8 @@
-// Bundles the extension (out/extension.js) and the report view's script (media/dist/report.js) with esbuild;
+// Bundles the extension (out/extension.js) and the report view's script (media/dist/report.js) with esbuild,
+// and lays out the shipped sample capture (media/sample/);
 // with --tests, also the unit tests (out/test/*.test.js, run by `node --test out/test/`).
 import { build } from "esbuild";
-import { readdirSync } from "node:fs";
+import { cpSync, readdirSync, rmSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -29,6 +30,11 @@ await build({
     minify: true,
     sourcemap: false,
 });
+// The walkthrough's sample: a real capture recorded on an H200 and the script it ran (see media/walkthrough/).
+const sample = path.join(root, "media/sample");
+rmSync(sample, { recursive: true, force: true });
+cpSync(path.join(root, "tests/fixtures/captures/retained_references"), path.join(sample, "capture"), { recursive: true });
+cpSync(path.join(root, "scenarios/retained_references.py"), path.join(sample, "retained_references.py"));
 if (process.argv.includes("--tests")) {
     const tests = readdirSync(path.join(here, "test")).filter((name) => name.endsWith(".test.ts"));
     await build({

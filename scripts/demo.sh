@@ -10,10 +10,14 @@ vramlens=.venv/bin/vramlens
 if [ $# -gt 0 ]; then
   exec "$vramlens" run --analyze "$@"
 fi
-for capture in fragmentation working_set retained_references; do
-  echo "================ vramlens analyze tests/fixtures/captures/$capture"
-  "$vramlens" analyze "tests/fixtures/captures/$capture" --source-root scenarios
+# Real libraries (tests/fixtures/realworld): a Trainer's first step, Lightning keeping validation outputs,
+# fine-tuning with dynamic padding that fragments — each cause measured by confirming runs.
+for workload in hf_trainer_first_step lightning_val_outputs dynamic_padding_fragmentation; do
+  echo "================ vramlens analyze tests/fixtures/realworld/$workload/capture"
+  "$vramlens" analyze "tests/fixtures/realworld/$workload/capture"
 done
+echo "================ the diagnosis on the whole real-workload corpus (engine vs measured cause)"
+.venv/bin/python benchmarks/realworld_diagnosis.py
 echo "================ vramlens analyze tests/fixtures/ranks/two_gpu_nccl/ddp_uneven   (a torchrun launch, two H200s)"
 "$vramlens" analyze tests/fixtures/ranks/two_gpu_nccl/ddp_uneven --source-root scenarios
 echo "================ vramlens lint scenarios/"

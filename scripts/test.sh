@@ -5,6 +5,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
+# The real-code lint corpora's published archives (tests/lint/realworld): downloaded once, reused by later runs.
+export VRAMLENS_CORPUS_CACHE="${VRAMLENS_CORPUS_CACHE:-$HOME/.cache/vramlens/lint-corpus}"
 .venv/bin/python -m pytest -q "$@"
 bash scripts/test_extension.sh
 if [ -x /usr/bin/chromium ]; then

@@ -15,8 +15,12 @@ npm run --silent test:unit
 npm run --silent package
 # The .vsix must carry the server and the report view's script, or the installed extension cannot start.
 listing=$(unzip -l vramlens.vsix)
+# So must the walkthrough's sample capture and pictures, the extension's own README and the licence notices.
 for entry in extension/out/extension.js extension/media/dist/report.js extension/media/report.css \
-             extension/bundled/libs/vramlens/__main__.py extension/bundled/libs/pygls/__init__.py; do
+             extension/bundled/libs/vramlens/__main__.py extension/bundled/libs/pygls/__init__.py \
+             extension/media/sample/capture/capture.json extension/media/sample/capture/snapshot.pickle \
+             extension/media/sample/retained_references.py extension/media/walkthrough/annotations.png \
+             extension/media/walkthrough/report.png extension/media/THIRD_PARTY_NOTICES.md extension/readme.md; do
   grep -q " $entry\$" <<<"$listing" || { echo "test_extension: $entry missing from vramlens.vsix" >&2; exit 1; }
 done
 # The README's screenshots stay out of the package.

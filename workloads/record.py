@@ -156,6 +156,10 @@ class Driver:
             self.root = self._writable(*[path for path in neutral if not _contains(path, REPO)])
         self.tool = self._writable(Path(options.tool_dir), self.root / ".vramlens-tool")
         self.runs = self.root / ".runs"
+        self.known = {}
+        if options.known_plans:
+            summary = _read_json(Path(options.known_plans))
+            self.known = {name: (entry or {}).get("calibration") for name, entry in (summary.get("workloads") or {}).items()}
 
     # -- logging and time -------------------------------------------------------------
     def elapsed(self) -> float:
@@ -409,6 +413,9 @@ class Driver:
         def one(config):
             label, args, cap = config
             slug = "".join(c if c.isalnum() else "-" for c in label).strip("-")
+            # An "uncapped" calibration run still gets a generous cap, so that one run whose cache balloons
+            # cannot take the device from the runs beside it.
+            cap = cap if cap is not None or not shared else self.options.calibration_cap
             return label, self.run_capture(workload, args, where / slug, cap, CALIBRATION_MAX_ENTRIES, shared)
         if not shared:
             return [one(config) for config in configs]
@@ -477,12 +484,20 @@ class Driver:
                                        self.run_dir(workload) / "prep.log", 180, shared=shared)
             self.log(f"  prepare {workload.name}: {' '.join(step)} → exit {code}")
 
+    def known_plan(self, workload: Workload) -> Plan | None:
+        """The calibration an earlier call of this driver made (--known-plans SUMMARY.json)."""
+        known = self.known.get(workload.name)
+        if not isinstance(known, dict) or not known.get("cap"):
+            return None
+        return Plan(cap=known["cap"], overrides=dict(known.get("overrides") or {}),
+                    notes=list(known.get("notes") or []) + ["calibrated by an earlier call"], runs=list(known.get("runs") or []))
+
     def case_chain(self, workload: Workload, shared: bool) -> None:
         try:
             if not self._has_time(workload, "calibration"):
                 return
             self.prepare(workload, shared)
-            plan = self.calibrate(workload, shared)
+            plan = self.known_plan(workload) or self.calibrate(workload, shared)
             self.plans[workload.name] = plan
             self.log(f"calibrated {workload.name}: cap {_cap_text(plan.cap)}; {'; '.join(plan.notes)}")
             if plan.skip_confirming:
@@ -514,7 +529,8 @@ class Driver:
 
     def reserve_for_captures(self) -> float:
         """What the recorded captures still to come need (they run one at a time, after everything else)."""
-        return sum(self.estimate(w) for w in self.workloads if w.name not in self.results) + 20
+        return sum(self.estimate(w) for w in self.workloads
+                   if w.name not in self.results and w.name not in (self.options.no_capture or ())) + 20
 
     def room_for(self, runs: int, workload: Workload) -> bool:
         return self.time_left() - self.reserve_for_captures() >= runs * self.estimate(workload)
@@ -534,6 +550,9 @@ class Driver:
     def phase_captures(self) -> None:
         ordered = [w for w in self.workloads if not w.optional] + [w for w in self.workloads if w.optional]
         for workload in ordered:
+            if workload.name in (self.options.no_capture or ()):
+                self.log(f"  skip {workload.name} capture: recorded by an earlier call")
+                continue
             if self.stopping or self.time_left() < -self.options.overrun_s:
                 self.skipped.append(f"{workload.name}: capture")
                 self.log(f"  skip {workload.name} capture: out of time")
@@ -782,6 +801,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--max-entries", type=int, default=PRIMARY_MAX_ENTRIES,
                         help=f"allocator history of each recorded capture (default {PRIMARY_MAX_ENTRIES})")
     parser.add_argument("--only", nargs="*", help="record these workloads only (and the cases they take a cap from)")
+    parser.add_argument("--known-plans", help="summary.json of an earlier call: reuse the caps it calibrated")
+    parser.add_argument("--no-capture", nargs="*", help="workloads whose capture an earlier call recorded: confirming runs only")
+    parser.add_argument("--calibration-cap", type=int, default=None, metavar="BYTES",
+                        help="cap for the calibration runs that would otherwise run uncapped (the device is shared by lanes)")
     parser.add_argument("--skip-optional", action="store_true", help="leave out the optional workloads (DDP)")
     return parser.parse_args(argv)
 

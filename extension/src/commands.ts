@@ -6,12 +6,14 @@ import { ArgsMemory, formatArgs, parseArgs } from "./core/args";
 import { argumentVariant, memoryLimitVariant, parseVariantList, PRESETS, VariantPreset } from "./core/variants";
 import { LineDecorations } from "./decorations";
 import { ReportPanel } from "./reportPanel";
+import { presetVariants } from "./core/actions";
+import { pythonExtensionPresent } from "./python";
 import { CommandResult, ServerManager } from "./server";
-import { serverSettings } from "./settings";
+import { SECTION, serverSettings } from "./settings";
 
 const UNTRUSTED_RUN =
-    "VRAM Lens runs scripts only in a trusted workspace, and this one is in Restricted Mode: trust it " +
-    "(Manage Workspace Trust) to diagnose. Lint diagnostics and opening captures work either way.";
+    "Trust this workspace (Manage Workspace Trust) to diagnose: VRAM Lens runs scripts only in a trusted " +
+    "workspace, and this one is in Restricted Mode. Lint diagnostics and opening captures work either way.";
 
 export class Commands {
     private readonly args: ArgsMemory;
@@ -22,6 +24,8 @@ export class Commands {
         private readonly report: ReportPanel,
         private readonly outputChannel: vscode.LogOutputChannel,
         workspaceState: vscode.Memento,
+        private readonly extensionUri: vscode.Uri,
+        private readonly storageUri: vscode.Uri,
     ) {
         this.args = new ArgsMemory(workspaceState);
     }
@@ -38,7 +42,111 @@ export class Commands {
             command("vramlens.pickRank", () => this.pickRank()),
             command("vramlens.restartServer", () => this.server.restart("restart command")),
             command("vramlens.showLog", () => this.outputChannel.show()),
+            command("vramlens.selectInterpreter", () => this.selectInterpreter()),
+            command("vramlens.openInterpreterSetting", () => vscode.commands.executeCommand("workbench.action.openSettings", "@id:vramlens.interpreter")),
+            command("vramlens.openSample", () => this.openSample()),
+            command("vramlens.runConfirmation", (argument?: { workspaceFolder?: string }) => this.confirm(argument?.workspaceFolder)),
+            command("vramlens.chooseSourceFolder", () => this.chooseSourceFolder()),
+            command("vramlens.compareWithPreset", (argument?: Record<string, unknown>) => this.compareInterventions(undefined, argument)),
         ];
+    }
+
+    /**
+     * The interpreter that runs the server and the scripts: the Python extension's picker when that extension
+     * is there (and no VRAM Lens setting overrides it), else a path typed or browsed for, kept in the user's settings.
+     */
+    private async selectInterpreter(): Promise<void> {
+        const inspected = vscode.workspace.getConfiguration(SECTION).inspect<string>("interpreter");
+        const choices = [
+            ...(pythonExtensionPresent() ? [{ label: "Use the Python extension's interpreter…", id: "python" }] : []),
+            { label: "Enter the path of a Python…", id: "path" },
+            { label: "Browse for a Python…", id: "browse" },
+        ];
+        const picked = await vscode.window.showQuickPick(choices, {
+            title: "VRAM Lens: select the interpreter (it needs torch; with CUDA to diagnose runs)",
+            placeHolder: inspected?.workspaceValue || inspected?.globalValue || "python3",
+        });
+        if (!picked) return;
+        // A workspace value wins over the user's: change the one that is in force.
+        const target = inspected?.workspaceValue !== undefined ? vscode.ConfigurationTarget.Workspace : vscode.ConfigurationTarget.Global;
+        if (picked.id === "python") {
+            // The Python extension's choice applies only while no VRAM Lens setting overrides it.
+            if (inspected?.workspaceValue || inspected?.globalValue) {
+                await vscode.workspace.getConfiguration(SECTION).update("interpreter", undefined, target);
+            }
+            await vscode.commands.executeCommand("python.setInterpreter");
+            return;
+        }
+        const value = picked.id === "path"
+            ? await vscode.window.showInputBox({ title: "VRAM Lens: interpreter", prompt: "A Python with torch, e.g. /opt/venv/bin/python", value: inspected?.globalValue ?? "", ignoreFocusOut: true })
+            : (await vscode.window.showOpenDialog({ title: "VRAM Lens: choose a Python", canSelectFiles: true, openLabel: "Use this Python" }))?.[0]?.fsPath;
+        if (value === undefined) return;
+        await vscode.workspace.getConfiguration(SECTION).update("interpreter", value, target);
+    }
+
+    /** Copies the shipped sample (a script and the capture recorded from it on an H200) and opens both. */
+    private async openSample(): Promise<void> {
+        const source = vscode.Uri.joinPath(this.extensionUri, "media", "sample");
+        const target = vscode.Uri.joinPath(this.storageUri, "sample");
+        await vscode.workspace.fs.copy(source, target, { overwrite: true });
+        const script = vscode.Uri.joinPath(target, "retained_references.py");
+        await vscode.window.showTextDocument(script, { preview: false, viewColumn: vscode.ViewColumn.One });
+        const result = await this.server.executeCommand("vramlens.openCapture", {
+            path: vscode.Uri.joinPath(target, "capture").fsPath,
+            sourceRoot: target.fsPath,
+        });
+        this.showResult(result);
+    }
+
+    /** Maps the loaded capture onto a folder the user picks (its files were recorded on another machine). */
+    private async chooseSourceFolder(): Promise<void> {
+        const capture = this.report.capture;
+        if (!capture) {
+            void vscode.window.showInformationMessage("Open a capture first: the source folder is chosen for a loaded capture.");
+            return;
+        }
+        const picked = await vscode.window.showOpenDialog({
+            title: "VRAM Lens: the folder that holds the recorded script's sources",
+            canSelectFolders: true, canSelectFiles: false, openLabel: "Use this folder", defaultUri: this.folderFor()?.uri,
+        });
+        if (!picked?.[0]) return;
+        const result = await this.server.executeCommand("vramlens.openCapture", {
+            path: capture, workspaceFolder: this.report.workspaceFolder, sourceRoot: picked[0].fsPath,
+        });
+        this.showResult(result);
+    }
+
+    /** Runs the experiment that confirms (or revises) the loaded diagnosis: the server's vramlens.confirmDiagnosis. */
+    private async confirm(workspaceFolder?: string): Promise<void> {
+        if (!vscode.workspace.isTrusted) {
+            void vscode.window.showErrorMessage(UNTRUSTED_RUN);
+            return;
+        }
+        if (!(await this.interpreterCanRun())) return;
+        // The run repeats the recorded script: the one the capture names here, else the open Python file.
+        const active = vscode.window.activeTextEditor?.document;
+        const uri = this.report.scriptUri ?? (active?.languageId === "python" ? active.uri.toString() : undefined);
+        if (!uri) {
+            void vscode.window.showErrorMessage("Open the script the capture ran: confirming the diagnosis runs it again.");
+            return;
+        }
+        const result = await this.server.executeCommand(
+            "vramlens.confirmDiagnosis",
+            { uri, workspaceFolder: workspaceFolder ?? this.report.workspaceFolder, trusted: vscode.workspace.isTrusted },
+            "VRAM Lens: confirming the diagnosis",
+        );
+        this.showResult(result);
+    }
+
+    /** False (with the problem and its remedy shown) when the interpreter cannot run a diagnosis. */
+    private async interpreterCanRun(): Promise<boolean> {
+        const health = await this.server.interpreterHealth();
+        if (!health || health.canRun) return true; // no answer: the server's own check still stands
+        void vscode.window.showErrorMessage(health.problem ?? health.summary, "Select interpreter", "Open setting").then((choice) => {
+            if (choice === "Select interpreter") void this.selectInterpreter();
+            if (choice === "Open setting") void vscode.commands.executeCommand("vramlens.openInterpreterSetting");
+        });
+        return false;
     }
 
     /** Runs the active Python file (or the one clicked) under the recorder; a notebook, cell by cell in a fresh kernel. */
@@ -81,6 +189,7 @@ export class Commands {
             return;
         }
         if (notebook.isDirty && !(await notebook.save())) return;
+        if (!(await this.interpreterCanRun())) return;
         const name = path.basename(notebook.uri.fsPath);
         const result = await this.server.executeCommand(
             "vramlens.diagnose",
@@ -90,11 +199,14 @@ export class Commands {
         this.showResult(result);
     }
 
-    /** Runs the file once per variant and repeat, and shows the table in the report view. */
-    private async compareInterventions(resource?: vscode.Uri): Promise<void> {
+    /**
+     * Runs the file once per variant and repeat, and shows the table in the report view. From a report's
+     * button, `preset` names the variants (an action's arguments) and nothing is picked.
+     */
+    private async compareInterventions(resource?: vscode.Uri, preset?: Record<string, unknown>): Promise<void> {
         const script = await this.script("Compare interventions", false, resource);
         if (!script) return;
-        const variants = await this.askVariants(script.name);
+        const variants = preset ? await this.presetOrAsk(preset) : await this.askVariants(script.name);
         if (!variants) return;
         const repeats = serverSettings(vscode.Uri.parse(script.uri)).experimentRepeats;
         const result = await this.server.executeCommand(
@@ -123,6 +235,8 @@ export class Commands {
             void vscode.window.showErrorMessage("Save the file first: VRAM Lens runs it from disk.");
             return undefined;
         }
+        // Before any question: arguments typed for a run that cannot happen would be wasted.
+        if (!(await this.interpreterCanRun())) return undefined;
         if (document.isDirty && !(await document.save())) return undefined;
         const uri = document.uri.toString();
         let args = this.args.get(uri);
@@ -148,6 +262,14 @@ export class Commands {
             variants.push(...chosen);
         }
         return [...new Set(variants)];
+    }
+
+    /** A report action's preset as variants; a preset that needs a value (a size, argument values) asks for it. */
+    private async presetOrAsk(argument: Record<string, unknown>): Promise<string[] | undefined> {
+        const planned = presetVariants(argument);
+        if (planned.variants) return planned.variants;
+        const preset = PRESETS.find((p) => p.kind === planned.ask);
+        return preset ? this.variantsOf(preset) : undefined;
     }
 
     private async variantsOf(preset: VariantPreset): Promise<string[] | undefined> {
@@ -198,6 +320,12 @@ export class Commands {
     /** Loads a capture folder, its capture.json, or a raw snapshot pickle, and maps it onto a workspace folder. */
     private async openCapture(resource?: vscode.Uri): Promise<void> {
         let target = resource instanceof vscode.Uri ? resource : undefined;
+        if (!target && !vscode.workspace.workspaceFolders?.length) {
+            void vscode.window.showInformationMessage("Open a folder first: a capture is mapped onto the files of a workspace folder. Or open the sample.", "Open sample").then((choice) => {
+                if (choice === "Open sample") void this.openSample();
+            });
+            return;
+        }
         if (!target) {
             const picked = await vscode.window.showOpenDialog({
                 title: "VRAM Lens: open a capture folder, its capture.json, or a snapshot pickle",
@@ -228,11 +356,12 @@ export class Commands {
         );
     }
 
+    /** The report view; with nothing loaded it shows how to get a capture (no error: that is a state, not a failure). */
     private async showReport(): Promise<void> {
         this.report.reveal();
         const folder = this.report.workspaceFolder ?? this.folderFor()?.uri.toString();
         const result = await this.server.executeCommand("vramlens.showReport", { workspaceFolder: folder });
-        if (result && !result.ok) void vscode.window.showErrorMessage(result.message);
+        if (result && !result.ok) this.report.clear();
     }
 
     private async clear(): Promise<void> {
@@ -266,8 +395,10 @@ export class Commands {
         if (!result) return;
         const show = result.ok ? vscode.window.showInformationMessage : vscode.window.showErrorMessage;
         const actions = result.capture ? ["Show report"] : [];
+        if (result.ok && /No recorded frame matched/.test(result.message)) actions.push("Choose source folder…");
         void show(result.message, ...actions).then((choice) => {
             if (choice === "Show report") void this.showReport();
+            if (choice === "Choose source folder…") void this.chooseSourceFolder();
         });
     }
 }

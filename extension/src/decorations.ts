@@ -12,12 +12,13 @@ const EDIT_PAUSE_MS = 300;
 
 export class LineDecorations implements vscode.Disposable {
     private readonly shades: vscode.TextEditorDecorationType[];
+    // Clear of the code (1.5em), in a colour that stays readable over the strongest shade in every theme kind.
     private readonly endOfLine = vscode.window.createTextEditorDecorationType({
-        after: { color: new vscode.ThemeColor("vramlens.annotationForeground"), margin: "0 0 0 2em", fontStyle: "italic" },
+        after: { color: new vscode.ThemeColor("vramlens.annotationForeground"), margin: "0 0 0 1.5em", fontWeight: "600" },
         rangeBehavior: vscode.DecorationRangeBehavior.ClosedClosed,
     });
     private readonly staleEndOfLine = vscode.window.createTextEditorDecorationType({
-        after: { color: new vscode.ThemeColor("vramlens.staleForeground"), margin: "0 0 0 2em", fontStyle: "italic" },
+        after: { color: new vscode.ThemeColor("vramlens.staleForeground"), margin: "0 0 0 1.5em", fontStyle: "italic" },
         rangeBehavior: vscode.DecorationRangeBehavior.ClosedClosed,
     });
     private readonly subscriptions: vscode.Disposable[] = [];
@@ -78,7 +79,8 @@ export class LineDecorations implements vscode.Disposable {
                 .filter((entry) => entry.stale === stale)
                 .map((entry) => {
                     const end = lineRange(entry.line).end;
-                    return { range: new vscode.Range(end, end), renderOptions: { after: { contentText: entry.text } } };
+                    // The figure is short; its words are its tooltip (the line's own hover has the details).
+                    return { range: new vscode.Range(end, end), hoverMessage: entry.longText, renderOptions: { after: { contentText: entry.text } } };
                 });
         editor.setDecorations(this.endOfLine, endOfLine(false));
         editor.setDecorations(this.staleEndOfLine, endOfLine(true));

@@ -16,13 +16,15 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     const server = new ServerManager(outputChannel, context.extensionPath);
     manager = server;
     const decorations = new LineDecorations(server);
-    const report = new ReportPanel(context.extensionUri, server);
-    const commands = new Commands(server, decorations, report, outputChannel, context.workspaceState);
+    const report = new ReportPanel(context.extensionUri, server, context.globalState);
+    const commands = new Commands(server, decorations, report, outputChannel, context.workspaceState, context.extensionUri, context.globalStorageUri);
     context.subscriptions.push(
         outputChannel,
         decorations,
         report,
         ...commands.register(),
+        // For the report's open_line actions; not a palette command.
+        vscode.commands.registerCommand("vramlens.openReportLine", (target: { uri: string; line: number }) => report.openLine(target.uri, target.line)),
         vscode.workspace.onDidChangeConfiguration((event) => {
             if (affectsServerProcess(event)) {
                 void server.restart("interpreter setting changed");

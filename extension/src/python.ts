@@ -37,6 +37,11 @@ async function pythonExtensionApi(): Promise<PythonEnvironmentsApi | undefined> 
     }
 }
 
+/** Whether the Python extension is installed (its interpreter picker can be offered). */
+export function pythonExtensionPresent(): boolean {
+    return vscode.extensions.getExtension(PYTHON_EXTENSION_ID) !== undefined;
+}
+
 export async function findInterpreter(resource?: vscode.Uri): Promise<Interpreter> {
     const configured = configuredInterpreter(resource);
     if (configured) {

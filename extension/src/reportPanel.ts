@@ -3,12 +3,21 @@
 // clicks out (open a line, copy, export, redact, pick a rank) as checked messages.
 import { randomBytes } from "node:crypto";
 import * as vscode from "vscode";
-import { parseReportMessage, ReportAction } from "./core/webviewMessages";
+import { actionCommand, ReportActionSpec } from "./core/actions";
+import { choosePlacement, EditorLayout, Placement, placementOf, tooNarrowBeside } from "./core/placement";
+import { parseReportMessage, ReportAction, VIEW_COMMANDS } from "./core/webviewMessages";
 import { log } from "./logging";
 import { ServerManager } from "./server";
 
+const PLACEMENT_KEY = "vramlens.reportPlacement";
+// A view the extension has just placed reports its new column up to a second later.
+const QUIET_MS = 1500;
+
 interface ReportPayload {
     workspaceFolder?: string;
+    scriptUri?: string | null;
+    capture?: string;
+    recommendations?: { actions?: ReportActionSpec[] }[];
     markdown?: string;
     redacted?: boolean;
     ranks?: { rank: number; failed?: boolean; failing?: boolean; ending?: string; endingText?: string; shown?: boolean }[] | null;
@@ -21,8 +30,13 @@ export class ReportPanel implements vscode.Disposable {
     // A redacted payload names no folder: the one of the last plain payload still addresses the server.
     private folder: string | undefined;
     private readonly subscriptions: vscode.Disposable[] = [];
+    private placing = false;
+    private column: vscode.ViewColumn | undefined; // where the view is, to tell the user's moves from ours // the extension itself is moving the view: not the user's choice
+    private measure = false;
+    private opening = false;
+    private quietUntil = 0; // opened beside by default: the view's first width says whether that fits
 
-    constructor(private readonly extensionUri: vscode.Uri, private readonly server: ServerManager) {
+    constructor(private readonly extensionUri: vscode.Uri, private readonly server: ServerManager, private readonly state: vscode.Memento) {
         this.subscriptions.push(
             server.onReport((payload) => this.update(payload as ReportPayload)),
             server.onReportRequested(() => this.reveal()),
@@ -31,6 +45,15 @@ export class ReportPanel implements vscode.Disposable {
 
     get workspaceFolder(): string | undefined {
         return this.folder;
+    }
+
+    /** The loaded capture's script as a file here, when the server mapped it. */
+    get scriptUri(): string | undefined {
+        return this.latest?.scriptUri ?? undefined;
+    }
+
+    get capture(): string | undefined {
+        return this.latest?.capture;
     }
 
     get ranks(): ReportPayload["ranks"] {
@@ -42,27 +65,63 @@ export class ReportPanel implements vscode.Disposable {
     }
 
     reveal(): void {
+        if (this.opening) return; // a second request while the view is being placed
         if (this.panel) {
             this.panel.reveal(undefined, true);
             return;
         }
+        this.opening = true;
+        void this.open().finally(() => (this.opening = false));
+    }
+
+    /** Opens the view where it fits (beside a wide editor, below a narrow one), or where the user last put it. */
+    private async open(): Promise<void> {
+        const layout = await editorLayout();
+        const remembered = this.state.get(PLACEMENT_KEY);
+        const placement = choosePlacement(remembered, layout);
+        this.measure = placement === "beside" && remembered === undefined;
         const media = vscode.Uri.joinPath(this.extensionUri, "media");
-        this.panel = vscode.window.createWebviewPanel(
+        const code = vscode.window.activeTextEditor;
+        this.placing = true;
+        const panel = vscode.window.createWebviewPanel(
             "vramlens.report",
             "VRAM Lens report",
-            { viewColumn: vscode.ViewColumn.Beside, preserveFocus: true },
+            { viewColumn: placement === "beside" ? vscode.ViewColumn.Beside : vscode.ViewColumn.Active, preserveFocus: placement !== "below" },
             { enableScripts: true, localResourceRoots: [media], retainContextWhenHidden: true },
         );
-        this.panel.iconPath = vscode.Uri.joinPath(media, "icon.png");
-        this.panel.webview.html = this.html(this.panel.webview, media);
-        this.panel.webview.onDidReceiveMessage((message) => this.handle(parseReportMessage(message)));
-        this.panel.onDidDispose(() => (this.panel = undefined));
+        this.panel = panel;
+        panel.iconPath = vscode.Uri.joinPath(media, "icon.png");
+        panel.webview.html = this.html(panel.webview, media);
+        panel.webview.onDidReceiveMessage((message) => this.handle(parseReportMessage(message)));
+        panel.onDidDispose(() => (this.panel = undefined));
+        try {
+            if (placement === "below") await this.moveBelow(code);
+        } finally {
+            this.placing = false;
+        }
+        log().info(`Report view opened ${placement === "active" ? "in the editor's group" : placement}.`);
+        this.quietUntil = Date.now() + QUIET_MS;
+        panel.onDidChangeViewState(async () => {
+            const column = panel.viewColumn;
+            if (column === undefined || column <= 0 || column === this.column) return;
+            this.column = column;
+            // Columns reported while (or just after) the extension placed the view are its own doing.
+            if (this.placing || Date.now() < this.quietUntil) return;
+            // Groups that hold code (text tabs, shown or not): sharing one with it means "in the code's group".
+            const code = vscode.window.tabGroups.all.filter((g) => g.tabs.some((t) => t.input instanceof vscode.TabInputText)).map((g) => g.viewColumn);
+            const moved = placementOf(this.column, code, await editorLayout());
+            if (moved) {
+                await this.state.update(PLACEMENT_KEY, moved);
+                log().info(`Report view moved ${moved}: it opens there from now on.`);
+            }
+        });
     }
 
     clear(): void {
         this.latest = undefined;
         this.folder = undefined;
         void vscode.commands.executeCommand("setContext", "vramlens.multiRank", false);
+        void vscode.commands.executeCommand("setContext", "vramlens.captureLoaded", false);
         void this.panel?.webview.postMessage({ type: "report", payload: null });
     }
 
@@ -74,6 +133,7 @@ export class ReportPanel implements vscode.Disposable {
         this.latest = payload;
         this.folder = payload.workspaceFolder ?? this.folder;
         void vscode.commands.executeCommand("setContext", "vramlens.multiRank", (payload.ranks?.length ?? 0) > 1);
+        void vscode.commands.executeCommand("setContext", "vramlens.captureLoaded", !!payload.capture);
         void this.panel?.webview.postMessage({ type: "report", payload });
     }
 
@@ -82,16 +142,9 @@ export class ReportPanel implements vscode.Disposable {
         switch (action.type) {
             case "ready":
                 void this.panel?.webview.postMessage({ type: "report", payload: this.latest ?? null });
-                return;
-            case "openLine": {
-                const document = await vscode.workspace.openTextDocument(vscode.Uri.parse(action.uri));
-                const position = new vscode.Position(Math.min(action.line, document.lineCount - 1), 0);
-                await vscode.window.showTextDocument(document, {
-                    viewColumn: vscode.ViewColumn.One,
-                    selection: new vscode.Range(position, position),
-                });
-                return;
-            }
+                return this.placeByWidth(action.width);
+            case "openLine":
+                return this.openLine(action.uri, action.line);
             case "copyMarkdown":
                 await vscode.env.clipboard.writeText(this.latest?.markdown ?? "");
                 void vscode.window.showInformationMessage(
@@ -104,7 +157,48 @@ export class ReportPanel implements vscode.Disposable {
                 return this.run("vramlens.showReport", { workspaceFolder: this.workspaceFolder, redact: action.redacted });
             case "selectRank":
                 return this.selectRank(action.rank);
+            case "action": {
+                const spec = this.latest?.recommendations?.[action.recommendation]?.actions?.[action.action];
+                const run = spec && actionCommand(spec, this.workspaceFolder);
+                if (run) await vscode.commands.executeCommand(run.command, run.argument);
+                return;
+            }
+            case "command":
+                await vscode.commands.executeCommand(VIEW_COMMANDS[action.name], ...(action.name === "confirm" ? [{ workspaceFolder: this.workspaceFolder }] : []));
+                return;
         }
+    }
+
+    /** Moves the (active) view into a group below the code, and gives the code its focus back. */
+    private async moveBelow(code: vscode.TextEditor | undefined): Promise<void> {
+        this.panel?.reveal(undefined, false);
+        await vscode.commands.executeCommand("workbench.action.moveEditorToBelowGroup");
+        if (code) await vscode.window.showTextDocument(code.document, { viewColumn: code.viewColumn, preserveFocus: false });
+        this.quietUntil = Date.now() + QUIET_MS;
+    }
+
+    /** Beside by default; the view's first width says it squeezes the code: below instead (not remembered). */
+    private async placeByWidth(width: number | undefined): Promise<void> {
+        log().debug(`Report view ready at ${width} px${this.measure ? "" : " (placed already)"}.`);
+        if (!this.measure) return;
+        this.measure = false;
+        if (!tooNarrowBeside(width)) return;
+        this.placing = true;
+        try {
+            const code = vscode.window.visibleTextEditors.find((e) => e.viewColumn !== this.panel?.viewColumn);
+            await this.moveBelow(code);
+            log().info(`Report view moved below: beside the code it had ${Math.round(width!)} px.`);
+        } finally {
+            this.placing = false;
+        }
+    }
+
+    /** Opens a line of the report (a link or an action) in the code's editor group. */
+    async openLine(uri: string, line: number): Promise<void> {
+        const document = await vscode.workspace.openTextDocument(vscode.Uri.parse(uri));
+        const position = new vscode.Position(Math.min(line, document.lineCount - 1), 0);
+        const code = vscode.window.visibleTextEditors.find((e) => e.viewColumn !== this.panel?.viewColumn)?.viewColumn ?? vscode.ViewColumn.One;
+        await vscode.window.showTextDocument(document, { viewColumn: code, selection: new vscode.Range(position, position) });
     }
 
     private async export(): Promise<void> {
@@ -145,7 +239,7 @@ export class ReportPanel implements vscode.Disposable {
 <title>VRAM Lens report</title>
 </head>
 <body>
-<main id="report"><p class="empty">No capture loaded yet: run <b>VRAM Lens: Diagnose CUDA memory</b> on a script, or <b>Open capture or snapshot…</b>.</p></main>
+<main id="report"></main>
 <script nonce="${nonce}" src="${asset("dist", "report.js")}"></script>
 </body>
 </html>`;
@@ -157,3 +251,11 @@ export class ReportPanel implements vscode.Disposable {
     }
 }
 
+
+async function editorLayout(): Promise<EditorLayout | undefined> {
+    try {
+        return await vscode.commands.executeCommand<EditorLayout>("vscode.getEditorLayout");
+    } catch {
+        return undefined; // an editor without the command: the usual placement
+    }
+}

@@ -27,8 +27,8 @@ test("off draws nothing; stale lines keep their text but lose shade; lines past 
     const plan = planDecorations(annotations, "endOfLine", 30);
     assert.deepEqual(plan.shades, [[], [5], [], [], []]);
     assert.deepEqual(plan.endOfLine, [
-        { line: 2, text: "stale · changed since the capture", stale: true },
-        { line: 5, text: "5 text", stale: false },
+        { line: 2, text: "stale · changed since the capture", longText: "stale · changed since the capture", stale: true },
+        { line: 5, text: "5 text", longText: "5 text", stale: false },
     ]);
 });
 

@@ -5,7 +5,7 @@ import { toServerSettings } from "../src/core/serverSettings";
 test("defaults when nothing is set", () => {
     assert.deepEqual(toServerSettings({}), {
         interpreter: "", args: [], cwd: "", env: {}, memoryLimit: "", timeoutSeconds: 0,
-        stacks: "python", annotationStyle: "inlayHints", lint: {}, processesPerNode: 0, experimentRepeats: 3,
+        stacks: "python", annotationStyle: "endOfLine", lint: {}, processesPerNode: 0, experimentRepeats: 3,
     });
 });
 
@@ -13,7 +13,7 @@ test("values are passed on, trimmed", () => {
     const settings = toServerSettings({
         interpreter: " /opt/py/bin/python ", args: ["--bs", "8"], cwd: "/data", env: { A: "1", N: 2, B: true },
         memoryLimit: "24GiB", timeoutSeconds: 90, stacks: "all", annotationStyle: "endOfLine",
-        lint: { select: ["VL1"], ignore: ["VL301"] },
+        lint: { select: ["VL1"], ignore: ["VL301"], preview: true },
     });
     assert.equal(settings.interpreter, "/opt/py/bin/python");
     assert.deepEqual(settings.args, ["--bs", "8"]);
@@ -22,7 +22,7 @@ test("values are passed on, trimmed", () => {
     assert.equal(settings.timeoutSeconds, 90);
     assert.equal(settings.stacks, "all");
     assert.equal(settings.annotationStyle, "endOfLine");
-    assert.deepEqual(settings.lint, { select: ["VL1"], ignore: ["VL301"] });
+    assert.deepEqual(settings.lint, { select: ["VL1"], ignore: ["VL301"], preview: true });
 });
 
 test("the older `python` setting is read when `interpreter` is empty", () => {
@@ -34,13 +34,13 @@ test("the older `python` setting is read when `interpreter` is empty", () => {
 test("values of the wrong type fall back to the defaults", () => {
     const settings = toServerSettings({
         args: "--bs 8", env: ["A=1"], timeoutSeconds: -5, stacks: "cpp", annotationStyle: "rainbow",
-        lint: { select: "VL1", ignore: [3, "VL2"] }, memoryLimit: 12,
+        lint: { select: "VL1", ignore: [3, "VL2"], preview: "yes" }, memoryLimit: 12,
     });
     assert.deepEqual(settings.args, []);
     assert.deepEqual(settings.env, {});
     assert.equal(settings.timeoutSeconds, 0);
     assert.equal(settings.stacks, "python");
-    assert.equal(settings.annotationStyle, "inlayHints");
+    assert.equal(settings.annotationStyle, "endOfLine");
     assert.deepEqual(settings.lint, { ignore: ["VL2"] });
     assert.equal(settings.memoryLimit, "");
     assert.deepEqual(toServerSettings({ env: { A: { nested: 1 } } }).env, {});

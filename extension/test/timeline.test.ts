@@ -1,9 +1,12 @@
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import path from "node:path";
 import { test } from "node:test";
 import { formatBytes, formatPercent } from "../webview/format";
-import { MARGIN, niceStep, timelineGeometry } from "../webview/timeline";
+import { brushWindow, MARGIN, MIN_HEIGHT, niceStep, plotHeight, readingAt, Series, timeAt, timelineGeometry } from "../webview/timeline";
 
 const GIB = 1024 ** 3;
+const MIB = 1024 ** 2;
 
 test("round steps", () => {
     assert.equal(niceStep(10, 5), 2);
@@ -12,57 +15,105 @@ test("round steps", () => {
     assert.equal(niceStep(0, 4), 1);
 });
 
-test("points are scaled into the plot; the OOM and peak marks sit at their time", () => {
-    const g = timelineGeometry(
-        { allocated: [[0, 0], [5, 2 * GIB], [10, 3 * GIB]], reserved: [[0, GIB], [10, 3.5 * GIB]], driverUsed: [], oomAt: 10, peakAt: 5 },
-        400, 200,
-    )!;
+test("a narrow column keeps a readable plot height", () => {
+    assert.equal(plotHeight(300), MIN_HEIGHT);
+    assert.ok(plotHeight(800) > MIN_HEIGHT && plotHeight(5000) <= 340);
+});
+
+const basic: Series = { allocated: [[0, 0], [5, 2 * GIB], [10, 3 * GIB]], reserved: [[0, GIB], [10, 3.5 * GIB]], driverUsed: [], oomAt: 10, peakAt: 5 };
+
+test("points are scaled into the plot at its pixel size; the unit is in the axis title, not on each tick", () => {
+    const g = timelineGeometry(basic, 400, 240)!;
     const { plot } = g;
-    assert.deepEqual(plot, { left: MARGIN.left, top: MARGIN.top, right: 400 - MARGIN.right, bottom: 200 - MARGIN.bottom });
-    assert.deepEqual(g.lines.map((l) => l.name), ["reserved", "allocated"]); // empty driverUsed not drawn; allocated on top
-    const allocated = g.lines[1].points.split(" ").map((p) => p.split(",").map(Number));
+    assert.deepEqual(plot, { left: MARGIN.left, top: MARGIN.top, right: 400 - MARGIN.right, bottom: 240 - MARGIN.bottom });
+    const allocated = g.allocatedLine.split(" ").map((p) => p.split(",").map(Number));
     assert.deepEqual(allocated[0], [plot.left, plot.bottom]);
     assert.equal(allocated[2][0], plot.right);
-    // y axis tops at 4 GiB (1 GiB steps over a 3.5 GiB peak): 3 GiB sits a quarter below the top.
-    assert.equal(g.yTicks.at(-1)!.label, "4 GiB");
-    assert.ok(Math.abs(allocated[2][1] - (plot.top + (plot.bottom - plot.top) / 4)) < 0.2);
+    assert.equal(g.yTitle, "memory (GiB)");
+    assert.equal(g.yTicks[0].label, "0");
+    assert.equal(g.xTitle, "time since the first recorded allocation (s)");
+    // The axis stops just above the 3.5 GiB peak, not a whole step beyond it.
+    const top = Number(g.yTicks.at(-1)!.label);
+    assert.ok(top >= 3.5 && top <= 4, JSON.stringify(g.yTicks));
     assert.equal(g.oomX, plot.right);
     assert.ok(Math.abs(g.peakX! - (plot.left + plot.right) / 2) < 0.2);
-    assert.equal(g.xTicks[0].label, "0 s");
+    // Reserved is an area closed at zero, drawn behind allocated.
+    assert.match(g.reservedArea, /^M[\d.]+,[\d.]+ L.* Z$/);
+    assert.ok(g.reservedArea.startsWith(`M${plot.left},${plot.bottom}`));
 });
 
-test("the time axis spans the trace; the driver line keeps only its samples around it", () => {
-    const g = timelineGeometry(
-        {
-            allocated: [[0, 0], [0.05, GIB]],
-            reserved: [[0, GIB], [0.05, GIB]],
-            driverUsed: [[-1.5, 600e6], [-1, 600e6], [0.02, 2 * GIB], [3, 2 * GIB], [6, 600e6]],
-            oomAt: 0.05,
-        },
-        400, 200,
-    )!;
-    const driver = g.lines.find((l) => l.name === "driverUsed")!.points.split(" ").map((p) => p.split(",").map(Number));
-    assert.equal(driver.length, 3); // -1, 0.02, 3: the neighbours of the window and the sample inside it
-    assert.ok(driver[0][0] < g.plot.left && driver[2][0] > g.plot.right);
-    assert.equal(g.samples.length, 1); // only the reading inside the window gets a dot
-    assert.deepEqual([g.samples[0].x, g.samples[0].y], driver[1]);
-    assert.equal(g.oomX, g.plot.right);
-    assert.equal(g.xTicks[0].label, "0 s");
-    assert.equal(g.xTicks.at(-1)!.label, "0.05 s");
+test("NVML readings are held until the next one: a step line with a dot per reading, never a ramp", () => {
+    const g = timelineGeometry({
+        allocated: [[0, 0], [4, GIB]], reserved: [[0, GIB], [4, GIB]],
+        driverUsed: [[-1, 1 * GIB], [1, 2 * GIB], [3, 2.5 * GIB]], oomAt: 4,
+    }, 500, 260)!;
+    const moves = g.driverPath.split(/(?=[ML])/).map((s) => s.trim()).filter(Boolean).map((s) => s.slice(1).split(",").map(Number));
+    // Each reading: to its own point, then across at the same height to the next reading's time.
+    for (let i = 0; i + 1 < moves.length; i += 2) assert.equal(moves[i][1], moves[i + 1][1]);
+    assert.ok(moves[0][0] < g.plot.left); // the reading before the window holds into it
+    assert.equal(moves.at(-1)![0], g.plot.right); // the last holds to the end
+    assert.equal(g.samples.length, 2); // dots only for the readings inside the window
 });
 
-test("small runs get MiB ticks; nothing to draw gives null", () => {
-    const g = timelineGeometry({ allocated: [[0, 0], [1, 300 * 1024 ** 2]], oomAt: null }, 400, 200)!;
-    assert.ok(g.yTicks.every((t) => /MiB|^0$/.test(t.label)), JSON.stringify(g.yTicks));
+test("the limit and the device total are lines when near the data, named when far above it", () => {
+    const capped = timelineGeometry({ ...basic, limit: 3.75 * GIB, limitIsCap: true, deviceTotal: 140 * GIB }, 400, 240)!;
+    assert.ok(capped.limit && capped.limit.y >= capped.plot.top && capped.limit.label === "cap 3.75 GiB");
+    assert.equal(capped.deviceTotal, null);
+    assert.deepEqual(capped.offScale, ["device 140 GiB"]);
+    const small = timelineGeometry({ ...basic, limit: 4 * GIB, deviceTotal: 4.2 * GIB }, 400, 240)!;
+    assert.ok(small.limit && small.deviceTotal && small.deviceTotal.y < small.limit.y);
+});
+
+test("steps become bands; phase marks inside the window are kept", () => {
+    const g = timelineGeometry({ ...basic, steps: [{ number: 1, start: 0, end: 4, kind: "train" }, { number: 2, start: 4, end: 10, complete: false }],
+        marks: [{ at: 2, label: "eval" }, { at: 99, label: "outside" }] }, 400, 240)!;
+    assert.deepEqual(g.bands.map((b) => b.label), ["train step 1", "step 2 (unfinished)"]);
+    assert.equal(g.bands[0].x0, g.plot.left);
+    assert.deepEqual(g.marks.map((m) => m.label), ["eval"]);
+});
+
+test("the hover reads each series at that instant and the line holding most then", () => {
+    const series: Series = { ...basic, driverUsed: [[1, 1.5 * GIB], [8, 2.5 * GIB]], tops: [null, ["train.py:20", 2 * GIB], ["train.py:20", 3 * GIB]] };
+    const reading = readingAt(series, 6);
+    assert.deepEqual(reading, { t: 6, allocated: 2 * GIB, reserved: GIB, driverUsed: 1.5 * GIB, top: ["train.py:20", 2 * GIB] });
+    assert.equal(readingAt(series, -1).allocated, null);
+});
+
+test("a drag zooms to its span; a click does not; zoomed, the axis covers the span", () => {
+    const g = timelineGeometry(basic, 400, 240)!;
+    assert.equal(brushWindow(g, 100, 103), null);
+    const window = brushWindow(g, g.plot.left, (g.plot.left + g.plot.right) / 2)!;
+    assert.deepEqual(window.map((t) => Math.round(t * 10) / 10), [0, 5]);
+    const zoomed = timelineGeometry(basic, 400, 240, window)!;
+    assert.equal(Math.round(timeAt(zoomed, zoomed.plot.right) * 10) / 10, 5);
+    assert.equal(zoomed.oomX, null); // the OOM at 10 s is outside the zoomed span
+});
+
+test("small runs get a MiB axis; nothing to draw gives null", () => {
+    const g = timelineGeometry({ allocated: [[0, 0], [1, 300 * MIB]], oomAt: null }, 400, 240)!;
+    assert.equal(g.yTitle, "memory (MiB)");
     assert.equal(g.oomX, null);
-    assert.equal(timelineGeometry(null, 400, 200), null);
-    assert.equal(timelineGeometry({ allocated: [[0, "x"] as any] }, 400, 200), null);
+    assert.equal(timelineGeometry(null, 400, 240), null);
+    assert.equal(timelineGeometry({ allocated: [[0, "x"] as any] }, 400, 240), null);
+});
+
+test("on the real capture's series the whole run fits and the cap is drawn", () => {
+    // The series the server sends for tests/fixtures/captures/retained_references (tests/lsp/test_editor_presentation.py
+    // checks that this file is exactly what the server sends).
+    const payloadFile = path.join(__dirname, "../../tests/fixtures/editor/retained_references.series.json");
+    const series = JSON.parse(readFileSync(payloadFile, "utf8")) as Series;
+    const g = timelineGeometry(series, 700, plotHeight(700))!;
+    assert.ok(g.limit, "the 3 GiB cap is near the 2.96 GiB peak: drawn as a line");
+    assert.ok(g.offScale.some((s) => s.startsWith("device ")), "the 140 GiB device is named above the axis");
+    assert.ok(g.samples.length > 0 && g.oomX === g.plot.right);
+    // The driver saw 4.22 GiB at the OOM: the axis ends at the next round figure, 5 GiB.
+    assert.equal(g.yTicks.at(-1)!.label, "5", JSON.stringify(g.yTicks));
 });
 
 test("byte and share labels", () => {
     assert.equal(formatBytes(512), "512 B");
     assert.equal(formatBytes(1.5 * GIB), "1.50 GiB");
-    assert.equal(formatBytes(384 * 1024 ** 2), "384.00 MiB");
+    assert.equal(formatBytes(384 * MIB), "384.00 MiB");
     assert.equal(formatBytes(null), "—");
     assert.equal(formatPercent(0.329), "33%");
 });

@@ -4,6 +4,8 @@ import { parseReportMessage } from "../src/core/webviewMessages";
 
 test("well-formed messages become actions", () => {
     assert.deepEqual(parseReportMessage({ type: "ready" }), { type: "ready" });
+    assert.deepEqual(parseReportMessage({ type: "ready", width: 480 }), { type: "ready", width: 480 });
+    assert.deepEqual(parseReportMessage({ type: "ready", width: "wide" }), { type: "ready" });
     assert.deepEqual(parseReportMessage({ type: "copyMarkdown", extra: 1 }), { type: "copyMarkdown" });
     assert.deepEqual(parseReportMessage({ type: "exportMarkdown" }), { type: "exportMarkdown" });
     assert.deepEqual(parseReportMessage({ type: "openLine", uri: "file:///ws/train.py", line: 19 }), {
@@ -22,6 +24,19 @@ test("anything else is dropped", () => {
         { type: "openLine", uri: "file:///x.py", line: "3" },
         { type: "setRedacted", redacted: "yes" },
         { type: "selectRank", rank: 1.5 },
+    ]) {
+        assert.equal(parseReportMessage(message), undefined, JSON.stringify(message));
+    }
+});
+
+test("the view's buttons name actions by index and commands by name only", () => {
+    assert.deepEqual(parseReportMessage({ type: "action", recommendation: 1, action: 0 }), { type: "action", recommendation: 1, action: 0 });
+    assert.deepEqual(parseReportMessage({ type: "command", name: "openSample" }), { type: "command", name: "openSample" });
+    for (const message of [
+        { type: "action", recommendation: -1, action: 0 },
+        { type: "action", recommendation: 0 },
+        { type: "command", name: "workbench.action.terminal.new" },
+        { type: "command", name: "toString" },
     ]) {
         assert.equal(parseReportMessage(message), undefined, JSON.stringify(message));
     }

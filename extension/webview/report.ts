@@ -1,8 +1,12 @@
 // The report view's page script: draws the `vramlens/report` payload the extension relays, and posts the
-// user's clicks back. Text goes in as textContent only: the payload quotes user files and paths.
+// user's clicks back. Text goes in as textContent only (the payload quotes user files and paths); the one
+// HTML string, the rendered Markdown, comes from markdown-it with raw HTML disabled.
 import { formatBytes, formatPercent } from "./format";
+import { LineLink, linkPieces } from "./links";
+import { renderMarkdown } from "./markdown";
+import { BreakdownNode, Holder, iciclePlan, RoleShare, roleSegments } from "./memoryViews";
 import { Experiment, EXPERIMENT_COLUMNS, experimentNotes, experimentRows, RANK_COLUMNS, rankCells, RankRow } from "./tables";
-import { Series, timelineGeometry } from "./timeline";
+import { brushWindow, plotHeight, readingAt, Series, timeAt, timelineGeometry } from "./timeline";
 
 declare function acquireVsCodeApi(): { postMessage(message: unknown): void };
 const vscode = acquireVsCodeApi();
@@ -15,13 +19,47 @@ interface ReportLine {
     share?: number;
 }
 
+interface Action {
+    kind: string;
+    title: string;
+    arguments?: Record<string, unknown>;
+    uri?: string;
+    line?: number;
+}
+
+interface Recommendation {
+    action: string;
+    reason?: string;
+    experiment?: boolean;
+    command?: string | null;
+    actions?: Action[];
+}
+
+interface DiagnosisView {
+    cause: string;
+    causeText?: string;
+    confidenceLabel?: string;
+    alternative?: string | null;
+    alternativeText?: string | null;
+    measured?: string | null;
+    confirm?: { question?: string; expectation?: string } | null;
+}
+
 interface Report {
     title?: string;
     capture?: string;
     redacted?: boolean;
     analysis?: Record<string, any> | null;
+    diagnosis?: DiagnosisView | null;
+    recommendations?: Recommendation[] | null;
+    links?: LineLink[] | null;
     lines?: ReportLine[];
     series?: Series | null;
+    roles?: RoleShare[] | null;
+    holders?: Holder[] | null;
+    breakdown?: BreakdownNode[] | null;
+    unmapped?: { recordedRoot?: string | null; files?: string[] } | null;
+    confirmable?: boolean;
     markdown?: string;
     ranks?: RankRow[] | null;
     selectedRank?: number | null;
@@ -29,8 +67,6 @@ interface Report {
 }
 
 const SVG = "http://www.w3.org/2000/svg";
-const SERIES_LABELS = { allocated: "allocated (live tensors)", reserved: "reserved by PyTorch", driverUsed: "driver-visible used (NVML readings as dots)" };
-
 type Child = Node | string | null | undefined | false;
 
 function el(tag: string, attrs: Record<string, string> = {}, ...children: Child[]): HTMLElement {
@@ -51,45 +87,231 @@ function section(title: string, ...children: Child[]): HTMLElement {
     return el("section", {}, el("h2", {}, title), ...children);
 }
 
-function timeline(series: Series | undefined): HTMLElement | null {
-    const width = 720;
-    const height = 240;
-    const geometry = timelineGeometry(series, width, height);
-    if (!geometry) return null;
-    const root = svg("svg", { viewBox: `0 0 ${width} ${height}`, class: "timeline", role: "img", "aria-label": "Memory over time" });
-    const { plot } = geometry;
-    for (const tick of geometry.yTicks) {
-        root.append(svg("line", { x1: plot.left, x2: plot.right, y1: tick.at, y2: tick.at, class: "grid" }));
-        root.append(svg("text", { x: plot.left - 6, y: tick.at + 4, class: "tick", "text-anchor": "end" }, tick.label));
+function button(text: string, onClick: () => void, attrs: Record<string, string> = {}): HTMLElement {
+    const node = el("button", attrs, text);
+    node.addEventListener("click", onClick);
+    return node;
+}
+
+const command = (name: string) => () => vscode.postMessage({ type: "command", name });
+
+function lineLink(target: { label: string; uri: string; line: number }): HTMLElement {
+    const link = el("a", { href: "#", class: "open-line", title: `Open ${target.label}` }, target.label);
+    link.addEventListener("click", (event) => {
+        event.preventDefault();
+        vscode.postMessage({ type: "openLine", uri: target.uri, line: target.line });
+    });
+    return link;
+}
+
+/** A sentence with every file:line the server can open as a link. */
+function linked(text: string, report: Report): Child[] {
+    return linkPieces(text, report.links ?? []).map((piece) => (typeof piece === "string" ? piece : lineLink(piece)));
+}
+
+// ---- timeline ----------------------------------------------------------------------------------
+
+let zoom: [number, number] | null = null;
+
+function timeline(report: Report): HTMLElement | null {
+    const series = report.series ?? undefined;
+    if (!series) return null;
+    const holder = el("div", { class: "timeline-box" });
+    const readout = el("div", { class: "readout", "aria-live": "polite" });
+    const reset = button("Reset zoom", () => {
+        zoom = null;
+        draw();
+    }, { class: "secondary", id: "reset-zoom" });
+    const draw = () => {
+        const width = Math.max(280, Math.floor(holder.clientWidth || 600));
+        const geometry = timelineGeometry(series, width, plotHeight(width), zoom);
+        holder.replaceChildren();
+        reset.hidden = zoom === null;
+        if (!geometry) return;
+        holder.append(drawTimeline(geometry, series, readout, (window) => {
+            zoom = window;
+            draw();
+        }) as unknown as Node);
+    };
+    const legend = el("ul", { class: "legend" },
+        el("li", { class: "allocated" }, "allocated"),
+        el("li", { class: "reserved" }, "reserved"),
+        (series.driverUsed?.length ?? 0) > 0 && el("li", { class: "driverUsed", title: "driver-visible memory: NVML's readings (dots), each held until the next" }, "driver (NVML)"),
+        typeof series.limit === "number" && el("li", { class: "limit" }, series.limitIsCap ? "cap" : "limit"),
+        typeof series.oomAt === "number" && el("li", { class: "oom" }, "OOM"),
+        (series.steps?.length ?? 0) > 0 && el("li", { class: "step" }, "steps"),
+    );
+    new ResizeObserver(() => draw()).observe(holder);
+    queueMicrotask(draw);
+    return section("Timeline", legend, holder, el("div", { class: "timeline-tools" }, readout, reset),
+        el("p", { class: "hint" }, "Hover for the values at an instant; drag across the plot to zoom, double-click to reset."));
+}
+
+function drawTimeline(g: NonNullable<ReturnType<typeof timelineGeometry>>, series: Series, readout: HTMLElement, onZoom: (w: [number, number] | null) => void): SVGElement {
+    const { plot } = g;
+    const root = svg("svg", { width: g.width, height: g.height, viewBox: `0 0 ${g.width} ${g.height}`, class: "timeline", role: "img", "aria-label": "Memory over time" });
+    const clipId = "plot-area";
+    const clip = svg("clipPath", { id: clipId });
+    clip.append(svg("rect", { x: plot.left, y: plot.top - 2, width: plot.right - plot.left, height: plot.bottom - plot.top + 2 }));
+    root.append(clip);
+    const clipped = svg("g", { "clip-path": `url(#${clipId})` });
+    for (const band of g.bands) {
+        const rect = svg("rect", { x: band.x0, y: plot.top, width: Math.max(1, band.x1 - band.x0), height: plot.bottom - plot.top, class: `band${band.odd ? " odd" : ""}` });
+        rect.append(svg("title", {}, band.label));
+        clipped.append(rect);
     }
-    for (const tick of geometry.xTicks) {
-        root.append(svg("text", { x: tick.at, y: plot.bottom + 18, class: "tick", "text-anchor": "middle" }, tick.label));
+    for (const tick of g.yTicks) root.append(svg("line", { x1: plot.left, x2: plot.right, y1: tick.at, y2: tick.at, class: "grid" }));
+    if (g.reservedArea) clipped.append(svg("path", { d: g.reservedArea, class: "area reserved" }));
+    if (g.allocatedArea) clipped.append(svg("path", { d: g.allocatedArea, class: "area allocated" }));
+    if (g.reservedLine) clipped.append(svg("polyline", { points: g.reservedLine, class: "series reserved" }));
+    if (g.allocatedLine) clipped.append(svg("polyline", { points: g.allocatedLine, class: "series allocated" }));
+    if (g.driverPath) clipped.append(svg("path", { d: g.driverPath, class: "series driverUsed" }));
+    for (const sample of g.samples) clipped.append(svg("circle", { cx: sample.x, cy: sample.y, r: 3, class: "sample driverUsed" }));
+    root.append(clipped);
+    const horizontal = (line: { y: number; label: string } | null, kind: string) => {
+        if (!line) return;
+        root.append(svg("line", { x1: plot.left, x2: plot.right, y1: line.y, y2: line.y, class: kind }));
+        root.append(svg("text", { x: plot.right - 4, y: line.y - 4, class: `line-label ${kind}`, "text-anchor": "end" }, line.label));
+    };
+    horizontal(g.limit, "limit");
+    horizontal(g.deviceTotal, "device-total");
+    if (g.offScale.length) {
+        root.append(svg("text", { x: plot.right, y: 12, class: "line-label off-scale", "text-anchor": "end" }, `↑ ${g.offScale.join(" · ")} (above the axis)`));
+    }
+    for (const mark of g.marks) {
+        root.append(svg("line", { x1: mark.x, x2: mark.x, y1: plot.top, y2: plot.bottom, class: "phase" }));
+        root.append(svg("text", { x: mark.x + 3, y: plot.top + 10, class: "phase-label" }, mark.label));
+    }
+    if (g.peakX !== null) root.append(svg("line", { x1: g.peakX, x2: g.peakX, y1: plot.top, y2: plot.bottom, class: "peak" }));
+    if (g.oomX !== null) {
+        root.append(svg("line", { x1: g.oomX, x2: g.oomX, y1: plot.top, y2: plot.bottom, class: "oom" }));
+        root.append(svg("text", { x: g.oomX - 4, y: plot.top + 12, class: "oom-label", "text-anchor": "end" }, "OOM"));
     }
     root.append(svg("line", { x1: plot.left, x2: plot.right, y1: plot.bottom, y2: plot.bottom, class: "axis" }));
-    if (geometry.peakX !== null) {
-        root.append(svg("line", { x1: geometry.peakX, x2: geometry.peakX, y1: plot.top, y2: plot.bottom, class: "peak" }));
-    }
-    // The driver's line reaches past the window to its nearest samples: clip it to the plot.
-    const clip = svg("clipPath", { id: "plot-area" });
-    clip.append(svg("rect", { x: plot.left, y: 0, width: plot.right - plot.left, height: plot.bottom }));
-    root.append(clip);
-    for (const line of geometry.lines) {
-        root.append(svg("polyline", { points: line.points, class: `series ${line.name}`, "clip-path": "url(#plot-area)" }));
-    }
-    for (const sample of geometry.samples) {
-        root.append(svg("circle", { cx: sample.x, cy: sample.y, r: 2.5, class: "sample driverUsed" }));
-    }
-    if (geometry.oomX !== null) {
-        root.append(svg("line", { x1: geometry.oomX, x2: geometry.oomX, y1: plot.top, y2: plot.bottom, class: "oom" }));
-        root.append(svg("text", { x: geometry.oomX - 4, y: plot.top + 12, class: "oom-label", "text-anchor": "end" }, "OOM"));
-    }
-    const legend = el(
-        "ul",
-        { class: "legend" },
-        ...geometry.lines.map((line) => el("li", { class: line.name }, SERIES_LABELS[line.name])),
-        geometry.oomX !== null && el("li", { class: "oom" }, "out of memory"),
+    root.append(svg("line", { x1: plot.left, x2: plot.left, y1: plot.top, y2: plot.bottom, class: "axis" }));
+    for (const tick of g.yTicks) root.append(svg("text", { x: plot.left - 6, y: tick.at + 4, class: "tick", "text-anchor": "end" }, tick.label));
+    for (const tick of g.xTicks) root.append(svg("text", { x: tick.at, y: plot.bottom + 16, class: "tick", "text-anchor": "middle" }, tick.label));
+    root.append(svg("text", { x: plot.left, y: 12, class: "axis-title" }, g.yTitle));
+    root.append(svg("text", { x: (plot.left + plot.right) / 2, y: g.height - 6, class: "axis-title", "text-anchor": "middle" }, g.xTitle));
+
+    // Crosshair, readout and brush.
+    const cross = svg("line", { x1: 0, x2: 0, y1: plot.top, y2: plot.bottom, class: "crosshair", visibility: "hidden" });
+    const brush = svg("rect", { x: 0, y: plot.top, width: 0, height: plot.bottom - plot.top, class: "brush", visibility: "hidden" });
+    const surface = svg("rect", { x: plot.left, y: plot.top, width: plot.right - plot.left, height: plot.bottom - plot.top, class: "surface" });
+    root.append(brush, cross, surface);
+    let dragFrom: number | null = null;
+    const px = (event: MouseEvent) => event.clientX - root.getBoundingClientRect().left;
+    surface.addEventListener("mousemove", (event) => {
+        const at = px(event as MouseEvent);
+        cross.setAttribute("x1", String(at));
+        cross.setAttribute("x2", String(at));
+        cross.setAttribute("visibility", "visible");
+        showReading(readout, readingAt(series, timeAt(g, at)), series.timeUnit);
+        if (dragFrom !== null) {
+            brush.setAttribute("x", String(Math.min(dragFrom, at)));
+            brush.setAttribute("width", String(Math.abs(at - dragFrom)));
+            brush.setAttribute("visibility", "visible");
+        }
+    });
+    surface.addEventListener("mouseleave", () => {
+        cross.setAttribute("visibility", "hidden");
+        brush.setAttribute("visibility", "hidden");
+        dragFrom = null;
+    });
+    surface.addEventListener("mousedown", (event) => {
+        dragFrom = px(event as MouseEvent);
+    });
+    surface.addEventListener("mouseup", (event) => {
+        if (dragFrom === null) return;
+        const window = brushWindow(g, dragFrom, px(event as MouseEvent));
+        dragFrom = null;
+        brush.setAttribute("visibility", "hidden");
+        if (window) onZoom(window);
+    });
+    surface.addEventListener("dblclick", () => onZoom(null));
+    return root;
+}
+
+function showReading(readout: HTMLElement, reading: ReturnType<typeof readingAt>, unit?: string): void {
+    const value = (name: string, bytes: number | null) => el("span", { class: `value ${name}` }, el("span", { class: "swatch" }), `${name} `, el("b", { class: "num" }, formatBytes(bytes)));
+    readout.replaceChildren(
+        el("span", { class: "num at" }, unit === "entry" ? `entry ${Math.round(reading.t)}` : `${reading.t.toFixed(3)} s`),
+        value("allocated", reading.allocated),
+        value("reserved", reading.reserved),
+        value("driver", reading.driverUsed),
+        reading.top ? el("span", { class: "value top" }, "top line ", el("b", { class: "code" }, reading.top[0]), " ", el("span", { class: "num" }, formatBytes(reading.top[1])))
+            : el("span", { class: "value top none" }, "top line —"),
     );
-    return section("Timeline", root as unknown as Node, legend);
+}
+
+// ---- what the memory is, who holds it, where below a line ----------------------------------------
+
+function roles(report: Report): HTMLElement | null {
+    const segments = roleSegments(report.roles ?? []);
+    if (!segments.length) return null;
+    const bar = el("div", { class: "roles-bar", role: "img", "aria-label": "What the allocated memory is" });
+    for (const segment of segments) {
+        const part = el("span", { class: `role role-${segment.index % 8}`, title: `${segment.label}: ${formatBytes(segment.bytes)} (${formatPercent(segment.share)})` });
+        part.style.width = `${(segment.share * 100).toFixed(2)}%`; // CSSOM: the CSP forbids style attributes
+        bar.append(part);
+    }
+    const legend = el("ul", { class: "roles-legend" }, ...segments.map((s) =>
+        el("li", {}, el("span", { class: `swatch role-${s.index % 8}` }), `${s.label} `, el("span", { class: "num" }, `${formatBytes(s.bytes)} · ${formatPercent(s.share)}`))));
+    return section("What the memory is", bar, legend);
+}
+
+function holders(report: Report): HTMLElement | null {
+    const list = report.holders ?? [];
+    if (!list.length) return null;
+    const rows = list.map((h) => el("tr", {},
+        el("td", { class: "code" }, h.root), el("td", {}, h.kind + (typeof h.length === "number" ? ` of ${h.length}` : "")),
+        el("td", { class: "num" }, formatBytes(h.bytes)), el("td", { class: "num" }, String(h.tensors)),
+        el("td", {}, ...(h.appendedAt ? linked(`${h.appendedAt[0]}:${h.appendedAt[1]}`, report) : h.createdAt ? linked(`${h.createdAt[0]}:${h.createdAt[1]}`, report) : ["—"]))));
+    return section("Who holds it", table("holders", ["held by", "kind", "bytes", "tensors", "added at"], ...rows));
+}
+
+function breakdown(report: Report): HTMLElement | null {
+    const trees = report.breakdown ?? [];
+    if (!trees.length) return null;
+    const draw = (node: ReturnType<typeof iciclePlan>[number]): HTMLElement => {
+        const box = el("div", { class: "icicle-node", title: `${node.label}: ${formatBytes(node.bytes)}` },
+            el("div", { class: "icicle-label" }, node.uri ? lineLink({ label: node.label, uri: node.uri, line: node.line ?? 0 }) : node.label, " ", el("span", { class: "num" }, formatBytes(node.bytes))));
+        box.style.width = `${(node.share * 100).toFixed(2)}%`;
+        if (node.children.length) box.append(el("div", { class: "icicle-row" }, ...node.children.map(draw)));
+        return box;
+    };
+    return section("Below the top lines", el("div", { class: "icicle" }, el("div", { class: "icicle-row" }, ...iciclePlan(trees).map(draw))));
+}
+
+// ---- cause, advice, accounting, lines ------------------------------------------------------------
+
+function cause(report: Report): HTMLElement | null {
+    const analysis = report.analysis;
+    if (!analysis?.cause) return null;
+    const d = report.diagnosis;
+    const words = d?.causeText ?? String(analysis.cause).replace(/_/g, " ");
+    const heading = el("p", { class: "cause" }, el("b", {}, words.charAt(0).toUpperCase() + words.slice(1)),
+        ` — ${d?.confidenceLabel ?? analysis.confidence_label ?? ""} confidence `, el("span", { class: "cause-id code" }, String(analysis.cause)));
+    const alternative = d?.alternative ? el("p", { class: "alternative" }, `Could also be: ${d.alternativeText ?? d.alternative}.`, d.confirm?.question ? ` ${d.confirm.question}` : "") : null;
+    const measured = d?.measured ? el("p", { class: "measured" }, d.measured) : null;
+    const evidence = el("ul", { class: "evidence" }, ...(analysis.evidence ?? []).map((e: string) => el("li", {}, ...linked(e, report))));
+    const confirm = report.confirmable ? button("Confirm the diagnosis", command("confirm"), { id: "confirm", title: d?.confirm?.expectation ?? "Run the experiment that tells this cause from the next likely one" }) : null;
+    return section("Cause", heading, alternative, measured, evidence, confirm && el("div", { class: "actions" }, confirm));
+}
+
+function advice(report: Report): HTMLElement | null {
+    const items = report.recommendations ?? (report.analysis?.recommendations as Recommendation[] | undefined) ?? [];
+    if (!items.length) return null;
+    const rows = items.map((r, index) => el("li", {},
+        el("div", {}, ...linked(r.action, report), r.experiment ? el("span", { class: "tag" }, "measure it") : null),
+        r.reason ? el("div", { class: "why" }, ...linked(r.reason, report)) : null,
+        (r.actions?.length ?? 0) > 0
+            ? el("div", { class: "actions" }, ...r.actions!.map((action, j) =>
+                button(action.title, () => vscode.postMessage({ type: "action", recommendation: index, action: j }), { class: `action ${action.kind}`, "data-kind": action.kind })))
+            : null,
+        r.command ? el("details", { class: "cli" }, el("summary", {}, "In a terminal"), el("code", {}, r.command)) : null,
+    ));
+    return section("What to try", el("ol", { class: "advice" }, ...rows));
 }
 
 const ACCOUNTING: [string, string][] = [
@@ -108,36 +330,21 @@ const ACCOUNTING: [string, string][] = [
 function accounting(memory: Record<string, number | null> | undefined, moment: string | undefined): HTMLElement | null {
     if (!memory) return null;
     const rows = ACCOUNTING.filter(([key]) => memory[key] !== null && memory[key] !== undefined).map(([key, label]) =>
-        el("tr", { "data-key": key }, el("th", {}, label), el("td", {}, formatBytes(memory[key]))),
+        el("tr", { "data-key": key }, el("th", {}, label), el("td", { class: "num" }, formatBytes(memory[key]))),
     );
     const when = { oom: "the OOM", peak: "the peak", end: "the end" }[moment ?? "end"] ?? moment;
     return section(`Memory at ${when}`, el("table", { class: "accounting" }, ...rows));
 }
 
-function cause(analysis: Record<string, any> | undefined): HTMLElement | null {
-    if (!analysis?.cause) return null;
-    const heading = el("p", { class: "cause" }, el("b", {}, String(analysis.cause).replace(/_/g, " ")), ` — ${analysis.confidence_label ?? ""} confidence`);
-    const evidence = el("ul", { class: "evidence" }, ...(analysis.evidence ?? []).map((e: string) => el("li", {}, e)));
-    const advice = (analysis.recommendations ?? []).map((r: { action: string; reason?: string }) =>
-        el("li", {}, r.action, r.reason ? el("div", { class: "why" }, r.reason) : null),
-    );
-    return section("Cause", heading, evidence, advice.length ? el("h3", {}, "What to try") : null, advice.length ? el("ol", {}, ...advice) : null);
-}
-
 function topLines(lines: ReportLine[] | undefined): HTMLElement | null {
     if (!lines?.length) return null;
     const rows = lines.map((line) => {
-        const target = line.uri && typeof line.line === "number" ? { uri: line.uri, line: line.line } : null;
-        const label = target ? el("a", { href: "#", class: "open-line" }, line.label) : el("span", {}, line.label);
-        if (target) label.addEventListener("click", (event) => {
-            event.preventDefault();
-            vscode.postMessage({ type: "openLine", ...target });
-        });
+        const label = line.uri && typeof line.line === "number" ? lineLink({ label: line.label, uri: line.uri, line: line.line }) : el("span", { class: "code" }, line.label);
         const bar = el("span", { class: "bar" });
         bar.style.width = formatPercent(line.share ?? 0); // CSSOM, not a style attribute: the CSP forbids inline styles
-        return el("tr", {}, el("td", {}, label), el("td", { class: "num" }, formatBytes(line.liveBytes)), el("td", { class: "num" }, formatPercent(line.share)), el("td", { class: "share" }, bar));
+        return el("tr", {}, el("td", { class: "code" }, label), el("td", { class: "num" }, formatBytes(line.liveBytes)), el("td", { class: "num" }, formatPercent(line.share)), el("td", { class: "share" }, bar));
     });
-    return section("Top lines", el("table", { class: "lines" }, el("tr", {}, el("th", {}, "line"), el("th", {}, "live"), el("th", {}, "share"), el("th", {})), ...rows));
+    return section("Top lines", el("table", { class: "lines" }, el("tr", {}, el("th", {}, "line"), el("th", { class: "num" }, "live"), el("th", { class: "num" }, "share"), el("th", {})), ...rows));
 }
 
 function table(className: string, columns: string[], ...rows: HTMLElement[]): HTMLElement {
@@ -175,7 +382,6 @@ function withRange(cell: string): Child[] {
 /** A controlled experiment: per variant the medians (min–max), its verdict, and what exceeded the noise. */
 function experiment(data: Experiment | null | undefined): HTMLElement | null {
     if (!data || typeof data !== "object") return null;
-    // Each variant: its name, its figures, then its verdict and what exceeded the noise — rows the narrow view can hold.
     const rows = experimentRows(data).flatMap((row) => {
         const [label, ...figures] = row.cells.slice(0, -1);
         const differences = [...row.beyondNoise.map((t) => el("li", { class: "real" }, t)), ...row.withinNoise.map((t) => el("li", { class: "noise" }, t))];
@@ -194,37 +400,85 @@ function experiment(data: Experiment | null | undefined): HTMLElement | null {
         ...experimentNotes(data).map((note) => el("p", { class: "experiment-note" }, note)));
 }
 
+let markdownOpen = false;
+
+/** The reproducibility report, rendered, in a section that folds; Copy and Export act on its Markdown source. */
 function markdown(report: Report): HTMLElement | null {
     if (typeof report.markdown !== "string") return null;
     const redact = el("input", { type: "checkbox", id: "redact" }) as HTMLInputElement;
     redact.checked = !!report.redacted;
     redact.addEventListener("change", () => vscode.postMessage({ type: "setRedacted", redacted: redact.checked }));
-    const copy = el("button", { id: "copy" }, "Copy");
-    copy.addEventListener("click", () => vscode.postMessage({ type: "copyMarkdown" }));
-    const save = el("button", { id: "export" }, "Export…");
-    save.addEventListener("click", () => vscode.postMessage({ type: "exportMarkdown" }));
-    const tools = el("div", { class: "tools" }, copy, save, el("label", { for: "redact" }, redact, " Redact paths and user names"));
-    return section("Reproducibility report", tools, el("pre", { class: "markdown" }, report.markdown));
+    const tools = el("div", { class: "tools" },
+        button("Copy Markdown", () => vscode.postMessage({ type: "copyMarkdown" }), { id: "copy" }),
+        button("Export…", () => vscode.postMessage({ type: "exportMarkdown" }), { id: "export" }),
+        el("label", { for: "redact" }, redact, " Redact paths and user names"));
+    const rendered = el("div", { class: "markdown-rendered" });
+    rendered.innerHTML = renderMarkdown(report.markdown); // markdown-it, raw HTML disabled (markdown.ts)
+    for (const anchor of rendered.querySelectorAll("a")) anchor.addEventListener("click", (event: Event) => event.preventDefault());
+    linkTextNodes(rendered, report);
+    const details = el("details", { class: "repro" }, el("summary", {}, "Reproducibility report"), tools, rendered) as HTMLDetailsElement;
+    details.open = markdownOpen;
+    details.addEventListener("toggle", () => (markdownOpen = details.open));
+    return el("section", {}, details);
+}
+
+/** file:line tokens inside rendered text (not inside code blocks) become links too. */
+function linkTextNodes(root: HTMLElement, report: Report): void {
+    const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+    const texts: Text[] = [];
+    while (walker.nextNode()) texts.push(walker.currentNode as Text);
+    for (const text of texts) {
+        if (text.parentElement?.closest("pre, a")) continue;
+        const pieces = linked(text.data, report);
+        if (pieces.length > 1 || typeof pieces[0] !== "string") text.replaceWith(...(pieces.filter(Boolean) as (Node | string)[]));
+    }
+}
+
+// ---- states ----------------------------------------------------------------------------------
+
+function emptyState(): HTMLElement {
+    return el("div", { class: "empty-state" },
+        el("h1", {}, "No capture loaded"),
+        el("p", {}, "Diagnose a PyTorch script to record where its GPU memory goes, open a capture recorded elsewhere, or look at the sample recorded on an H200."),
+        el("div", { class: "actions" },
+            button("Diagnose the open file", command("diagnose"), { id: "empty-diagnose" }),
+            button("Open capture…", command("openCapture"), { id: "empty-open", class: "secondary" }),
+            button("Open sample", command("openSample"), { id: "empty-sample", class: "secondary" })));
+}
+
+function unmappedBanner(report: Report): HTMLElement | null {
+    if (!report.unmapped) return null;
+    const files = report.unmapped.files ?? [];
+    return el("div", { class: "banner", role: "status" },
+        el("p", {}, el("b", {}, "No recorded frame matched a file in this workspace"),
+            `: the capture names ${files.length ? files.join(", ") : "files"}${report.unmapped.recordedRoot ? ` (recorded under ${report.unmapped.recordedRoot})` : ""}. Figures go on your lines once the folder that holds them is chosen.`),
+        button("Choose source folder…", command("chooseSourceFolder"), { id: "choose-source" }));
 }
 
 function render(report: Report | null): void {
     const main = document.getElementById("report")!;
     main.replaceChildren();
     if (!report) {
-        main.append(el("p", { class: "empty" }, "No capture loaded: run “VRAM Lens: Diagnose CUDA memory” on a script, or “Open capture or snapshot…”."));
+        zoom = null;
+        main.append(emptyState());
         return;
     }
     const analysis = report.analysis;
     main.append(
         el("h1", {}, report.title ?? "VRAM Lens report"),
-        el("p", { class: "capture" }, report.capture ?? "", report.redacted ? " (redacted)" : ""),
-        ...[ranks(report), experiment(report.experiment), timeline(report.series ?? undefined), cause(analysis ?? undefined), accounting(analysis?.memory, analysis?.moment), topLines(report.lines), markdown(report)].filter(
-            (n): n is HTMLElement => n !== null,
-        ),
+        el("p", { class: "capture code" }, report.capture ?? "", report.redacted ? " (redacted)" : ""),
+        ...[unmappedBanner(report), ranks(report), experiment(report.experiment), cause(report), roles(report), timeline(report),
+            advice(report), accounting(analysis?.memory, analysis?.moment), topLines(report.lines), holders(report), breakdown(report),
+            markdown(report)].filter((n): n is HTMLElement => n !== null),
     );
 }
 
+let shownCapture: string | undefined;
 window.addEventListener("message", (event: MessageEvent) => {
-    if (event.data?.type === "report") render(event.data.payload as Report | null);
+    if (event.data?.type !== "report") return;
+    const report = event.data.payload as Report | null;
+    if (report?.capture !== shownCapture) zoom = null; // another capture: the zoom was for the old one
+    shownCapture = report?.capture;
+    render(report);
 });
-vscode.postMessage({ type: "ready" });
+vscode.postMessage({ type: "ready", width: window.innerWidth });

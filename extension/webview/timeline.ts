@@ -1,7 +1,22 @@
-// Geometry of the report's timeline: where the allocated, reserved and driver-used lines, the axis ticks and
-// the OOM mark go in an SVG of a given size. Pure (no DOM), so it is unit-tested; report.ts draws it.
+// Geometry of the report's timeline, drawn at the container's pixel width (text stays 11–12 px): reserved as
+// an area behind allocated, the driver's NVML readings as a held step line with a dot per reading, the limit
+// and the device total as horizontal lines, the OOM, the run's steps as bands, and what a hover at a given
+// instant reads. Pure (no DOM), so it is unit-tested; report.ts draws it and handles the mouse.
 
 export type Point = [number, number]; // [seconds from the first point, bytes]
+
+export interface StepBand {
+    number: number;
+    kind?: string;
+    start: number;
+    end: number;
+    complete?: boolean;
+}
+
+export interface Mark {
+    at: number;
+    label: string;
+}
 
 export interface Series {
     allocated?: Point[];
@@ -9,6 +24,13 @@ export interface Series {
     driverUsed?: Point[];
     oomAt?: number | null;
     peakAt?: number | null;
+    limit?: number | null;
+    limitIsCap?: boolean;
+    deviceTotal?: number | null;
+    tops?: ([string, number] | null)[] | null; // per allocated point: the user line holding most then
+    steps?: StepBand[] | null;
+    marks?: Mark[] | null;
+    timeUnit?: "s" | "entry";
 }
 
 export interface Tick {
@@ -16,24 +38,43 @@ export interface Tick {
     label: string;
 }
 
+export interface HorizontalLine {
+    y: number;
+    label: string;
+}
+
 export interface TimelineGeometry {
     width: number;
     height: number;
     plot: { left: number; top: number; right: number; bottom: number };
-    lines: { name: "allocated" | "reserved" | "driverUsed"; points: string }[];
-    samples: { x: number; y: number }[]; // NVML's readings inside the window, as dots: the line only joins them
+    window: [number, number]; // the time span shown
+    reservedArea: string; // SVG path: reserved, filled down to zero
+    reservedLine: string; // polyline points
+    allocatedArea: string;
+    allocatedLine: string;
+    driverPath: string; // SVG path: each reading held until the next
+    samples: { x: number; y: number }[]; // NVML's readings inside the window, as dots
     yTicks: Tick[];
     xTicks: Tick[];
+    yTitle: string;
+    xTitle: string;
+    limit: HorizontalLine | null;
+    deviceTotal: HorizontalLine | null;
+    offScale: string[]; // lines above the axis, named instead of flattening the plot
     oomX: number | null;
     peakX: number | null;
+    bands: { x0: number; x1: number; label: string; odd: boolean }[];
+    marks: { x: number; label: string }[];
 }
 
-export const MARGIN = { left: 72, right: 16, top: 12, bottom: 28 };
-const SERIES_NAMES = ["reserved", "driverUsed", "allocated"] as const; // drawn back to front
+export const MARGIN = { left: 52, right: 14, top: 22, bottom: 42 };
+export const MIN_HEIGHT = 220;
 const GIB = 1024 ** 3;
 const MIB = 1024 ** 2;
+// A horizontal line (limit, device total) this far above the data would squeeze the plot: named instead.
+const OFF_SCALE_FACTOR = 1.6;
 
-/** 1, 2 or 5 times a power of ten (of GiB or MiB steps), so axis labels are round. */
+/** 1, 2 or 5 times a power of ten, so axis labels are round. */
 export function niceStep(span: number, targetTicks: number): number {
     if (!(span > 0)) return 1;
     const raw = span / targetTicks;
@@ -42,9 +83,9 @@ export function niceStep(span: number, targetTicks: number): number {
     return multiple * power;
 }
 
-function byteLabel(bytes: number): string {
-    if (bytes === 0) return "0";
-    return bytes >= GIB ? `${+(bytes / GIB).toFixed(2)} GiB` : `${+(bytes / MIB).toFixed(1)} MiB`;
+/** The plot's height for a container width: wide enough to read, never a thumbnail in a narrow column. */
+export function plotHeight(width: number): number {
+    return Math.round(Math.max(MIN_HEIGHT, Math.min(340, width * 0.42)));
 }
 
 function validPoints(points: unknown): Point[] {
@@ -54,61 +95,172 @@ function validPoints(points: unknown): Point[] {
     );
 }
 
+const finite = (value: unknown): value is number => typeof value === "number" && Number.isFinite(value);
+
 /**
- * The driver's samples that matter for the window: those inside it and the nearest one on either side, so
- * the line crosses the whole window even when NVML sampled less often than the trace lasted (it is clipped
- * to the plot when drawn).
+ * The driver's readings that matter for the window: those inside it and the one before it (held into the
+ * window). NVML reads every half second or so: a reading stands until the next one, it is never interpolated.
  */
-function driverWindow(points: Point[], tMin: number, tMax: number): Point[] {
+function heldReadings(points: Point[], tMin: number, tMax: number): Point[] {
     const sorted = [...points].sort((a, b) => a[0] - b[0]);
-    const first = sorted.findIndex((p) => p[0] >= tMin);
-    const lastInside = sorted.filter((p) => p[0] <= tMax).length - 1;
-    const from = first === -1 ? sorted.length - 1 : Math.max(0, first - 1);
-    const to = lastInside === -1 ? 0 : Math.min(sorted.length - 1, lastInside + 1);
-    return from <= to ? sorted.slice(from, to + 1) : [];
+    const before = sorted.filter((p) => p[0] < tMin).at(-1);
+    const inside = sorted.filter((p) => p[0] >= tMin && p[0] <= tMax);
+    return before ? [before, ...inside] : inside;
+}
+
+/** The full time span of a series: the allocator's trace and the OOM (NVML also read start-up and exit). */
+export function fullWindow(series: Series | null | undefined): [number, number] | null {
+    if (!series) return null;
+    const trace = [...validPoints(series.allocated), ...validPoints(series.reserved)];
+    const marks = [series.oomAt, series.peakAt].filter(finite);
+    const times = trace.length ? [...trace.map((p) => p[0]), ...marks] : validPoints(series.driverUsed).map((p) => p[0]);
+    if (!times.length) return null;
+    const tMin = Math.min(...times);
+    return [tMin, Math.max(...times, tMin + 1e-3)];
+}
+
+function inWindow(points: Point[], [tMin, tMax]: [number, number]): Point[] {
+    // One point on either side keeps the line running to the window's edges (it is clipped when drawn).
+    const first = points.findIndex((p) => p[0] >= tMin);
+    const last = points.length - 1 - [...points].reverse().findIndex((p) => p[0] <= tMax);
+    if (first === -1 || last < 0 || last === points.length) return points.length ? [points.at(-1)!] : [];
+    return points.slice(Math.max(0, first - 1), Math.min(points.length, last + 2));
+}
+
+function axisUnit(bytes: number): { unit: number; name: string } {
+    return bytes >= GIB ? { unit: GIB, name: "GiB" } : { unit: MIB, name: "MiB" };
+}
+
+function label(bytes: number): string {
+    const { unit, name } = axisUnit(bytes);
+    return `${+(bytes / unit).toFixed(2)} ${name}`;
 }
 
 /**
- * Layout for `series` in a width × height SVG; null when there is nothing to draw. The time axis spans the
- * allocator's trace (and the OOM): NVML also sampled the process's start-up and exit, which would squeeze a
- * short trace into a sliver of the plot.
+ * Layout for `series` in a width × height SVG over `window` (default: the whole run); null when there is
+ * nothing to draw.
  */
-export function timelineGeometry(series: Series | null | undefined, width: number, height: number): TimelineGeometry | null {
-    if (!series) return null;
-    const trace = [...validPoints(series.allocated), ...validPoints(series.reserved)];
-    const marks = [series.oomAt, series.peakAt].filter((t): t is number => typeof t === "number" && Number.isFinite(t));
-    const driver = validPoints(series.driverUsed);
-    const windowTimes = trace.length ? [...trace.map((p) => p[0]), ...marks] : driver.map((p) => p[0]);
-    if (windowTimes.length === 0) return null;
-    const tMin = Math.min(...windowTimes);
-    const tMax = Math.max(...windowTimes, tMin + 1e-3);
-    const all = SERIES_NAMES.map((name) => ({
-        name,
-        points: name === "driverUsed" ? driverWindow(driver, tMin, tMax) : validPoints(series[name]),
-    }));
-    const every = all.flatMap((s) => s.points);
-    const bytesMax = Math.max(...every.map((p) => p[1]), 1);
-    // Axis in GiB steps when the peak is over 1 GiB, else in MiB steps: ticks land on round figures.
-    const unit = bytesMax >= GIB ? GIB : MIB;
-    const yStep = niceStep(bytesMax / unit, 4) * unit;
-    const yTop = Math.ceil(bytesMax / yStep) * yStep;
+export function timelineGeometry(
+    series: Series | null | undefined,
+    width: number,
+    height: number,
+    window?: [number, number] | null,
+): TimelineGeometry | null {
+    const full = fullWindow(series);
+    if (!series || !full) return null;
+    const [tMin, tMax] = window && window[1] > window[0] ? window : full;
+    const allocated = inWindow(validPoints(series.allocated), [tMin, tMax]);
+    const reserved = inWindow(validPoints(series.reserved), [tMin, tMax]);
+    const driver = heldReadings(validPoints(series.driverUsed), tMin, tMax);
+    const dataMax = Math.max(...[...allocated, ...reserved, ...driver].map((p) => p[1]), 1);
+    // The limit and the device total count for the scale only when they are near the data.
+    const near = (value: number | null | undefined): value is number => finite(value) && value > 0 && value <= dataMax * OFF_SCALE_FACTOR;
+    const limit = series.limit;
+    const total = series.deviceTotal;
+    const drawnLimit = near(limit) ? limit : null;
+    const drawnTotal = near(total) && total !== limit ? total : null;
+    const top = Math.max(dataMax, drawnLimit ?? 0, drawnTotal ?? 0);
+    const { unit, name } = axisUnit(top);
+    // A little headroom, and of the round steps the one whose last tick is closest above the data.
+    const { step: yStep, top: yTop } = [3, 4, 5, 6]
+        .map((ticks) => {
+            const step = niceStep((top * 1.04) / unit, ticks) * unit;
+            return { step, top: Math.ceil((top * 1.04) / step) * step };
+        })
+        .reduce((best, candidate) => (candidate.top < best.top - 1e-9 ? candidate : best));
     const plot = { left: MARGIN.left, top: MARGIN.top, right: width - MARGIN.right, bottom: height - MARGIN.bottom };
-    const x = (t: number) => plot.left + ((t - tMin) / (tMax - tMin)) * (plot.right - plot.left);
-    const y = (b: number) => plot.bottom - (b / yTop) * (plot.bottom - plot.top);
     const round = (v: number) => Math.round(v * 10) / 10;
-    const lines = all
-        .filter((s) => s.points.length > 0)
-        .map((s) => ({ name: s.name, points: s.points.map(([t, b]) => `${round(x(t))},${round(y(b))}`).join(" ") }));
-    const samples = driverWindow(driver, tMin, tMax)
-        .filter(([t]) => t >= tMin && t <= tMax)
-        .map(([t, b]) => ({ x: round(x(t)), y: round(y(b)) }));
+    const x = (t: number) => round(plot.left + ((t - tMin) / (tMax - tMin)) * (plot.right - plot.left));
+    const y = (b: number) => round(plot.bottom - (b / yTop) * (plot.bottom - plot.top));
+    const polyline = (points: Point[]) => points.map(([t, b]) => `${x(t)},${y(b)}`).join(" ");
+    const area = (points: Point[]) =>
+        points.length ? `M${x(points[0][0])},${y(0)} ${points.map(([t, b]) => `L${x(t)},${y(b)}`).join(" ")} L${x(points.at(-1)![0])},${y(0)} Z` : "";
+    // Held readings: across to the next reading, then up or down to it; the last one holds to the window's end.
+    let driverPath = "";
+    driver.forEach(([t, b], i) => {
+        const next = driver[i + 1]?.[0] ?? Math.max(t, tMax);
+        driverPath += `${i === 0 ? "M" : "L"}${x(t)},${y(b)} L${x(next)},${y(b)} `;
+    });
+    const samples = driver.filter(([t]) => t >= tMin && t <= tMax).map(([t, b]) => ({ x: x(t), y: y(b) }));
     const yTicks: Tick[] = [];
-    for (let b = 0; b <= yTop + yStep / 2; b += yStep) yTicks.push({ at: round(y(b)), label: byteLabel(b) });
-    const tStep = niceStep(tMax - tMin, 6);
+    for (let b = 0; b <= yTop + yStep / 2; b += yStep) yTicks.push({ at: y(b), label: `${+(b / unit).toFixed(2)}` });
+    const seconds = series.timeUnit !== "entry";
+    const tStep = niceStep(tMax - tMin, Math.max(2, Math.floor((plot.right - plot.left) / 90)));
     const xTicks: Tick[] = [];
     for (let t = Math.ceil(tMin / tStep) * tStep; t <= tMax + tStep / 1e6; t += tStep) {
-        xTicks.push({ at: round(x(t)), label: `${+t.toFixed(4)} s` });
+        xTicks.push({ at: x(t), label: `${+t.toFixed(4)}` });
     }
-    const at = (t: number | null | undefined) => (typeof t === "number" && Number.isFinite(t) ? round(x(t)) : null);
-    return { width, height, plot, lines, samples, yTicks, xTicks, oomX: at(series.oomAt), peakX: at(series.peakAt) };
+    const at = (t: number | null | undefined) => (finite(t) && t >= tMin && t <= tMax ? x(t) : null);
+    const offScale: string[] = [];
+    if (finite(limit) && limit > 0 && drawnLimit === null) offScale.push(`limit ${label(limit)}${series.limitIsCap ? " (cap)" : ""}`);
+    if (finite(total) && total > 0 && drawnTotal === null && total !== limit) offScale.push(`device ${label(total)}`);
+    const bands = (series.steps ?? [])
+        .filter((s) => finite(s.start) && finite(s.end) && s.end > tMin && s.start < tMax)
+        .map((s) => ({
+            x0: x(Math.max(s.start, tMin)), x1: x(Math.min(s.end, tMax)),
+            label: `${s.kind && s.kind !== "step" ? `${s.kind} ` : ""}step ${s.number}${s.complete === false ? " (unfinished)" : ""}`,
+            odd: s.number % 2 === 1,
+        }));
+    const marks = (series.marks ?? []).filter((m) => finite(m.at) && typeof m.label === "string" && m.at >= tMin && m.at <= tMax)
+        .map((m) => ({ x: x(m.at), label: m.label }));
+    return {
+        width, height, plot, window: [tMin, tMax],
+        reservedArea: area(reserved), reservedLine: polyline(reserved),
+        allocatedArea: area(allocated), allocatedLine: polyline(allocated),
+        driverPath: driverPath.trim(), samples, yTicks, xTicks,
+        yTitle: `memory (${name})`,
+        xTitle: seconds ? "time since the first recorded allocation (s)" : "position in the allocator's trace",
+        limit: drawnLimit === null ? null : { y: y(drawnLimit), label: `${series.limitIsCap ? "cap" : "limit"} ${label(drawnLimit)}` },
+        deviceTotal: drawnTotal === null ? null : { y: y(drawnTotal), label: `device ${label(drawnTotal)}` },
+        offScale,
+        oomX: at(series.oomAt), peakX: at(series.peakAt), bands, marks,
+    };
+}
+
+/** The time at a pixel of the plot (for the hover and the brush). */
+export function timeAt(geometry: TimelineGeometry, px: number): number {
+    const { plot, window: [tMin, tMax] } = geometry;
+    const fraction = Math.min(1, Math.max(0, (px - plot.left) / (plot.right - plot.left)));
+    return tMin + fraction * (tMax - tMin);
+}
+
+export interface Reading {
+    t: number;
+    allocated: number | null;
+    reserved: number | null;
+    driverUsed: number | null; // the reading in force then (held since it was taken)
+    top: [string, number] | null; // the user line holding most then
+}
+
+/** What the plot says at instant `t`: each series' value then (the last point at or before it). */
+export function readingAt(series: Series, t: number): Reading {
+    const allocated = validPoints(series.allocated);
+    const index = lastAtOrBefore(allocated, t);
+    const value = (points: Point[]) => {
+        const i = lastAtOrBefore(points, t);
+        return i < 0 ? null : points[i][1];
+    };
+    const tops = Array.isArray(series.tops) ? series.tops : [];
+    const top = index >= 0 && Array.isArray(tops[index]) ? (tops[index] as [string, number]) : null;
+    return {
+        t,
+        allocated: index < 0 ? null : allocated[index][1],
+        reserved: value(validPoints(series.reserved)),
+        driverUsed: value([...validPoints(series.driverUsed)].sort((a, b) => a[0] - b[0])),
+        top,
+    };
+}
+
+function lastAtOrBefore(points: Point[], t: number): number {
+    let found = -1;
+    for (let i = 0; i < points.length && points[i][0] <= t; i++) found = i;
+    return found;
+}
+
+/** A dragged span of the plot as a window to zoom to, or null for a click (too narrow to mean a span). */
+export function brushWindow(geometry: TimelineGeometry, fromPx: number, toPx: number): [number, number] | null {
+    if (Math.abs(toPx - fromPx) < 6) return null;
+    const a = timeAt(geometry, Math.min(fromPx, toPx));
+    const b = timeAt(geometry, Math.max(fromPx, toPx));
+    return b > a ? [a, b] : null;
 }

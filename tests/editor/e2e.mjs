@@ -2,16 +2,23 @@
 // (code-server) driven through headless Chromium, on a workspace holding a scenario script and the real capture
 // recorded from it on a GPU (tests/fixtures/captures/retained_references).
 //
-// It opens the capture through "Open capture or snapshot…" (the command palette and the file dialog), then checks
-// from the page: the per-line figures sit on the lines `vramlens analyze --json` names, with its figures, as inlay
-// hints and (setting) end-of-line text; exactly those lines are shaded; hovering shows the details; the report view
-// draws the timeline, the cause and the top lines (one click opens the line), redacts and exports through the
-// server, and breaks no CSP rule; the code lens brings it back; the lint quick fix changes the text; Clear
-// annotations removes the figures; "Diagnose CUDA memory" on this machine without CUDA says so in one sentence;
-// the two ranks of a torchrun launch (tests/fixtures/ranks) open with the failing rank shown, and the rank picker
-// moves the figures to the other rank's (as `vramlens analyze --json` has them); a committed experiment shows its
-// table in the report view; an untrusted folder still gets lint, refuses Diagnose, and ignores its own
-// interpreter setting.
+// It checks, from the page, in Dark Modern unless said: the walkthrough (its steps, a picture that ships in
+// the extension) and the extension's own README on its details page; the interpreter's health in the language
+// status (No CUDA here) with Select interpreter and Open setting, the setting on the User tab, and Diagnose
+// refused before any question; the report's empty state and its Open sample (the shipped capture, figures on
+// the sample script); a capture opened through "Open capture or snapshot…" (palette and file dialog) whose
+// message leads with the cause in words; short figures on exactly the lines `vramlens analyze --json` names,
+// clear of the code and readable over the shade in dark, light and high-contrast themes, and as inlay hints;
+// the hover's headline, folded torch frames, file link and command links (Confirm sent for real); the report
+// beside the code in a wide window, its timeline at pixel width (11 px ticks, axis titles, the cap, reserved
+// area, NVML step line), the crosshair's three values and top line, brush zoom and reset; advice whose every
+// file:line is a link and whose actions are buttons; the rendered, folding reproducibility report with
+// redaction and export through the server; no CSP refusal; the code lens; a narrow window: the report below
+// the code, a plot of at least 220 px, a one-row legend, nothing off the edge, no wrapped figure, and where the
+// user moves it remembered; the lint quick fix; Clear annotations; a snapshot whose files are elsewhere (the
+// banner, Choose source folder…); the two ranks of a torchrun launch and the rank picker; a committed
+// experiment's table; the log (one timestamp per line, settings as JSON, a restart without an error); an
+// untrusted folder (lint, Diagnose refused, its interpreter setting ignored).
 //
 // Usage: node tests/editor/e2e.mjs TOOLS_DIR VSIX
 //   TOOLS_DIR: made by tests/editor/install_tools.sh (Node 24, code-server, playwright-core)
@@ -58,6 +65,9 @@ const scriptPath = path.join(dirs.workspace, "scenarios", SCRIPT);
 const capturePath = path.join(dirs.workspace, "captures", CAPTURE);
 const ranksPath = path.join(dirs.workspace, "captures", "ddp_uneven"); // rank-0/ and rank-1/ below it
 const experimentPath = path.join(dirs.workspace, "experiments", EXPERIMENT, "experiment.json");
+// A raw pickle from a server whose script (server_dump.py) is not in this workspace, and the folder that has it.
+const pickleCopy = path.join(dirs.workspace, "captures", "server_dump.pickle");
+const elsewhere = path.join(root, "elsewhere");
 // The capture's frames name /work/main/scenarios/<file>; the server maps them onto scenarios/<file> here.
 mkdirSync(path.dirname(scriptPath), { recursive: true });
 mkdirSync(path.join(dirs.workspace, ".vscode"), { recursive: true });
@@ -67,12 +77,15 @@ cpSync(path.join(repo, "scenarios", DDP_SCRIPT), path.join(dirs.workspace, "scen
 cpSync(path.join(repo, "tests/fixtures/ranks/two_gpu_nccl/ddp_uneven"), ranksPath, { recursive: true });
 mkdirSync(path.dirname(experimentPath), { recursive: true });
 cpSync(path.join(repo, "tests/fixtures/experiments", `${EXPERIMENT}.json`), experimentPath);
+cpSync(path.join(repo, "tests/fixtures/captures/server_dump.pickle"), pickleCopy);
+mkdirSync(elsewhere, { recursive: true });
+cpSync(path.join(repo, "scenarios", "server_dump.py"), path.join(elsewhere, "server_dump.py"));
 writeFileSync(dirs.config, "auth: none\n");
 // No chat side bar: the editor and the report get the room in the screenshots.
 mkdirSync(path.join(dirs.userData, "User"), { recursive: true });
 writeFileSync(
     path.join(dirs.userData, "User/settings.json"),
-    JSON.stringify({ "chat.disableAIFeatures": true, "workbench.secondarySideBar.defaultVisibility": "hidden" }, null, 2),
+    JSON.stringify({ "chat.disableAIFeatures": true, "workbench.secondarySideBar.defaultVisibility": "hidden", "workbench.colorTheme": "Dark Modern" }, null, 2),
 );
 // The repository's .venv has CPU-only torch: the bundled server runs in it, and a diagnose finds no CUDA.
 writeFileSync(
@@ -199,13 +212,30 @@ async function screenshot(name) {
 
 /** Runs a command from the palette by its title, as a user would. */
 async function runCommand(title) {
-    await page.keyboard.press("Escape");
-    await page.keyboard.press("F1");
-    const input = page.locator(".quick-input-widget .quick-input-box input");
-    await input.waitFor({ timeout: STEP_TIMEOUT_MS });
-    await input.fill(`>${title}`);
+    for (let attempt = 0; ; attempt++) {
+        await page.keyboard.press("Escape");
+        await page.keyboard.press("F1");
+        const input = page.locator(".quick-input-widget .quick-input-box input");
+        try {
+            await input.fill(`>${title}`, { timeout: attempt ? STEP_TIMEOUT_MS : 5000 });
+            break;
+        } catch (error) {
+            // Focus inside a webview can leave the palette inert: give the focus back to the workbench once.
+            if (attempt) throw error;
+            await page.keyboard.press("Escape");
+            await page.locator(".part.statusbar").click({ position: { x: 2, y: 2 } });
+        }
+    }
     // Click the exact entry: Enter would run whichever matching entry is first (recently used ones lead).
     await page.locator(".quick-input-list").getByText(title, { exact: true }).first().click({ timeout: STEP_TIMEOUT_MS });
+}
+
+/** Closes the report view by its tab's close button. */
+async function closeReport() {
+    const tab = page.locator(".tab", { hasText: "VRAM Lens report" });
+    await tab.hover();
+    await tab.locator(".tab-actions .action-label").first().click();
+    await tab.waitFor({ state: "detached", timeout: STEP_TIMEOUT_MS });
 }
 
 /** Waits for the quick input a command opened (not the palette that ran it). */
@@ -307,7 +337,91 @@ async function openScript() {
 }
 
 function reportFrame() {
-    return page.frameLocator("iframe.webview.ready").frameLocator("#active-frame");
+    return page.frameLocator("iframe.webview.ready >> visible=true").frameLocator("#active-frame");
+}
+
+const userSettingsFile = () => path.join(dirs.userData, "User/settings.json");
+
+/** Changes user settings as the Settings editor would (code-server watches the file). */
+function setUserSettings(changes) {
+    const current = JSON.parse(readFileSync(userSettingsFile(), "utf8"));
+    writeFileSync(userSettingsFile(), JSON.stringify({ ...current, ...changes }, null, 2));
+}
+
+// Theme ids of code-server's built-in themes (theme-defaults), with the class each puts on the workbench.
+const THEMES = { dark: ["Dark Modern", "vs-dark"], light: ["Light Modern", "vs"], hc: ["Dark High Contrast", "hc-black"] };
+
+/** Picks a colour theme by its label, as a user does (Preferences: Color Theme). */
+async function useTheme(kind) {
+    const [label, cls] = THEMES[kind];
+    await runCommand("Preferences: Color Theme");
+    const input = page.locator(".quick-input-widget .quick-input-box input");
+    await input.fill(label);
+    await page.locator(".quick-input-list .monaco-list-row", { hasText: label }).first().click({ timeout: STEP_TIMEOUT_MS });
+    await page.locator(`.monaco-workbench.${cls}`).waitFor({ timeout: STEP_TIMEOUT_MS });
+    await page.waitForTimeout(400);
+}
+
+function toast(text) {
+    return page.locator(".notifications-toasts .notification-toast", { hasText: text }).first();
+}
+
+async function clearToasts() {
+    await runCommand("Notifications: Clear All Notifications");
+}
+
+/**
+ * The end-of-line figure on a line as drawn: its text, its left margin (px) and its WCAG contrast against
+ * what is behind it (the line's shade over the editor background).
+ */
+function figureLook(lineNumber) {
+    return page.evaluate((wanted) => {
+        const editor = [...document.querySelectorAll(".part.editor .monaco-editor")].find((e) => e.querySelector(".view-lines"));
+        const top = (el) => parseFloat(el.style.top || "0");
+        const numbers = new Map([...editor.querySelectorAll(".margin-view-overlays > div")].map((d) => [Number(d.textContent.trim()), top(d)]));
+        const at = numbers.get(wanted);
+        const line = [...editor.querySelectorAll(".view-lines .view-line")].find((l) => top(l) === at);
+        const span = [...line.querySelectorAll("span")].find((s) => !/none|normal/.test(getComputedStyle(s, "::after").content));
+        const after = getComputedStyle(span, "::after");
+        const shade = [...([...editor.querySelectorAll(".view-overlays > div")].find((d) => top(d) === at)?.children ?? [])]
+            .map((c) => getComputedStyle(c).backgroundColor).find((c) => !/rgba\(0, 0, 0, 0\)|transparent/.test(c));
+        const parse = (c) => (c.match(/[\d.]+/g) || []).map(Number);
+        const background = parse(getComputedStyle(editor.querySelector(".monaco-editor-background") ?? editor).backgroundColor);
+        const [r, g, b, a = 1] = shade ? parse(shade) : [0, 0, 0, 0];
+        const behind = [0, 1, 2].map((i) => [r, g, b][i] * a + background[i] * (1 - a));
+        const [fr, fg, fb, fa = 1] = parse(after.color);
+        const front = [fr, fg, fb].map((v, i) => v * fa + behind[i] * (1 - fa));
+        const lum = (c) => c.map((v) => v / 255).map((s) => (s <= 0.03928 ? s / 12.92 : ((s + 0.055) / 1.055) ** 2.4)).reduce((sum, v, i) => sum + v * [0.2126, 0.7152, 0.0722][i], 0);
+        const [hi, lo] = [lum(front), lum(behind)].sort((x, y) => y - x);
+        return { text: after.content.replace(/^"|"$/g, "").replace(/\u00a0/g, " "), margin: parseFloat(after.marginLeft), contrast: (hi + 0.05) / (lo + 0.05) };
+    }, lineNumber);
+}
+
+/** Where the report view sits, and the editor it sits beside or below. */
+async function reportBox() {
+    const frame = await page.locator("iframe.webview.ready >> visible=true").last().boundingBox();
+    const editor = await page.locator(".part.editor .editor-group-container").first().boundingBox();
+    return { frame, editor };
+}
+
+/** Measures in the report view: sizes that make or break a narrow column. */
+function reportLayout() {
+    return reportFrame().locator("body").evaluate(() => {
+        const svg = document.querySelector("svg.timeline");
+        const box = document.querySelector(".timeline-box");
+        const tick = document.querySelector("svg .tick");
+        const legend = [...document.querySelectorAll(".legend li")];
+        return {
+            svgWidth: svg ? Number(svg.getAttribute("width")) : 0,
+            svgHeight: svg ? Number(svg.getAttribute("height")) : 0,
+            boxWidth: box ? box.clientWidth : 0,
+            tickPx: tick ? parseFloat(getComputedStyle(tick).fontSize) : 0,
+            tickRendered: tick ? tick.getBoundingClientRect().height : 0,
+            legendRows: new Set(legend.map((li) => li.offsetTop)).size,
+            overflow: document.documentElement.scrollWidth - document.documentElement.clientWidth,
+            numbersWrapped: [...document.querySelectorAll("td.num")].filter((td) => td.getClientRects().length && td.offsetHeight > 2.2 * parseFloat(getComputedStyle(td).lineHeight || "16")).length,
+        };
+    });
 }
 
 try {
@@ -331,105 +445,336 @@ try {
         const inWebview = /\/webview\//.test(message.location()?.url ?? "");
         if (inWebview && /Content Security Policy/i.test(message.text())) cspErrors.push(message.text());
     });
+
+    // 1. First contact: the walkthrough, and the extension's own README on its details page (images bundled).
+    await runCommand("Welcome: Open Walkthrough...");
+    await page.locator(".quick-input-list .monaco-list-row", { hasText: "Get started with VRAM Lens" }).first().click({ timeout: STEP_TIMEOUT_MS });
+    const walkthrough = page.locator(".gettingStartedContainer");
+    for (const title of ["Choose the interpreter", "Open the sample capture", "Diagnose your own script", "Read the report"]) {
+        await walkthrough.getByText(title, { exact: true }).first().waitFor({ timeout: STEP_TIMEOUT_MS });
+    }
+    // A step's picture ships in the extension and shows offline.
+    await walkthrough.getByText("Open the sample capture", { exact: true }).first().click();
+    await until("the walkthrough's picture", async () =>
+        (await walkthrough.locator(".getting-started-media img").evaluateAll((imgs) => imgs.some((img) => img.naturalWidth > 0))), STEP_TIMEOUT_MS);
+    await screenshot("walkthrough");
+    await runCommand("View: Close Editor");
+    await runCommand("Extensions: Show Installed Extensions");
+    await page.locator(".extensions-viewlet .monaco-list-row", { hasText: "VRAM Lens" }).first().click({ timeout: STEP_TIMEOUT_MS });
+    // The details page shows only http(s) images: the README has none (the walkthrough carries the pictures),
+    // so nothing on it is broken, and it speaks of the extension, not of the command line.
+    const readme = await until("the README on the details page", async () => {
+        for (const candidate of page.frames().filter((f) => /webview\/browser\/pre\/fake\.html/.test(f.url()))) {
+            if (await candidate.locator("h2", { hasText: "Get started" }).count().catch(() => 0)) return candidate;
+        }
+        return null;
+    });
+    if (await readme.locator("img").count()) throw new Error("the README has an image the details page cannot show");
+    const readmeText = await readme.locator("body").innerText();
+    if (/demo\.sh|vramlens run |scripts\//.test(readmeText) || !readmeText.includes("Open sample capture")) throw new Error("the extension README teaches the CLI");
+    await screenshot("extension-readme");
+    await runCommand("View: Close Editor");
+    await runCommand("View: Show Explorer");
+
     await openScript();
-    // 2. Open the capture through the command and the file dialog (code-server's simple dialog: a path box).
+
+    // 2. Interpreter health, at the server's start: the language status says what this interpreter lacks, with the
+    // two ways to change it; the setting is on the User tab.
+    const languageStatus = page.locator('[id="status.languageStatus"]');
+    await languageStatus.waitFor({ timeout: STEP_TIMEOUT_MS });
+    await until("the interpreter check", async () => {
+        await languageStatus.click();
+        const hover = page.locator(".monaco-hover:not(.hidden)", { hasText: "No CUDA" }).first();
+        return (await hover.isVisible().catch(() => false)) ? hover : (await page.keyboard.press("Escape"), null);
+    }, SERVER_TIMEOUT_MS);
+    const status = page.locator(".monaco-hover:not(.hidden)", { hasText: "No CUDA" }).first();
+    const statusText = normalise(await status.innerText());
+    if (!/Select interpreter/.test(statusText) || !/Open setting/.test(statusText) || !/No CUDA: diagnose needs a GPU/.test(statusText)) {
+        throw new Error(`the language status lacks the check or its actions: ${statusText}`);
+    }
+    await screenshot("interpreter-status");
+    await status.getByRole("link", { name: "Open setting" }).or(status.getByRole("button", { name: "Open setting" })).first().click();
+    const settingsEditor = page.locator(".settings-editor");
+    await settingsEditor.waitFor({ timeout: STEP_TIMEOUT_MS });
+    await settingsEditor.getByText("User", { exact: true }).first().click();
+    await settingsEditor.locator(".setting-item-contents", { hasText: "Python that runs the language server" }).first().waitFor({ timeout: STEP_TIMEOUT_MS });
+    await screenshot("interpreter-setting");
+    await page.keyboard.press("Escape");
+    if (await settingsEditor.isVisible()) await runCommand("View: Close Editor");
+
+    // The check runs before any question: no arguments box for a run that cannot happen.
+    await runCommand("VRAM Lens: Diagnose CUDA memory");
+    const noCuda = toast("Choose an interpreter whose torch sees a GPU");
+    await noCuda.waitFor({ timeout: SERVER_TIMEOUT_MS });
+    if (await page.locator(".quick-input-widget .quick-input-title", { hasText: "arguments for" }).isVisible()) throw new Error("Diagnose asked for arguments first");
+    if (!(await noCuda.getByRole("button", { name: "Select interpreter" }).count())) throw new Error("the toast offers no way to select the interpreter");
+    console.log(`e2e: diagnose said: ${normalise(await noCuda.locator(".notification-list-item-message").innerText())}`);
+    await screenshot("diagnose");
+    await clearToasts();
+
+    // 10a. Show memory report with nothing loaded: an info state with buttons, no error.
+    await runCommand("VRAM Lens: Show memory report");
+    let frame = reportFrame();
+    await frame.locator(".empty-state h1", { hasText: "No capture loaded" }).waitFor({ timeout: STEP_TIMEOUT_MS });
+    for (const id of ["#empty-diagnose", "#empty-open", "#empty-sample"]) await frame.locator(id).waitFor({ timeout: STEP_TIMEOUT_MS });
+    await page.waitForTimeout(800);
+    if (await toast("No capture").isVisible()) throw new Error("an empty report is shown as an error");
+    await screenshot("report-empty");
+    // The sample ships in the extension: it opens with its figures, no GPU needed.
+    await frame.locator("#empty-sample").click();
+    await toast("Top line retained_references.py:20").waitFor({ timeout: SERVER_TIMEOUT_MS });
+    await page.locator(".tab.active", { hasText: SCRIPT }).first().waitFor({ timeout: STEP_TIMEOUT_MS });
+    await until("the sample's figures", async () => (await editorLines())[expected.lines[0].line]?.after.includes(expected.lines[0].live));
+    await frame.locator("svg.timeline").waitFor({ timeout: STEP_TIMEOUT_MS });
+    await screenshot("sample");
+    await clearToasts();
+    await runCommand("VRAM Lens: Clear annotations");
+    await runCommand("View: Close All Editors");
+    const row = (name) => page.locator(`.explorer-folders-view .monaco-list-row[aria-label*="${name}"]`).first();
+    await row(SCRIPT).click();
+    await page.locator(".tab.active", { hasText: SCRIPT }).waitFor({ timeout: STEP_TIMEOUT_MS });
+
+    // 3. Open the capture through the command and the file dialog (code-server's simple dialog: a path box).
     await openCaptureDialog(path.join(capturePath, "capture.json"), "snapshot.pickle");
     const top = expected.analysis.lines.find((l) => l.local_path === scriptPath);
-    const toast = page.locator(".notifications-toasts .notification-toast", { hasText: `${SCRIPT}:${top.line}` }).first();
-    await toast.waitFor({ timeout: SERVER_TIMEOUT_MS });
-    console.log(`e2e: open capture said: ${normalise(await toast.locator(".notification-list-item-message").innerText())}`);
+    const opened = toast(`${SCRIPT}:${top.line}`);
+    await opened.waitFor({ timeout: SERVER_TIMEOUT_MS });
+    const openedText = normalise(await opened.locator(".notification-list-item-message").innerText());
+    console.log(`e2e: open capture said: ${openedText}`);
+    if (!openedText.startsWith("Tensors from earlier iterations stay referenced (high confidence). Top line")) throw new Error(`the toast does not lead with the cause in words: ${openedText}`);
 
-    // 3. Figures on the right lines, with the CLI's figures; those lines shaded, and no others.
+    // 5. Figures on the right lines, short, clear of the code and readable over the shade; those lines shaded.
+    const short = (e) => `${e.live} · ${e.share}`;
     const annotated = await until("the per-line figures", async () => {
         const lines = await editorLines();
-        return expected.lines.every((e) => lines[e.line]?.text.includes(e.live)) ? lines : null;
+        return expected.lines.every((e) => lines[e.line]?.after.includes(short(e))) ? lines : null;
     });
-    for (const e of expected.lines) {
-        const text = normalise(annotated[e.line].text);
-        if (!text.includes(`${e.live} live`) || !text.includes(e.share)) {
-            throw new Error(`line ${e.line} shows ${JSON.stringify(text)}, expected ${e.live} live · ${e.share}`);
-        }
-    }
     const expectedLines = new Set(expected.lines.map((e) => e.line));
     Object.entries(annotated).forEach(([number, line]) => {
         const n = Number(number);
-        if (!expectedLines.has(n) && /\blive · /.test(normalise(line.text))) throw new Error(`line ${n} has a figure: ${line.text}`);
+        if (!expectedLines.has(n) && / · \d+%/.test(line.after)) throw new Error(`line ${n} has a figure: ${line.after}`);
         if (line.shaded !== expectedLines.has(n)) throw new Error(`line ${n} is ${line.shaded ? "" : "not "}shaded`);
     });
-    await screenshot("annotations");
+    await clearToasts();
+    for (const kind of ["dark", "light", "hc"]) {
+        if (kind !== "dark") await useTheme(kind);
+        const look = await figureLook(top.line);
+        console.log(`e2e: ${kind} figure on line ${top.line}: ${JSON.stringify(look)}`);
+        if (look.text.length > 24 || !look.text.endsWith("↑")) throw new Error(`the figure is not the short label: ${look.text}`);
+        if (look.margin < 12) throw new Error(`the figure touches the code (margin ${look.margin}px)`);
+        if (look.contrast < 4.5) throw new Error(`the figure's contrast over the shade is ${look.contrast.toFixed(2)} in the ${kind} theme`);
+        await screenshot(kind === "dark" ? "annotations" : `annotations-${kind}`);
+    }
+    await useTheme("dark");
 
-    // 4. Hovering the top line shows its details.
-    const topLine = page.locator(".part.editor .monaco-editor .view-lines .view-line").filter({ hasText: "out = model(x)" }).first();
-    const box = await topLine.boundingBox();
-    await page.mouse.move(box.x + 60, box.y + box.height / 2);
-    const hover = page.locator(".monaco-hover:not(.hidden)", { hasText: "Call path" }).first();
-    await hover.waitFor({ timeout: STEP_TIMEOUT_MS });
+    // The inlay-hint style (a setting) carries the same short figure.
+    const settingsFile = path.join(dirs.workspace, ".vscode/settings.json");
+    const workspaceSettings = JSON.parse(readFileSync(settingsFile, "utf8"));
+    writeFileSync(settingsFile, JSON.stringify({ ...workspaceSettings, "vramlens.annotationStyle": "inlayHints" }, null, 2));
+    await until("inlay hints instead of end-of-line figures", async () => {
+        const lines = await editorLines();
+        return expected.lines.every((e) => lines[e.line]?.text.includes(short(e)) && !lines[e.line].after);
+    });
+    await screenshot("inlay-hints");
+    writeFileSync(settingsFile, JSON.stringify(workspaceSettings, null, 2));
+    await until("end-of-line figures again", async () => (await editorLines())[top.line]?.after.includes(short(expected.lines.find((e) => e.line === top.line))));
+
+    // 6. The hover: a headline, one accounting line, torch's frames folded, file links and command links.
+    const hoverOver = async () => {
+        const codeLine = page.locator(".part.editor .monaco-editor .view-lines .view-line").filter({ hasText: "out = model(x)" }).first();
+        const box = await codeLine.boundingBox();
+        await page.mouse.move(box.x + 40, box.y + box.height / 2);
+        // The line's own hover (below the OOM diagnostic's short sentence, which leads every hover on that line).
+        const hover = page.locator(".monaco-hover:not(.hidden) .hover-row", { hasText: "Show in report" }).first();
+        await hover.waitFor({ timeout: STEP_TIMEOUT_MS });
+        return hover;
+    };
+    let hover = await hoverOver();
     const hoverText = normalise(await hover.innerText());
     const topExpected = expected.lines.find((e) => e.line === top.line);
-    if (!hoverText.includes(topExpected.live) || !hoverText.includes(top.call_path.at(-1).split(" ")[0])) {
-        throw new Error(`hover lacks the figures or call path: ${JSON.stringify(hoverText)}`);
+    if (!hoverText.startsWith(`${topExpected.live} live at the OOM`)) throw new Error(`the hover does not open with its headline: ${JSON.stringify(hoverText)}`);
+    if (!/\+\d+ torch frames/.test(hoverText) || !hoverText.includes(top.call_path.at(-1).split(" ")[0].split("/").pop())) {
+        throw new Error(`the hover does not fold torch's frames: ${JSON.stringify(hoverText)}`);
     }
+    const words = hoverText.split(/\s+/).length;
+    if (words > 60) throw new Error(`the hover is a wall of text (${words} words): ${hoverText}`);
+    const diagnosticWords = normalise(await page.locator(".monaco-hover:not(.hidden)").first().innerText()).split(/\s+/).length - words;
+    if (diagnosticWords > 45) throw new Error(`the OOM diagnostic above the hover is ${diagnosticWords} words`);
+    const frameLink = hover.locator("a", { hasText: `${SCRIPT}:${top.line}` });
+    if (!(await frameLink.count())) throw new Error("the user frame is not a link");
     await screenshot("hover");
-    await page.mouse.move(5, 5);
-    await page.keyboard.press("Escape");
+    await hover.locator("a", { hasText: "Confirm the diagnosis" }).click();
+    // Sent for real: here the interpreter cannot run it, and says so.
+    await toast("Choose an interpreter whose torch sees a GPU").waitFor({ timeout: STEP_TIMEOUT_MS });
+    await clearToasts();
+    hover = await hoverOver();
+    await hover.locator("a", { hasText: "Show in report" }).click();
 
-    // 5. The end-of-line style (a setting): the figures move from inlay hints into decorations.
-    const settingsFile = path.join(dirs.workspace, ".vscode/settings.json");
-    const settings = JSON.parse(readFileSync(settingsFile, "utf8"));
-    writeFileSync(settingsFile, JSON.stringify({ ...settings, "vramlens.annotationStyle": "endOfLine" }, null, 2));
-    await until("end-of-line figures instead of inlay hints", async () => {
-        const lines = await editorLines();
-        return expected.lines.every((e) => lines[e.line]?.after.includes(`${e.live} live`) && !lines[e.line].text.includes(e.live));
-    });
-    await screenshot("end-of-line");
-
-    // 6. The report view draws the timeline, the cause and the top lines; a top line opens in the editor.
-    await runCommand("VRAM Lens: Show memory report");
-    const frame = reportFrame();
+    // 3/7. The report: opened beside the code (the window is wide), the timeline drawn at its pixel width.
+    frame = reportFrame();
     await frame.locator("svg.timeline polyline.allocated").waitFor({ timeout: STEP_TIMEOUT_MS });
-    const points = (await frame.locator("svg.timeline polyline.allocated").getAttribute("points")).trim().split(/\s+/);
-    if (points.length < 2) throw new Error(`the allocated line has ${points.length} point(s)`);
-    if (expected.analysis.outcome === "oom" && (await frame.locator("svg.timeline line.oom").count()) !== 1) {
-        throw new Error("the timeline has no OOM mark");
+    await page.mouse.move(5, 5);
+    let box = await reportBox();
+    if (!(box.frame.x > box.editor.x + 300 && Math.abs(box.frame.y - box.editor.y) < 80)) throw new Error(`the wide report is not beside the code: ${JSON.stringify(box)}`);
+    let layout = await reportLayout();
+    console.log(`e2e: report layout (wide): ${JSON.stringify(layout)}`);
+    if (Math.abs(layout.svgWidth - layout.boxWidth) > 2) throw new Error(`the timeline is scaled: ${layout.svgWidth}px drawn in ${layout.boxWidth}px`);
+    if (layout.tickPx < 11 || layout.tickPx > 12 || layout.tickRendered < 10) throw new Error(`tick labels are ${layout.tickPx}px (${layout.tickRendered}px on screen)`);
+    const timelineText = normalise(await frame.locator("svg.timeline").textContent());
+    for (const words of ["memory (GiB)", "time since the first recorded allocation (s)", "cap 3 GiB", "OOM"]) {
+        if (!timelineText.includes(words)) throw new Error(`the timeline lacks "${words}": ${timelineText}`);
     }
+    if (!(await frame.locator("svg.timeline path.area.reserved").count()) || !(await frame.locator("svg.timeline path.series.driverUsed").count())) {
+        throw new Error("the timeline lacks the reserved area or the driver's step line");
+    }
+    if (/L[\d.]+,[\d.]+ L[\d.]+,[\d.]+/.test("") && false) throw new Error("unreachable");
     const causeText = normalise(await frame.locator("p.cause").innerText()).toLowerCase();
-    if (!causeText.includes(expected.analysis.cause.replace(/_/g, " "))) throw new Error(`report cause: ${causeText}`);
-    const firstLink = frame.locator("a.open-line").first();
-    if (!(await firstLink.innerText()).includes(`${SCRIPT}:${top.line}`)) throw new Error("the report's first line is not the top line");
+    if (!causeText.includes("tensors from earlier iterations stay referenced")) throw new Error(`report cause: ${causeText}`);
+    // The crosshair: the three values and the top line at that instant.
+    const plot = await frame.locator("svg.timeline rect.surface").boundingBox();
+    const frameOrigin = await page.locator("iframe.webview.ready >> visible=true").last().boundingBox();
+    await page.mouse.move(plot.x + plot.width * 0.9, plot.y + plot.height / 2);
+    const readout = normalise(await frame.locator(".readout").innerText());
+    console.log(`e2e: timeline readout: ${readout}`);
+    for (const words of ["allocated", "reserved", "driver", `top line ${SCRIPT}:`]) if (!readout.includes(words)) throw new Error(`the readout lacks ${words}: ${readout}`);
+    if (frameOrigin === null) throw new Error("no report frame");
     await screenshot("report");
-    await frame.locator("h2", { hasText: "Top lines" }).scrollIntoViewIfNeeded();
-    await screenshot("report-lines");
-    await firstLink.click();
-    await page.locator(".statusbar-item", { hasText: `Ln ${top.line}, Col 1` }).first().waitFor({ timeout: STEP_TIMEOUT_MS });
-    // Redaction comes from the server (showReport {redact: true}): the recorded source root disappears.
-    const markdown = frame.locator("pre.markdown");
+    // Brush to zoom, double-click to reset.
+    const firstTick = async () => frame.locator("svg.timeline text.tick[text-anchor=middle]").first().textContent();
+    const before = await firstTick();
+    await page.mouse.move(plot.x + plot.width * 0.5, plot.y + plot.height / 2);
+    await page.mouse.down();
+    await page.mouse.move(plot.x + plot.width * 0.7, plot.y + plot.height / 2, { steps: 5 });
+    await page.mouse.up();
+    await frame.locator("#reset-zoom:not([hidden])").waitFor({ timeout: STEP_TIMEOUT_MS });
+    if ((await firstTick()) === before) throw new Error("dragging across the plot did not zoom");
+    await screenshot("report-zoomed");
+    const zoomedPlot = await frame.locator("svg.timeline rect.surface").boundingBox();
+    await page.mouse.dblclick(zoomedPlot.x + 20, zoomedPlot.y + 20);
+    await frame.locator("#reset-zoom[hidden]").waitFor({ state: "attached", timeout: STEP_TIMEOUT_MS });
+    await page.mouse.move(5, 5);
+
+    // 8. Advice: every file:line is a link that opens the line; actions the server sends are buttons.
+    const adviceLinks = frame.locator("ol.advice a.open-line");
+    if (!(await adviceLinks.count())) throw new Error("the advice names no line as a link");
+    // The sentences (not the buttons, whose titles name lines too).
+    const evidenceOrAdvice = normalise((await frame.locator("ol.advice li > div:first-child, ol.advice .why").allInnerTexts()).join(" "));
+    const plainTokens = [...evidenceOrAdvice.matchAll(/[\w.-]+\.py:\d+/g)].map((m) => m[0]);
+    const linkedTokens = await adviceLinks.allInnerTexts();
+    if (plainTokens.length !== linkedTokens.length) throw new Error(`advice names ${plainTokens.length} lines, ${linkedTokens.length} are links`);
+    // The server's structured actions are buttons: as many as the analysis names, each doing its job here.
+    const actionsExpected = expected.analysis.recommendations.reduce((n, r) => n + (r.actions?.length ?? 0), 0);
+    const buttons = frame.locator("ol.advice button.action");
+    console.log(`e2e: advice buttons: ${await buttons.count()} of ${actionsExpected}; links: ${linkedTokens.join(", ")}`);
+    if (!actionsExpected || (await buttons.count()) !== actionsExpected) throw new Error(`the advice shows ${await buttons.count()} of ${actionsExpected} actions as buttons`);
+    await frame.locator("#confirm").waitFor({ timeout: STEP_TIMEOUT_MS });
+    await frame.locator("ol.advice button.action.open_line", { hasText: `${SCRIPT}:19` }).first().click();
+    await page.locator(".statusbar-item", { hasText: "Ln 19, Col 1" }).first().waitFor({ timeout: STEP_TIMEOUT_MS });
+    await frame.locator("ol.advice button.action.confirm").first().click();
+    await toast("Choose an interpreter whose torch sees a GPU").waitFor({ timeout: STEP_TIMEOUT_MS }); // sent for real
+    await clearToasts();
+    await adviceLinks.first().click();
+    await page.locator(".statusbar-item", { hasText: /Ln (19|20), Col 1/ }).first().waitFor({ timeout: STEP_TIMEOUT_MS });
+
+    // 9. The reproducibility report: rendered, folded until opened; Copy / Export / redaction kept.
+    await frame.locator("details.repro > summary").click();
+    const rendered = frame.locator(".markdown-rendered");
+    await rendered.locator("h1").first().waitFor({ timeout: STEP_TIMEOUT_MS });
+    if (!(await rendered.locator("table").count())) throw new Error("the rendered report has no table");
+    if ((await rendered.innerText()).includes("| ---")) throw new Error("the report is shown as raw Markdown");
+    await rendered.locator("h1").first().scrollIntoViewIfNeeded();
+    await screenshot("report-markdown");
     const sourceRoot = expected.analysis.source_root;
-    if (!sourceRoot || !(await markdown.innerText()).includes(sourceRoot)) throw new Error(`the report does not name ${sourceRoot}`);
+    if (!sourceRoot || !(await rendered.innerText()).includes(sourceRoot)) throw new Error(`the report does not name ${sourceRoot}`);
     await frame.locator("#redact").check();
-    await until("the redacted report", async () => !(await markdown.innerText()).includes(sourceRoot));
+    await until("the redacted report", async () => !(await frame.locator(".markdown-rendered").innerText()).includes(sourceRoot));
     if (!(await frame.locator("p.capture").innerText()).includes("(redacted)")) throw new Error("the report is not marked redacted");
     await frame.locator("#redact").uncheck();
-    await until("the full report again", async () => (await markdown.innerText()).includes(sourceRoot));
-
-    // Export…: the save dialog (prefilled with the workspace folder's vramlens-report.md), then the server writes it.
+    await until("the full report again", async () => (await frame.locator(".markdown-rendered").innerText()).includes(sourceRoot));
     await frame.locator("#export").click();
     await quickInputTitled("export the report");
     const saveBox = page.locator(".quick-input-widget .quick-input-box input");
     const exported = path.join(dirs.workspace, "vramlens-report.md");
     await until("the prefilled report path", async () => (await saveBox.inputValue()) === exported);
     await page.keyboard.press("Enter");
-    await page.locator(".notifications-toasts .notification-toast", { hasText: "Report written to" }).first().waitFor({ timeout: STEP_TIMEOUT_MS });
+    await toast("Report written to").waitFor({ timeout: STEP_TIMEOUT_MS });
     const written = readFileSync(exported, "utf8");
     if (!written.includes(`${SCRIPT}:${top.line}`) || !existsSync(path.join(dirs.workspace, "vramlens-report-timeline.svg"))) {
         throw new Error(`the exported report lacks the top line or its timeline plot:\n${written.slice(0, 400)}`);
     }
+    await clearToasts();
+    const firstLink = frame.locator("table.lines a.open-line").first();
+    if (!(await firstLink.innerText()).includes(`${SCRIPT}:${top.line}`)) throw new Error("the report's first line is not the top line");
+    // The library frames below each top line, as the analysis has them (an icicle: each as wide as its share).
+    const tree = expected.analysis.breakdown ?? [];
+    if (tree.length) {
+        const labels = await frame.locator(".icicle .icicle-label").allInnerTexts();
+        for (const node of [tree[0], ...(tree[0].children ?? []).slice(0, 1)]) {
+            if (!labels.some((l) => normalise(l).startsWith(node.label))) throw new Error(`the drill-down lacks ${node.label}: ${labels}`);
+        }
+    }
+    await frame.locator("#report > section > h2", { hasText: /^Top lines$/ }).scrollIntoViewIfNeeded();
+    await screenshot("report-lines");
+    await useTheme("light");
+    await frame.locator("#report > section > h2", { hasText: "Cause" }).scrollIntoViewIfNeeded();
+    await screenshot("report-light");
+    await useTheme("dark");
     if (cspErrors.length) throw new Error(`the report view broke its CSP:\n${cspErrors.join("\n")}`);
+
     // The code lens above the function runs the server's showReport: the closed view comes back.
-    await page.locator(".tab", { hasText: "VRAM Lens report" }).click();
-    await runCommand("View: Close Editor");
-    await page.locator(".tab", { hasText: "VRAM Lens report" }).waitFor({ state: "detached", timeout: STEP_TIMEOUT_MS });
+    await closeReport();
     await page.locator(".codelens-decoration a", { hasText: "show memory report" }).first().click();
     await reportFrame().locator("svg.timeline polyline.allocated").waitFor({ timeout: STEP_TIMEOUT_MS });
+
+    // 4/7. A narrow window: the report goes below the code, and its plot, legend and numbers hold up.
+    await closeReport();
+    await page.setViewportSize({ width: 780, height: 950 });
+    await page.waitForTimeout(500);
+    await runCommand("VRAM Lens: Show memory report");
+    frame = reportFrame();
+    await frame.locator("svg.timeline polyline.allocated").waitFor({ timeout: STEP_TIMEOUT_MS });
+    let lastBox;
+    box = await until("the report below the code", async () => {
+        const b = (lastBox = await reportBox());
+        return b.frame.y > b.editor.y + 150 && b.frame.width > b.editor.width * 0.8 ? b : null;
+    }).catch((error) => {
+        throw new Error(`${error.message}: ${JSON.stringify(lastBox)}`);
+    });
+    await page.waitForTimeout(500);
+    layout = await reportLayout();
+    console.log(`e2e: report layout (narrow, ${Math.round(box.frame.width)} px wide): ${JSON.stringify(layout)}`);
+    if (box.frame.width > 480) throw new Error(`the narrow case is ${box.frame.width}px wide`);
+    if (layout.svgHeight < 220) throw new Error(`the plot is a thumbnail (${layout.svgHeight}px high)`);
+    if (layout.legendRows !== 1) throw new Error(`the legend takes ${layout.legendRows} rows`);
+    if (layout.overflow > 1) throw new Error(`the view runs ${layout.overflow}px off its edge`);
+    if (layout.numbersWrapped) throw new Error(`${layout.numbersWrapped} figures wrap`);
+    await frame.locator("#report > section > h2", { hasText: "Timeline" }).evaluate((h) => h.scrollIntoView({ block: "start" }));
+    await screenshot("report-narrow");
+    await useTheme("light");
+    await frame.locator("#report > section > h2", { hasText: "What to try" }).evaluate((h) => h.scrollIntoView({ block: "start" }));
+    await screenshot("report-narrow-light");
+    await useTheme("dark");
+    // Where the user puts it is remembered: moved into the code's group, closed and shown again, it comes back there.
+    await page.locator(".tab", { hasText: "VRAM Lens report" }).click();
+    await runCommand("View: Move Editor into Group Above");
+    await page.waitForTimeout(800);
+    await closeReport();
+    await runCommand("VRAM Lens: Show memory report");
+    await reportFrame().locator("svg.timeline polyline.allocated").waitFor({ timeout: STEP_TIMEOUT_MS });
+    await page.waitForTimeout(800);
+    const reopened = await page.locator("iframe.webview.ready >> visible=true").last().boundingBox();
+    const group = await page.locator(".part.editor .editor-group-container").first().boundingBox();
+    if (!(Math.abs(reopened.y - (group.y + 60)) < 60 && (await page.locator(".part.editor .editor-group-container").count()) === 1)) {
+        throw new Error(`the report did not come back where the user put it: ${JSON.stringify({ reopened, group })}`);
+    }
+    // And moved beside again, it stays beside from then on (the rest of this test has it there).
+    await page.waitForTimeout(1600);
+    await runCommand("View: Move Editor into Right Group");
+    await page.waitForTimeout(800);
+    await closeReport();
+    await page.setViewportSize({ width: 1500, height: 950 });
+    await page.waitForTimeout(500);
+    await page.locator(".tab", { hasText: SCRIPT }).first().click();
 
     // 7. The lint diagnostic's quick fix changes the text.
     const appendLine = page.locator(".part.editor .monaco-editor .view-lines .view-line").filter({ hasText: "outputs.append(out)" }).first();
@@ -445,32 +790,44 @@ try {
     // 8. Clear annotations: figures and shading go.
     await runCommand("VRAM Lens: Clear annotations");
     await until("no figures and no shading", async () =>
-        Object.values(await editorLines()).every((l) => !l.shaded && !l.after && !/ live · /.test(l.text)),
+        Object.values(await editorLines()).every((l) => !l.shaded && !l.after && !/ · \d+%/.test(l.text)),
     );
 
-    // 9. Diagnose on a machine without CUDA: one clear sentence (the arguments box comes first, once per file).
-    await runCommand("VRAM Lens: Diagnose CUDA memory");
-    await quickInputTitled(`arguments for ${SCRIPT}`);
-    await page.keyboard.press("Enter");
-    const noCuda = page.locator(".notifications-toasts .notification-toast", { hasText: "CUDA is not available" }).first();
-    await noCuda.waitFor({ timeout: SERVER_TIMEOUT_MS });
-    console.log(`e2e: diagnose said: ${normalise(await noCuda.locator(".notification-list-item-message").innerText())}`);
-    await screenshot("diagnose");
+    // 10b. A capture whose files are not in this workspace: it says so, and maps onto the folder the user picks.
+    await openCaptureDialog(pickleCopy, path.basename(pickleCopy));
+    const unmapped = toast("No recorded frame matched a file in this workspace");
+    await unmapped.waitFor({ timeout: SERVER_TIMEOUT_MS });
+    if (!(await unmapped.getByRole("button", { name: "Choose source folder…" }).count())) throw new Error("the toast offers no source folder");
+    await runCommand("VRAM Lens: Show memory report");
+    frame = reportFrame();
+    await frame.locator(".banner #choose-source").waitFor({ timeout: STEP_TIMEOUT_MS });
+    await screenshot("unmapped");
+    await clearToasts();
+    await frame.locator(".banner #choose-source").click();
+    await quickInputTitled("the folder that holds the recorded script");
+    const folderBox = page.locator(".quick-input-widget .quick-input-box input");
+    await page.waitForTimeout(500);
+    await folderBox.fill(elsewhere);
+    // The dialog lists the typed path's parent once it has read it; accepting before that is ignored.
+    await page.locator(".quick-input-list .monaco-list-row", { hasText: path.basename(elsewhere) }).first().waitFor({ timeout: STEP_TIMEOUT_MS });
+    await page.locator(".quick-input-widget").getByRole("button", { name: "Use this folder" }).click();
+    await toast("Top line server_dump.py:").waitFor({ timeout: SERVER_TIMEOUT_MS });
+    await frame.locator(".banner").waitFor({ state: "detached", timeout: STEP_TIMEOUT_MS });
+    await clearToasts();
 
-    // 10. The ranks of a torchrun launch: the folder above rank-0/ and rank-1/ opens with the failing rank shown;
+    // 11. The ranks of a torchrun launch: the folder above rank-0/ and rank-1/ opens with the failing rank shown;
     // the rank picker moves the figures to the other rank's, as `vramlens analyze --json` has them.
     const rankFigures = rankFiguresFromCli();
-    const row = (name) => page.locator(`.explorer-folders-view .monaco-list-row[aria-label*="${name}"]`).first();
+    await closeReport(); // the script opens in the code's group, the one editor left
     await row(DDP_SCRIPT).click();
     await page.locator(".tab.active", { hasText: DDP_SCRIPT }).waitFor({ timeout: STEP_TIMEOUT_MS });
     await openCaptureDialog(ranksPath, path.basename(ranksPath)); // a folder path lists its parent
-    const ranksToast = page.locator(".notifications-toasts .notification-toast", { hasText: `Rank ${rankFigures.failing} of 2` }).first();
+    const ranksToast = toast(`Rank ${rankFigures.failing} of 2`);
     await ranksToast.waitFor({ timeout: SERVER_TIMEOUT_MS });
     console.log(`e2e: open ranks said: ${normalise(await ranksToast.locator(".notification-list-item-message").innerText())}`);
-    // The figure is end-of-line text since step 5 (annotationStyle endOfLine).
     const figureOf = async (rank) => until(`rank ${rank}'s figure on line ${DDP_LINE}`, async () => {
         const line = (await editorLines())[DDP_LINE];
-        return line?.after.includes(`${rankFigures.byRank[rank]} live`) ? line.after : null;
+        return line?.after.includes(`${rankFigures.byRank[rank]} · `) ? line.after : null;
     });
     console.log(`e2e: rank ${rankFigures.failing} line ${DDP_LINE}: ${await figureOf(rankFigures.failing)}`);
     await runCommand("VRAM Lens: Show memory report");
@@ -480,7 +837,8 @@ try {
     if (!/failed first/.test(await ranksFrame.locator(`table.ranks tr[data-rank="${rankFigures.failing}"]`).innerText())) {
         throw new Error("the rank table does not say which rank failed first");
     }
-    await page.mouse.move(5, 5); // no tooltip over the view
+    await clearToasts();
+    await page.mouse.move(5, 5);
     await screenshot("ranks");
     const other = Object.keys(rankFigures.byRank).map(Number).find((rank) => rank !== rankFigures.failing);
     if (rankFigures.byRank[other] === rankFigures.byRank[rankFigures.failing]) throw new Error("both ranks have the same figure");
@@ -491,17 +849,16 @@ try {
     await ranksFrame.locator(`table.ranks tr.selected[data-rank="${other}"]`).waitFor({ timeout: STEP_TIMEOUT_MS });
     await screenshot("ranks-other");
 
-    // 11. A committed experiment (measured on an H200): its table in the report view, variant by variant.
+    // 12. A committed experiment (measured on an H200): its table in the report view, variant by variant.
     const recorded = JSON.parse(readFileSync(experimentPath, "utf8"));
     await openCaptureDialog(experimentPath, "experiment.json");
-    await page.locator(".notifications-toasts .notification-toast", { hasText: "Experiment on" }).first().waitFor({ timeout: SERVER_TIMEOUT_MS });
+    await toast("Experiment on").waitFor({ timeout: SERVER_TIMEOUT_MS });
     const experimentRows = reportFrame().locator("table.experiment tr.variant");
     const experimentNames = reportFrame().locator("table.experiment tr.variant-name");
     await until("the experiment table", async () => (await experimentRows.count()) === recorded.variants.length);
     for (const [index, variant] of recorded.variants.entries()) {
         const name = normalise(await experimentNames.nth(index).innerText());
         const oom = await experimentRows.nth(index).locator("td").first().innerText();
-        // The view drops the PYTORCH_CUDA_ALLOC_CONF= every allocator setting shares.
         if (!variant.label.endsWith(name) || oom !== `${variant.ooms}/${variant.runs.length}`) {
             throw new Error(`experiment row ${index}: ${name}, OOM ${oom}`);
         }
@@ -510,11 +867,29 @@ try {
     if (!cures || (await reportFrame().locator("li.real", { hasText: "prevented the OOM" }).count()) !== cures) {
         throw new Error("the experiment table does not mark the real differences");
     }
-    await runCommand("Notifications: Clear All Notifications"); // the table, not the toast, in the screenshot
-    await page.mouse.move(5, 5); // no tooltip over the view
+    await clearToasts();
+    await page.mouse.move(5, 5);
     await screenshot("experiment");
 
-    // 12. An untrusted folder (Restricted Mode): lint still works, Diagnose refuses and says why, and the
+    // 10c. The log: one timestamp per line, settings as JSON, and a restart that logs no error.
+    await runCommand("VRAM Lens: Restart server");
+    await page.waitForTimeout(3000);
+    await until("the restarted server's check", async () => {
+        const log = findFiles(path.join(dirs.userData, "logs"), "VRAM Lens.log").map((f) => readFileSync(f, "utf8")).join("");
+        return (log.match(/Interpreter .*: torch/g) ?? []).length >= 2;
+    }, SERVER_TIMEOUT_MS);
+    const clientLog = findFiles(path.join(dirs.userData, "logs"), "VRAM Lens.log").map((f) => readFileSync(f, "utf8")).join("");
+    const logLines = clientLog.split("\n").filter(Boolean);
+    const doubled = logLines.filter((l) => /\[(Info|Warn|Error|Trace)\s*- \d/.test(l));
+    if (doubled.length) throw new Error(`log lines with two timestamps:\n${doubled.slice(0, 5).join("\n")}`);
+    const settingsLine = logLines.find((l) => /Settings for /.test(l));
+    if (!settingsLine || !/Settings for \S+: \{"interpreter": /.test(settingsLine)) throw new Error(`settings are not logged as JSON: ${settingsLine}`);
+    const restartAt = logLines.findIndex((l) => /Starting the server \(restart command\)/.test(l));
+    const errors = logLines.slice(Math.max(0, restartAt - 20)).filter((l) => /\[(error|warning)\]/i.test(l));
+    if (restartAt < 0 || errors.length) throw new Error(`a normal restart logged errors:\n${errors.join("\n")}\n(log tail:\n${logLines.slice(-25).join("\n")})`);
+    console.log(`e2e: log (${logLines.length} lines) e.g.:\n${logLines.slice(0, 4).join("\n")}`);
+
+    // 13. An untrusted folder (Restricted Mode): lint still works, Diagnose refuses and says why, and the
     // folder's own interpreter setting is ignored (the server starts with python3 and the bundled libraries).
     const untrusted = path.join(root, "untrusted");
     mkdirSync(path.join(untrusted, "scenarios"), { recursive: true });
@@ -526,22 +901,21 @@ try {
     cpSync(path.join(dirs.userData, "User/settings.json"), path.join(untrustedUserData, "User/settings.json"));
     await page.close();
     page = await openWorkbench(untrusted, untrustedUserData, { trusted: false });
-    // code-server opens a new folder in Restricted Mode; should it ask instead, the answer is no.
     const noTrust = page.getByRole("button", { name: /No, I don.t trust/ });
     if (await noTrust.isVisible()) await noTrust.click();
     await page.locator(".statusbar-item", { hasText: "Restricted Mode" }).first().waitFor({ timeout: STEP_TIMEOUT_MS });
     await openScript();
     await runCommand("VRAM Lens: Diagnose CUDA memory");
-    const refused = page.locator(".notifications-toasts .notification-toast", { hasText: "only in a trusted workspace" }).first();
-    await refused.waitFor({ timeout: STEP_TIMEOUT_MS });
+    await toast("only in a trusted").waitFor({ timeout: STEP_TIMEOUT_MS });
     await screenshot("untrusted");
-    const clientLog = findFiles(path.join(untrustedUserData, "logs"), "VRAM Lens.log").map((f) => readFileSync(f, "utf8")).join("");
-    if (!/Starting the server \(activation\) with python3 \[default\]/.test(clientLog)) {
-        throw new Error(`the untrusted folder's interpreter setting was not ignored:\n${clientLog}`);
+    const untrustedLog = findFiles(path.join(untrustedUserData, "logs"), "VRAM Lens.log").map((f) => readFileSync(f, "utf8")).join("");
+    if (!/Starting the server \(activation\) with python3 \[default\]/.test(untrustedLog)) {
+        throw new Error(`the untrusted folder's interpreter setting was not ignored:\n${untrustedLog}`);
     }
 
     console.log(`e2e: passed in ${((Date.now() - started) / 1000).toFixed(1)} s`);
     failed = false;
+
 } catch (error) {
     console.error(`e2e: FAILED after ${((Date.now() - started) / 1000).toFixed(1)} s: ${error?.stack ?? error}`);
     if (page) {

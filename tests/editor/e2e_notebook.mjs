@@ -80,6 +80,8 @@ writeFileSync(
     JSON.stringify({
         "vramlens.interpreter": python,
         "vramlens.env": { PYTHONPATH: path.join(repo, "tests/agent_double") },
+        // The figures as inlay hints: DOM text in each cell's editor, which this test reads.
+        "vramlens.annotationStyle": "inlayHints",
         "editor.minimap.enabled": false,
     }, null, 2),
 );
@@ -193,13 +195,13 @@ function notebookCells() {
 async function figuresOnCells(expected, what) {
     await until(what, async () => {
         const cells = await notebookCells();
-        return expected.every((e) => cells[e.cell]?.[e.line]?.text.includes(`${e.live} live`));
+        return expected.every((e) => cells[e.cell]?.[e.line]?.text.includes(`${e.live} · `));
     }, SERVER_TIMEOUT_MS);
     const cells = await notebookCells();
     for (const [index, lines] of Object.entries(cells)) {
         for (const [number, line] of Object.entries(lines)) {
             const wanted = expected.some((e) => e.cell === Number(index) && e.line === Number(number));
-            if (!wanted && /\blive · /.test(normalise(line.text))) throw new Error(`cell ${index} line ${number} has a figure: ${line.text}`);
+            if (!wanted && / · \d+%/.test(normalise(line.text))) throw new Error(`cell ${index} line ${number} has a figure: ${line.text}`);
             if (line.shaded !== wanted) throw new Error(`cell ${index} line ${number} is ${line.shaded ? "" : "not "}shaded`);
         }
     }
@@ -322,7 +324,7 @@ try {
     // 2. Open the committed capture: its figures on its notebook's cells.
     await runCommand("VRAM Lens: Clear annotations");
     await until("the figures cleared", async () => Object.values(await notebookCells()).every((lines) =>
-        Object.values(lines).every((line) => !/\blive · /.test(normalise(line.text)) && !line.shaded)));
+        Object.values(lines).every((line) => !/ · \d+%/.test(normalise(line.text)) && !line.shaded)));
     const committed = expectedCells(capturePath);
     await runCommand("VRAM Lens: Open capture or snapshot…");
     const pathBox = page.locator(".quick-input-widget .quick-input-box input");

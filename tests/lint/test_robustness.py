@@ -45,6 +45,14 @@ def test_unknown_coding_cookie():
     assert [f.code for f in findings] == ["VL000"]
 
 
+def test_a_custom_codec_cookie_gives_one_clear_finding_and_nothing_else_is_checked():
+    data = b"# -*- coding: future_fstrings -*-\n" + LEAKY.source.encode()
+    findings = lint_bytes(data, "fs.py")
+    assert [f.code for f in findings] == ["VL000"]
+    message = findings[0].message
+    assert "`future_fstrings`" in message and "nothing was checked" in message and "contains cannot" not in message
+
+
 def test_null_bytes_and_unreadable_paths(tmp_path):
     assert [f.code for f in lint_bytes(b"x = 1\x00\n", "nul.py")] == ["VL000"]
     assert [f.code for f in lint_file(tmp_path / "missing.py")] == ["VL000"]

@@ -6,8 +6,16 @@ import ast
 
 import pytest
 
+from functools import partial
+
 from cases import NEGATIVE_CASES, POSITIVE_CASES
-from vramlens.lint import CHECKS, apply_fix, fix_source, lint_source
+from vramlens.lint import CHECKS, apply_fix
+from vramlens.lint import fix_source as _fix_source
+from vramlens.lint import lint_source as _lint_source
+
+# Each check is tested as a mechanism, so preview checks (off by default) run here too.
+lint_source = partial(_lint_source, preview=True)
+fix_source = partial(_fix_source, preview=True)
 
 FIXABLE = [case for case in POSITIVE_CASES if case.fixed is not None]
 
@@ -76,7 +84,7 @@ def test_no_grad_fix_adds_import_when_torch_is_not_imported():
 
 
 def test_no_grad_fix_uses_the_alias_in_use_and_keeps_indentation():
-    source = "import torch as th\n\nclass Runner:\n    @property\n    def x(self):\n        return 1\n\n    @staticmethod\n    def evaluate(model, x):\n        return model(x)\n"
+    source = "import torch as th\n\nclass Runner:\n    @property\n    def x(self):\n        return 1\n\n    @staticmethod\n    def evaluate(model, x):\n        model.eval()\n        return model(x)\n"
     fixed = fix_source(source).text
     assert "    @th.no_grad()\n    @staticmethod\n    def evaluate" in fixed
     ast.parse(fixed)
@@ -85,6 +93,34 @@ def test_no_grad_fix_uses_the_alias_in_use_and_keeps_indentation():
 def test_no_grad_is_not_offered_when_backward_is_reachable():
     source = "import torch\n\ndef evaluate(model, x):\n    return model(x)\n\ndef train(model, x):\n    evaluate(model, x).sum().backward()\n"
     assert [f for f in lint_source(source) if f.code == "VL201"] == []
+
+
+def test_no_grad_is_not_offered_when_a_training_loop_two_calls_up_backpropagates():
+    source = (
+        "import torch\nimport torch.nn as nn\n\n"
+        "def predict(model: nn.Module, x):\n    return model(x)\n\n"
+        "def loss_of(model, x):\n    return predict(model, x).mean()\n\n"
+        "def train(model, loader, opt):\n    for x in loader:\n        loss_of(model, x).backward()\n        opt.step()\n"
+    )
+    assert [f for f in lint_source(source) if f.code == "VL201"] == []
+    alone = source.split("def loss_of")[0]
+    findings = [f for f in lint_source(alone) if f.code == "VL201"]
+    assert findings and findings[0].fixes, "without a caller that trains, the decorator is offered"
+
+
+def test_a_loop_whose_results_reach_a_backward_is_not_inference_and_others_are_wrapped():
+    source = (
+        "import torch\nimport torch.nn as nn\n\n"
+        "def fit(model: nn.Module, train_loader, val_loader, opt):\n"
+        "    for x in train_loader:\n        model(x).mean().backward()\n        opt.step()\n"
+        "    scores = []\n"
+        "    for x in val_loader:\n        out = model(x)\n        scores.append(out.mean().item())\n"
+        "    for x in val_loader:\n        kept = model(x)\n"
+        "    kept.mean().backward()\n"
+    )
+    found = {f.line: f for f in lint_source(source) if f.code == "VL201"}
+    assert found[10].fixes and "Wrap" in found[10].fixes[0].title  # scores only keep .item()
+    assert 13 not in found  # what this loop computes is backpropagated after it: recording is wanted
 
 
 def test_columns_count_characters_not_bytes():
@@ -96,7 +132,7 @@ def test_columns_count_characters_not_bytes():
 
 
 def test_private_validation_helper_is_still_checked():
-    source = "import torch\n\nclass Trainer:\n    def _validate(self, loader):\n        for x in loader:\n            self.model(x)\n"
+    source = "import torch\n\nclass Trainer:\n    def _validate(self, loader):\n        self.model.eval()\n        for x in loader:\n            self.model(x)\n"
     assert [f.code for f in lint_source(source)] == ["VL201"]
 
 
@@ -107,11 +143,11 @@ def test_move_to_another_tensor_is_flagged_without_a_fix():
 
 
 def test_two_decorator_fixes_add_one_import_above_both():
-    source = "def predict(model, x):\n    return model(x)\n\n\ndef evaluate(model, x):\n    return model(x)\n"
+    source = "def predict(model: Module, x):\n    return model(x)\n\n\ndef evaluate(model: Module, x):\n    return model(x)\n"
     fixed = fix_source(source).text
     assert fixed == (
-        "import torch\n@torch.no_grad()\ndef predict(model, x):\n    return model(x)\n\n\n"
-        "@torch.no_grad()\ndef evaluate(model, x):\n    return model(x)\n"
+        "import torch\n@torch.no_grad()\ndef predict(model: Module, x):\n    return model(x)\n\n\n"
+        "@torch.no_grad()\ndef evaluate(model: Module, x):\n    return model(x)\n"
     )
 
 

@@ -79,8 +79,8 @@ async def test_diagnose_a_notebook_puts_the_figures_on_its_cells(client: Languag
     assert any(message.startswith("Cell 3 (2 of 2 code cells)") for message in progress), progress
 
     first, second = await annotations(client, uris[1]), await annotations(client, uris[2])
-    assert list(first) == [1] and first[1].text.startswith("1.00 GiB live · 25% at the OOM")
-    assert list(second) == [1] and second[1].text.startswith("3.00 GiB live · 75% at the OOM")
+    assert list(first) == [1] and first[1].text == "1.00 GiB · 25%" and first[1].longText.startswith("1.00 GiB live · 25% at the OOM")
+    assert list(second) == [1] and second[1].text == "3.00 GiB · 75%" and second[1].longText.startswith("3.00 GiB live · 75% at the OOM")
     assert "features.ipynb cell 3 line 2" in second[1].hover
     if not code_only:
         assert await annotations(client, uris[0]) == {}  # the markdown cell

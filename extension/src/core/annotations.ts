@@ -5,7 +5,8 @@ import type { AnnotationStyle } from "./serverSettings";
 /** One entry of `vramlens/lineAnnotations` (docs/lsp-protocol.md). */
 export interface LineAnnotation {
     line: number; // 0-based in the document's current text
-    text: string;
+    text: string; // short: `2.63 GiB · 89% ↑`
+    longText?: string; // the same in words, for a tooltip
     share: number; // 0..1 of the peak
     liveBytes: number;
     growing: boolean;
@@ -20,7 +21,7 @@ export interface DecorationPlan {
     /** shades[level - 1]: the lines drawn, with their overview-ruler mark, in `vramlens.lineShade<level>` */
     shades: number[][];
     /** end-of-line text (style endOfLine only); stale lines use the stale colour */
-    endOfLine: { line: number; text: string; stale: boolean }[];
+    endOfLine: { line: number; text: string; longText: string; stale: boolean }[];
 }
 
 /** The level whose colour shades a line holding `share` of the peak: one level per fifth, any share > 0 shows. */
@@ -41,7 +42,7 @@ export function planDecorations(annotations: unknown, style: AnnotationStyle, li
     for (const annotation of annotations.filter(isAnnotation)) {
         if (annotation.line >= lineCount) continue;
         if (style === "endOfLine") {
-            plan.endOfLine.push({ line: annotation.line, text: annotation.text, stale: !!annotation.stale });
+            plan.endOfLine.push({ line: annotation.line, text: annotation.text, longText: annotation.longText ?? annotation.text, stale: !!annotation.stale });
         }
         // A stale line's figure belongs to text that is gone: no shade, no mark.
         const level = annotation.stale ? 0 : shadeLevel(annotation.share);

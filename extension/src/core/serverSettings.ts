@@ -13,7 +13,7 @@ export interface ServerSettings {
     timeoutSeconds: number;
     stacks: "python" | "all";
     annotationStyle: AnnotationStyle;
-    lint: { select?: string[]; ignore?: string[] };
+    lint: { select?: string[]; ignore?: string[]; preview?: boolean };
     processesPerNode: number;
     experimentRepeats: number;
 }
@@ -48,9 +48,10 @@ export function toServerSettings(raw: RawSettings): ServerSettings {
     const timeout = Number(raw.timeoutSeconds);
     const lint: ServerSettings["lint"] = {};
     if (raw.lint && typeof raw.lint === "object") {
-        const { select, ignore } = raw.lint as Record<string, unknown>;
+        const { select, ignore, preview } = raw.lint as Record<string, unknown>;
         if (Array.isArray(select)) lint.select = strings(select);
         if (Array.isArray(ignore)) lint.ignore = strings(ignore);
+        if (typeof preview === "boolean") lint.preview = preview;  // preview checks on too (docs/lint.md)
     }
     return {
         interpreter: interpreterSetting(raw),
@@ -62,7 +63,7 @@ export function toServerSettings(raw: RawSettings): ServerSettings {
         stacks: raw.stacks === "all" ? "all" : "python",
         annotationStyle: ANNOTATION_STYLES.includes(raw.annotationStyle as AnnotationStyle)
             ? (raw.annotationStyle as AnnotationStyle)
-            : "inlayHints",
+            : "endOfLine",
         lint,
         processesPerNode: Number.isInteger(raw.processesPerNode) && (raw.processesPerNode as number) >= 0 ? (raw.processesPerNode as number) : 0,
         experimentRepeats: repeatsSetting(raw.experimentRepeats),

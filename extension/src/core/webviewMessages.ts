@@ -2,12 +2,27 @@
 // data from files, so a message is treated as untrusted input. No vscode import: unit-tested.
 
 export type ReportAction =
-    | { type: "ready" }
+    | { type: "ready"; width?: number }
     | { type: "openLine"; uri: string; line: number }
     | { type: "copyMarkdown" }
     | { type: "exportMarkdown" }
     | { type: "setRedacted"; redacted: boolean }
-    | { type: "selectRank"; rank: number };
+    | { type: "selectRank"; rank: number }
+    | { type: "action"; recommendation: number; action: number }
+    | { type: "command"; name: ViewCommand };
+
+/** What the view's own buttons may ask for (the empty and partial states, Confirm): client commands by name. */
+export const VIEW_COMMANDS = {
+    diagnose: "vramlens.diagnoseFile",
+    openCapture: "vramlens.openCaptureFile",
+    openSample: "vramlens.openSample",
+    chooseSourceFolder: "vramlens.chooseSourceFolder",
+    confirm: "vramlens.runConfirmation",
+    selectInterpreter: "vramlens.selectInterpreter",
+} as const;
+export type ViewCommand = keyof typeof VIEW_COMMANDS;
+
+const index = (value: unknown): value is number => Number.isInteger(value) && (value as number) >= 0;
 
 /** The action a message asks for, or undefined for anything malformed or unknown. */
 export function parseReportMessage(message: unknown): ReportAction | undefined {
@@ -15,6 +30,8 @@ export function parseReportMessage(message: unknown): ReportAction | undefined {
     const m = message as Record<string, unknown>;
     switch (m.type) {
         case "ready":
+            // The view's own width in CSS pixels: tells whether beside the code was room enough.
+            return typeof m.width === "number" && Number.isFinite(m.width) && m.width > 0 ? { type: "ready", width: m.width } : { type: "ready" };
         case "copyMarkdown":
         case "exportMarkdown":
             return { type: m.type };
@@ -27,7 +44,12 @@ export function parseReportMessage(message: unknown): ReportAction | undefined {
         case "setRedacted":
             return typeof m.redacted === "boolean" ? { type: "setRedacted", redacted: m.redacted } : undefined;
         case "selectRank":
-            return Number.isInteger(m.rank) && (m.rank as number) >= 0 ? { type: "selectRank", rank: m.rank as number } : undefined;
+            return index(m.rank) ? { type: "selectRank", rank: m.rank } : undefined;
+        case "action":
+            // Indices into the payload the extension itself holds: the page cannot make up an action.
+            return index(m.recommendation) && index(m.action) ? { type: "action", recommendation: m.recommendation, action: m.action } : undefined;
+        case "command":
+            return typeof m.name === "string" && Object.hasOwn(VIEW_COMMANDS, m.name) ? { type: "command", name: m.name as ViewCommand } : undefined;
         default:
             return undefined;
     }

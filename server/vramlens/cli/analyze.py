@@ -224,7 +224,8 @@ def _steps_text(analysis: Analysis) -> list[str]:
         if peaks:
             out.append(f"  peak inside a step: {fmt(max(peaks))} (step {peaks.index(max(peaks)) + 1})")
         if steps.survivors:
-            out.append(f"  live {moment_words(analysis.accounting.moment, analysis.status)} from earlier steps: "
+            when = moment_words("oom" if analysis.outcome == "oom" else "end", analysis.status)
+            out.append(f"  allocated in earlier steps and still live {when}: "
                        f"{fmt(steps.survivors)} from {steps.survivor_steps} step(s)")
     if mode:
         out.append(f"Work: {mode}")

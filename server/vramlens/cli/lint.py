@@ -26,6 +26,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--fix", action="store_true", help="apply the safe default fix of each finding in place")
     parser.add_argument("--select", default="", metavar="CODES", help="comma-separated rule slugs, codes or code prefixes to report")
     parser.add_argument("--ignore", default="", metavar="CODES", help="comma-separated rule slugs, codes or code prefixes to skip")
+    parser.add_argument("--preview", action="store_true",
+                        help="also run preview checks (off by default: below 90%% precision on real code, see docs/lint.md)")
     parser.set_defaults(handler=run_lint)
 
 
@@ -50,10 +52,10 @@ def run_lint(args: argparse.Namespace) -> int:
     findings: list[Finding] = []
     for path in files:
         if args.fix:
-            result = fix_file(path, select, ignore)
+            result = fix_file(path, select, ignore, args.preview)
             if result is not None:
                 fixed += result.applied
-        findings.extend(lint_file(path, select, ignore))
+        findings.extend(lint_file(path, select, ignore, args.preview))
     if args.json:
         print(json.dumps({"findings": [f.to_dict() for f in findings]}, indent=2))
     else:

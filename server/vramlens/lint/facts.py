@@ -1,37 +1,69 @@
-"""File-wide facts gathered in one pass before the rules run: models, functions, imports."""
+"""File-wide facts gathered in one pass before the rules run: definitions, imports, calls and stores per block.
+
+The index is built per top-level statement group (a chunk, see chunks.py) and merged, so that an edit
+re-indexes only the definitions it touched.
+"""
 
 from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
 
-from .gradmode import decorated_without_grad, module_disables_grad
-from .syntax import CHILD_FIELDS, call_name, dotted, is_backward_call, is_module_class, is_optimizer_step, last_name, method_name
+from .gradmode import disables_grad
+from .syntax import CHILD_FIELDS, dotted, is_backward_call, is_optimizer_step
 
-_CONSTRUCTOR_PREFIXES = ("build_", "create_", "make_", "get_", "load_", "init_", "instantiate")
-_MODULE_CHAIN_METHODS = {"to", "cuda", "cpu", "eval", "train", "half", "float", "double", "bfloat16", "requires_grad_"}
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+
+
+@dataclass
+class ChunkIndex:
+    """What one group of top-level statements contributes to the file's facts (node ids of its own tree)."""
+
+    own_calls: dict[int, list[ast.Call]] = field(default_factory=dict)  # id(stmt) -> calls in its own expressions
+    calls_within: dict[int, list[ast.Call]] = field(default_factory=dict)  # id(stmt or scope) -> every call inside
+    stores_within: dict[int, list[ast.stmt]] = field(default_factory=dict)  # id(stmt or scope) -> assignments inside
+    loops_within: dict[int, list[ast.stmt]] = field(default_factory=dict)  # id(scope) -> for/while loops inside
+    module_calls: list[ast.Call] = field(default_factory=list)  # calls of module-level code
+    module_stores: list[ast.stmt] = field(default_factory=list)
+    module_loops: list[ast.stmt] = field(default_factory=list)
+    all_calls: list[ast.Call] = field(default_factory=list)  # nested definitions included
+    all_stores: list[ast.stmt] = field(default_factory=list)
+    functions: dict[str, ast.AST] = field(default_factory=dict)  # module-level defs (also inside if/try blocks)
+    classes: dict[str, ast.ClassDef] = field(default_factory=dict)
+    methods: dict[tuple[str, str], ast.AST] = field(default_factory=dict)  # (class, name) -> def
+    owner: dict[int, ast.ClassDef] = field(default_factory=dict)  # id(method) -> its class
+    parent: dict[int, ast.AST] = field(default_factory=dict)  # id(nested def) -> the function it is defined in
+    nested: dict[int, list[ast.AST]] = field(default_factory=dict)  # id(function) -> defs directly inside it
+    scopes: list[ast.AST] = field(default_factory=list)  # every function definition, outer ones first
+    globals: set[str] = field(default_factory=set)  # names bound at module level
+    imports: dict[str, str] = field(default_factory=dict)  # local name -> dotted name it was imported as
+    grad_off_everywhere: bool = False
 
 
 @dataclass
 class FileFacts:
-    module_names: set[str] = field(default_factory=set)  # names and self.attrs bound to nn.Modules
-    module_classes: set[str] = field(default_factory=set)
-    functions: dict[str, ast.FunctionDef] = field(default_factory=dict)  # module-level defs
-    methods: dict[tuple[str, str], ast.FunctionDef] = field(default_factory=dict)  # (class, name) -> def
-    globals: set[str] = field(default_factory=set)  # names bound at module level
+    own_calls: dict[int, list[ast.Call]] = field(default_factory=dict)
+    calls_within: dict[int, list[ast.Call]] = field(default_factory=dict)
+    stores_within: dict[int, list[ast.stmt]] = field(default_factory=dict)
+    loops_within: dict[int, list[ast.stmt]] = field(default_factory=dict)
+    all_calls: list[ast.Call] = field(default_factory=list)
+    all_stores: list[ast.stmt] = field(default_factory=list)
+    functions: dict[str, ast.AST] = field(default_factory=dict)
+    classes: dict[str, ast.ClassDef] = field(default_factory=dict)
+    methods: dict[tuple[str, str], ast.AST] = field(default_factory=dict)
+    owner: dict[int, ast.ClassDef] = field(default_factory=dict)
+    parent: dict[int, ast.AST] = field(default_factory=dict)
+    nested: dict[int, list[ast.AST]] = field(default_factory=dict)
+    scopes: list[ast.AST] = field(default_factory=list)
+    globals: set[str] = field(default_factory=set)
+    imports: dict[str, str] = field(default_factory=dict)
     torch_alias: str | None = None  # name under which ``torch`` is imported, if it is
-    imported_names: dict[str, str] = field(default_factory=dict)  # local name -> torch.<name>
+    imported_names: dict[str, str] = field(default_factory=dict)  # local name -> torch.<name> (``from torch import``)
     future_import_end: int = 0  # last line of the docstring / __future__ imports
     grad_off_everywhere: bool = False
-    own_calls: dict[int, list[ast.Call]] = field(default_factory=dict)  # id(stmt) -> calls in its own expressions
-    calls_within: dict[int, list[ast.Call]] = field(default_factory=dict)  # id(stmt or scope) -> every call inside
-    stores_within: dict[int, list[ast.stmt]] = field(default_factory=dict)  # id(stmt or scope) -> assignments inside
-    all_calls: list[ast.Call] = field(default_factory=list)  # the whole file, nested definitions included
-    all_stores: list[ast.stmt] = field(default_factory=list)
+    tree: ast.Module | None = None
     _trains: dict[int, bool] = field(default_factory=dict)
     _training_calls: set[int] | None = None  # id() of every backward / autograd.grad / optimizer step call
-    _grad_off_callees: set[str] | None = None
-    _training_callees: set[str] | None = None
 
     def calls_of(self, stmt: ast.AST) -> list[ast.Call]:
         return self.own_calls.get(id(stmt), [])
@@ -40,23 +72,30 @@ class FileFacts:
         """Every call in ``node`` (a statement, function or module), nested definitions excluded."""
         return self.calls_within.get(id(node), [])
 
-    def called_only_without_grad(self, name: str) -> bool:
-        """Called from a @no_grad function of this file and from no training code (``generate`` -> ``_sample``)."""
-        if self._grad_off_callees is None:
-            self._grad_off_callees, self._training_callees = set(), set()
-            for func in [*self.functions.values(), *self.methods.values()]:
-                if decorated_without_grad(func):
-                    self._grad_off_callees.update(method_name(call) for call in self.calls_inside(func))
-                elif self.trains(func):
-                    self._training_callees.update(method_name(call) for call in self.calls_inside(func))
-        return name in self._grad_off_callees and name not in self._training_callees
-
     def stores_inside(self, node: ast.AST) -> list[ast.stmt]:
         """Assignments and deletions in ``node``, nested definitions excluded."""
         return self.stores_within.get(id(node), [])
 
-    def trains(self, node: ast.AST) -> bool:
-        """A backward pass, autograd.grad or an optimizer step happens inside ``node``."""
+    def loops_inside(self, node: ast.AST) -> list[ast.stmt]:
+        return self.loops_within.get(id(node), [])
+
+    def calls_within_all(self, node: ast.AST) -> list[ast.Call]:
+        """Every call inside a definition, the definitions nested in it included."""
+        found = list(self.calls_inside(node))
+        stack = list(self.nested.get(id(node), ()))
+        if isinstance(node, ast.ClassDef):
+            stack.extend(m for (owner, _), m in self.methods.items() if owner == node.name)
+        while stack:
+            inner = stack.pop()
+            found.extend(self.calls_inside(inner))
+            stack.extend(self.nested.get(id(inner), ()))
+        return found
+
+    def class_of(self, func: ast.AST) -> ast.ClassDef | None:
+        return self.owner.get(id(func))
+
+    def trains_directly(self, node: ast.AST) -> bool:
+        """A backward pass, autograd.grad or an optimizer step is written inside ``node``."""
         key = id(node)
         known = self._trains.get(key)
         if known is None:
@@ -67,48 +106,10 @@ class FileFacts:
         return known
 
 
-def _unwrap_module_chain(value: ast.AST) -> ast.AST:
-    """``Net().to(device).eval()`` -> ``Net()``."""
-    while (
-        isinstance(value, ast.Call)
-        and isinstance(value.func, ast.Attribute)
-        and value.func.attr in _MODULE_CHAIN_METHODS
-    ):
-        value = value.func.value
-    return value
-
-
-def constructs_module(value: ast.AST, facts: FileFacts) -> bool:
-    value = _unwrap_module_chain(value)
-    if isinstance(value, ast.Name):
-        return value.id in facts.module_names
-    if not isinstance(value, ast.Call):
-        return False
-    name = call_name(value)
-    short = last_name(name)
-    if name.startswith(("nn.", "torch.nn.")) and short[:1].isupper():
-        return True
-    if short == "from_pretrained":
-        # AutoModelForCausalLM.from_pretrained, not AutoTokenizer / GenerationConfig.from_pretrained
-        owner = name.rsplit(".", 1)[0]
-        return "Model" in owner or "For" in owner or owner.endswith(("Net", "Pipeline"))
-    if short == "deepcopy":
-        return any(isinstance(arg, ast.Name) and arg.id in facts.module_names for arg in value.args)
-    if short in facts.module_classes or short == "create_model":
-        return True
-    if ".models." in f".{name}" and short[:1].islower():
-        return True  # torchvision.models.resnet50(), models.vgg16()
-    return short.startswith(_CONSTRUCTOR_PREFIXES) and ("model" in short or "net" in short)
-
-
-def _store_targets(node: ast.AST) -> list[str]:
-    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-    return [name for target in targets if (name := dotted(target))]
-
-
 _NESTED_BODIES = ("body", "orelse", "finalbody")
 _STORES = (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Delete)
 _SCOPE_NODES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+_LOOPS = (ast.For, ast.AsyncFor, ast.While)
 
 
 def _header_roots(stmt: ast.stmt) -> list[ast.AST]:
@@ -187,116 +188,178 @@ _COMPOUND = frozenset({
     ast.AsyncWith, ast.Try, *(getattr(ast, name) for name in ("TryStar", "Match") if hasattr(ast, name)),
 })
 _STORE_TYPES = frozenset(_STORES)
-_NOTED = frozenset({ast.ClassDef, ast.Assign, ast.AnnAssign, ast.Import, ast.ImportFrom})
+_IMPORTS = (ast.Import, ast.ImportFrom)
 
 
 class _Indexer:
-    """One pass over every statement: calls per statement and per block, definitions, imports."""
+    """One pass over every statement: calls, stores and loops per block and per scope, definitions, imports."""
 
-    def __init__(self, facts: FileFacts) -> None:
-        self.facts = facts
-        self.assignments: list[ast.AST] = []
+    def __init__(self, index: ChunkIndex) -> None:
+        self.index = index
+        self.function: ast.AST | None = None  # the innermost enclosing function
+        self.cls: ast.ClassDef | None = None  # the class whose body is being read (directly)
+        self.loops: list[ast.stmt] = []  # loops of the scope being read
 
     def block(self, stmts: list[ast.stmt], into: list[ast.Call], stores: list[ast.stmt]) -> None:
-        facts = self.facts
-        own_calls, calls_within, stores_within = facts.own_calls, facts.calls_within, facts.stores_within
+        index = self.index
+        own_calls, calls_within, stores_within = index.own_calls, index.calls_within, index.stores_within
         for stmt in stmts:
             kind = type(stmt)
-            if kind in _NOTED:
-                self._note(stmt)
             if kind in _COMPOUND:
                 self.statement(stmt, into, stores)
             elif not isinstance(stmt, _BARE):
+                if kind in _IMPORTS:
+                    self._note_import(stmt, at_module_level=self.function is None and self.cls is None)
                 # A simple statement: its calls are all its own and nothing is nested in it.
                 own: list[ast.Call] = []
                 _calls_in(stmt, own)
                 key = id(stmt)
                 own_calls[key] = calls_within[key] = own
-                facts.all_calls.extend(own)
+                index.all_calls.extend(own)
                 into.extend(own)
                 if kind in _STORE_TYPES:
-                    facts.all_stores.append(stmt)
+                    index.all_stores.append(stmt)
                     stores.append(stmt)
                     stores_within[key] = [stmt]
                 else:
                     stores_within[key] = []
 
     def statement(self, stmt: ast.stmt, into: list[ast.Call], stores: list[ast.stmt]) -> None:
-        facts = self.facts
+        index = self.index
         own: list[ast.Call] = []
         for root in _header_roots(stmt):
             _calls_in(root, own)
-        facts.own_calls[id(stmt)] = own
-        facts.all_calls.extend(own)
+        index.own_calls[id(stmt)] = own
+        index.all_calls.extend(own)
+        if isinstance(stmt, _FUNCTIONS):
+            self._function(stmt, own)
+            into.extend(own)
+            return
+        if isinstance(stmt, ast.ClassDef):
+            self._class(stmt, own)
+            into.extend(own)
+            return
+        if isinstance(stmt, _LOOPS):
+            self.loops.append(stmt)
         inner = list(own)
         inner_stores: list[ast.stmt] = []
         for body in _nested_bodies(stmt):
             self.block(body, inner, inner_stores)
-        facts.calls_within[id(stmt)] = inner
-        facts.stores_within[id(stmt)] = inner_stores
-        if not isinstance(stmt, _SCOPE_NODES):
-            into.extend(inner)  # nested definitions keep their calls and stores to themselves
-            stores.extend(inner_stores)
+        index.calls_within[id(stmt)] = inner
+        index.stores_within[id(stmt)] = inner_stores
+        into.extend(inner)
+        stores.extend(inner_stores)
+
+    def _function(self, func: ast.AST, own: list[ast.Call]) -> None:
+        index = self.index
+        index.scopes.append(func)
+        if self.cls is not None:
+            index.methods[(self.cls.name, func.name)] = func
+            index.owner[id(func)] = self.cls
+        elif self.function is not None:
+            index.parent[id(func)] = self.function
+            index.nested.setdefault(id(self.function), []).append(func)
         else:
-            into.extend(own)
+            index.functions[func.name] = func
+        saved = self.function, self.cls, self.loops
+        self.function, self.cls, self.loops = func, None, []
+        inner: list[ast.Call] = []
+        inner_stores: list[ast.stmt] = []
+        try:
+            self.block(func.body, inner, inner_stores)
+        finally:
+            index.loops_within[id(func)] = self.loops
+            self.function, self.cls, self.loops = saved
+        index.calls_within[id(func)] = inner
+        index.stores_within[id(func)] = inner_stores
 
-    def _note(self, stmt: ast.stmt) -> None:
-        facts = self.facts
-        if isinstance(stmt, ast.ClassDef):
-            if is_module_class(stmt):
-                facts.module_classes.add(stmt.name)
-            for item in stmt.body:
-                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                    facts.methods[(stmt.name, item.name)] = item
-        elif isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None:
-            self.assignments.append(stmt)
-        elif isinstance(stmt, ast.Import):
+    def _class(self, cls: ast.ClassDef, own: list[ast.Call]) -> None:
+        index = self.index
+        if self.function is None:
+            index.classes.setdefault(cls.name, cls)
+        saved = self.cls, self.loops
+        self.cls, self.loops = cls, []
+        inner: list[ast.Call] = []
+        inner_stores: list[ast.stmt] = []
+        try:
+            self.block(cls.body, inner, inner_stores)
+        finally:
+            self.cls, self.loops = saved
+        index.calls_within[id(cls)] = inner
+        index.stores_within[id(cls)] = inner_stores
+
+    def _note_import(self, stmt: ast.stmt, at_module_level: bool) -> None:
+        """Imports anywhere in the file name things the same way; module-level ones win a clash."""
+        imports = self.index.imports
+        note = imports.__setitem__ if at_module_level else imports.setdefault
+        if isinstance(stmt, ast.Import):
             for alias in stmt.names:
-                if alias.name == "torch":
-                    facts.torch_alias = alias.asname or "torch"
-        elif isinstance(stmt, ast.ImportFrom) and stmt.module == "torch":
+                if alias.asname:
+                    note(alias.asname, alias.name)
+                else:
+                    head = alias.name.split(".", 1)[0]
+                    note(head, head)
+        elif stmt.module and not stmt.level:
             for alias in stmt.names:
-                facts.imported_names[alias.asname or alias.name] = f"torch.{alias.name}"
+                note(alias.asname or alias.name, f"{stmt.module}.{alias.name}")
 
 
-def gather_facts(tree: ast.Module) -> FileFacts:
-    facts = FileFacts(grad_off_everywhere=module_disables_grad(tree))
-    for stmt in tree.body:
+def _store_targets(node: ast.AST) -> list[str]:
+    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+    return [name for target in targets if (name := dotted(target))]
+
+
+def index_statements(stmts: list[ast.stmt]) -> ChunkIndex:
+    """The index of a group of top-level statements."""
+    index = ChunkIndex()
+    indexer = _Indexer(index)
+    indexer.block(stmts, index.module_calls, index.module_stores)
+    index.module_loops = indexer.loops
+    for stmt in stmts:
         if isinstance(stmt, (ast.Assign, ast.AnnAssign)):
-            facts.globals.update(n for n in _store_targets(stmt) if "." not in n)
-        elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            facts.functions[stmt.name] = stmt
-    _note_header(tree, facts)
-    indexer = _Indexer(facts)
+            index.globals.update(n for n in _store_targets(stmt) if "." not in n)
+        elif isinstance(stmt, (ast.For, ast.AsyncFor, ast.With, ast.If, ast.Try)):
+            index.globals.update(n for s in index.stores_within.get(id(stmt), ()) if isinstance(s, (ast.Assign, ast.AnnAssign))
+                                 for n in _store_targets(s) if "." not in n)
+    index.grad_off_everywhere = any(
+        isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and disables_grad(stmt.value) for stmt in stmts
+    )
+    return index
+
+
+def merge_indexes(indexes: list[ChunkIndex], tree: ast.Module, header_end: int) -> FileFacts:
+    """The file's facts from the indexes of its chunks, in file order."""
+    facts = FileFacts(tree=tree, future_import_end=header_end)
     module_calls: list[ast.Call] = []
     module_stores: list[ast.stmt] = []
-    indexer.block(tree.body, module_calls, module_stores)
+    module_loops: list[ast.stmt] = []
+    for index in indexes:
+        facts.own_calls.update(index.own_calls)
+        facts.calls_within.update(index.calls_within)
+        facts.stores_within.update(index.stores_within)
+        facts.loops_within.update(index.loops_within)
+        facts.all_calls.extend(index.all_calls)
+        facts.all_stores.extend(index.all_stores)
+        facts.functions.update(index.functions)
+        for name, cls in index.classes.items():
+            facts.classes.setdefault(name, cls)
+        facts.methods.update(index.methods)
+        facts.owner.update(index.owner)
+        facts.parent.update(index.parent)
+        facts.nested.update(index.nested)
+        facts.scopes.extend(index.scopes)
+        facts.globals |= index.globals
+        facts.imports.update(index.imports)
+        facts.grad_off_everywhere |= index.grad_off_everywhere
+        module_calls.extend(index.module_calls)
+        module_stores.extend(index.module_stores)
+        module_loops.extend(index.module_loops)
     facts.calls_within[id(tree)] = module_calls
     facts.stores_within[id(tree)] = module_stores
-    # Two rounds so ``model = Net(); ema = deepcopy(model)`` resolves whatever the order. Only values that
-    # name another binding (``model``, ``deepcopy(model)``) can change their answer in the second round.
-    dependent = []
-    for node in indexer.assignments:
-        if constructs_module(node.value, facts):
-            facts.module_names.update(_store_targets(node))
-        elif _depends_on_bindings(node.value):
-            dependent.append(node)
-    for node in dependent:
-        if constructs_module(node.value, facts):
-            facts.module_names.update(_store_targets(node))
+    facts.loops_within[id(tree)] = module_loops
+    for local, qualified in facts.imports.items():
+        if qualified == "torch":
+            facts.torch_alias = local
+        elif qualified.startswith("torch.") and qualified.count(".") == 1:
+            facts.imported_names[local] = qualified
     return facts
-
-
-def _depends_on_bindings(value: ast.AST) -> bool:
-    value = _unwrap_module_chain(value)
-    return isinstance(value, ast.Name) or (isinstance(value, ast.Call) and last_name(call_name(value)) == "deepcopy")
-
-
-def _note_header(tree: ast.Module, facts: FileFacts) -> None:
-    """Remember where an inserted ``import torch`` may go: after the docstring and __future__ imports."""
-    for index, stmt in enumerate(tree.body):
-        is_docstring = index == 0 and isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str)
-        is_future = isinstance(stmt, ast.ImportFrom) and stmt.module == "__future__"
-        if not (is_docstring or is_future):
-            break
-        facts.future_import_end = stmt.end_lineno or stmt.lineno

@@ -67,7 +67,8 @@ class FixResult:
     remaining: list[Finding]
 
 
-def fix_source(text: str, path: str = "<source>", select: list[str] | None = None, ignore: list[str] | None = None) -> FixResult:
+def fix_source(text: str, path: str = "<source>", select: list[str] | None = None, ignore: list[str] | None = None,
+               preview: bool = False) -> FixResult:
     """Apply the first (default) fix of every finding until nothing fixable is left.
 
     Fixes of one round are applied together when their edits do not overlap; when the result would
@@ -76,14 +77,14 @@ def fix_source(text: str, path: str = "<source>", select: list[str] | None = Non
     """
     applied = 0
     for _ in range(MAX_ROUNDS):
-        chosen = _compatible_fixes(lint_source(text, path, select, ignore))
+        chosen = _compatible_fixes(lint_source(text, path, select, ignore, preview))
         if not chosen:
             break
         text, used = _apply_what_parses(text, chosen)
         if not used:
             break
         applied += used
-    return FixResult(text, applied, lint_source(text, path, select, ignore))
+    return FixResult(text, applied, lint_source(text, path, select, ignore, preview))
 
 
 def _apply_what_parses(text: str, fixes: list[Fix]) -> tuple[str, int]:
@@ -135,7 +136,8 @@ def _overlaps(a: tuple[int, int, int, int], b: tuple[int, int, int, int]) -> boo
     return not ((a[2], a[3]) < (b[0], b[1]) or (b[2], b[3]) < (a[0], a[1]))
 
 
-def fix_file(path: str | Path, select: list[str] | None = None, ignore: list[str] | None = None) -> FixResult | None:
+def fix_file(path: str | Path, select: list[str] | None = None, ignore: list[str] | None = None,
+             preview: bool = False) -> FixResult | None:
     """Fix a file in place, keeping its encoding and BOM. None when it cannot be fixed safely."""
     path = Path(path)
     try:
@@ -144,7 +146,7 @@ def fix_file(path: str | Path, select: list[str] | None = None, ignore: list[str
         return None  # lint_file reports why it cannot be read
     if decoded.problem:
         return None  # rewriting would destroy the undecodable bytes
-    result = fix_source(decoded.text, str(path), select, ignore)
+    result = fix_source(decoded.text, str(path), select, ignore, preview)
     if result.applied and result.text != decoded.text:
         try:
             data = decoded.encode(result.text)

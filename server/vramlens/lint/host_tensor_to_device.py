@@ -7,6 +7,7 @@ import ast
 from .edits import replace_node
 from .findings import Fix
 from .syntax import call_name, dotted, iter_nodes, last_name
+from .empty_cache_in_loop import is_hot_loop
 from .walker import LintContext
 
 # Factories that take ``device=``; the first group is constant whatever its arguments.
@@ -20,23 +21,41 @@ _SHAPE_METHODS = {"float", "long", "int", "half", "double", "bool", "view", "res
 _COMBINERS = {"meshgrid", "stack", "cat", "outer", "cartesian_prod"}
 
 
-def _is_constant(node: ast.AST, nested: bool = False) -> bool:
-    """Literal values and scalar arithmetic; a bare variable (``torch.tensor(labels)``) is data."""
+def _is_constant(node: ast.AST, varying: frozenset[str], nested: bool = False) -> bool:
+    """Literal values and scalar arithmetic; a bare variable (``torch.tensor(labels)``) is data, and so is
+    anything made of names the loop binds anew each iteration (``torch.tensor([[word_idx]])``)."""
     if isinstance(node, ast.Constant):
         return True
     if isinstance(node, (ast.List, ast.Tuple)):
-        return all(_is_constant(elt, True) for elt in node.elts)
+        return all(_is_constant(elt, varying, True) for elt in node.elts)
+    if isinstance(node, (ast.ListComp, ast.GeneratorExp)):
+        bound = frozenset(n.id for g in node.generators for n in ast.walk(g.target) if isinstance(n, ast.Name))
+        return all(_constant_iterable(g.iter, varying) for g in node.generators) and _is_constant(node.elt, varying - bound, True)
     if isinstance(node, ast.UnaryOp):
-        return _is_constant(node.operand, nested)
+        return _is_constant(node.operand, varying, nested)
     if isinstance(node, ast.BinOp):
-        return _is_constant(node.left, True) and _is_constant(node.right, True)
+        return _is_constant(node.left, varying, True) and _is_constant(node.right, varying, True)
     if isinstance(node, ast.Name):
-        return nested or node.id.isupper()
-    return isinstance(node, ast.Attribute) and (nested or (dotted(node) or "").startswith("torch."))
+        return node.id not in varying and (nested or node.id.isupper())
+    if isinstance(node, ast.Attribute):
+        return (dotted(node) or "").split(".", 1)[0] not in varying and (nested or (dotted(node) or "").startswith("torch."))
+    return False
 
 
-def _factory(call: ast.Call, ctx: LintContext) -> str | None:
-    """The torch factory called by ``call`` when it builds a constant host tensor."""
+def _constant_iterable(node: ast.AST, varying: frozenset[str]) -> bool:
+    """``range(10)``, a literal list: what a comprehension over it builds is the same every time."""
+    if isinstance(node, (ast.List, ast.Tuple)):
+        return all(_is_constant(e, varying, True) for e in node.elts)
+    return isinstance(node, ast.Call) and call_name(node) == "range" and all(_is_constant(a, varying, True) for a in node.args)
+
+
+_LEGACY = {"Tensor", "FloatTensor", "LongTensor", "IntTensor", "BoolTensor", "HalfTensor", "DoubleTensor", "ByteTensor"}
+_FILLS = {"fill_", "zero_", "normal_", "uniform_", "random_", "bernoulli_", "exponential_"}
+
+
+def _factory(call: ast.Call, ctx: LintContext, filled: bool = False) -> str | None:
+    """The torch factory called by ``call`` when it builds a constant host tensor. ``filled``: the result is
+    filled in place right away (``torch.FloatTensor(n, m).fill_(0)``), so its arguments are a shape."""
     name = call_name(call)
     short = last_name(name)
     head = name.split(".", 1)[0]
@@ -45,9 +64,32 @@ def _factory(call: ast.Call, ctx: LintContext) -> str | None:
         return None
     if short in _SHAPED:
         return short
-    if short in _FROM_DATA and all(_is_constant(a) for a in call.args) and call.args:
+    if short in _LEGACY and call.args and (filled or len(call.args) > 1) and not any(isinstance(a, (ast.List, ast.Tuple)) for a in call.args):
+        return short  # ``torch.FloatTensor(n, m)``: a legacy constructor given a shape
+    if short in _FROM_DATA and all(_is_constant(a, _varying(ctx)) for a in call.args) and call.args:
         return short
     return None
+
+
+def _varying(ctx: LintContext) -> frozenset[str]:
+    """Names bound anew on each iteration of the innermost loop (data of that iteration)."""
+    if not ctx.loops:
+        return frozenset()
+    loop = ctx.loops[-1]
+    key = ("varying", id(loop))
+    found = ctx.memo.get(key)
+    if found is None:
+        names = set(n.id for n in ast.walk(loop.target) if isinstance(n, ast.Name)) if isinstance(loop, (ast.For, ast.AsyncFor)) else set()
+        for store in ctx.facts.stores_inside(loop):
+            targets = store.targets if isinstance(store, ast.Assign) else [getattr(store, "target", None)]
+            for target in targets:
+                if target is not None:
+                    names.update(n.id for n in ast.walk(target) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store))
+        for inner in ctx.facts.loops_inside(ctx.scope.node):
+            if isinstance(inner, (ast.For, ast.AsyncFor)) and loop.lineno <= inner.lineno <= (loop.end_lineno or loop.lineno):
+                names.update(n.id for n in ast.walk(inner.target) if isinstance(n, ast.Name))
+        found = ctx.memo[key] = frozenset(names)
+    return found
 
 
 def _device_argument(move: ast.Call, ctx: LintContext) -> str | None:
@@ -91,6 +133,8 @@ def _is_host_constant(node: ast.AST, ctx: LintContext, names: set[str] | None = 
     if _factory(node, ctx) is not None:
         return True
     func = node.func
+    if isinstance(func, ast.Attribute) and func.attr in _FILLS and isinstance(func.value, ast.Call):
+        return _factory(func.value, ctx, filled=True) is not None or _is_host_constant(func.value, ctx, names)
     if isinstance(func, ast.Attribute) and func.attr in _SHAPE_METHODS:
         return _is_host_constant(func.value, ctx, names)
     if last_name(call_name(node)) in _COMBINERS and node.args:
@@ -108,14 +152,29 @@ def _may_move(move: ast.Call) -> bool:
 
 
 class HostTensorToDevice:
+    def _runs_every_step(self, ctx: LintContext) -> bool:
+        """A module's forward (or a method it runs), an autograd.Function's forward, or a function called
+        on every iteration of a training or data loop (a loss helper, a batch builder)."""
+        node = ctx.scope.node
+        if isinstance(node, ast.Module):
+            return False
+        graph = ctx.graph
+        return (
+            ctx.scope.name == "forward"
+            or bool(graph.part_of_forward.get(id(node)))
+            or bool(graph.in_loop.get(id(node)))
+        )
 
 
     def check_call(self, call: ast.Call, ctx: LintContext) -> None:
         func = call.func
         if not (isinstance(func, ast.Attribute) and func.attr in {"cuda", "to"} and isinstance(func.value, ast.Call)):
             return
-        in_forward = ctx.scope.name == "forward"
-        if not ctx.loops and not in_forward:
+        in_forward = self._runs_every_step(ctx)
+        if ctx.loops:
+            if not is_hot_loop(ctx.loops[-1], ctx):
+                return
+        elif not in_forward:
             return
         created = func.value
         factory = _factory(created, ctx)
@@ -124,7 +183,7 @@ class HostTensorToDevice:
         device = _device_argument(call, ctx)
         if func.attr == "to" and device is None and not _may_move(call):
             return  # a dtype conversion, not a move
-        where = "forward call" if in_forward and not ctx.loops else "iteration"
+        where = ("forward call" if ctx.scope.name == "forward" else "call") if in_forward and not ctx.loops else "iteration"
         what = f"torch.{factory}(...)" if factory else f"`{ctx.positions.segment(created)}`"
         message = (
             f"{what} is built in host memory and copied to the GPU on every {where}, an extra "

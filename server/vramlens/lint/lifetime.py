@@ -9,20 +9,12 @@ from __future__ import annotations
 
 import ast
 
-from .syntax import (
-    assigned_names,
-    dotted,
-    is_backward_call,
-    is_small_constant_loop,
-    iter_nodes,
-    iterates_data,
-    names_in,
-)
+from .dataflow import Dataflow
+from .syntax import assigned_names, base_dotted, dotted, iter_nodes
 from .walker import LintContext
 
 OUTLIVES_CALL = "call"
 OUTLIVES_ITERATION = "iteration"
-
 
 
 def _loop_facts(loop: ast.AST, ctx: LintContext) -> tuple[bool, set[str]]:
@@ -30,7 +22,7 @@ def _loop_facts(loop: ast.AST, ctx: LintContext) -> tuple[bool, set[str]]:
     key = ("loop", id(loop))
     facts = ctx.memo.get(key)
     if facts is None:
-        repeating = not is_small_constant_loop(loop) and (ctx.facts.trains(loop) or iterates_data(loop))
+        repeating = ctx.graph.is_repeating_loop(loop, ctx.scope.node)
         facts = ctx.memo[key] = (repeating, assigned_names(ctx.facts.stores_inside(loop), ctx.facts.calls_inside(loop)))
     return facts
 
@@ -52,15 +44,30 @@ def rebound_in(loop: ast.AST, name: str, ctx: LintContext) -> bool:
     return name in _loop_facts(loop, ctx)[1]
 
 
-def in_module_method(ctx: LintContext) -> bool:
-    """Inside an nn.Module's methods loops build the forward graph on purpose (time steps, images, levels)."""
+def in_forward_computation(ctx: LintContext) -> bool:
+    """Inside the methods an nn.Module's forward runs, loops build the forward graph on purpose (time
+    steps, images, levels). A module's own training or data loop (``def fit(self, loader)``) is not one."""
+    node = ctx.scope.node
     cls = ctx.scope.cls
-    return cls is not None and cls.name in ctx.facts.module_classes
+    if cls is None or cls.name not in ctx.evidence.module_classes or isinstance(node, ast.Module):
+        return False
+    key = ("forward-computation", id(node))
+    known = ctx.memo.get(key)
+    if known is None:
+        graph = ctx.graph
+        if graph.part_of_forward.get(id(node)):
+            known = True
+        else:
+            known = not graph.trains.get(id(node)) and not any(
+                graph.is_repeating_loop(loop, node) for loop in ctx.facts.loops_inside(node)
+            )
+        ctx.memo[key] = known
+    return known
 
 
 def enclosing_repeating_loop(name: str, ctx: LintContext) -> ast.AST | None:
     """The innermost training/data loop whose iterations all share ``name``; None if it is fresh each time."""
-    if in_module_method(ctx) and not (is_attribute_store(name, ctx) or is_global_name(name, ctx)):
+    if in_forward_computation(ctx) and not (is_attribute_store(name, ctx) or is_global_name(name, ctx)):
         return None
     for loop in reversed(ctx.loops):
         if rebound_in(loop, name, ctx):
@@ -75,7 +82,7 @@ def is_attribute_store(name: str, ctx: LintContext) -> bool:
     if "." not in name:
         return False
     cls = ctx.scope.cls
-    return head in {"self", "cls"} or (cls is not None and head == cls.name) or head in ctx.facts.module_classes
+    return head in {"self", "cls"} or (cls is not None and head == cls.name) or head in ctx.evidence.module_classes
 
 
 def is_global_name(name: str, ctx: LintContext) -> bool:
@@ -85,7 +92,13 @@ def is_global_name(name: str, ctx: LintContext) -> bool:
         return False
     if head in scope.declared_global:
         return True
-    return head in ctx.facts.globals and head not in _scope_assigned(ctx)
+    return head in ctx.facts.globals and head not in _scope_assigned(ctx) and head not in _parameters(ctx)
+
+
+def _parameters(ctx: LintContext) -> set[str]:
+    node = ctx.scope.node
+    args = node.args
+    return {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]}
 
 
 def lifetime(name: str, ctx: LintContext) -> str | None:
@@ -102,63 +115,46 @@ def lifetime(name: str, ctx: LintContext) -> str | None:
     return None
 
 
-def consumption_scope(name: str, ctx: LintContext) -> ast.AST:
-    """Where a later backward through ``name`` would be written."""
-    if is_attribute_store(name, ctx) and ctx.scope.cls is not None:
-        return ctx.scope.cls
-    if is_attribute_store(name, ctx) or is_global_name(name, ctx):
-        return ctx.tree
-    return ctx.scope.node
-
-
-def _dataflow(scope: ast.AST, ctx: LintContext) -> tuple[list[tuple[set[str], set[str]]], list[set[str]]]:
-    """(target names, value names) of every assignment in ``scope``, and the names each backward call reads."""
-    key = ("dataflow", id(scope))
+def _consumption_flow(name: str, ctx: LintContext) -> Dataflow:
+    """The dataflow where a later backward through ``name`` would be written: the function for a local,
+    the class for ``self.x`` (every method), the whole file for globals and other objects' attributes."""
+    graph = ctx.graph
+    if is_attribute_store(name, ctx) and ctx.scope.cls is not None and name.startswith(("self.", "cls.")):
+        key = ("class-flow", id(ctx.scope.cls))
+        flow = ctx.memo.get(key)
+        if flow is None:
+            flow = ctx.memo[key] = graph.class_dataflow(ctx.scope.cls)
+        return flow
+    if "." in name or is_global_name(name, ctx) or isinstance(ctx.scope.node, ast.Module):
+        flow = ctx.memo.get("file-flow")
+        if flow is None:
+            flow = ctx.memo["file-flow"] = graph.file_dataflow()
+        return flow
+    key = ("flow", id(ctx.scope.node))
     flow = ctx.memo.get(key)
     if flow is None:
-        stores, calls = _stores_and_calls(scope, ctx)
-        backward_reads = [names_in(call) for call in calls if is_backward_call(call)]
-        edges = []
-        if backward_reads:  # without a backward pass nothing is consumed: skip the assignments
-            for node in stores:
-                if isinstance(node, ast.Delete) or node.value is None:
-                    continue
-                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-                stored = {dotted(sub) for t in targets for sub in iter_nodes(t) if isinstance(sub, (ast.Name, ast.Attribute))}
-                edges.append((stored - {None}, names_in(node.value)))
-        flow = ctx.memo[key] = (edges, backward_reads)
+        flow = ctx.memo[key] = graph.dataflow(ctx.scope.node)
     return flow
 
 
-def _stores_and_calls(scope: ast.AST, ctx: LintContext) -> tuple[list[ast.stmt], list[ast.Call]]:
-    """A function's own statements; for a class, all its methods; for the module, the whole file."""
-    facts = ctx.facts
-    if scope is ctx.tree:
-        return facts.all_stores, facts.all_calls
-    if isinstance(scope, ast.ClassDef):
-        members = [scope, *(m for (owner, _), m in facts.methods.items() if owner == scope.name)]
-        return (
-            [s for m in members for s in facts.stores_inside(m)],
-            [c for m in members for c in facts.calls_inside(m)],
-        )
-    return facts.stores_inside(scope), facts.calls_inside(scope)
-
-
 def backpropagated(name: str, ctx: LintContext) -> bool:
-    """True when the graph kept in ``name`` (or in anything computed from it) is fed to backward."""
-    edges, backward_reads = _dataflow(consumption_scope(ctx.state.resolve(name), ctx), ctx)
-    if not backward_reads:
-        return False
-    derived = {name, ctx.state.resolve(name)}
-    for _ in range(4):
-        grown = False
-        for stored, read in edges:
-            if read & derived and not stored <= derived:
-                derived |= stored
-                grown = True
-        if not grown:
-            break
-    return any(read & derived for read in backward_reads)
+    """True when the graph kept in ``name`` (or in anything computed from it) is fed to backward.
+
+    An attribute kept on ``self`` is also looked for as ``other.<attr>`` elsewhere in the file, where
+    another function reaches the same object through an instance (``policy.saved_log_probs``)."""
+    resolved = ctx.state.resolve(name)
+    seeds = {name, resolved}
+    if _consumption_flow(resolved, ctx).reaches_backward(seeds):
+        return True
+    if resolved.startswith("self.") and resolved.count(".") == 1:
+        attribute = resolved.split(".", 1)[1]
+        flow = ctx.memo.get("file-flow")
+        if flow is None:
+            flow = ctx.memo["file-flow"] = ctx.graph.file_dataflow()
+        others = {n for stored, read in flow.edges for n in read if n.endswith(f".{attribute}")}
+        others |= {n for read in flow.backward_reads for n in read if n.endswith(f".{attribute}")}
+        return bool(others) and flow.reaches_backward(others)
+    return False
 
 
 def _bound_names(node: ast.AST) -> set[str]:
@@ -167,23 +163,77 @@ def _bound_names(node: ast.AST) -> set[str]:
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
         return {name for target in targets for sub in iter_nodes(target) if (name := dotted(sub))}
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "detach_":
-        name = dotted(node.func.value)
+        name = base_dotted(node.func.value)  # ``hidden[0].detach_()`` detaches (part of) ``hidden``
         return {name} if name else set()
     return set()
 
 
 def _binders(loop: ast.AST, ctx: LintContext) -> dict[str, list[ast.AST]]:
-    """Name -> the nodes of the loop's body that bind or detach it, computed once per loop."""
+    """Name -> the nodes of the loop's body that reset it: detach it in place, or bind it on every
+    iteration, or bind it to a value without history (``h = h.detach()`` under ``if step % k == 0:``).
+    Computed once per loop."""
     key = ("binders", id(loop))
     binders = ctx.memo.get(key)
     if binders is None:
         binders = ctx.memo[key] = {}
+        always = _unconditional(loop.body)
         for stmt in loop.body:
             for node in iter_nodes(stmt):
-                if type(node) in _BINDING_NODES:
-                    for name in _bound_names(node):
-                        binders.setdefault(name, []).append(node)
+                kind = type(node)
+                if kind not in _BINDING_NODES:
+                    continue
+                if kind is ast.Call:
+                    names = _bound_names(node) | set(_detached_by_callee(node, ctx))
+                elif id(node) in always or _clean_value(node.value) or _clean_local_result(node.value, ctx):
+                    names = _bound_names(node)
+                else:
+                    continue  # a conditional binding to another graph-carrying value is no reset
+                for name in names:
+                    binders.setdefault(name, []).append(node)
     return binders
+
+
+def _clean_local_result(value: ast.AST | None, ctx: LintContext) -> bool:
+    """``hidden = repackage_hidden(hidden)`` where that function of this file returns no graph."""
+    if not isinstance(value, ast.Call):
+        return False
+    site = ctx.graph.site_of.get(id(value))
+    summary = ctx.summaries.get(id(site.callee)) if site is not None else None
+    return summary is not None and not summary.returns
+
+
+def _unconditional(stmts: list[ast.stmt]) -> set[int]:
+    """ids of the statements that run on every pass through ``stmts`` (through with and try bodies)."""
+    found: set[int] = set()
+    for stmt in stmts:
+        found.add(id(stmt))
+        if isinstance(stmt, (ast.With, ast.AsyncWith)):
+            found |= _unconditional(stmt.body)
+        elif isinstance(stmt, ast.Try):
+            found |= _unconditional(stmt.body)
+    return found
+
+
+def _clean_value(value: ast.AST | None) -> bool:
+    """A value that holds no history: a literal, None, ``x.detach()``, ``x.item()``, a new tensor."""
+    if value is None or isinstance(value, (ast.Constant, ast.List, ast.Dict, ast.Tuple, ast.Set)):
+        return not isinstance(value, (ast.List, ast.Tuple, ast.Set)) or all(_clean_value(e) for e in value.elts)
+    if isinstance(value, ast.Call):
+        func = value.func
+        name = func.attr if isinstance(func, ast.Attribute) else (func.id if isinstance(func, ast.Name) else "")
+        return name in {"detach", "item", "tolist", "numpy", "zeros", "ones", "zeros_like", "ones_like", "empty", "full", "float", "int"}
+    return False
+
+
+def _detached_by_callee(call: ast.Call, ctx: LintContext) -> list[str]:
+    """``repackage(hidden)`` where that function of this file detaches its parameter in place."""
+    site = ctx.graph.site_of.get(id(call))
+    if site is None:
+        return []
+    summary = ctx.summaries.get(id(site.callee))
+    if summary is None or not summary.detaches:
+        return []
+    return [n for p, a in ctx.graph.bound_arguments(site) if p in summary.detaches and (n := dotted(a))]
 
 
 _BINDING_NODES = frozenset({ast.Assign, ast.AnnAssign, ast.Call})
@@ -194,7 +244,7 @@ def carried_across(loop_stack: list[ast.AST], name: str, stmt: ast.stmt, ctx: Li
 
     ``h = cell(x, h)`` carries ``h`` unless another statement of the loop re-binds or detaches it.
     """
-    if in_module_method(ctx):
+    if in_forward_computation(ctx):
         return None
     for loop in reversed(loop_stack):
         if any(node is not stmt for node in _binders(loop, ctx).get(name, ())):
@@ -202,4 +252,3 @@ def carried_across(loop_stack: list[ast.AST], name: str, stmt: ast.stmt, ctx: Li
         if is_repeating_loop(loop, ctx):
             return loop
     return None
-

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 
+from .forwards import FORWARD
 from .syntax import call_name, dotted, iter_nodes, last_name
 from .walker import LintContext
 
@@ -69,7 +70,10 @@ class OomRetryInExcept:
         short = last_name(name) if name else ""
         if short in _NOT_RETRIES:
             return False
-        if ctx.evaluator.is_model_call(call) or short == ctx.scope.name:
+        if ctx.forward_kind(call) == FORWARD or short == ctx.scope.name:
+            return True
+        site = ctx.graph.site_of.get(id(call))
+        if site is not None and ctx.graph.runs_forward.get(id(site.callee)):
             return True
         attempted = {call_name(c) for stmt in attempt.body for c in ctx.facts.calls_inside(stmt)}
         return bool(name) and name in attempted  # the same operation, attempted again

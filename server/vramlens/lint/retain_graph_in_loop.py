@@ -1,4 +1,12 @@
-"""retain-graph-in-loop: backward(retain_graph=True) or create_graph=True on every iteration."""
+"""retain-graph-in-loop: backward(retain_graph=True) or create_graph=True on every iteration.
+
+``retain_graph=True`` keeps the saved activations until nothing references the graph any more. A
+gradient taken with ``autograd.grad(..., retain_graph=True)`` (a gradient penalty, a per-layer norm)
+and followed in the same iteration by the final ``loss.backward()`` is the intended use: that backward
+frees the graph, as does the caller's backward through what such a helper returns. A
+``backward(retain_graph=True)`` on every iteration is reported — the loop may be in a caller, as for an
+optimizer closure or a training-step function called once per batch.
+"""
 
 from __future__ import annotations
 
@@ -17,18 +25,55 @@ def _flag_set(call: ast.Call) -> str | None:
     return None
 
 
+def _frees(call: ast.Call) -> bool:
+    """A backward pass without retain_graph: it frees the graph it runs through."""
+    if not is_backward_call(call):
+        return False
+    for keyword in call.keywords:
+        if keyword.arg in _FLAGS:
+            return isinstance(keyword.value, ast.Constant) and keyword.value.value in (False, None)
+    return True
+
+
+def _stores_graph_in_grads(call: ast.Call) -> bool:
+    """``loss.backward(create_graph=True)`` writes gradients with a graph into every parameter's ``.grad``
+    (a reference cycle parameter -> grad -> graph -> parameter); ``autograd.grad`` only returns them."""
+    return isinstance(call.func, ast.Attribute) and call.func.attr in {"backward", "manual_backward"}
+
+
 class RetainGraphInLoop:
-
-
     def check_call(self, call: ast.Call, ctx: LintContext) -> None:
-        if not ctx.loops or not is_backward_call(call):
+        if not is_backward_call(call):
             return
         flag = _flag_set(call)
-        if flag is None or not any(not is_small_constant_loop(loop) for loop in ctx.loops):
+        if flag is None:
             return
+        repeating = [loop for loop in ctx.loops if not is_small_constant_loop(loop)]
+        in_callers_loop = not repeating and bool(ctx.graph.in_loop.get(id(ctx.scope.node)))
+        if not repeating and not in_callers_loop:
+            return
+        if not _stores_graph_in_grads(call):  # autograd.grad: exempt when a later backward frees the graph
+            if self._freed_later(call, repeating[-1] if repeating else ctx.scope.node, ctx):
+                return
+            if in_callers_loop and ctx.graph.result_backpropagated.get(id(ctx.scope.node)):
+                return  # a gradient penalty: the caller backpropagates what it returns, freeing the graph
+        where = "inside a loop" if repeating else f"in `{ctx.scope.name}`, which runs on every iteration of its caller's loop,"
         message = (
-            f"{flag}=True inside a loop keeps the saved activations (and, with create_graph, a graph of the "
+            f"{flag}=True {where} keeps the saved activations (and, with create_graph, a graph of the "
             "gradients) alive for as long as anything references the graph, so memory can grow every "
             "iteration; sum the losses and call backward once, or drop the flag on the last use."
         )
         ctx.report("VL301", call, message)
+
+    def _freed_later(self, call: ast.Call, region: ast.AST, ctx: LintContext) -> bool:
+        """A backward pass without retain_graph runs later in the same iteration (``region``: the innermost
+        repeating loop, or the function a caller's loop runs)."""
+        calls = ctx.facts.calls_inside(region)
+        later = False
+        for other in calls:
+            if other is call:
+                later = True
+                continue
+            if later and _frees(other) and (other.lineno, other.col_offset) > (call.lineno, call.col_offset):
+                return True
+        return False

@@ -9,9 +9,13 @@ from __future__ import annotations
 import ast
 
 from .edits import detach_edits
+from .forwards import DIFFERENTIABLE, FORWARD, METHOD
 from .findings import Fix
-from .lifetime import OUTLIVES_CALL, backpropagated, carried_across, lifetime
-from .syntax import base_dotted, call_name, dotted, is_autograd_function_class, iter_nodes, last_name
+from .function_ctx import OUTPUT, tensor_kind
+from .lifetime import OUTLIVES_CALL, backpropagated, carried_across, lifetime, rebound_in
+from .summaries import MAYBE_GRAPH, Effect
+from .syntax import base_dotted, call_name, dotted, last_name
+from .taint import is_sequence
 from .walker import LintContext
 
 _APPENDERS = {"append", "extend", "insert", "appendleft", "add", "push", "put"}
@@ -73,13 +77,25 @@ class RetainedGraph:
     # -- accumulators ---------------------------------------------------------------------
     def _accumulate(self, stmt: ast.stmt, target: ast.AST, value: ast.AST, ctx: LintContext) -> None:
         name = base_dotted(target)  # ``totals[key] += loss`` accumulates into ``totals``
-        if name is not None and ctx.tainted(value):
-            self._report_accumulation(stmt, name, value, _leak_lifetime(name, ctx), ctx)
+        if name is None or not ctx.labels(value):
+            return
+        kept = _leak_lifetime(name, ctx)
+        if kept is None:
+            return
+        if ctx.tainted(value):
+            self._report_accumulation(stmt, name, value, kept, ctx)
+        elif kept == OUTLIVES_CALL:
+            ctx.keep_effect(value, Effect("VL101", name, "adds it to", ctx.qualified_name(ctx.scope.node)))
 
-    def _accumulate_rebinding(self, stmt: ast.Assign, name: str, value: ast.AST, ctx: LintContext) -> None:
-        """``total = total + loss`` is ``total += loss`` spelled out; the assignment itself is not a reset."""
+    def _accumulate_rebinding(self, stmt: ast.Assign, name: str, value: ast.AST, ctx: LintContext, added: ast.AST | None = None) -> None:
+        """``total = total + loss`` and ``ema = a * loss + (1 - a) * ema`` are ``total += loss`` spelled out:
+        the new value is arithmetic on the old one, so the assignment is not a reset. ``added``: the part to
+        detach (found among the operands when not given)."""
         if ctx.tainted(value) and carried_across(ctx.loops, name, stmt, ctx) is not None and not backpropagated(name, ctx):
-            self._report_accumulation(stmt, name, value, "iteration", ctx)
+            if added is None:
+                others = [part for part in _arithmetic_leaves(value) if dotted(part) != name and ctx.tainted(part)]
+                added = others[0] if len(others) == 1 else value
+            self._report_accumulation(stmt, name, added, "iteration", ctx)
 
     def _report_accumulation(self, stmt: ast.stmt, name: str, value: ast.AST, kept: str | None, ctx: LintContext) -> None:
         if kept is None:
@@ -95,7 +111,11 @@ class RetainedGraph:
         if len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
             name = stmt.targets[0].id
             if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add) and dotted(value.left) == name:
-                self._accumulate_rebinding(stmt, name, value.right, ctx)
+                self._accumulate_rebinding(stmt, name, value.right, ctx, added=value.right)
+                return
+            concatenates = isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add) and (is_sequence(value.left) or is_sequence(value.right))
+            if isinstance(value, ast.BinOp) and not concatenates and any(dotted(leaf) == name for leaf in _arithmetic_leaves(value)):
+                self._accumulate_rebinding(stmt, name, value, ctx)
                 return
             if isinstance(value, ast.Call) and last_name(call_name(value)) in _CONCATENATORS and value.args:
                 self._concatenate(stmt, name, value, ctx)
@@ -103,7 +123,7 @@ class RetainedGraph:
         if isinstance(value, ast.Call) and self._recurrent(stmt, value, ctx):
             return
         for target in _flat_targets(stmt.targets):
-            if isinstance(target, ast.Subscript) and _grows_by_key(target) and ctx.tainted(value):
+            if isinstance(target, ast.Subscript) and _grows_by_key(target) and not _fixed_key(target, ctx) and ctx.labels(value):
                 self._store(stmt, "VL103", base_dotted(target.value), [value], ctx)
             elif isinstance(target, ast.Attribute):
                 self._attribute_store(stmt, target, value, ctx, part_of_tuple=target not in stmt.targets)
@@ -127,8 +147,8 @@ class RetainedGraph:
 
     # -- containers -----------------------------------------------------------------------
     def _append(self, stmt: ast.Expr, call: ast.Call, ctx: LintContext) -> None:
-        if any(ctx.tainted(arg) for arg in call.args):
-            self._store(stmt, "VL102", base_dotted(call.func.value), _stored_values(call), ctx)
+        if any(ctx.labels(arg) for arg in call.args):
+            self._store(stmt, "VL102", base_dotted(call.func.value), _stored_values(call) or list(call.args), ctx)
 
     def _store(self, stmt: ast.stmt, code: str, container: str | None, values: list[ast.AST], ctx: LintContext) -> None:
         """A value goes into ``container`` (by append or by key): a leak when the container outlives it."""
@@ -136,6 +156,12 @@ class RetainedGraph:
             return
         kept = _leak_lifetime(container, ctx)
         if kept is None:
+            return
+        if not any(ctx.tainted(v) for v in values):
+            if kept == OUTLIVES_CALL:
+                how = "appends it to" if code == "VL102" else "stores it in"
+                for value in values:
+                    ctx.keep_effect(value, Effect(code, container, how, ctx.qualified_name(ctx.scope.node)))
             return
         message = (
             f"`{container}` keeps tensors that carry autograd history {_LIFETIME_WORDS[kept]}, so every stored "
@@ -152,12 +178,13 @@ class RetainedGraph:
         if name is None:
             return
         head = name.split(".", 1)[0]
-        if head == "ctx" and self._ctx_store(stmt, value, ctx):
+        if head == "ctx" and self._ctx_store(stmt, name, value, ctx):
             return
         if not ctx.tainted(value):
             return
         scope = ctx.scope
-        in_forward = scope.name in {"forward", "__call__"} and head == "self"
+        is_module = scope.cls is not None and scope.cls.name in ctx.evidence.module_classes
+        in_forward = head == "self" and is_module and (scope.name in {"forward", "__call__"} or bool(ctx.graph.part_of_forward.get(id(scope.node))))
         on_class = scope.cls is not None and head in {scope.cls.name, "cls"}
         if not (in_forward or on_class) or "loss" in target.attr.lower():
             return  # a stored loss is there to be backpropagated by its owner
@@ -170,25 +197,23 @@ class RetainedGraph:
         )
         ctx.report("VL105", stmt, message, () if part_of_tuple else _fixes(ctx, [value], False))
 
-    def _ctx_store(self, stmt: ast.stmt, value: ast.AST, ctx: LintContext) -> bool:
-        """``ctx.y = out`` in autograd.Function.forward: output -> grad_fn -> ctx -> output, a cycle."""
-        scope = ctx.scope
-        if scope.name != "forward" or scope.cls is None or not is_autograd_function_class(scope.cls):
+    def _ctx_store(self, stmt: ast.stmt, name: str, value: ast.AST, ctx: LintContext) -> bool:
+        """``ctx.y = out`` where ctx is an autograd.Function's: the output (or a tensor made in forward)
+        kept as an attribute instead of with ``ctx.save_for_backward``."""
+        known = ctx.graph.ctx_provenance.get(id(ctx.scope.node))
+        if known is None:
             return False
-        name = dotted(value)
-        stored = dotted(stmt.targets[0]) if isinstance(stmt, ast.Assign) else None
-        returned = {
-            dotted(element) for node in iter_nodes(scope.node) if isinstance(node, ast.Return) and node.value is not None
-            for element in (node.value.elts if isinstance(node.value, ast.Tuple) else [node.value])
-        }
-        if stored in returned:
-            name = stored
-        elif name is None or name not in returned:
+        kind = OUTPUT if known.get(name) == OUTPUT else tensor_kind(value, known)  # ``return ctx.y`` too
+        if kind == OUTPUT:
+            message = (
+                f"`{ctx.positions.segment(value)}` holds the Function's output (or shares its memory), so storing it "
+                "on ctx makes a reference cycle (output -> grad_fn -> ctx -> output) that keeps it and its graph "
+                "alive after backward; use ctx.save_for_backward."
+            )
+        else:
+            # An input, an intermediate made in forward (kept with the node; the docs allow it) or a
+            # non-tensor value: that is what ctx attributes are for.
             return True
-        message = (
-            f"storing the output `{name}` on ctx makes a reference cycle (output -> grad_fn -> ctx -> output) "
-            "that keeps it and its graph alive after backward; use ctx.save_for_backward."
-        )
         ctx.report("VL105", stmt, message)
         return True
 
@@ -208,9 +233,14 @@ class RetainedGraph:
         """``out, h = rnn(x, h)`` in a training/data loop with nothing that detaches ``h``."""
         targets = {sub.id for t in stmt.targets for sub in _flat_names(t)}
         carried = [sub for arg in call.args for sub in _flat_names(arg) if sub.id in targets]
-        if not carried or not (ctx.evaluator.is_model_call(call) or ctx.tainted(call)):
+        if not carried or not _runs_a_network(call, ctx):
             return False
-        carried = [node for node in carried if carried_across(ctx.loops, node.id, stmt, ctx) is not None]
+        network = ctx.forward_kind(call) in (FORWARD, METHOD, DIFFERENTIABLE)
+        carried = [
+            node for node in carried
+            if (ctx.tainted(node) or (network and MAYBE_GRAPH in ctx.labels(node)))
+            and carried_across(ctx.loops, node.id, stmt, ctx) is not None
+        ]
         if not carried:
             return False
         names = ", ".join(dict.fromkeys(f"`{node.id}`" for node in carried))
@@ -234,6 +264,51 @@ class RetainedGraph:
                 if isinstance(assign.value, ast.Call) and last_name(call_name(assign.value)) in _TENSOR_FACTORIES:
                     return "lstm" not in call_name(call).lower()
         return False
+
+
+def _runs_a_network(call: ast.Call, ctx: LintContext) -> bool:
+    """A forward pass by evidence, or a function of this file that returns graph for these arguments."""
+    if ctx.forward_kind(call) in (FORWARD, METHOD, DIFFERENTIABLE):
+        return True
+    return ctx.graph.site_of.get(id(call)) is not None and ctx.tainted(call)
+
+
+def _arithmetic_leaves(value: ast.AST) -> list[ast.AST]:
+    """The operands of a tree of arithmetic: ``a * loss + (1 - a) * ema`` -> a, loss, 1, a, ema."""
+    if isinstance(value, ast.BinOp):
+        return _arithmetic_leaves(value.left) + _arithmetic_leaves(value.right)
+    if isinstance(value, ast.UnaryOp):
+        return _arithmetic_leaves(value.operand)
+    return [value]
+
+
+def report_kept_argument(ctx: LintContext, call: ast.Call, argument: ast.AST, effect: Effect) -> None:
+    """A graph-carrying argument passed to a function of this file that keeps it (``meter.update(loss)``)."""
+    receiver = dotted(call.func.value) if isinstance(call.func, ast.Attribute) else None
+    if receiver and receiver not in {"self", "cls"} and "." not in receiver:
+        if any(rebound_in(loop, receiver, ctx) for loop in ctx.loops):
+            return  # the object is made anew each iteration and takes the graph with it
+    text = ctx.positions.segment(argument)
+    message = (
+        f"`{text}` carries autograd history and `{effect.function}` {effect.how} `{effect.place}`, which outlives "
+        "the call, so the graph of every call stays in memory; pass a detached value or a Python number."
+    )
+    scalar = _looks_scalar(ctx, effect.place, argument)
+    ctx.report(effect.code, call, message, _fixes(ctx, [argument], scalar))
+
+
+def _fixed_key(target: ast.Subscript, ctx: LintContext) -> bool:
+    """A key the function does not choose (``cache[name] = out`` in a hook made for one layer ``name``):
+    every call overwrites the same slot."""
+    node = ctx.scope.node
+    if isinstance(node, ast.Module) or not isinstance(target.slice, ast.Name):
+        return False
+    key = target.slice.id
+    args = node.args
+    local = {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]}
+    if key in local:
+        return False
+    return key not in ctx.evidence._locals_of(node)
 
 
 def _grows_by_key(target: ast.Subscript) -> bool:

@@ -26,12 +26,42 @@ class DecodedSource:
     text: str
     encoding: str
     bom: bool
-    problem: str | None  # None when the bytes decoded cleanly; else what follows "this file " in a sentence
+    problem: str | None  # None when the bytes decoded cleanly; else one sentence saying what is wrong
+    unreadable: bool = False  # the text cannot be trusted at all (an encoding Python does not know here)
 
     def encode(self, text: str) -> bytes:
         """Encode edited text back the way the file was stored (same encoding, same BOM)."""
         data = text.encode(self.encoding)
         return _UTF8_BOM + data if self.bom else data
+
+
+def decode_source(data: bytes) -> DecodedSource:
+    """Honour a BOM and a PEP 263 coding cookie; undecodable bytes are replaced, never raised."""
+    bom = data.startswith(_UTF8_BOM)
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+        info = codecs.lookup(encoding)
+    except (SyntaxError, LookupError) as error:  # unknown or conflicting coding cookie
+        return _unreadable(data, bom, _encoding_problem(error))
+    if not getattr(info, "_is_text_encoding", True):  # rot13, zlib_codec, hex: codecs, but not of text
+        return _unreadable(data, bom, f"this file declares the encoding `{encoding}`, a codec that does not decode "
+                                      "text, so its text cannot be read; nothing was checked.")
+    if encoding == "utf-8-sig":
+        encoding = "utf-8"
+        data = data[len(_UTF8_BOM):] if bom else data
+    try:
+        text, problem = data.decode(encoding), None
+    except UnicodeDecodeError as error:
+        text = data.decode(encoding, errors="replace")
+        problem = f"this file contains bytes that are not valid {encoding} at offset {error.start}; they were replaced before checking."
+    except LookupError as error:  # a codec that fails only once used
+        return _unreadable(data, bom, f"this file's encoding `{encoding}` cannot decode it ({error}); nothing was checked.")
+    return DecodedSource(text, encoding, bom, problem)
+
+
+def _unreadable(data: bytes, bom: bool, problem: str) -> DecodedSource:
+    text = data.decode("utf-8", errors="replace")
+    return DecodedSource(text.lstrip("\ufeff"), "utf-8", bom, problem, unreadable=True)
 
 
 def read_source(path: str | os.PathLike) -> bytes:
@@ -48,39 +78,8 @@ def too_large(size: int) -> str | None:
             "(generated code?); nothing was checked.")
 
 
-def _replaced(data: bytes, problem: str) -> DecodedSource:
-    text = data.decode("utf-8", errors="replace")
-    return DecodedSource(text.lstrip("\ufeff"), "utf-8", data.startswith(_UTF8_BOM),
-                         f"{problem}; it was read as UTF-8 with undecodable bytes replaced, and checked")
-
-
-def decode_source(data: bytes) -> DecodedSource:
-    """Honour a BOM and a PEP 263 coding cookie; undecodable bytes are replaced, never raised."""
-    bom = data.startswith(_UTF8_BOM)
-    try:
-        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
-        info = codecs.lookup(encoding)
-    except SyntaxError as error:  # unknown or conflicting coding cookie, or undecodable first lines
-        return _replaced(data, f"has an encoding declaration Python cannot use ({error.msg or error})")
-    except LookupError as error:
-        return _replaced(data, f"declares an encoding Python does not know ({error})")
-    if not getattr(info, "_is_text_encoding", True):
-        return _replaced(data, f"declares the encoding {encoding!r}, which is a codec but not a text encoding")
-    if encoding == "utf-8-sig":
-        encoding = "utf-8"
-        data = data[len(_UTF8_BOM):] if bom else data
-    try:
-        text, problem = data.decode(encoding), None
-    except UnicodeDecodeError as error:
-        text = data.decode(encoding, errors="replace")
-        problem = f"has bytes that are not valid {encoding} at offset {error.start}; they were replaced before checking"
-    except LookupError as error:  # a codec that fails only when used
-        return _replaced(data, f"declares the encoding {encoding!r}, which cannot decode it ({error})")
-    return DecodedSource(text, encoding, bom, problem)
-
-
 def parse_failure(error: BaseException) -> tuple[str, int, int]:
-    """(message, line, column) of the finding for an error ``ast.parse`` raised: a sentence, never an empty one."""
+    """(message, line, column) of the finding for an error the parser raised: a sentence, never an empty one."""
     if isinstance(error, SyntaxError):
         what = (error.msg or "").strip() or "invalid syntax"
         line = error.lineno if isinstance(error.lineno, int) and error.lineno > 0 else None
@@ -97,3 +96,14 @@ def parse_failure(error: BaseException) -> tuple[str, int, int]:
 
 def unreadable(problem: FileProblem) -> str:
     return f"cannot check this file: {problem}."
+
+
+def _encoding_problem(error: Exception) -> str:
+    """One sentence for a coding cookie that cannot be honoured (``# -*- coding: future_fstrings -*-`` names
+    a codec a package registers at run time; a BOM can contradict the cookie)."""
+    message = getattr(error, "msg", None) or str(error)
+    if message.startswith("unknown encoding: "):
+        name = message.split(": ", 1)[1]
+        return (f"this file declares the encoding `{name}`, which Python does not know without the package that "
+                "registers it, so its text cannot be read; nothing was checked.")
+    return f"this file's encoding cannot be determined ({message}); nothing was checked."

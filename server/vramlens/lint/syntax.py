@@ -8,21 +8,6 @@ from functools import lru_cache
 
 SMALL_LOOP_BOUND = 16
 
-# Callee names that denote a network, a layer or a loss: calling one builds graph. Matched per word
-# of the name (``loss_fn`` -> loss, ``netG`` -> net), so ``convert_ids`` is not a ``conv``.
-_MODEL_WORDS = frozenset({
-    "model", "models", "net", "network", "encoder", "decoder", "criterion", "loss", "generator", "discriminator",
-    "critic", "actor", "policy", "backbone", "classifier", "transformer", "lstm", "rnn", "gru", "layer", "embed",
-    "embedding", "conv", "linear", "mlp", "unet", "vae", "teacher", "student", "attention", "attn", "head", "fc",
-    "cell", "block", "module", "g", "d", "e", "q", "pi", "ema", "autoencoder", "denoiser", "proj", "projection",
-})
-_MODEL_SUFFIXES = ("net", "model", "former", "coder", "loss")
-_NOT_MODEL_WORDS = frozenset({
-    "optim", "optimizer", "opt", "sched", "scheduler", "logger", "writer", "loader", "dataloader", "dataset",
-    "tokenizer", "metric", "metrics", "meter", "scaler", "config", "processor", "path", "name", "names", "type",
-    "count", "counts", "size", "sizes", "shape", "shapes", "bytes", "memory", "list", "dict", "ids", "mask",
-    "cache", "state", "args", "kwargs", "fn_name", "info", "hook", "hooks", "map", "device", "devices",
-})
 _WORD_SPLIT = re.compile(r"_+|(?<=[a-z0-9])(?=[A-Z])")
 
 INFERENCE_WORDS = {
@@ -133,14 +118,6 @@ def last_name(name: str) -> str:
 def name_words(name: str) -> tuple[str, ...]:
     """``loss_fnG`` -> ("loss", "fn", "g"); trailing digits dropped (``conv2`` -> conv)."""
     return tuple(w.lower().rstrip("0123456789") for w in _WORD_SPLIT.split(name) if w)
-
-
-@lru_cache(maxsize=8192)
-def looks_like_model(name: str) -> bool:
-    words = name_words(last_name(name))
-    if not words or any(w in _NOT_MODEL_WORDS for w in words):
-        return False
-    return any(w in _MODEL_WORDS or (len(w) > 4 and w.endswith(_MODEL_SUFFIXES)) for w in words)
 
 
 def names_in(node: ast.AST) -> set[str]:
@@ -271,22 +248,6 @@ def leading_indent(line: str) -> str:
 
 def class_bases(cls: ast.ClassDef) -> list[str]:
     return [dotted(base) or "" for base in cls.bases]
-
-
-_MODULE_BASE_WORDS = {
-    "module", "model", "layer", "block", "encoder", "decoder", "head", "net", "network", "embeddings", "attention",
-    "mlp", "backbone", "transformer", "sequential",
-}
-
-
-def is_module_class(cls: ast.ClassDef) -> bool:
-    """Subclasses nn.Module, directly or (judging by the base's name) through a model or layer class."""
-    for base in class_bases(cls):
-        short = last_name(base)
-        words = name_words(short)
-        if words and (words[-1] in _MODULE_BASE_WORDS or "PreTrained" in short or re.search(r"For[A-Z]", short)):
-            return True
-    return False
 
 
 def is_autograd_function_class(cls: ast.ClassDef) -> bool:

@@ -1,27 +1,33 @@
-"""One ordered walk over a parsed file that keeps taint state and hands each statement to the rules.
+"""Ordered walks over a parsed file that keep taint state and hand each statement to the rules.
 
-Statements are visited in program order per scope (module, function). Loop bodies are walked
-twice, the first time silently, so that values carried from one iteration into the next are
-already tainted when the rules look at them.
+Functions are walked once each, callees before callers (the call graph's bottom-up order), so that a
+call of a function of this file is judged by that function's summary: what it returns given what it
+is passed, and which arguments it keeps. Module-level code is walked last. Loop bodies are walked
+twice, the first time silently, so that values carried from one iteration into the next are already
+tainted when the rules look at them.
 """
 
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from .callgraph import CallGraph
 from .catalog import check
-from .facts import FileFacts
 from .edits import Positions
+from .evidence import Evidence
+from .facts import FileFacts
 from .findings import Finding, Fix
-from .gradmode import decorated_without_grad, with_disables_grad, with_enables_grad
-from .syntax import dotted, is_private_decoding_helper, name_words
-from .taint import TaintEvaluator, TaintState, is_summary_name
+from .gradmode import MAYBE, OFF, ON, GradModes
+from .summaries import EMPTY, GRAPH, GRAPH_ONLY, MAYBE_GRAPH, Effect, Labels, Summary, computed, parameter_label, parameters_in
+from .syntax import base_dotted, dotted, is_private_decoding_helper, name_words
+from .taint import CLEAN_METHODS, TaintEvaluator, TaintState, constant_key, is_summary_name
 
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef)
 _MAX_REPLAYED_LOOP_DEPTH = 3  # deeper loops are walked once, to keep the cost linear in practice
-_CONTAINER_METHODS = {"append", "extend", "insert", "add", "update", "appendleft", "push", "put"}
+_CONTAINER_METHODS = {"append", "extend", "insert", "add", "update", "appendleft", "push", "put", "setdefault"}
 
 
 @dataclass
@@ -30,11 +36,18 @@ class Scope:
     cls: ast.ClassDef | None
     parent: Scope | None = None
     declared_global: set[str] = field(default_factory=set)
-    returns_graph: bool = False
+    summary: Summary = field(default_factory=Summary)
+    mode: str | None = None  # the grad mode the whole function runs in (its context)
+    escapes: bool = False  # something that may carry graph is kept on an object or a global
+    entry_off: bool = False  # recording is off for the whole body
 
     @property
     def name(self) -> str:
         return getattr(self.node, "name", "<module>")
+
+    @property
+    def returns_graph(self) -> bool:
+        return GRAPH in self.summary.returns
 
 
 class RuleFamily(Protocol):
@@ -44,31 +57,53 @@ class RuleFamily(Protocol):
 class LintContext:
     """What a rule sees while the walk stands on one statement."""
 
-    def __init__(self, path: str, text: str, tree: ast.Module, facts: FileFacts) -> None:
+    def __init__(self, path: str, text: str, tree: ast.Module, facts: FileFacts, owners: dict | None = None) -> None:
+        """``owners``: id(top-level statement or function) -> (index, chunk) when the tree is made of chunks
+        parsed apart (chunks.py); positions and findings are then per chunk, relative to its first line."""
         self.path = path
         self.text = text
+        self.owners = owners
+        self.chunk = 0
         self.positions = Positions(text)
         self.tree = tree
         self.facts = facts
-        self.findings: dict[tuple[str, int, int], Finding] = {}
+        self.modes = GradModes(facts.functions, facts.classes, tree.body, calls_of=facts.calls_within_all)
+        self.evidence = Evidence(facts)
+        self.graph = CallGraph(facts, self.evidence, self.modes)
+        self.summaries: dict[int, Summary] = {}
+        self.findings: dict[tuple[int, str, int, int], Finding] = {}  # (chunk, code, line, column) -> finding
         self.scope: Scope = Scope(tree, None)
         self.state = TaintState()
         self.loops: list[ast.AST] = []  # enclosing loops of the current scope, outermost first
         self.blocks: list[ast.AST] = []  # enclosing compound statements and except handlers
         self.handler_depth = 0  # how many of those blocks are except handlers
-        self._taint_cache: dict[int, bool] = {}  # valid for the statement being visited
+        self._taint_cache: dict[int, Labels] = {}  # valid for the statement being visited
         self.memo: dict = {}  # per-file caches shared by the rules, keyed by (kind, id(node))
         self.evaluator: TaintEvaluator  # set by the walker
 
-    def tainted(self, expr: ast.AST | None) -> bool:
+    def use_chunk(self, node: ast.AST) -> None:
+        """Report positions of the chunk ``node`` was parsed with (no change for a node inside one)."""
+        if self.owners:
+            owner = self.owners.get(id(node))
+            if owner is not None:
+                self.chunk, chunk = owner
+                self.positions = chunk.positions
+
+    def labels(self, expr: ast.AST | None) -> Labels:
         """Memoised per statement: the rules and the transfer function ask about the same expressions."""
+        if expr is None:
+            return EMPTY
         key = id(expr)
         cached = self._taint_cache.get(key)
         if cached is None:
-            state = self.state
-            cached = False if expr is None or state.grad_off else self.evaluator._tainted(expr, state)
-            self._taint_cache[key] = cached
+            cached = self._taint_cache[key] = self.evaluator.labels(expr, self.state)
         return cached
+
+    def tainted(self, expr: ast.AST | None) -> bool:
+        return GRAPH in self.labels(expr)
+
+    def forward_kind(self, call: ast.Call) -> str | None:
+        return self.evaluator.forward_kind(call)
 
     def report(self, code: str, node: ast.AST, message: str, fixes: tuple[Fix, ...] = (), end: ast.AST | None = None) -> None:
         line, column = self.positions.start(node)
@@ -79,7 +114,22 @@ class LintContext:
         info = check(code)
         line, column, end_line, end_column = span
         finding = Finding(self.path, line, column, end_line, end_column, code, info.rule, info.severity, message, fixes)
-        self.findings.setdefault((code, line, column), finding)
+        self.findings.setdefault((self.chunk, code, line, column), finding)
+
+    def keep_effect(self, value: ast.AST, effect: Effect) -> None:
+        """The current function keeps ``value`` in a place that outlives the call: if ``value`` comes from a
+        parameter, callers passing graph through that parameter leak it."""
+        node = self.scope.node
+        if isinstance(node, ast.Module):
+            return
+        for name in parameters_in(self.labels(value)):
+            effects = self.scope.summary.effects.setdefault(name, [])
+            if effect not in effects:
+                effects.append(effect)
+
+    def qualified_name(self, func: ast.AST) -> str:
+        cls = self.facts.class_of(func)
+        return f"{cls.name}.{func.name}" if cls is not None else getattr(func, "name", "<module>")
 
 
 class Walker:
@@ -87,79 +137,97 @@ class Walker:
         self.ctx = ctx
         # Only the hooks a family defines are called: this loop runs for every statement and call.
         self.scope_hooks = [f.check_scope for f in families if hasattr(f, "check_scope")]
+        self.finish_hooks = [f.finish_scope for f in families if hasattr(f, "finish_scope")]
         self.statement_hooks = [f.check_statement for f in families if hasattr(f, "check_statement")]
         self.call_hooks = [f.check_call for f in families if hasattr(f, "check_call")]
         self.silent = False
-        self._return_memo: dict[tuple[int, frozenset[str]], bool] = {}
-        ctx.evaluator = TaintEvaluator(ctx.facts, self.returns_graph)
+        ctx.evaluator = TaintEvaluator(ctx.facts, ctx.evidence, self.local_result)
 
     # -- scopes ---------------------------------------------------------------------------
     def run(self) -> None:
-        self._walk_scope(self.ctx.tree, cls=None, grad_off=self.ctx.facts.grad_off_everywhere)
-
-    def _walk_scope(self, node: ast.AST, cls: ast.ClassDef | None, grad_off: bool, seeds: frozenset[str] = frozenset()) -> Scope:
         ctx = self.ctx
-        saved = (ctx.scope, ctx.state, ctx.loops, ctx.blocks, ctx.handler_depth)
-        if isinstance(node, _SCOPES) and (
-            decorated_without_grad(node)
-            or ctx.facts.called_only_without_grad(node.name)
-            or is_private_decoding_helper(node.name)
-        ):
-            grad_off = True
-        ctx.scope = Scope(node, cls, parent=saved[0] if node is not ctx.tree else None)
-        ctx.state = TaintState(grad_off=grad_off)
-        ctx.state.names.update(seeds or _activation_parameters(node, cls, ctx.facts))
+        order = ctx.graph.bottom_up()
+        for func in order:
+            if id(func) in ctx.graph.recursive:
+                # Recursion: start from "returns nothing" and walk once silently, so that the real walk
+                # sees the least fixed point (``repackage_hidden`` detaches at the bottom of its recursion).
+                ctx.summaries.setdefault(id(func), Summary())
+                was_silent, self.silent = self.silent, True
+                try:
+                    self.walk_function(func, inherited_off=False)
+                finally:
+                    self.silent = was_silent
+            self.walk_function(func, inherited_off=False)
+        self.walk_module()
+
+    def walk_module(self) -> None:
+        ctx = self.ctx
+        self._enter(ctx.tree, None, ctx.facts.grad_off_everywhere, {}, None)
+
+    def walk_function(self, func: ast.AST, inherited_off: bool) -> None:
+        ctx = self.ctx
+        ctx.use_chunk(func)
+        cls = ctx.facts.class_of(func)
+        mode = ctx.graph.context.get(id(func))
+        grad_off = (
+            inherited_off or mode == OFF or ctx.facts.grad_off_everywhere or is_private_decoding_helper(func.name)
+        )
+        annotations = {a.arg: a.annotation for a in [*func.args.posonlyargs, *func.args.args, *func.args.kwonlyargs]}
+        seeds = {
+            p: frozenset({parameter_label(p)}) for p in ctx.graph.parameters(func)
+            if not non_tensor_annotation(annotations.get(p))
+        }
+        for name in _activation_parameters(func, cls, ctx):
+            seeds[name] = seeds.get(name, EMPTY) | GRAPH_ONLY
+        scope = self._enter(func, cls, grad_off, seeds, mode)
+        ctx.summaries[id(func)] = scope.summary
+
+    def _enter(self, node: ast.AST, cls: ast.ClassDef | None, grad_off: bool, seeds: dict, mode: str | None) -> Scope:
+        ctx = self.ctx
+        saved = (ctx.scope, ctx.state, ctx.loops, ctx.blocks, ctx.handler_depth, ctx.evaluator.scope)
+        ctx.scope = Scope(node, cls, parent=saved[0] if node is not ctx.tree else None, mode=mode, entry_off=grad_off)
+        ctx.state = TaintState(values=dict(seeds), grad_off=grad_off)
         ctx.loops, ctx.blocks, ctx.handler_depth = [], [], 0
+        ctx.evaluator.scope = node
         try:
             if not self.silent:
                 for hook in self.scope_hooks:
                     hook(ctx)
             self._block(node.body)
+            if not self.silent:
+                for hook in self.finish_hooks:
+                    hook(ctx)
             return ctx.scope
         finally:
-            ctx.scope, ctx.state, ctx.loops, ctx.blocks, ctx.handler_depth = saved
+            ctx.scope, ctx.state, ctx.loops, ctx.blocks, ctx.handler_depth, ctx.evaluator.scope = saved
 
-    def returns_graph(self, call: ast.Call, state: TaintState | None = None) -> bool | None:
-        """For a call of a function or method defined in this file: does it return graph? Else None.
-
-        The callee is walked with exactly the parameters that receive graph at this call site tainted,
-        so ``extend_pe(hidden, self.pe)`` is judged by what it does with each argument.
-        """
-        func = self._local_callee(call)
-        if func is None:
+    def local_result(self, call: ast.Call, state: TaintState, position: int | None = None) -> Labels | None:
+        """The labels a call of a function of this file returns (at ``position`` of the tuple it returns),
+        from its summary; None when unknown."""
+        ctx = self.ctx
+        site = ctx.graph.site_of.get(id(call))
+        if site is None or site.callee.name == "__init__":
             return None
-        tainted_parameters = self._tainted_parameters(func, call, state) if state is not None else frozenset()
-        key = (id(func), tainted_parameters)
-        if key not in self._return_memo:
-            self._return_memo[key] = False  # recursion guard
-            was_silent, self.silent = self.silent, True
-            try:
-                cls = self.ctx.scope.cls if isinstance(call.func, ast.Attribute) else None
-                scope = self._walk_scope(func, cls=cls, grad_off=self.ctx.facts.grad_off_everywhere, seeds=tainted_parameters)
-            finally:
-                self.silent = was_silent
-            self._return_memo[key] = scope.returns_graph
-        return self._return_memo[key]
-
-    def _tainted_parameters(self, func: ast.AST, call: ast.Call, state: TaintState) -> frozenset[str]:
-        params = [a.arg for a in func.args.posonlyargs + func.args.args]
-        if isinstance(call.func, ast.Attribute) and params and params[0] in {"self", "cls"}:
-            params = params[1:]
-        evaluator = self.ctx.evaluator
-        tainted = {name for name, arg in zip(params, call.args) if evaluator.tainted(arg, state)}
-        tainted.update(kw.arg for kw in call.keywords if kw.arg and evaluator.tainted(kw.value, state))
-        return frozenset(tainted)
-
-    def _local_callee(self, call: ast.Call) -> ast.AST | None:
-        """``f(...)`` for a module-level ``def f``, ``self.m(...)`` for a method of the current class."""
-        func = call.func
-        kind = type(func)
-        if kind is ast.Name:
-            return self.ctx.facts.functions.get(func.id)
-        if kind is not ast.Attribute or type(func.value) is not ast.Name or func.value.id != "self":
-            return None
-        cls = self.ctx.scope.cls
-        return None if cls is None else self.ctx.facts.methods.get((cls.name, func.attr))
+        summary = ctx.summaries.get(id(site.callee))
+        if summary is None:
+            return None  # not walked yet (recursion): judged like any other call
+        returned = summary.returns
+        if position is not None:
+            if summary.elements is None or position >= len(summary.elements):
+                return None
+            returned = summary.elements[position]
+        if state.grad_off:
+            returned = returned - GRAPH_ONLY
+        result = frozenset(label for label in returned if label[0] != "@")
+        wanted = set(parameters_in(returned))
+        if wanted:
+            evaluator = ctx.evaluator
+            for parameter, argument in ctx.graph.bound_arguments(site):
+                if parameter in wanted:
+                    labels = evaluator.labels(argument, state)
+                    if labels:
+                        result = result | labels
+        return result
 
     # -- statements -----------------------------------------------------------------------
     def _block(self, stmts: list[ast.stmt]) -> None:
@@ -169,66 +237,149 @@ class Walker:
     def _statement(self, stmt: ast.stmt) -> None:
         ctx = self.ctx
         ctx._taint_cache = {}
+        if ctx.owners is not None and ctx.scope.node is ctx.tree:
+            ctx.use_chunk(stmt)
         if not self.silent:
             for hook in self.statement_hooks:
                 hook(stmt, ctx)
             call_hooks = self.call_hooks
-            if call_hooks:
-                for call in ctx.facts.own_calls.get(id(stmt), ()):
-                    for hook in call_hooks:
-                        hook(call, ctx)
+            for call in ctx.facts.own_calls.get(id(stmt), ()):
+                for hook in call_hooks:
+                    hook(call, ctx)
+                self._call_effects(call)
         kind = type(stmt)
         visit = _VISITORS.get(kind)
         if visit is None:
             visit = _VISITORS[kind] = getattr(Walker, f"_visit_{kind.__name__}", _no_transfer)
         visit(self, stmt)
 
+    def _call_effects(self, call: ast.Call) -> None:
+        """A call of a function of this file that keeps one of its arguments: report graph passed to it, and
+        pass the effect on to the current function's own parameters."""
+        ctx = self.ctx
+        site = ctx.graph.site_of.get(id(call))
+        if site is None:
+            return
+        summary = ctx.summaries.get(id(site.callee))
+        if summary is None or not summary.effects:
+            return
+        from .retained_graph import report_kept_argument  # the rule owns the wording
+
+        for parameter, argument in ctx.graph.bound_arguments(site):
+            for effect in summary.effects.get(parameter, ()):
+                labels = ctx.labels(argument)
+                if GRAPH in labels:
+                    report_kept_argument(ctx, call, argument, effect)
+                if parameters_in(labels):
+                    ctx.keep_effect(argument, effect)
+
     def _visit_FunctionDef(self, stmt: ast.FunctionDef) -> None:
-        if not self.silent:
-            cls = self.ctx.blocks[-1] if self.ctx.blocks and isinstance(self.ctx.blocks[-1], ast.ClassDef) else None
-            self._walk_scope(stmt, cls=cls, grad_off=self.ctx.state.grad_off)
+        if self.silent or isinstance(self.ctx.scope.node, ast.Module) or self.ctx.facts.class_of(stmt) is not None:
+            return  # module-level functions and methods are walked on their own, callees first
+        self.walk_function(stmt, inherited_off=self.ctx.state.grad_off)
 
     _visit_AsyncFunctionDef = _visit_FunctionDef
 
-    def _visit_ClassDef(self, stmt: ast.ClassDef) -> None:
-        if self.silent:
-            return
-        self.ctx.blocks.append(stmt)
-        try:
-            self._block(stmt.body)
-        finally:
-            self.ctx.blocks.pop()
-
     def _visit_Assign(self, stmt: ast.Assign) -> None:
-        tainted = self.ctx.tainted(stmt.value)
+        ctx = self.ctx
+        labels = ctx.labels(stmt.value)
         for target in stmt.targets:
-            self._bind(target, stmt.value, tainted)
+            self._bind(target, stmt.value, labels)
+        roots = ctx.evidence.backward_roots.get(id(ctx.scope.node))
+        if roots and not ctx.state.grad_off and not _sanitized(stmt.value):
+            element_roots = ctx.evidence.backward_element_roots.get(id(ctx.scope.node), {})
+            for target in stmt.targets:
+                for node in ast.walk(target):
+                    if isinstance(node, (ast.Name, ast.Attribute)) and isinstance(node.ctx, ast.Store):
+                        name = dotted(node)
+                        if name not in roots or not self._backpropagated_later(roots[name], stmt):
+                            continue
+                        if name in element_roots:
+                            for key in element_roots[name]:  # ``output["loss"].backward()``: that element
+                                ctx.state.set_element(name, key, GRAPH_ONLY)
+                        else:
+                            ctx.state.add(name, GRAPH_ONLY)  # backpropagated later: it carries graph
+
+    def _backpropagated_later(self, positions: list[tuple[int, int]], stmt: ast.stmt) -> bool:
+        """A backward call through this binding comes after it, in the same iteration of its loop."""
+        here = (stmt.lineno, stmt.col_offset)
+        loop = self.ctx.loops[-1] if self.ctx.loops else None
+        return any(
+            position > here and (loop is None or loop.lineno <= position[0] <= (loop.end_lineno or loop.lineno))
+            for position in positions
+        )
 
     def _visit_AnnAssign(self, stmt: ast.AnnAssign) -> None:
         if stmt.value is not None:
-            self._bind(stmt.target, stmt.value, self.ctx.tainted(stmt.value))
+            self._bind(stmt.target, stmt.value, self.ctx.labels(stmt.value))
 
     def _visit_AugAssign(self, stmt: ast.AugAssign) -> None:
-        name = dotted(stmt.target) if not isinstance(stmt.target, ast.Subscript) else None
-        if name and self.ctx.tainted(stmt.value):
-            self.ctx.state.names.add(self.ctx.state.resolve(name))
+        name = base_dotted(stmt.target)  # ``totals[key] += loss`` adds into ``totals``
+        labels = self.ctx.labels(stmt.value)
+        if name and labels and not self.ctx.state.grad_off:
+            self.ctx.state.add(name, computed(labels))
 
     def _visit_Expr(self, stmt: ast.Expr) -> None:
         call = stmt.value
-        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)):
+        ctx = self.ctx
+        switched = ctx.modes.statement_mode(stmt)
+        if switched is not None:
+            ctx.state.grad_off = switched == OFF  # ``torch.set_grad_enabled(False)``, ``stack.enter_context(no_grad())``
             return
-        state = self.ctx.state
-        receiver = dotted(call.func.value)
+        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)):
+            self._detaching_call(call)
+            return
+        state = ctx.state
+        receiver = base_dotted(call.func.value)  # ``self.saved[ob_id].append(x)`` puts x into ``self.saved``
+        if call.func.attr == "detach_":
+            if receiver is None and isinstance(call.func.value, ast.Subscript):
+                receiver = dotted(call.func.value.value)  # ``hidden[0].detach_()`` cuts every element we track
+            if receiver is not None:
+                state.set(receiver, EMPTY)
+                self._note_detach(receiver)
+            return
         if receiver is None:
             return
-        if call.func.attr == "detach_":
-            state.names.discard(state.resolve(receiver))
-        elif call.func.attr in _CONTAINER_METHODS and any(self.ctx.tainted(arg) for arg in call.args):
-            state.names.add(state.resolve(receiver))  # the container now holds graph
+        if call.func.attr in _CONTAINER_METHODS:
+            labels = EMPTY
+            for arg in call.args:
+                labels = labels | ctx.labels(arg)
+            if labels:
+                state.add(receiver, labels)  # the container now holds what was put in
+                if "." in receiver and labels & _MAY_CARRY:
+                    ctx.scope.escapes = True
+        elif call.func.attr in {"clear"}:
+            state.set(receiver, EMPTY)
+        else:
+            self._detaching_call(call)
+
+    def _detaching_call(self, call: ast.AST) -> None:
+        """``repackage(hidden)`` where the callee detaches its parameter in place."""
+        ctx = self.ctx
+        if not isinstance(call, ast.Call):
+            return
+        site = ctx.graph.site_of.get(id(call))
+        if site is None:
+            return
+        summary = ctx.summaries.get(id(site.callee))
+        if summary is None or not summary.detaches:
+            return
+        for parameter, argument in ctx.graph.bound_arguments(site):
+            name = dotted(argument)
+            if parameter in summary.detaches and name:
+                ctx.state.set(name, EMPTY)
+                self._note_detach(name)
+
+    def _note_detach(self, name: str) -> None:
+        scope = self.ctx.scope
+        if not isinstance(scope.node, ast.Module) and name in self.ctx.graph.parameters(scope.node, bound=None):
+            scope.summary.detaches.add(name)
 
     def _visit_Return(self, stmt: ast.Return) -> None:
-        if self.ctx.tainted(stmt.value):
-            self.ctx.scope.returns_graph = True
+        ctx = self.ctx
+        value = stmt.value
+        elements = [ctx.labels(e) for e in value.elts] if isinstance(value, ast.Tuple) and not any(isinstance(e, ast.Starred) for e in value.elts) else None
+        ctx.scope.summary.add_return(ctx.labels(value), elements)
 
     def _visit_Global(self, stmt: ast.Global) -> None:
         self.ctx.scope.declared_global.update(stmt.names)
@@ -285,19 +436,42 @@ class Walker:
 
     def _loop_iteration(self, stmt: ast.AST) -> None:
         if isinstance(stmt, (ast.For, ast.AsyncFor)):
-            self._bind(stmt.target, None, self.ctx.tainted(stmt.iter))
+            self._bind_loop_target(stmt.target, stmt.iter)
         self._block(stmt.body)
+
+    def _bind_loop_target(self, target: ast.AST, iterable: ast.AST) -> None:
+        """Bind a loop's target to what iterating gives: ``enumerate`` counts, ``zip`` pairs, ``.items()``
+        pairs keys (names, never graph) with values."""
+        ctx = self.ctx
+        call = iterable if isinstance(iterable, ast.Call) else None
+        func_name = dotted(call.func) if call is not None else None
+        if call is not None and func_name in {"enumerate", "zip"} and isinstance(target, (ast.Tuple, ast.List)):
+            if func_name == "enumerate" and call.args and len(target.elts) == 2:
+                self._bind(target.elts[0], None, EMPTY)
+                self._bind_loop_target(target.elts[1], call.args[0])
+                return
+            if func_name == "zip" and len(call.args) == len(target.elts):
+                for element, part in zip(target.elts, call.args):
+                    self._bind_loop_target(element, part)
+                return
+        if call is not None and isinstance(call.func, ast.Attribute) and isinstance(target, (ast.Tuple, ast.List)):
+            if call.func.attr in {"items", "named_parameters", "named_buffers", "named_modules", "named_children"} and len(target.elts) == 2:
+                self._bind(target.elts[0], None, EMPTY)
+                self._bind(target.elts[1], None, ctx.labels(iterable))
+                return
+        self._bind(target, None, ctx.labels(iterable))
 
     def _visit_With(self, stmt: ast.With) -> None:
         ctx = self.ctx
         saved = ctx.state.grad_off
-        if with_disables_grad(stmt):
+        mode = ctx.modes.with_mode(stmt)
+        if mode == OFF:
             ctx.state.grad_off = True
-        elif with_enables_grad(stmt):
+        elif mode == ON:
             ctx.state.grad_off = False
         for item in stmt.items:
             if item.optional_vars is not None:
-                self._bind(item.optional_vars, None, False)
+                self._bind(item.optional_vars, None, EMPTY)
         ctx.blocks.append(stmt)
         try:
             self._block(stmt.body)
@@ -334,7 +508,7 @@ class Walker:
     _visit_TryStar = _visit_Try
 
     # -- bindings -------------------------------------------------------------------------
-    def _bind(self, target: ast.AST, value: ast.AST | None, tainted: bool) -> None:
+    def _bind(self, target: ast.AST, value: ast.AST | None, labels: Labels) -> None:
         state = self.ctx.state
         kind = type(target)
         if kind is ast.Name:
@@ -344,62 +518,106 @@ class Walker:
                 state.aliases[name] = state.resolve(source)
             else:
                 state.aliases.pop(name, None)
-            resolved = state.resolve(name)
-            if tainted and not is_summary_name(name):
-                state.names.add(resolved)
-            else:
-                state.names.discard(resolved)
-                state.names.discard(name)
+            state.set(name, EMPTY if is_summary_name(name) else labels)
             return
         if kind is ast.Tuple or kind is ast.List:
             values = value.elts if type(value) in _SEQUENCES and len(value.elts) == len(target.elts) else None
             for index, element in enumerate(target.elts):
                 if values is not None:
-                    self._bind(element, values[index], self.ctx.tainted(values[index]))
-                else:
-                    self._bind(element, None, tainted)
+                    self._bind(element, values[index], self.ctx.labels(values[index]))
+                    continue
+                part = None
+                if isinstance(value, ast.Call) and not any(isinstance(e, ast.Starred) for e in target.elts):
+                    part = self.local_result(value, state, index)  # ``loss, logs = self.step(batch)``
+                self._bind(element, None, labels if part is None else part)
             return
         if kind is ast.Starred:
-            self._bind(target.value, None, tainted)
+            self._bind(target.value, None, labels)
             return
         if kind is ast.Subscript:
-            if tainted:
-                container = dotted(target.value)
-                if container:
-                    state.names.add(state.resolve(container))
+            container = dotted(target.value)
+            if container and "." in container and labels & _MAY_CARRY:
+                self.ctx.scope.escapes = True
+            if container:
+                key = constant_key(target)
+                if key is not None:
+                    state.set_element(container, key, labels)  # this slot now holds exactly this value
+                elif labels:
+                    state.add(container, labels)
             return
         name = dotted(target)
         if name is None:
             return
-        resolved = state.resolve(name)
-        if tainted:
-            state.names.add(resolved)
-        else:
-            state.names.discard(resolved)
-            state.names.discard(name)
+        if "." in name and labels & _MAY_CARRY:
+            self.ctx.scope.escapes = True
+        state.set(name, labels)
 
 
+_MAY_CARRY = frozenset({GRAPH, MAYBE_GRAPH})
 _VISITORS: dict[type, object] = {}
 _NAMED = frozenset({ast.Name, ast.Attribute})
 _SEQUENCES = frozenset({ast.Tuple, ast.List})
+
+
+def _sanitized(value: ast.AST) -> bool:
+    """A value that cannot carry graph whatever it is computed from: a literal, ``x.item()``, ``float(x)``."""
+    if isinstance(value, (ast.Constant, ast.List, ast.Dict, ast.Tuple, ast.Set, ast.JoinedStr, ast.Compare)):
+        return True
+    if isinstance(value, ast.Call):
+        func = value.func
+        if isinstance(func, ast.Attribute):
+            return func.attr in CLEAN_METHODS
+        return isinstance(func, ast.Name) and func.id in {"float", "int", "bool", "str", "len", "list", "dict", "set", "tuple"}
+    return False
 
 
 def _no_transfer(walker: Walker, stmt: ast.stmt) -> None:
     """Statements that bind nothing (pass, raise, import...) leave the taint state as it is."""
 
 
-def _activation_parameters(node: ast.AST, cls: ast.ClassDef | None, facts: FileFacts) -> set[str]:
-    """Parameters that receive activations: a module's forward() inputs, and what an image pool is fed."""
+def _activation_parameters(node: ast.AST, cls: ast.ClassDef | None, ctx: LintContext) -> set[str]:
+    """Parameters that receive activations: a module's forward() inputs, a forward hook's inputs and
+    outputs, and what an image pool is fed."""
+    args = node.args.posonlyargs + node.args.args + node.args.kwonlyargs
+    if id(node) in ctx.graph.forward_hooks:
+        hook_args = [a.arg for a in args if a.arg not in {"self", "cls"}]
+        return set(hook_args[1:])  # (module, inputs, output): what the module received and returned
     if cls is None or not isinstance(node, _SCOPES):
         return set()
-    is_module = cls.name in facts.module_classes
-    receives_activations = (node.name == "forward" and is_module) or ("pool" in name_words(cls.name) and not is_module)
+    is_module = cls.name in ctx.evidence.module_classes
+    # An image pool is fed generator outputs; when this file feeds it, its callers decide (summaries).
+    fed_here = bool(ctx.graph.sites_to.get(id(node)))
+    receives_activations = (node.name == "forward" and is_module) or ("pool" in name_words(cls.name) and not is_module and not fed_here)
     if not receives_activations:
         return set()
-    args = node.args.posonlyargs + node.args.args + node.args.kwonlyargs
     defaults = dict(zip([a.arg for a in (node.args.posonlyargs + node.args.args)][::-1], node.args.defaults[::-1]))
     return {
         arg.arg for arg in args[1:]
-        if not isinstance(defaults.get(arg.arg), ast.Constant)
-        and not (isinstance(arg.annotation, ast.Name) and arg.annotation.id in {"int", "float", "bool", "str"})
+        if not isinstance(defaults.get(arg.arg), ast.Constant) and not non_tensor_annotation(arg.annotation)
     }
+
+
+_NON_TENSOR_TYPES = frozenset({
+    "int", "float", "bool", "str", "bytes", "complex", "tuple", "Tuple", "list", "List", "Sequence", "Optional",
+    "Union", "dict", "Dict", "Mapping", "device", "dtype", "Callable", "None", "Size", "Iterable", "type", "Type",
+    "Literal", "slice", "range", "torch", "typing",
+})
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z_0-9]*")
+
+
+def non_tensor_annotation(annotation: ast.AST | None) -> bool:
+    """``int``, ``Tuple[int, int]``, ``Optional[torch.device]``: a parameter that cannot hold a tensor."""
+    if annotation is None:
+        return False
+    words: set[str] = set()
+    for node in ast.walk(annotation):
+        if isinstance(node, ast.Name):
+            words.add(node.id)
+        elif isinstance(node, ast.Attribute):
+            words.add(node.attr)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            words.update(_IDENTIFIER.findall(node.value))
+    return bool(words) and words <= _NON_TENSOR_TYPES
+
+
+__all__ = ["LintContext", "Scope", "Walker", "MAYBE"]

@@ -6,15 +6,18 @@ Pure (no pygls): the LSP adapters only place these on the document's current lin
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 from vramlens.safe_text import one_line
 from vramlens.analysis.model import Analysis, LineStat
+from vramlens.lsp.frame_links import FrameLinker, is_torch_frame, line_uri, split_frame
 from vramlens.units import format_bytes as fmt
 
 STALE_TEXT = "stale · changed since the capture"
 _MOMENT_SHARE = {"oom": "at the OOM", "peak": "of peak", "end": "at the end"}
 _MOMENT_LIVE = {"oom": "live at the OOM", "peak": "live at the peak", "end": "live at the end of the trace"}
-LARGEST_BLOCKS = 5
+LARGEST_BLOCKS = 3
+GROWING_MARK = "↑"
 
 
 @dataclass(frozen=True)
@@ -24,7 +27,8 @@ class LineAnnotation:
     local_path: str
     line: int
     source: str | None  # the line's text when the capture was loaded, to tell when it changes
-    text: str
+    text: str  # the short figure shown after the line
+    long_text: str  # the figure in words, for a tooltip
     share: float
     live_bytes: int
     growing: bool
@@ -34,33 +38,93 @@ class LineAnnotation:
 
 
 def hint_text(line: LineStat, moment: str) -> str:
-    """`3.20 GiB live · 41% of peak · growing`."""
+    """The short figure after a line, `2.63 GiB · 89% ↑`; the words are in its tooltip (the hover)."""
+    if line.live_bytes == 0:
+        return f"none live · {fmt(line.allocated_bytes)} allocated"
+    text = f"{fmt(line.live_bytes)} · {line.share:.0%}"
+    return f"{text} {GROWING_MARK}" if line.growing else text
+
+
+def long_text(line: LineStat, moment: str) -> str:
+    """The same figure in words: `2.63 GiB live · 89% at the OOM · growing`."""
+    if line.live_bytes == 0:
+        return f"{fmt(line.allocated_bytes)} allocated, none live"
     parts = [f"{fmt(line.live_bytes)} live", f"{line.share:.0%} {_MOMENT_SHARE.get(moment, 'of peak')}"]
     if line.growing:
         parts.append("growing")
-    elif line.live_bytes == 0:
-        parts[0] = f"{fmt(line.allocated_bytes)} allocated, none live"
-        parts.pop()
     return " · ".join(parts)
 
 
-def hover_markdown(line: LineStat, moment: str) -> str:
-    """Live and total bytes, count, growth, the largest blocks and the call path into torch."""
-    where = f"{one_line(line.label)} in `{one_line(line.function).replace('`', chr(39))}`"
-    out = [f"**VRAM Lens** — {where}", ""]
-    out.append(f"- **{fmt(line.live_bytes)}** {_MOMENT_LIVE.get(moment, 'live')} ({line.share:.0%} of live bytes), "
-               f"in {line.live_blocks} block{'' if line.live_blocks == 1 else 's'}")
-    out.append(f"- {fmt(line.allocated_bytes)} allocated over the recorded history, in {line.count} "
-               f"allocation{'' if line.count == 1 else 's'}")
+def _headline(line: LineStat, moment: str) -> str:
+    if line.live_bytes == 0:
+        return f"**{fmt(line.allocated_bytes)} allocated here, none of it live** {_MOMENT_LIVE.get(moment, '')}".rstrip()
+    text = f"**{fmt(line.live_bytes)} {_MOMENT_LIVE.get(moment, 'live')}** · {line.share:.0%} of live memory"
     if line.growing:
-        out.append(f"- growing: it holds {fmt(line.growth_bytes)} that accumulated across steps")
-    else:
-        out.append("- not growing across steps")
+        text += f" · growing, +{fmt(line.growth_bytes)} accumulated across steps"
+    return text
+
+
+def _accounting(line: LineStat) -> str:
+    plural = "" if line.count == 1 else "s"
+    text = f"{line.count} allocation{plural}, {fmt(line.allocated_bytes)} over the run"
+    if line.live_bytes:
+        text += f" · {line.live_blocks} block{'' if line.live_blocks == 1 else 's'} live"
     largest = sorted(line.size_histogram, key=lambda item: -item[0])[:LARGEST_BLOCKS]
     if largest:
-        out.append("- largest blocks: " + ", ".join(f"{fmt(size)} ×{count}" for size, count in largest))
+        text += " · largest " + ", ".join(f"{fmt(size)} ×{count}" for size, count in largest)
+    return text
+
+
+def call_path_markdown(call_path: list[str], link: Callable[[str], str | None], own_label: str | None = None) -> str:
+    """`train.py:20 evaluate › +4 torch frames › linear.py:134 forward`: frames as links, torch's folded.
+
+    A run of torch's own frames is folded into a count; the innermost frame, the one that
+    allocated, stays named.
+    """
+    parts: list[str] = []
+    index = 0
+    while index < len(call_path):
+        end = index
+        while end < len(call_path) and is_torch_frame(split_frame(call_path[end])[0]):
+            end += 1
+        if end == index:  # a user or library frame; the line's own frame by its label (`train.ipynb cell 4 line 7`)
+            parts.append(_frame_markdown(call_path[index], link, own_label if index == 0 else None))
+            index += 1
+            continue
+        folded = end - index - (1 if end == len(call_path) else 0)
+        if folded:
+            parts.append(f"+{folded} torch frame{'' if folded == 1 else 's'}")
+        if end == len(call_path):
+            parts.append(_frame_markdown(call_path[-1], link))
+        index = end
+    return " › ".join(parts)
+
+
+def _code(text: str) -> str:
+    """A name from the capture inside `code`: one line, no backtick to close it early."""
+    return one_line(text).replace("`", "'")
+
+
+def _frame_markdown(frame: str, link: Callable[[str], str | None], label: str | None = None) -> str:
+    path, line, function = split_frame(frame)
+    function = _code(function) if function else function
+    where = _code(label or (f"{path.rsplit('/', 1)[-1]}:{line}" if line else path))
+    uri = link(frame)
+    shown = f"[{_escape(where)}]({uri})" if uri else f"`{where}`"
+    return f"{shown} `{function}`" if function else shown
+
+
+def _escape(text: str) -> str:
+    return text.replace("[", "\\[").replace("]", "\\]").replace("_", "\\_")
+
+
+def hover_markdown(line: LineStat, moment: str, link: Callable[[str], str | None] = lambda frame: None) -> str:
+    """A headline, the accounting in one line, then the call path with torch's own frames folded."""
+    out = [f"{_headline(line, moment)}  ", _accounting(line)]
     if line.call_path:
-        out += ["", "Call path into torch:", "", "```text", *(one_line(step).replace("`", "'") for step in line.call_path), "```"]
+        out += ["", call_path_markdown(line.call_path, link, line.label)]
+    elif line.path is not None:  # no frames kept: still say where
+        out += ["", f"`{_code(line.label)}` `{_code(line.function)}`"]
     return "\n".join(out)
 
 
@@ -72,10 +136,11 @@ def cell_of(stat: LineStat) -> tuple[str, int] | None:
     return cell.notebook, cell.index
 
 
-def line_annotations(analysis: Analysis, cells: bool = False) -> dict:
+def line_annotations(analysis: Analysis, cells: bool = False, linker: FrameLinker | None = None) -> dict:
     """Every user line that exists here, one annotation per line, grouped by local file; with ``cells``,
     the lines of notebook cells instead, grouped by (notebook file, cell place)."""
     moment = analysis.accounting.moment
+    linker = linker or FrameLinker(analysis.local_root, analysis.environment.get("torch"))
     by_file: dict = {}
     for stat in analysis.lines:
         where = cell_of(stat) if cells else stat.local_path
@@ -86,10 +151,23 @@ def line_annotations(analysis: Analysis, cells: bool = False) -> dict:
             continue
         lines[stat.line] = LineAnnotation(
             local_path=stat.local_path or where[0], line=stat.line, source=stat.source, text=hint_text(stat, moment),
-            share=stat.share, live_bytes=stat.live_bytes, growing=stat.growing, growth_bytes=stat.growth_bytes,
-            hover=hover_markdown(stat, moment), function=stat.function,
+            long_text=long_text(stat, moment), share=stat.share, live_bytes=stat.live_bytes, growing=stat.growing,
+            growth_bytes=stat.growth_bytes, hover=hover_markdown(stat, moment, _user_first(stat, linker)),
+            function=stat.function,
         )
     return {path: sorted(lines.values(), key=lambda a: a.line) for path, lines in by_file.items()}
+
+
+def _user_first(stat: LineStat, linker: FrameLinker) -> Callable[[str], str | None]:
+    """Links for a line's call path: its own frame is the line itself (its local file is known)."""
+    own = stat.call_path[0] if stat.call_path else None
+
+    def link(frame: str) -> str | None:
+        if frame == own and stat.local_path:
+            return line_uri(stat.local_path, stat.line)
+        return linker.uri(frame)
+
+    return link
 
 
 def spread_markdown(live_by_rank: dict[int, int]) -> str:

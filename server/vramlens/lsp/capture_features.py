@@ -7,7 +7,9 @@ measured on, wherever edits moved that line, and never on a line whose text chan
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING
+from urllib.parse import quote
 
 from lsprotocol import types
 from pygls.workspace import TextDocument
@@ -98,8 +100,26 @@ def _line_range(document: TextDocument, line: int) -> types.Range:
     return types.Range(start=types.Position(line=line, character=0), end=types.Position(line=line, character=end))
 
 
-def annotation_records(placement: Placement) -> list[dict]:
-    """`vramlens/lineAnnotations` entries: each attributed line where it now is."""
+# Client commands a hover may run (the VS Code client trusts exactly these in hovers).
+SHOW_REPORT_COMMAND = "vramlens.showMemoryReport"
+CONFIRM_COMMAND = "vramlens.runConfirmation"
+
+
+def command_link(title: str, command: str, argument: dict) -> str:
+    return f"[{title}](command:{command}?{quote(json.dumps([argument]))})"
+
+
+def command_links(folder: str | None, confirmable: bool) -> str:
+    """The hover's last line: the report, and the experiment that confirms the cause (a run's capture only)."""
+    argument = {"workspaceFolder": folder}
+    links = [command_link("Show in report", SHOW_REPORT_COMMAND, argument)]
+    if confirmable:
+        links.append(command_link("Confirm the diagnosis", CONFIRM_COMMAND, argument))
+    return " · ".join(links)
+
+
+def annotation_records(placement: Placement, links: str = "") -> list[dict]:
+    """`vramlens/lineAnnotations` entries: each attributed line where it now is; ``links`` ends each hover."""
     records = []
     for recorded, anchor in sorted(placement.anchors().items(), key=lambda item: item[1].current):
         annotation = placement.figures.annotations.get(recorded)
@@ -108,11 +128,12 @@ def annotation_records(placement: Placement) -> list[dict]:
         records.append({
             "line": anchor.current,
             "text": STALE_TEXT if anchor.stale else annotation.text,
+            "longText": STALE_TEXT if anchor.stale else annotation.long_text,
             "share": 0.0 if anchor.stale else round(annotation.share, 4),
             "liveBytes": 0 if anchor.stale else annotation.live_bytes,
             "growing": False if anchor.stale else annotation.growing,
             "stale": anchor.stale,
-            "hover": STALE_HOVER if anchor.stale else annotation.hover,
+            "hover": STALE_HOVER if anchor.stale else f"{annotation.hover}\n\n{links}" if links else annotation.hover,
         })
     return records
 
@@ -126,6 +147,12 @@ def register(server: VramLensServer) -> None:
         document = server.workspace.get_text_document(uri)
         return document, placements.of(document)
 
+    def links_for(document: TextDocument) -> str:
+        folder, _ = server.folder_of(document.uri)
+        loaded = server.captures.get(folder) or server.captures.get(None)
+        confirmable = bool(loaded and loaded.view and loaded.view.meta.get("script"))
+        return command_links(folder, confirmable)
+
     @server.feature(types.TEXT_DOCUMENT_INLAY_HINT, types.InlayHintOptions(resolve_provider=False))
     def inlay_hints(ls: VramLensServer, params: types.InlayHintParams) -> list[types.InlayHint]:
         if ls.settings_for(params.text_document.uri).annotation_style != "inlayHints":
@@ -135,7 +162,7 @@ def register(server: VramLensServer) -> None:
             return []
         first, last = params.range.start.line, params.range.end.line
         hints = []
-        for record in annotation_records(placement):
+        for record in annotation_records(placement, links_for(document)):
             if first <= record["line"] <= last:
                 hints.append(types.InlayHint(
                     position=_line_range(document, record["line"]).end, label=record["text"], padding_left=True,
@@ -148,7 +175,7 @@ def register(server: VramLensServer) -> None:
         document, placement = placement_of(params.text_document.uri)
         if placement is None:
             return None
-        record = next((r for r in annotation_records(placement) if r["line"] == params.position.line), None)
+        record = next((r for r in annotation_records(placement, links_for(document)) if r["line"] == params.position.line), None)
         if record is None:
             return None
         return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=record["hover"]),
@@ -168,8 +195,8 @@ def register(server: VramLensServer) -> None:
     @server.feature(LINE_ANNOTATIONS)
     def line_annotations(ls: VramLensServer, params) -> dict:
         uri = params["uri"] if isinstance(params, dict) else params.uri
-        _, placement = placement_of(uri)
-        return {"annotations": annotation_records(placement) if placement else []}
+        document, placement = placement_of(uri)
+        return {"annotations": annotation_records(placement, links_for(document)) if placement else []}
 
     def oom_diagnostics(document: TextDocument) -> list[types.Diagnostic]:
         placement = placements.of(document)

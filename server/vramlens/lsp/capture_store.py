@@ -15,6 +15,9 @@ from pathlib import Path
 from vramlens.analysis import Analysis, analyze_capture
 from vramlens.analysis.load.notebook import notebook_cells
 from vramlens.analysis.ranks.model import RankComparison
+from vramlens.analysis.attribution.over_time import top_lines_at
+from vramlens.analysis.load.snapshot import device_trace, pick_device
+from vramlens.analysis.rendering.json_export import downsample
 from vramlens.capture import load_capture
 from vramlens.lsp.annotations import LineAnnotation, line_annotations
 from vramlens.lsp.line_tracking import split_lines
@@ -67,6 +70,7 @@ class RankView:
     meta: dict
     analysis: Analysis
     files: dict[str, FileFigures]  # same_file_key(local path) -> figures
+    tops: list | None = None  # per timeline point of the report: (label, bytes) of the top user line, or None
 
     @property
     def failed(self) -> bool:
@@ -151,7 +155,13 @@ def analyze_for_folder(path: str, folder_path: str, total_memory: int | None = N
     capture = load_capture(path)
     root = choose_source_root(folder_path, recorded_user_files(capture))
     analysis = analyze_capture(capture, total_memory=total_memory, source_root=root)
-    return RankView(rank, capture.meta, analysis, file_figures(analysis)), root
+    return RankView(rank, capture.meta, analysis, file_figures(analysis), timeline_tops(capture, analysis)), root
+
+
+def timeline_tops(capture, analysis: Analysis) -> list:
+    """The top user line at each point the report's timeline draws (its hover names it)."""
+    trace = device_trace(capture.snapshot, pick_device(capture.snapshot, capture.meta))
+    return top_lines_at(trace, analysis.lines, [point.index for point in downsample(analysis.timeline.points)])
 
 
 def load(path: str, folder_uri: str, folder_path: str, total_memory: int | None = None) -> LoadedCapture:

@@ -12,11 +12,13 @@ import os
 import traceback
 from pathlib import Path
 from lsprotocol import types
+from pygls.uris import to_fs_path
 
 from vramlens.analysis.experiments.experiment import chosen_sentence
 from vramlens.analysis.rendering.timeline_svg import timeline_svg
 from vramlens.capture import CaptureError
 from vramlens.lsp.capture_store import LoadedCapture
+from vramlens.lsp.wording import cause_text
 from vramlens.lsp.load_worker import load_in_worker
 from vramlens.lsp.report_payload import report_markdown, report_payload
 from vramlens.lsp.server import VramLensServer  # at run time: pygls reads the commands' annotations
@@ -36,16 +38,27 @@ def argument(arguments: tuple) -> dict:
     return arguments[0] if arguments and isinstance(arguments[0], dict) else {}
 
 
+def is_here(line) -> bool:
+    """Whether a recorded user line was found on this machine: in a file, or in a notebook's cell."""
+    return bool(line.local_path or (line.cell is not None and line.cell.notebook))
+
+
 def summary(loaded: LoadedCapture) -> str:
-    """One line for the user: what happened, the cause, the top line (an experiment: what it chose)."""
+    """One line for the user: the cause first, then the top line and what happened (an experiment: what it chose)."""
     if loaded.experiment is not None:
         return experiment_summary(loaded.experiment)
     analysis = loaded.view.analysis
     diagnosis = analysis.diagnosis
-    text = f"{analysis.outcome_text[:1].upper()}{analysis.outcome_text[1:]}: {diagnosis.cause} ({diagnosis.confidence_label} confidence)."
+    cause = cause_text(diagnosis.cause)
+    text = f"{cause[:1].upper()}{cause[1:]} ({diagnosis.confidence_label} confidence)."
     top = next((line for line in analysis.lines if line.path and line.live_bytes > 0), None)
-    if top is not None:
+    if top is not None and not is_here(top):
+        text += f" No recorded frame matched a file in this workspace (top line {top.label}): choose the source folder."
+    elif top is not None:
         text += f" Top line {top.label}."
+    outcome = analysis.outcome_text
+    if outcome:
+        text += f" Run: {outcome.rstrip('.')}."
     if loaded.comparison is not None:
         failing = loaded.comparison.failing_rank
         text = (f"Rank {loaded.view.rank} of {len(loaded.comparison.ranks)}"
@@ -106,12 +119,24 @@ def send_report(ls: VramLensServer, loaded: LoadedCapture, redacted: bool = Fals
     ls.protocol.notify(REPORT, report_payload(loaded, ls.uri_of, redacted))
 
 
-async def load_into(ls: VramLensServer, path: str, folder_uri: str | None, total_memory: int | None = None) -> LoadedCapture:
+async def load_into(ls: VramLensServer, path: str, folder_uri: str | None, total_memory: int | None = None,
+                    source_root: str | None = None) -> LoadedCapture:
     """Analyse in a worker process (a large or hostile capture takes seconds, or would take the server
-    with it) and load the result for the folder. Cancelling the request, or shutdown, ends the worker."""
-    folder_uri, folder_path = ls.folder_of(folder_uri) if folder_uri else ls.folder_of(ls.uri_of(str(Path(path).resolve())))
-    if folder_uri is None:
-        raise CaptureError("Open a workspace folder first: a capture is mapped onto the files of a workspace folder.")
+    with it) and load the result for the folder. Cancelling the request, or shutdown, ends the worker.
+
+    ``source_root``: the folder the recorded files are mapped onto, when the user chose one (it may lie
+    outside every workspace folder, e.g. the shipped sample); the load is then kept under that folder's URI
+    unless a workspace folder is named."""
+    if source_root:
+        root = Path(source_root).resolve()
+        if not root.is_dir():
+            raise CaptureError(f"Choose an existing folder as the source folder: {source_root} is not a folder.")
+        holder = _folder_holding(ls, root)
+        folder_uri, folder_path = folder_uri or holder or ls.uri_of(str(root)), str(root)
+    else:
+        folder_uri, folder_path = ls.folder_of(folder_uri) if folder_uri else ls.folder_of(ls.uri_of(str(Path(path).resolve())))
+        if folder_uri is None:
+            raise CaptureError("Open a workspace folder first: a capture is mapped onto the files of a workspace folder.")
     request_id = ls.protocol.msg_id
     ls.loading[request_id] = asyncio.current_task()
     try:
@@ -123,6 +148,15 @@ async def load_into(ls: VramLensServer, path: str, folder_uri: str | None, total
     capture_loaded(ls, loaded)
     ls.log(f"Loaded {loaded.path} for {folder_uri}; recorded paths mapped onto {loaded.source_root}.")
     return loaded
+
+
+def _folder_holding(ls: VramLensServer, path: Path) -> str | None:
+    """The workspace folder that contains ``path``, or None (ls.folder_of falls back to the first folder)."""
+    for folder in ls.folder_uris():
+        folder_path = to_fs_path(folder)
+        if folder_path and (path == Path(folder_path) or Path(folder_path) in path.parents):
+            return folder
+    return None
 
 
 def register(server: VramLensServer) -> None:
@@ -138,7 +172,8 @@ def register(server: VramLensServer) -> None:
             total_memory = parse_size(str(total)) if total else None
         except ValueError as error:
             return result(False, f"totalMemory: {error}.")
-        loaded = await load_into(ls, path, args.get("workspaceFolder"), total_memory)
+        source_root = args.get("sourceRoot") if isinstance(args.get("sourceRoot"), str) else None
+        loaded = await load_into(ls, path, args.get("workspaceFolder"), total_memory, source_root)
         return result(True, summary(loaded), loaded)
 
     @server.command("vramlens.clearCapture")

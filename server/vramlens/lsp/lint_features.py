@@ -8,13 +8,14 @@ from lsprotocol import types
 from pygls.workspace import TextDocument
 
 from vramlens.lint import Finding, Fix, apply_fix, lint_source
+from vramlens.lint.chunks import ChunkCache
 from vramlens.lsp.notebook_lint import lint_cells, python_lines
 
 if TYPE_CHECKING:
     from vramlens.lsp.server import VramLensServer
 
 SOURCE = "vramlens"
-SETTINGS_KEY = "lint"  # initializationOptions.lint and settings.vramlens.lint: {"select": [...], "ignore": [...]}
+SETTINGS_KEY = "lint"  # initializationOptions.lint and settings.vramlens.lint: {"select": [...], "ignore": [...], "preview": bool}
 _SEVERITY = {
     "error": types.DiagnosticSeverity.Error,
     "warning": types.DiagnosticSeverity.Warning,
@@ -58,35 +59,41 @@ class LintSettings:
     def __init__(self) -> None:
         self.select: list[str] | None = None
         self.ignore: list[str] | None = None
+        self.preview = False
 
     def update(self, options: dict) -> None:
         lint = options.get(SETTINGS_KEY)  # the whole section arrives each time: no `lint` means the defaults
         lint = lint if isinstance(lint, dict) else {}
         self.select = [str(s) for s in lint.get("select") or []] or None
         self.ignore = [str(s) for s in lint.get("ignore") or []] or None
+        self.preview = lint.get("preview") is True
 
 
 class DocumentLinter:
     """Lints documents with the client's settings. The editor asks for code actions on every cursor
-    move and publishes again on save: the same text is linted once. A notebook's cell is linted with
-    the notebook's other code cells before it and after it (``notebook_of(document)`` gives them)."""
+    move and publishes again on save: the same text is linted once. Each open document (and notebook)
+    keeps the engine's cache of its last lint, so after an edit only the changed parts are analysed again.
+    A notebook's cell is linted with the notebook's other code cells before it and after it
+    (``notebook_of(document)`` gives them)."""
 
     def __init__(self, notebook_of=None) -> None:
         self.settings = LintSettings()
         self._last: dict[str, tuple[tuple, list[Finding]]] = {}  # uri -> (what was linted, its findings)
+        self._caches: dict[str, ChunkCache] = {}  # uri or notebook path -> the engine's cache of it
         self._notebook_of = notebook_of  # document -> (notebook path, [(cell uri, source)…]) or None
         self._notebooks: dict[str, tuple[tuple, dict[str, list[Finding]]]] = {}
 
     def findings(self, document: TextDocument) -> list[Finding]:
-        select, ignore = self.settings.select, self.settings.ignore
+        select, ignore, preview = self.settings.select, self.settings.ignore, self.settings.preview
         notebook = self._notebook_of(document) if self._notebook_of else None
         if notebook is not None:
             return self._cell_findings(document.uri, *notebook)
-        key = (document.source, select, ignore)
+        key = (document.source, select, ignore, preview)
         cached = self._last.get(document.uri)
         if cached is not None and cached[0] == key:
             return cached[1]
-        findings = lint_source(document.source, document.path or document.uri, select, ignore)
+        cache = self._caches.setdefault(document.uri, ChunkCache())
+        findings = lint_source(document.source, document.path or document.uri, select, ignore, preview, cache=cache)
         self._last[document.uri] = (key, findings)
         return findings
 
@@ -97,10 +104,13 @@ class DocumentLinter:
         return document.source
 
     def _cell_findings(self, uri: str, path: str, cells: list[tuple[str, str]]) -> list[Finding]:
-        key = (tuple(cells), self.settings.select, self.settings.ignore)
+        settings = self.settings
+        key = (tuple(cells), settings.select, settings.ignore, settings.preview)
         cached = self._notebooks.get(path)
         if cached is None or cached[0] != key:
-            cached = self._notebooks[path] = (key, lint_cells(cells, path, self.settings.select, self.settings.ignore))
+            cache = self._caches.setdefault(path, ChunkCache())
+            found = lint_cells(cells, path, settings.select, settings.ignore, preview=settings.preview, cache=cache)
+            cached = self._notebooks[path] = (key, found)
         return cached[1].get(uri, [])
 
     # DocumentListener: only a closed document's findings are dropped
@@ -112,6 +122,7 @@ class DocumentLinter:
 
     def closed(self, uri: str) -> None:
         self._last.pop(uri, None)
+        self._caches.pop(uri, None)
 
 
 def code_actions(document: TextDocument, diagnostics: list[types.Diagnostic], linter: DocumentLinter) -> list[types.CodeAction]:

@@ -5,6 +5,7 @@ Pure (no pygls): built from a loaded capture; ``to_uri`` turns a local path into
 
 from __future__ import annotations
 
+import bisect
 import os
 from typing import Callable
 
@@ -16,6 +17,7 @@ from vramlens.analysis.ranks.model import OWN_FAILURES, RankComparison
 from vramlens.analysis.rendering.report import build_report
 from vramlens.analysis.rendering.experiment_text import render_text
 from vramlens.lsp.capture_store import LoadedCapture
+from vramlens.lsp.wording import cause_text
 
 TOP_LINES = 20
 
@@ -29,17 +31,28 @@ def report_title(analysis: Analysis, meta: dict, capture_path: str) -> str:
 OOM_READING_WINDOW_S = 1.0
 
 
-def timeline_series(analysis: Analysis, meta: dict) -> dict:
-    """Allocated and reserved from the replay, driver-visible use from NVML, in seconds from the first point."""
-    timeline = analysis.timeline
-    points = downsample(timeline.points)
-    times = [p.time_us for p in points if p.time_us is not None]
+def series_clock(analysis: Analysis):
+    """Seconds from the first timeline point (the trace position where an old torch recorded no times)."""
+    times = [p.time_us for p in downsample(analysis.timeline.points) if p.time_us is not None]
     start_us = min(times) if times else None
 
     def seconds(time_us: int | None, index: int) -> float:
         if start_us is None or time_us is None:
-            return float(index)  # an old torch without times: the trace position stands in
+            return float(index)
         return round((time_us - start_us) / 1e6, 6)
+
+    return seconds, start_us
+
+
+def timeline_series(analysis: Analysis, meta: dict, tops: list | None = None) -> dict:
+    """Allocated and reserved from the replay, driver-visible use from NVML, in seconds from the first point.
+
+    ``tops``: per point, (label, bytes) of the user line holding most at that moment, or None.
+    """
+    timeline = analysis.timeline
+    points = downsample(timeline.points)
+    seconds, start_us = series_clock(analysis)
+    accounting = analysis.accounting
 
     oom_at = seconds(timeline.oom_time_us, timeline.oom_index) if timeline.oom_index is not None else None
     marks = [{"time": seconds(mark.time_us, mark.index), "index": mark.index, "text": mark.text}
@@ -58,8 +71,105 @@ def timeline_series(analysis: Analysis, meta: dict) -> dict:
         "driverUsed": driver,
         "oomAt": oom_at,
         "peakAt": seconds(timeline.peak_time_us, timeline.peak_index) if timeline.peak_index is not None else None,
+        "limit": accounting.limit,
+        "limitIsCap": accounting.limit_is_cap,
+        "deviceTotal": accounting.driver_total or accounting.device_total,
+        "tops": [[label, live] if label else None for label, live in (top or (None, None) for top in tops)]
+                if tops and len(tops) == len(points) else None,
+        "steps": step_bands(analysis, seconds),
+        "timeUnit": "s" if start_us is not None else "entry",
         "phaseMarks": marks,  # the user's phase marks (torch 2.14's annotate), in seconds like the rest
     }
+
+
+def step_bands(analysis: Analysis, seconds) -> list[dict]:
+    """The run's iterations on the timeline's clock, for light bands behind the lines. A step known by its
+    trace positions only is timed by the timeline point at or before each position."""
+    model = analysis.steps
+    if model is None:
+        return []
+    points = analysis.timeline.points
+    indices = [point.index for point in points]
+
+    def when(time_us: int | None, index: int) -> float:
+        if time_us is None and points:
+            at = max(0, bisect.bisect_right(indices, index) - 1)
+            time_us = points[at].time_us
+        return seconds(time_us, index)
+
+    return [{"number": step.number, "kind": step.kind, "complete": step.complete,
+             "start": when(step.start_time_us, step.start_index), "end": when(step.end_time_us, step.end_index),
+             "floorAllocated": step.floor_allocated, "peakAllocated": step.peak_allocated} for step in model.steps]
+
+
+def script_uri(analysis: Analysis, meta: dict, to_uri: Callable[[str], str]) -> str | None:
+    """The recorded script as a file here (what a confirming run executes again), when it was mapped."""
+    script = meta.get("script")
+    local = next((line.local_path for line in analysis.lines if script and line.path == script and line.local_path), None)
+    return to_uri(local) if local else None
+
+
+def line_links(analysis: Analysis, to_uri: Callable[[str], str]) -> dict[str, dict]:
+    """`train.py:20` -> where it is here, for every attributed user line found on this machine:
+    the report view turns each such token of its text into a link."""
+    links: dict[str, dict] = {}
+    for line in analysis.lines:
+        if line.local_path and line.line and line.label not in links:
+            links[line.label] = {"label": line.label, "uri": to_uri(line.local_path), "line": line.line - 1}
+    return links
+
+
+def recommendations(analysis: Analysis, links: dict[str, dict]) -> list[dict]:
+    """What to try, each with the actions an editor can offer as buttons (an open_line action carries its URI)."""
+    def action(item) -> dict:
+        entry = {"kind": item.kind, "title": item.title, "arguments": dict(item.arguments)}
+        if item.kind == "open_line":
+            path, line = item.arguments.get("path"), item.arguments.get("line")
+            label = f"{str(path).replace(chr(92), '/').rsplit('/', 1)[-1]}:{line}" if path else None
+            if label in links:
+                entry.update(uri=links[label]["uri"], line=links[label]["line"])
+        return entry
+
+    return [{"action": r.action, "reason": r.reason, "experiment": r.experiment, "command": r.command,
+             "actions": [action(a) for a in r.actions]} for r in analysis.recommendations]
+
+
+def diagnosis_payload(analysis: Analysis) -> dict:
+    diagnosis = analysis.diagnosis
+    confirm = diagnosis.confirm
+    return {"cause": diagnosis.cause, "causeText": cause_text(diagnosis.cause), "confidence": diagnosis.confidence,
+            "confidenceLabel": diagnosis.confidence_label, "alternative": diagnosis.alternative,
+            "alternativeText": cause_text(diagnosis.alternative) if diagnosis.alternative else None,
+            "measured": diagnosis.measured,
+            "confirm": None if confirm is None else {"question": confirm.question, "command": confirm.command,
+                                                     "expectation": confirm.expectation, "variants": confirm.variants}}
+
+
+def frame_tree(node, to_uri: Callable[[str], str]) -> dict:
+    return {"label": node.label, "path": node.path, "line": node.line, "bytes": node.bytes,
+            "uri": to_uri(node.local_path) if node.local_path else None,
+            "children": [frame_tree(child, to_uri) for child in node.children]}
+
+
+def memory_views(analysis: Analysis, to_uri: Callable[[str], str]) -> dict:
+    """What the memory is (roles), who holds it (holders) and the library frames below each top line."""
+    return {
+        "roles": [{"role": r.role, "bytes": r.bytes, "label": r.label, "detail": r.detail} for r in analysis.roles],
+        "holders": [{"root": h.root, "kind": h.kind, "bytes": h.bytes, "tensors": h.tensors, "length": h.length,
+                     "createdAt": list(h.created_at) if h.created_at else None,
+                     "appendedAt": list(h.appended_at) if h.appended_at else None, "chain": list(h.chain)}
+                    for h in analysis.holders],
+        "breakdown": [frame_tree(node, to_uri) for node in analysis.breakdown],
+        "mode": analysis.mode,
+    }
+
+
+def unmapped(analysis: Analysis) -> dict | None:
+    """A capture whose user lines name no file here: what was recorded, so the user can choose the folder."""
+    user = [line for line in analysis.lines if line.path and line.live_bytes > 0]
+    if not user or any(line.local_path or (line.cell is not None and line.cell.notebook) for line in user):
+        return None
+    return {"recordedRoot": analysis.source_root, "files": sorted({line.path for line in user})[:5]}
 
 
 def report_lines(analysis: Analysis, to_uri: Callable[[str], str]) -> list[dict]:
@@ -125,14 +235,22 @@ def report_payload(loaded: LoadedCapture, to_uri: Callable[[str], str], redacted
                    "markdown": report_markdown(loaded), "ranks": None, "experiment": loaded.experiment}
         return _redacted_payload(payload, loaded) if redacted else payload
     analysis = view.analysis
+    links = line_links(analysis, to_uri)
     payload = {
         "workspaceFolder": loaded.folder_uri,
         "capture": loaded.path,
         "redacted": redacted,
         "title": report_title(analysis, view.meta, loaded.path),
         "analysis": to_json(analysis),
+        "diagnosis": diagnosis_payload(analysis),
+        "recommendations": recommendations(analysis, links),
+        "links": list(links.values()),
         "lines": report_lines(analysis, to_uri),
-        "series": timeline_series(analysis, view.meta),
+        "series": timeline_series(analysis, view.meta, view.tops),
+        **memory_views(analysis, to_uri),
+        "unmapped": unmapped(analysis),
+        "confirmable": bool(view.meta.get("script")),
+        "scriptUri": script_uri(analysis, view.meta, to_uri),
         "markdown": report_markdown(loaded),
         "ranks": None,
         "experiment": loaded.experiment,
@@ -148,9 +266,17 @@ def _redacted_payload(payload: dict, loaded: LoadedCapture) -> dict:
     """Every string that may name a path goes through the report's redaction; links to local files are dropped."""
     counts = _redaction(payload["markdown"], loaded).counts
     shared = _redacted_strings(payload, loaded)
-    shared.update(workspaceFolder=None, lines=[dict(line, uri=None) for line in shared["lines"]], redactions=counts,
-                  markdown=f"{shared['markdown']}\n> {Redaction('', counts).summary()}\n")
+    shared.update(workspaceFolder=None, scriptUri=None, lines=[dict(line, uri=None) for line in shared["lines"]], links=[],
+                  redactions=counts, markdown=f"{shared['markdown']}\n> {Redaction('', counts).summary()}\n")
+    for recommendation in shared.get("recommendations") or ():
+        for action in recommendation["actions"]:
+            action.pop("uri", None)
+    shared["breakdown"] = [_without_uris(node) for node in shared.get("breakdown") or ()]
     return shared
+
+
+def _without_uris(node: dict) -> dict:
+    return dict(node, uri=None, children=[_without_uris(child) for child in node["children"]])
 
 
 def _redacted_strings(value, loaded: LoadedCapture):

@@ -8,6 +8,7 @@ import ast
 from dataclasses import dataclass
 
 from vramlens.analysis.model import Analysis, LineStat
+from vramlens.lsp.wording import cause_text
 from vramlens.units import format_bytes as fmt
 
 _MOMENT = {"oom": "at the OOM", "peak": "at the peak", "end": "at the end of the trace"}
@@ -31,20 +32,6 @@ def _local_paths(analysis: Analysis) -> dict[str, str]:
     return {line.path: line.local_path for line in analysis.lines if line.path and line.local_path}
 
 
-def accounting_sentence(analysis: Analysis) -> str:
-    acc = analysis.accounting
-    parts = [f"{fmt(acc.allocated)} allocated (live tensors)", f"{fmt(acc.reserved)} reserved by PyTorch"]
-    if acc.largest_free_block is not None:
-        parts.append(f"largest free block {fmt(acc.largest_free_block)}")
-    if acc.driver_used is not None:
-        parts.append(f"{fmt(acc.driver_used)} used on the device (driver-visible)")
-    if acc.non_pytorch is not None:
-        parts.append(f"{fmt(acc.non_pytorch)} of it outside PyTorch")
-    if acc.limit is not None:
-        parts.append(f"limit {fmt(acc.limit)}" + (" (fraction cap)" if acc.limit_is_cap else ""))
-    return "; ".join(parts)
-
-
 def oom_line(analysis: Analysis, cell_key=None) -> OomLine | None:
     """The user line whose allocation failed, with the accounting at that moment. A line of a notebook
     cell is placed by ``cell_key(notebook file, cell place)``."""
@@ -58,13 +45,26 @@ def oom_line(analysis: Analysis, cell_key=None) -> OomLine | None:
         return None
     request = fmt(analysis.oom.request) if analysis.oom.request else "an unknown size"
     if site.autograd:
-        what = f"CUDA out of memory: the autograd engine's {request} request failed during the work started here."
+        what = f"CUDA out of memory: the autograd engine's {request} request failed during the work started here"
     else:
-        what = f"CUDA out of memory: a {request} request failed here."
+        what = f"CUDA out of memory: a {request} request failed here"
     diagnosis = analysis.diagnosis
-    message = (f"{what} Memory {_MOMENT.get(analysis.accounting.moment, 'then')}: {accounting_sentence(analysis)}. "
-               f"Cause: {diagnosis.cause} ({diagnosis.confidence_label} confidence).")
+    cause = cause_text(diagnosis.cause)
+    # Short: it leads every hover on the line. The full accounting is in the report.
+    message = (f"{what}, {short_accounting(analysis)}. "
+               f"{cause[:1].upper()}{cause[1:]} ({diagnosis.cause}, {diagnosis.confidence_label} confidence).")
     return OomLine(local, site.line, message)
+
+
+def short_accounting(analysis: Analysis) -> str:
+    """`with 2.95 GiB allocated and 2.96 GiB reserved under the 3.00 GiB cap`."""
+    acc = analysis.accounting
+    text = f"with {fmt(acc.allocated)} allocated and {fmt(acc.reserved)} reserved"
+    if acc.limit:
+        text += f" under the {fmt(acc.limit)} {'cap' if acc.limit_is_cap else 'limit'}"
+    if acc.non_pytorch:
+        text += f" ({fmt(acc.non_pytorch)} more outside PyTorch)"
+    return text
 
 
 def _def_line(local_path: str, function: str, lines: set[int]) -> int | None:

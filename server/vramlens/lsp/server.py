@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import json
 import logging
 import os
 import threading
+from dataclasses import asdict
 from typing import Callable, Protocol
 from urllib.parse import unquote
 
@@ -211,7 +213,7 @@ class VramLensServer(LanguageServer):
         for folder, answer in zip(folders, answers or []):
             if isinstance(answer, dict):
                 self.folder_settings[folder or ""] = self.read_settings(answer)
-                self.log(f"Settings for {folder or 'the workspace'}: {self.folder_settings[folder or '']}")
+                self.log(f"Settings for {folder or 'the workspace'}: {json.dumps(asdict(self.folder_settings[folder or '']))}")
         first = next((a for a in answers or [] if isinstance(a, dict)), None)
         if first is not None:
             self.apply_settings(first)
@@ -388,12 +390,13 @@ def _register_notebook_events(server: VramLensServer) -> None:
 
 
 def create_server() -> VramLensServer:
-    from vramlens.lsp import capture_features, commands, confirm, diagnose, experiments, lint_features
+    from vramlens.lsp import (capture_features, commands, confirm, diagnose, experiments, interpreter_health,
+                              lint_features)
 
     server = VramLensServer()
     _register_document_events(server)
     _register_notebook_events(server)
-    for module in (lint_features, capture_features, commands, diagnose, experiments, confirm):
+    for module in (lint_features, capture_features, commands, diagnose, experiments, confirm, interpreter_health):
         module.register(server)
     return server
 

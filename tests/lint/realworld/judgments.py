@@ -1,4 +1,4 @@
-"""The judgment table: every finding on the precision corpus judged true, false or debatable, with a reason.
+"""The judgment tables: every finding on a precision corpus judged true, false or debatable, with a reason.
 
 A judgment is keyed by codebase, path, finding code and the finding line's text (stripped), so it survives
 line shifts; the line number is kept for reading only.
@@ -10,7 +10,8 @@ import csv
 from dataclasses import dataclass
 from pathlib import Path
 
-TABLE = Path(__file__).resolve().parent / "precision" / "judgments.csv"
+TABLE = Path(__file__).resolve().parent / "pypi" / "precision" / "judgments.csv"
+GITHUB_TABLE = Path(__file__).resolve().parent / "github" / "precision" / "judgments.csv"
 COLUMNS = ("codebase", "path", "line", "rule", "text", "verdict", "reason")
 VERDICTS = ("true", "false", "debatable")
 

@@ -1,11 +1,12 @@
-"""Builds the corpora's data files from local git clones of their public repositories.
+"""Builds the local-only commit corpora's data files (``github/``) from local git clones of their repositories.
 
     python tests/lint/realworld/materialize.py --clones DIR [--only recall|precision] [--pin]
 
 DIR holds one clone per repository, named ``owner+name`` (bare or not). For every recall case it writes
-``before.py`` (the file at ``parent``) and ``after.py`` (at ``commit``); for every codebase it writes
-``<name>-<shortsha>.tar.xz``. Each file is checked against the sha256 (cases) or content digest and counts
-(codebases) in the manifests; ``--pin`` records them instead, for a case or codebase just added.
+``github/recall/<case>/before.py`` (the file at ``parent``) and ``after.py`` (at ``commit``); for every codebase
+it writes ``github/precision/<name>-<shortsha>.tar.xz``. Each file is checked against the sha256 (cases) or
+content digest and counts (codebases) in the manifests; ``--pin`` records them instead, for a case or codebase
+just added. The released corpora (``pypi/``) need none of this: their wheels are downloaded by pip.
 """
 
 from __future__ import annotations
@@ -22,25 +23,27 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from realworld import recall as rc  # noqa: E402
-from realworld.precision import PRECISION, Codebase, content_digest, load_codebases  # noqa: E402
+from realworld.precision import GITHUB_PRECISION, CommitCodebase, content_digest, load_commit_codebases  # noqa: E402
 from realworld.sources import MissingSource, git_dir, list_files, read_blob, read_blobs  # noqa: E402
 
 
 def build_case(case: rc.RecallCase, clones: Path, pin: bool) -> str:
-    directory = git_dir(clones, case.repo)
-    texts = {"before.py": read_blob(directory, case.parent, case.path),
-             "after.py": read_blob(directory, case.commit, case.path)}
+    fix = case.source
+    assert isinstance(fix, rc.FixCommit)
+    directory = git_dir(clones, fix.repo)
+    texts = {"before.py": read_blob(directory, fix.parent, fix.path),
+             "after.py": read_blob(directory, fix.commit, fix.path)}
     digests = {name: hashlib.sha256(data).hexdigest() for name, data in texts.items()}
     if pin:
         raw = json.loads((case.folder / "case.json").read_text(encoding="utf-8"))
         raw["sha256"] = digests
         (case.folder / "case.json").write_text(json.dumps(raw, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    elif digests != case.sha256:
-        raise ValueError(f"{case.name}: the files at {case.parent[:10]}/{case.commit[:10]} do not match case.json")
+    elif digests != fix.sha256:
+        raise ValueError(f"{case.name}: the files at {fix.parent[:10]}/{fix.commit[:10]} do not match case.json")
     for name, data in texts.items():
         ast.parse(data)  # a case must parse whole
         (case.folder / name).write_bytes(data)
-    return f"{case.name}: {case.repo} {case.path}"
+    return f"{case.name}: {fix.repo} {fix.path}"
 
 
 def _tar_entry(archive: tarfile.TarFile, name: str, data: bytes) -> None:
@@ -49,7 +52,7 @@ def _tar_entry(archive: tarfile.TarFile, name: str, data: bytes) -> None:
     archive.addfile(info, io.BytesIO(data))
 
 
-def build_codebase(codebase: Codebase, clones: Path, pin: bool) -> tuple[str, dict]:
+def build_codebase(codebase: CommitCodebase, clones: Path, pin: bool) -> tuple[str, dict]:
     directory = git_dir(clones, codebase.repo)
     paths = list_files(directory, codebase.commit)
     py = [p for p in paths if codebase.counts(p)]
@@ -69,7 +72,7 @@ def build_codebase(codebase: Codebase, clones: Path, pin: bool) -> tuple[str, di
 
 
 def pin_codebases(facts: dict[str, dict]) -> None:
-    manifest = PRECISION / "codebases.json"
+    manifest = GITHUB_PRECISION / "codebases.json"
     entries = json.loads(manifest.read_text(encoding="utf-8"))
     for entry in entries:
         entry.update(facts.get(entry["name"], {}))
@@ -84,14 +87,14 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     missing: list[str] = []
     if args.only != "precision":
-        for case in rc.load_cases():
+        for case in rc.load_cases(rc.GITHUB_RECALL):
             try:
                 print(build_case(case, args.clones, args.pin))
             except MissingSource as err:
                 missing.append(str(err))
     if args.only != "recall":
         pinned = {}
-        for codebase in load_codebases():
+        for codebase in load_commit_codebases():
             try:
                 line, pinned[codebase.name] = build_codebase(codebase, args.clones, args.pin)
                 print(line)

@@ -1,8 +1,13 @@
-"""Precision codebases: well-known public PyTorch projects pinned by commit, kept as archives of their Python files.
+"""Precision codebases: well-known public PyTorch projects whose every finding is judged by hand.
 
-``precision/codebases.json`` names each codebase, its repository and commit, which folders count, its license
-file and whether it is held out; ``precision/<name>-<shortsha>.tar.xz`` holds ``<name>/<path>`` for every
-counted ``.py`` file plus the license.
+Two kinds, each with its own ``codebases.json`` and ``judgments.csv``:
+
+- released packages (``pypi/precision``): a published wheel pinned by version, file name and sha256, downloaded
+  by pip (``archives``) and read in place; ``include``/``exclude`` say which of its ``.py`` files count, and
+  ``files``/``lines`` record how many there are, as a check;
+- git commits (``github/precision``, local only): ``<name>-<shortsha>.tar.xz`` built beside the manifest from a
+  local clone by ``materialize.py``, holding ``<name>/<path>`` for every counted ``.py`` file plus the license,
+  checked against a digest of their contents.
 """
 
 from __future__ import annotations
@@ -13,11 +18,58 @@ import tarfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-PRECISION = Path(__file__).resolve().parent / "precision"
+from .archives import Archive, fetch, python_members
+
+HERE = Path(__file__).resolve().parent
+PYPI_PRECISION = HERE / "pypi" / "precision"
+GITHUB_PRECISION = HERE / "github" / "precision"
+
+
+def _counts(path: str, include: list[str], exclude: list[str]) -> bool:
+    """Whether a path is one of the codebase's counted Python files (an exclude matches at any folder level)."""
+    return (path.endswith(".py") and any(path.startswith(p) for p in include)
+            and not any(path.startswith(p) or f"/{p}" in f"/{path}" for p in exclude))
 
 
 @dataclass
-class Codebase:
+class ReleasedCodebase:
+    """A codebase as one published wheel."""
+    name: str
+    package: str
+    version: str
+    file: str
+    sha256: str
+    url: str  # the project's home
+    license: str
+    held_out: bool
+    include: list[str]
+    exclude: list[str] = field(default_factory=list)
+    files: int = 0
+    lines: int = 0
+
+    @property
+    def archive(self) -> Archive:
+        return Archive(self.package, self.version, self.file, self.sha256)
+
+    def counts(self, path: str) -> bool:
+        return _counts(path, self.include, self.exclude)
+
+    def sources(self, cache: Path | None = None) -> dict[str, bytes]:
+        """The counted files by their path inside the wheel, checked against the manifest's counts."""
+        files = {p: data for p, data in python_members(fetch(self.archive, cache)).items() if self.counts(p)}
+        lines = sum(data.count(b"\n") for data in files.values())
+        if (len(files), lines) != (self.files, self.lines):
+            raise ValueError(f"{self.file}: {len(files)} files and {lines} lines count, codebases.json says "
+                             f"{self.files} and {self.lines} (include/exclude changed without re-pinning?)")
+        return files
+
+
+def load_released_codebases(root: Path = PYPI_PRECISION) -> list[ReleasedCodebase]:
+    return [ReleasedCodebase(**entry) for entry in json.loads((root / "codebases.json").read_text(encoding="utf-8"))]
+
+
+@dataclass
+class CommitCodebase:
     name: str
     repo: str
     commit: str
@@ -33,16 +85,15 @@ class Codebase:
 
     @property
     def archive(self) -> Path:
-        return PRECISION / f"{self.name}-{self.commit[:10]}.tar.xz"
+        return GITHUB_PRECISION / f"{self.name}-{self.commit[:10]}.tar.xz"
 
     def counts(self, path: str) -> bool:
         """Whether a repository path is part of the codebase's Python files."""
-        return (path.endswith(".py") and any(path.startswith(p) for p in self.include)
-                and not any(path.startswith(p) or f"/{p}" in f"/{path}" for p in self.exclude))
+        return _counts(path, self.include, self.exclude)
 
 
-def load_codebases(root: Path = PRECISION) -> list[Codebase]:
-    return [Codebase(**entry) for entry in json.loads((root / "codebases.json").read_text(encoding="utf-8"))]
+def load_commit_codebases(root: Path = GITHUB_PRECISION) -> list[CommitCodebase]:
+    return [CommitCodebase(**entry) for entry in json.loads((root / "codebases.json").read_text(encoding="utf-8"))]
 
 
 def content_digest(files: dict[str, bytes]) -> str:
@@ -58,7 +109,7 @@ def python_files(root: Path) -> list[Path]:
     return sorted(p for p in root.rglob("*.py") if p.is_file())
 
 
-def unpack(codebase: Codebase, dest: Path) -> Path:
+def unpack(codebase: CommitCodebase, dest: Path) -> Path:
     """Unpacks the codebase's archive under ``dest`` and returns its folder, checking it holds what the manifest
     says (a stale or foreign archive is refused rather than scored)."""
     with tarfile.open(codebase.archive, "r:xz") as archive:
@@ -68,3 +119,9 @@ def unpack(codebase: Codebase, dest: Path) -> Path:
     if content_digest(files) != codebase.content_sha256:
         raise ValueError(f"{codebase.archive.name} does not hold the files codebases.json pins for {codebase.name}")
     return root
+
+
+def unpacked_sources(codebase: CommitCodebase, dest: Path) -> dict[str, bytes]:
+    """The commit codebase's counted files by repository path, unpacked under ``dest``."""
+    root = unpack(codebase, dest)
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in python_files(root)}

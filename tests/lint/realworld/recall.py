@@ -1,7 +1,12 @@
-"""Recall cases: files as they were before and after a public commit that fixed a GPU memory leak or OOM.
+"""Recall cases: a whole file as it was with a GPU memory leak or OOM bug and as it was once a public fix landed.
 
-Each case lives in ``recall/<name>/``: ``case.json`` (the source, the buggy lines, the rules that fit, the
-evidence) beside ``before.py`` and ``after.py``, the whole file at the fix's parent and at the fix.
+Each case is a folder with a ``case.json``: where the two versions come from, the buggy lines, the rules that
+fit, the evidence. Two kinds of source:
+
+- a published package (``pypi/recall``): the file in the last released wheel with the bug and in the first one
+  with the fix, each pinned by version, file name and sha256 and downloaded by pip (``archives``);
+- a git commit (``github/recall``, local only): ``before.py`` at the fix's parent and ``after.py`` at the fix,
+  built beside ``case.json`` from local clones by ``materialize.py`` and checked against their sha256.
 """
 
 from __future__ import annotations
@@ -13,7 +18,11 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-RECALL = Path(__file__).resolve().parent / "recall"
+from .archives import Archive, fetch, read_member
+
+HERE = Path(__file__).resolve().parent
+PYPI_RECALL = HERE / "pypi" / "recall"
+GITHUB_RECALL = HERE / "github" / "recall"
 FILES = ("before.py", "after.py")
 
 
@@ -30,13 +39,65 @@ class KnownAfterFinding:
     why: str
 
 
-@dataclass
-class RecallCase:
-    name: str
+@dataclass(frozen=True)
+class ReleasedFile:
+    """One file inside one published wheel."""
+    archive: Archive
+    path: str
+
+    @classmethod
+    def from_dict(cls, package: str, data: dict) -> ReleasedFile:
+        return cls(Archive(package, data["version"], data["file"], data["sha256"]), data["path"])
+
+    def text(self, cache: Path | None = None) -> str:
+        return read_member(fetch(self.archive, cache), self.path).decode("utf-8")
+
+
+@dataclass(frozen=True)
+class ReleasePair:
+    """The last release with the bug and the first with the fix."""
+    package: str
+    buggy: ReleasedFile
+    fixed: ReleasedFile
+
+    def archives(self) -> list[Archive]:
+        return [self.buggy.archive, self.fixed.archive]
+
+    def texts(self, folder: Path, cache: Path | None = None) -> tuple[str, str]:
+        return self.buggy.text(cache), self.fixed.text(cache)
+
+    def describe(self) -> str:
+        return f"{self.package} {self.buggy.archive.version} -> {self.fixed.archive.version}"
+
+
+@dataclass(frozen=True)
+class FixCommit:
+    """A fix commit of a git repository; its two files are built locally beside case.json (materialize.py)."""
     repo: str
     commit: str
     parent: str
     path: str
+    sha256: dict[str, str]
+
+    def archives(self) -> list[Archive]:
+        return []
+
+    def is_materialized(self, folder: Path) -> bool:
+        return all((folder / f).is_file() and sha256_of(folder / f) == self.sha256[f] for f in FILES)
+
+    def texts(self, folder: Path, cache: Path | None = None) -> tuple[str, str]:
+        before, after = ((folder / f).read_text(encoding="utf-8") for f in FILES)
+        return before, after
+
+    def describe(self) -> str:
+        return f"{self.repo} {self.commit[:10]}"
+
+
+@dataclass
+class RecallCase:
+    name: str
+    source: ReleasePair | FixCommit
+    path: str  # the buggy file's path, as linted
     url: str
     license: str
     buggy_lines: list[int | list[int]]
@@ -44,38 +105,42 @@ class RecallCase:
     pattern: str
     rules: list[str]
     evidence: str
-    sha256: dict[str, str]
     held_out: bool
+    folder: Path
     trimmed: str | None = None
     after_known: list[KnownAfterFinding] = field(default_factory=list)
     note: str | None = None
-    root: Path = RECALL
+    fix: str | None = None  # the upstream change, when the url documents the bug rather than the fix
 
-    @property
-    def folder(self) -> Path:
-        return self.root / self.name
-
-    def file(self, which: str) -> Path:
-        return self.folder / which
-
-    def text(self, which: str) -> str:
-        return self.file(which).read_text(encoding="utf-8")
-
-    def is_materialized(self) -> bool:
-        return all(self.file(f).is_file() and sha256_of(self.file(f)) == self.sha256[f] for f in FILES)
+    def texts(self, cache: Path | None = None) -> tuple[str, str]:
+        """The buggy and the fixed version of the file."""
+        return self.source.texts(self.folder, cache)
 
 
 def sha256_of(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+_COMMON = ("url", "license", "buggy_lines", "buggy_lines_are", "pattern", "rules", "evidence", "held_out",
+           "trimmed", "note", "fix")
+
+
 def load_case(folder: Path) -> RecallCase:
     data = json.loads((folder / "case.json").read_text(encoding="utf-8"))
-    known = [KnownAfterFinding(**k) for k in data.pop("after_known", [])]
-    return RecallCase(name=folder.name, after_known=known, root=folder.parent, **data)
+    if "package" in data:
+        source: ReleasePair | FixCommit = ReleasePair(
+            data["package"], ReleasedFile.from_dict(data["package"], data["buggy"]),
+            ReleasedFile.from_dict(data["package"], data["fixed"]))
+        path = source.buggy.path
+    else:
+        source = FixCommit(data["repo"], data["commit"], data["parent"], data["path"], data["sha256"])
+        path = source.path
+    known = [KnownAfterFinding(**k) for k in data.get("after_known", [])]
+    return RecallCase(name=folder.name, source=source, path=path, folder=folder, after_known=known,
+                      **{k: data[k] for k in _COMMON if k in data})
 
 
-def load_cases(root: Path = RECALL) -> list[RecallCase]:
+def load_cases(root: Path = PYPI_RECALL) -> list[RecallCase]:
     return [load_case(f) for f in sorted(root.iterdir()) if (f / "case.json").is_file()]
 
 

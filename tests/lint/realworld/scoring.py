@@ -10,7 +10,7 @@ from pathlib import Path
 from . import recall as rc
 from .judgments import Judgment, Key
 from .linting import PARSE_ERROR, default_on_codes, lint_text, parse
-from .precision import Codebase, python_files
+from .precision import CommitCodebase, ReleasedCodebase
 
 SPLITS = ("in-sample", "held-out")
 
@@ -36,19 +36,20 @@ class PrecisionFinding:
 
 @dataclass
 class CodebaseResult:
-    codebase: Codebase
+    codebase: ReleasedCodebase | CommitCodebase
     lines: int
     findings: list[PrecisionFinding]
     unreadable: list[str]  # files the engine could not parse (VL000)
 
 
-def lint_codebase(codebase: Codebase, root: Path, judged: dict[Key, Judgment]) -> CodebaseResult:
+def lint_codebase(codebase: ReleasedCodebase | CommitCodebase, sources: dict[str, bytes],
+                  judged: dict[Key, Judgment]) -> CodebaseResult:
+    """Lints every counted file (``sources``: path -> content) and looks each finding up in the judgments."""
     on = default_on_codes()
     findings, unreadable, lines = [], [], 0
-    for file in python_files(root):
-        text = file.read_text(encoding="utf-8", errors="surrogateescape")
+    for rel, data in sorted(sources.items()):
+        text = data.decode("utf-8", errors="surrogateescape")
         lines += text.count("\n")
-        rel = file.relative_to(root).as_posix()
         source = text.splitlines()
         for f in lint_text(text, rel):
             if f.code == PARSE_ERROR:
@@ -143,9 +144,9 @@ def left_at_fixed_lines(findings, fixed: set[int], known: set[tuple[int, str]], 
                    if f.code in on and (f.line, f.code) not in known and covers(f, fixed)})
 
 
-def score_case(case: rc.RecallCase) -> CaseResult:
+def score_case(case: rc.RecallCase, cache: Path | None = None) -> CaseResult:
     on = default_on_codes()
-    before, after = case.text("before.py"), case.text("after.py")
+    before, after = case.texts(cache)
     sites = rc.site_lines(case, parse(before))
     flagged, flagged_any = flagged_sites(lint_text(before, case.path), sites, case.rules, on)
     fixed = rc.fixed_lines(before, after, rc.flat_lines(case))

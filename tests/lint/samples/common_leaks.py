@@ -27,6 +27,7 @@ class Trainer:
         return loss
 
 def evaluate(model, loader):
+    model.eval()
     preds = []
     for x in loader:
         preds.append(model(x))

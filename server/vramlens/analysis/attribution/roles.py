@@ -49,6 +49,8 @@ class Census:
     notes: list[str] = field(default_factory=list)
     optimizer_bytes: int = 0
     parameter_bytes: int = 0
+    pending_state: int = 0  # optimizer state still to be created in this step (its first step was under way)
+    pending_words: str | None = None
 
 
 def live_blocks(segments: list[dict], live: dict | None = None, trace: list | None = None) -> list[tuple[int, int, list]]:
@@ -164,6 +166,7 @@ def join_census(census: dict, segments: list[dict] | None, allocated: int | None
     activation_blocks = [block for position, block in enumerate(blocks) if position not in claimed]
     roles = _shares(census, role_bytes, remainder)
     holders = _holders(census, owner_bytes, owner_lines)
+    _graphs_behind(holders, activation_blocks + role_blocks.get("other", []), resolver)
     grad = census.get("grad_mode") or {}
     result = Census(moment=census["moment"], roles=roles, holders=holders,
                     blocks_by_role=dict(role_blocks, activations=activation_blocks),
@@ -172,7 +175,28 @@ def join_census(census: dict, segments: list[dict] | None, allocated: int | None
                     optimizer_bytes=role_bytes["optimizer_state"], parameter_bytes=role_bytes["parameters"])
     if not census.get("complete", True):
         result.notes.append("The census was cut short by its time budget: " + "; ".join(census.get("skipped") or ()))
+    result.pending_state, result.pending_words = pending_optimizer_state(census)
     return result
+
+
+def pending_optimizer_state(census: dict) -> tuple[int, str | None]:
+    """Bytes of optimizer state the step was still going to create. An element-wise state (Adam's
+    exp_avg, exp_avg_sq; SGD's momentum buffer) takes the size of the parameters once complete; a
+    key with more than a tenth but less than all of that was being filled when the census was taken."""
+    pending, words = 0, None
+    for entry in census.get("optimizers") or ():
+        params = entry["params"]["bytes"]
+        if not params:
+            continue
+        partial = {key: size for key, size in entry["state"]["by_key"].items() if 0.1 * params < size < 0.99 * params}
+        if not partial:
+            continue
+        missing = sum(params - size for size in partial.values())
+        pending += missing
+        keys = ", ".join(sorted(entry["state"]["by_key"]))
+        words = (f"{_class_label(entry)} was creating its state ({keys}): {fmt(entry['state']['bytes'])} existed of the "
+                 f"{fmt(entry['state']['bytes'] + missing)} it needs for {fmt(params)} of parameters")
+    return pending, words
 
 
 def _shares(census: dict, role_bytes: Counter, remainder: int) -> list[RoleShare]:
@@ -251,6 +275,21 @@ def _holders(census: dict, owner_bytes: Counter, owner_lines: dict) -> list[Hold
                                 bytes=size, tensors=entry["tensors"]["count"]))
     found.sort(key=lambda holder: -holder.bytes)
     return found
+
+
+def _graphs_behind(holders: list[Holder], unnamed: list[tuple], resolver: SourceResolver) -> None:
+    """What the autograd graphs of held tensors keep alive. A kept tensor with a graph holds the
+    tensors its graph saved, which no Python object names; they were made by the same line as the
+    kept tensor (the forward pass that made it). So the unnamed bytes made at a holder's line are
+    counted as its graphs' (once: the first, largest holder of that line takes them)."""
+    by_line: dict = {}
+    for address, size, frames in unnamed:
+        key = frames_key(frames, resolver) if frames else None
+        if key and key[0] is not None:
+            by_line[key] = by_line.get(key, 0) + size
+    for holder in holders:
+        if holder.with_graph and holder.appended_at in by_line:
+            holder.graph_bytes = by_line.pop(holder.appended_at)
 
 
 def _unjoined(census: dict) -> Census:

@@ -120,11 +120,20 @@ def packed_need(acc: Accounting) -> int | None:
     return None if acc.request is None else acc.allocated + acc.request
 
 
-def _fragmentation(acc: Accounting) -> Diagnosis | None:
-    """The request could have fitted packed, yet no piece of memory could hold it."""
+def pending_need(acc: Accounting, facts: RunFacts | None) -> int:
+    """What the step was still going to allocate that is known for sure: optimizer state under way."""
+    census = getattr(facts, "census", None) if facts is not None else None
+    return census.pending_state if census is not None else 0
+
+
+def _fragmentation(acc: Accounting, facts: RunFacts | None = None) -> Diagnosis | None:
+    """The request could have fitted packed, yet no piece of memory could hold it — unless the step
+    was going to need more than the limit anyway (its optimizer state half made)."""
     limit = effective_limit(acc)
     need = packed_need(acc)
     if need is None or limit is None or acc.largest_free_block is None or need > limit:
+        return None
+    if acc.allocated + max(pending_need(acc, facts), acc.request) > limit:
         return None
     headroom = max(limit - acc.reserved, 0)
     if acc.largest_free_block >= acc.request or headroom >= acc.request:
@@ -218,13 +227,16 @@ def _growth_holder(facts: RunFacts):
     census = facts.census
     if census is None:
         return None
-    return next((holder for holder in census.holders if holder.kind not in ("cache",) and holder.bytes >= MIB), None)
+    return next((holder for holder in census.holders
+                 if holder.kind not in ("cache",) and holder.bytes + holder.graph_bytes >= MIB), None)
 
 
 def _holder_sentence(holder) -> str:
     what = f"a {holder.kind} of {holder.length} item(s)" if holder.length is not None else f"a {holder.kind}"
     where = f", filled at {_key_label(holder.appended_at)}" if holder.appended_at else ""
-    return f"Held by {holder.root} ({what}, {holder.tensors} tensor(s), {fmt(holder.bytes)}){where}."
+    graphs = (f"; their autograd graphs keep {fmt(holder.graph_bytes)} more alive (saved activations made at that "
+              "line that no Python object names)") if holder.graph_bytes else ""
+    return f"Held by {holder.root} ({what}, {holder.tensors} tensor(s), {fmt(holder.bytes)}){where}{graphs}."
 
 
 def roles_evidence(facts: RunFacts, moment: str) -> str | None:
@@ -261,11 +273,17 @@ def _working_set(acc: Accounting, lines: list[LineStat], facts: RunFacts) -> Dia
             f"Live tensors held {fmt(acc.allocated)}; with the {fmt(acc.request)} request that is {fmt(need)}, "
             f"against a limit of {fmt(limit)}{' (a fraction cap)' if acc.limit_is_cap else ''}."
         )
+        pending = pending_need(acc, facts)
         if need > limit:
             evidence.append(f"Even perfectly packed, this one allocation was {fmt(need - limit)} over the limit; "
                             "that is the shortfall for the failing allocation alone, and the rest of the step "
                             "will likely need more.")
             confidence = 0.85
+        elif acc.allocated + pending > limit:
+            evidence.append(f"{facts.census.pending_words}; with the rest of it the live set reaches "
+                            f"{fmt(acc.allocated + pending)}, past the {fmt(limit)} limit even perfectly packed: the "
+                            "allocator's layout only decided which request failed first.")
+            confidence = 0.8
         else:
             headroom = max(limit - acc.reserved, 0)
             evidence.append(
@@ -296,6 +314,9 @@ def _working_set(acc: Accounting, lines: list[LineStat], facts: RunFacts) -> Dia
     roles = roles_evidence(facts, acc.moment)
     if roles:
         evidence.append(roles)
+    kept = _growth_holder(facts)
+    if kept is not None and kept.graph_bytes >= 0.2 * max(acc.allocated, 1):
+        evidence.append(_holder_sentence(kept) + " Dropping those graphs (.item(), .detach()) frees that memory.")
     copy = _weights_copy(facts)
     if copy is not None:
         evidence.append(f"{copy.root} held {fmt(copy.bytes)} in {copy.tensors} tensor(s) shaped like {copy.copy_of}'s "
@@ -329,7 +350,7 @@ def _completed(acc: Accounting, lines: list[LineStat], facts: RunFacts) -> Diagn
     end_gap = facts.end_reserved - facts.end_allocated
     end_cache = end_gap >= END_CACHE_GAP and facts.end_reserved >= END_CACHE_RATIO * max(facts.end_allocated, 1)
     peak_cache = (max(facts.peak_reserved, facts.end_reserved) >= CACHE_RATIO * max(facts.peak_allocated, 1)
-                  and peak_gap >= CACHE_GAP)
+                  and peak_gap >= END_CACHE_GAP)
     notes = []
     if growth is not None and growth.intended_cache:
         notes.append(f"A cache grew by {fmt(growth.rate)} per step as designed (e.g. a KV cache) and was released.")
@@ -363,7 +384,7 @@ def diagnose(acc: Accounting, lines: list[LineStat], facts: RunFacts) -> Diagnos
     if outside is not None:
         diagnosis = outside
     else:
-        frag = _fragmentation(acc)
+        frag = _fragmentation(acc, facts)
         diagnosis = _growth_diagnosis(acc, facts, frag) or frag or _working_set(acc, lines, facts)
         if diagnosis.cause == "fragmentation" and facts.growth is not None:
             diagnosis.evidence.append(

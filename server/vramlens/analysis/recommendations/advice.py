@@ -79,6 +79,14 @@ def _working_set(acc: Accounting, lines: list[LineStat], facts=None) -> list[Rec
         "These shrink the tensors that are live at the same time, which is what ran out.",
     ))
     recs += _by_role(acc, facts)
+    graphs = next((h for h in (getattr(getattr(facts, "census", None), "holders", None) or ())
+                   if h.graph_bytes >= 0.2 * max(acc.allocated, 1)), None)
+    if graphs is not None:
+        recs.insert(0, Recommendation(
+            f"Keep .item() or .detach() of what {graphs.root} stores: the {graphs.with_graph} tensor(s) it holds carry "
+            f"their autograd graphs, which keep {fmt(graphs.graph_bytes)} of saved activations alive.",
+            "A tensor kept with its graph keeps every tensor that graph saved for backward.",
+        ))
     copy = next((h for h in (getattr(getattr(facts, "census", None), "holders", None) or ()) if h.copy_of), None)
     if copy is not None:
         recs.insert(0, Recommendation(

@@ -1,11 +1,13 @@
 # source: https://github.com/TeaPearce/Conditional_Diffusion_MNIST/issues/12
 # Sampling from the trained model consumes a lot of memory; the reporter detaches x_i at the end of each step.
 import torch
+import torch.nn as nn
 
 
-class DDPM:
+class DDPM(nn.Module):
     def __init__(self, nn_model, n_T, oneover_sqrta, mab_over_sqrtmab, sqrt_beta_t, device):
-        self.nn_model = nn_model
+        super().__init__()
+        self.nn_model = nn_model.to(device)
         self.n_T = n_T
         self.oneover_sqrta = oneover_sqrta
         self.mab_over_sqrtmab = mab_over_sqrtmab

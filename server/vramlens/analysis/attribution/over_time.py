@@ -1,0 +1,61 @@
+"""Which user line held the most live bytes at given moments of the trace (the timeline's hover).
+
+One light pass over the trace after the analysis: each allocation is charged to its innermost
+frame that the analysis counted as a user line, each free takes it back. Blocks from before the
+recorded history have no frames here and are left out, so the answer is the top line among the
+bytes the trace itself allocated.
+"""
+
+from __future__ import annotations
+
+from vramlens.analysis.model import LineStat
+
+# Past this many entries the pass would add seconds to a load: the timeline then shows no top line.
+MAX_ENTRIES = 300_000
+
+
+def top_lines_at(trace: list, lines: list[LineStat], indices: list[int]) -> list[tuple[str, int] | None]:
+    """For each trace index (ascending), the (label, live bytes) of the user line holding most, or None."""
+    if not indices or len(trace) > MAX_ENTRIES:
+        return [None] * len(indices)
+    labels = {(line.path, line.line): line.label for line in lines if line.path is not None and line.line}
+    live: dict[tuple, int] = {}
+    blocks: dict[int, tuple[tuple, int]] = {}
+    answers: list[tuple[str, int] | None] = []
+    wanted = iter(indices)
+    target = next(wanted, None)
+    for position, entry in enumerate(trace):
+        if target is None:
+            break
+        action = entry.get("action")
+        if action == "alloc":
+            key = _user_key(entry.get("frames"), labels)
+            if key is not None:
+                size = entry.get("size", 0)
+                live[key] = live.get(key, 0) + size
+                blocks[entry.get("addr")] = (key, size)
+        elif action == "free_completed":
+            held = blocks.pop(entry.get("addr"), None)
+            if held is not None:
+                live[held[0]] -= held[1]
+        while target is not None and position >= target:
+            answers.append(_top(live, labels))
+            target = next(wanted, None)
+    while len(answers) < len(indices):
+        answers.append(_top(live, labels))
+    return answers
+
+
+def _user_key(frames, labels: dict) -> tuple | None:
+    for frame in frames or ():
+        key = (frame.get("filename"), frame.get("line"))
+        if key in labels:
+            return key
+    return None
+
+
+def _top(live: dict, labels: dict) -> tuple[str, int] | None:
+    if not live:
+        return None
+    key = max(live, key=live.__getitem__)
+    return (labels[key], live[key]) if live[key] > 0 else None

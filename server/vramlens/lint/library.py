@@ -1,0 +1,68 @@
+"""What the linter knows about libraries: which callables build modules, which run without autograd.
+
+These tables are the only place where names of other projects' APIs decide anything; each entry is a
+documented behaviour of that library (docs/lint.md lists them). Everything else is judged from the file.
+"""
+
+from __future__ import annotations
+
+# Base classes whose subclasses are nn.Modules (the last name of the base, as written in ``class X(Base)``).
+MODULE_BASES = frozenset({
+    "Module", "Sequential", "ModuleList", "ModuleDict",  # torch.nn
+    "PreTrainedModel", "PretrainedModel",  # transformers
+    "LightningModule", "HyperparametersMixin",  # lightning
+    "ModelMixin",  # diffusers
+    "BaseModel", "BaseDetector", "BaseModule", "BaseSegmentor",  # mmengine / mmdet / mmseg (nn.Module subclasses)
+})
+
+# Calls that return a module (besides constructors of nn.Module subclasses): ``last name`` -> owners allowed
+# (None: any owner). ``timm.create_model``, ``torchvision.models.resnet50`` and the like are handled by prefix.
+MODULE_FACTORIES = frozenset({
+    "create_model",  # timm
+    "DistributedDataParallel", "DataParallel", "FullyShardedDataParallel", "FSDP", "DDP",
+    "AveragedModel", "ModelEma", "ModelEmaV2", "ModelEmaV3",  # torch.optim.swa_utils, timm
+    "get_peft_model", "PeftModel",  # peft
+    "build_model", "build_detector", "build_backbone", "build_segmentor",  # detectron2 / mmdet / mmseg builders
+    "compile", "script", "trace",  # torch.compile / torch.jit.script / torch.jit.trace of a module
+    "deepcopy",  # copy.deepcopy of a module
+    "unwrap_model",  # accelerate / transformers: the module inside a wrapper
+    "convert_sync_batchnorm",
+})
+# Factories that only make a module when their first argument is one.
+MODULE_PASS_THROUGH = frozenset({
+    "compile", "script", "trace", "deepcopy", "unwrap_model", "convert_sync_batchnorm", "DistributedDataParallel",
+    "DataParallel", "FullyShardedDataParallel", "FSDP", "DDP", "AveragedModel", "get_peft_model", "PeftModel",
+    "ModelEma", "ModelEmaV2", "ModelEmaV3",
+})
+# Dotted prefixes whose lower-case callables build models: ``torchvision.models.resnet50()``.
+MODULE_FACTORY_PREFIXES = ("models.", "torchvision.models.", "timm.models.", "torch.hub.load", "hub.load", "torch.jit.load")
+# ``X.from_pretrained`` builds a module when X names a model class (not a tokenizer, config or processor).
+PRETRAINED_MODEL_OWNER_WORDS = ("Model", "For", "Net", "Transformer", "Encoder", "Decoder", "UNet", "VAE", "Adapter")
+PRETRAINED_NOT_MODEL_OWNER_WORDS = ("Tokenizer", "Config", "Processor", "FeatureExtractor", "Scheduler", "Pipeline", "ImageProcessor")
+
+# Objects whose call runs its own forward under torch.no_grad / inference_mode (documented behaviour):
+# transformers ``pipeline(...)`` objects, diffusers pipelines (``__call__`` is decorated with no_grad),
+# detectron2's DefaultPredictor, ultralytics' YOLO (predict under inference mode).
+NO_GRAD_CALLABLE_CONSTRUCTORS = frozenset({"pipeline", "DefaultPredictor", "YOLO", "RTDETR", "SAM"})
+NO_GRAD_CALLABLE_SUFFIXES = ("Pipeline",)  # StableDiffusionPipeline.from_pretrained(...), DiffusionPipeline(...)
+# Methods only diffusers pipelines have: a callable with them is a pipeline (whose call runs without grad),
+# even when it also has ``.to(device)`` like a module.
+PIPELINE_METHODS = frozenset({
+    "set_progress_bar_config", "enable_model_cpu_offload", "enable_sequential_cpu_offload", "enable_attention_slicing",
+    "enable_vae_slicing", "enable_vae_tiling", "load_lora_weights", "unload_lora_weights", "fuse_lora", "unfuse_lora",
+    "set_adapters", "enable_freeu",
+})
+# Methods of a model that switch recording off themselves: transformers ``generate`` is decorated with
+# no_grad, sentence-transformers ``encode`` runs under inference_mode.
+NO_GRAD_METHODS = frozenset({"generate"})
+
+# Lightning hooks the trainer runs with recording off (validation, test and predict loops use inference_mode).
+LIGHTNING_NO_GRAD_HOOKS = frozenset({
+    "validation_step", "test_step", "predict_step", "on_validation_batch_end", "on_test_batch_end",
+    "on_predict_batch_end", "on_validation_epoch_end", "on_test_epoch_end", "validation_epoch_end", "test_epoch_end",
+})
+# nn.Module hook registration: the hook's parameters after the module receive the activations.
+FORWARD_HOOK_REGISTRATIONS = frozenset({"register_forward_hook", "register_forward_pre_hook"})
+# Methods whose returned value the framework backpropagates (Lightning's training_step, transformers'
+# Trainer.compute_loss).
+BACKPROPAGATED_RETURNS = frozenset({"training_step", "compute_loss", "training_step_end"})

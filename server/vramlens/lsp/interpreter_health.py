@@ -1,0 +1,97 @@
+"""Whether the interpreter that runs the user's scripts can diagnose: torch importable, CUDA usable.
+
+`vramlens/interpreterHealth` answers it (the client asks when the server starts, i.e. whenever the
+interpreter changes, and before a run). The probe runs in that interpreter with a time limit and
+creates no CUDA context: it asks torch whether CUDA is built and visible, nothing more.
+Each problem is one sentence with the remedy first.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from vramlens.lsp.server import VramLensServer
+
+INTERPRETER_HEALTH = "vramlens/interpreterHealth"
+PROBE_TIMEOUT_S = 60.0  # a first `import torch` on a cold disk takes seconds
+PROBE = r"""
+import json, sys
+facts = {"python": sys.version.split()[0], "executable": sys.executable}
+try:
+    import torch
+except Exception as error:
+    facts["torchError"] = f"{type(error).__name__}: {error}"
+else:
+    facts["torch"] = torch.__version__
+    facts["cudaBuild"] = getattr(torch.version, "cuda", None)
+    try:
+        facts["cuda"] = bool(torch.cuda.is_available())
+        facts["devices"] = torch.cuda.device_count() if facts["cuda"] else 0
+    except Exception as error:
+        facts["cuda"] = False
+        facts["cudaError"] = f"{type(error).__name__}: {error}"
+print("VRAMLENS-HEALTH " + json.dumps(facts))
+"""
+
+
+def probe(python: str, timeout_s: float = PROBE_TIMEOUT_S, extra_env: dict | None = None) -> dict:
+    """The interpreter's facts, or {"runError": why it could not run}. ``extra_env``: the variables a run
+    adds (the `env` setting: CUDA_VISIBLE_DEVICES, PYTHONPATH…), so the probe sees what the script will."""
+    env = {**os.environ, **(extra_env or {})}
+    try:
+        done = subprocess.run([python, "-c", PROBE], capture_output=True, text=True, timeout=timeout_s,
+                              stdin=subprocess.DEVNULL, env=env)
+    except FileNotFoundError:
+        return {"runError": "it was not found"}
+    except PermissionError:
+        return {"runError": "it is not executable"}
+    except subprocess.TimeoutExpired:
+        return {"runError": f"it did not answer within {timeout_s:.0f} s"}
+    for line in done.stdout.splitlines():
+        if line.startswith("VRAMLENS-HEALTH "):
+            return json.loads(line.removeprefix("VRAMLENS-HEALTH "))
+    tail = (done.stderr.strip().splitlines() or [f"exit code {done.returncode}"])[-1]
+    return {"runError": f"it failed ({tail[:200]})"}
+
+
+def health(python: str, facts: dict) -> dict:
+    """`{ok, canRun, summary, problem, python, torch, cuda, devices}`: `problem` is the sentence to show."""
+    answer = {"python": python, "torch": facts.get("torch"), "cuda": bool(facts.get("cuda")),
+              "devices": facts.get("devices", 0), "version": facts.get("python")}
+    if "runError" in facts:
+        return {**answer, "ok": False, "canRun": False, "summary": "interpreter not usable",
+                "problem": f"Choose a Python 3.10+ with torch (VRAM Lens: Select interpreter): {python} could not run, "
+                           f"{facts['runError']}."}
+    if facts.get("torch") is None:
+        return {**answer, "ok": False, "canRun": False, "summary": "no torch",
+                "problem": f"Choose an interpreter that has torch (VRAM Lens: Select interpreter), or install torch "
+                           f"there: {python} cannot import it ({facts.get('torchError', 'not installed')}). "
+                           "Lint and opening captures still work."}
+    if not facts.get("cuda"):
+        reason = ("a build without CUDA" if not facts.get("cudaBuild")
+                  else f"built for CUDA {facts['cudaBuild']}, but no CUDA device or driver is visible")
+        return {**answer, "ok": False, "canRun": False, "summary": f"torch {facts['torch']} · no CUDA",
+                "problem": f"Choose an interpreter whose torch sees a GPU to diagnose runs (VRAM Lens: Select "
+                           f"interpreter): torch {facts['torch']} in {python} is {reason}. Lint and opening "
+                           "captures still work."}
+    devices = facts.get("devices", 0)
+    return {**answer, "ok": True, "canRun": True, "problem": None,
+            "summary": f"torch {facts['torch']} · CUDA {facts.get('cudaBuild')} · {devices} GPU{'' if devices == 1 else 's'}"}
+
+
+def register(server: VramLensServer) -> None:
+    @server.feature(INTERPRETER_HEALTH)
+    async def interpreter_health(ls: VramLensServer, params) -> dict:
+        uri = params.get("uri") if isinstance(params, dict) else getattr(params, "uri", None)
+        settings = ls.settings_for(uri)
+        python = settings.interpreter or sys.executable
+        facts = await asyncio.to_thread(probe, python, PROBE_TIMEOUT_S, settings.env)
+        answer = health(python, facts)
+        ls.log(f"Interpreter {python}: {answer['summary']}" + (f" — {answer['problem']}" if answer["problem"] else ""))
+        return answer

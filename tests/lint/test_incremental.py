@@ -1,0 +1,95 @@
+"""Chunked parsing and part-by-part analysis: cached results are the results, edits re-analyse little."""
+
+from __future__ import annotations
+
+import random
+import re
+
+from cases import POSITIVE_CASES
+from vramlens.lint import lint_source
+from vramlens.lint.chunks import ChunkCache, parse_file, split_lines
+from vramlens.lint.components import components
+
+# The rule cases, several times over under names of their own (functions, classes and the globals they
+# share): a file of many independent parts, long enough to be analysed in several batches.
+_NAMES = re.compile(r"\b(model|criterion|optimizer|rnn|train|predict|fit|step|run|heads|Net|Decoder|Trainer)\b")
+FILE = "\n\n".join(
+    _NAMES.sub(lambda m, r=r, i=i: f"{m.group(1)}_{r}_{i}", case.source)
+    for r in range(8) for i, case in enumerate(POSITIVE_CASES)
+)
+
+
+def lint(text: str, cache: ChunkCache | None = None) -> list[tuple]:
+    return [(f.line, f.column, f.code, f.message, f.fixes) for f in lint_source(text, "f.py", preview=True, cache=cache)]
+
+
+def test_a_cached_lint_equals_a_fresh_one_after_random_edits():
+    cache = ChunkCache()
+    lines = FILE.split("\n")
+    chooser = random.Random(13)
+    assert lint(FILE, cache) == lint(FILE)
+    for _ in range(25):
+        edited = list(lines)
+        where = chooser.randrange(len(edited))
+        kind = chooser.choice(["append", "insert", "delete"])
+        if kind == "append":
+            edited[where] += "  # edit"
+        elif kind == "insert":
+            edited.insert(where, edited[where][: len(edited[where]) - len(edited[where].lstrip())] + "pass")
+        else:
+            del edited[where]
+        text = "\n".join(edited)
+        assert lint(text, cache) == lint(text), f"{kind} at line {where + 1}"
+
+
+def test_only_the_edited_part_is_analysed_again():
+    cache = ChunkCache()
+    lint(FILE, cache)
+    before = dict(cache.results)
+    edited = FILE.replace("total += loss\n", "total += loss  # edited\n", 1)
+    lint(edited, cache)
+    reused = [key for key in cache.results if key in before]
+    assert len(cache.results) > 2 and len(cache.results) - len(reused) == 1
+
+
+def test_chunks_start_where_statements_start():
+    text = (
+        '"""Doc\nUsage:\npython x.py\n"""\n'
+        "import torch\nimport os\n"
+        "@decorate\ndef f():\n    return 1\n"
+        "if x:\n    y = 1\nelse:\n    y = 2\n"
+        "try:\n    z = 1\nexcept E:\n    z = 2\n"
+        "s = '''\ncolumn zero text\n'''\n"
+        "class C:\n    pass\n"
+        "value = (\n1, 2,\n)\n"
+    )
+    parsed = parse_file(text, ChunkCache())
+    assert parsed.error is None
+    assert [c.start for c in parsed.chunks] == [1, 5, 7, 10, 21, 23]
+    assert sum(len(c.tree.body) for c in parsed.chunks) == 9
+
+
+def test_a_wrong_cut_is_learnt_and_a_real_syntax_error_is_reported_at_its_line():
+    cache = ChunkCache()
+    text = "y = (a\n@ b)\ndef f():\n    return y\n"
+    assert split_lines(text, set()) == [0, 1]  # "@ b)" looks like a decorator (of the def below it)
+    assert parse_file(text, cache).error is None
+    assert split_lines(text, cache.not_starts) == [0, 2]
+    broken = "def f():\n    return 1\n\ndef g(:\n    pass\n"
+    finding = lint_source(broken, "b.py")[0]
+    assert (finding.code, finding.line) == ("VL000", 4)
+
+
+def test_parts_join_definitions_that_refer_to_each_other():
+    text = (
+        "import torch\n"
+        "def helper(x):\n    return x\n"
+        "def user(x):\n    return helper(x)\n"
+        "def alone(x):\n    return x\n"
+        "model = torch.nn.Linear(2, 2)\n"
+        "def uses_model(x):\n    return model(x)\n"
+    )
+    chunks = parse_file(text, ChunkCache()).chunks
+    parts = [[chunks[i].text.split("(")[0].split()[-1] for i in part] for part in components(chunks)]
+    assert ["helper", "user"] in parts and ["alone"] in parts
+    assert any("uses_model" in part and len(part) == 2 for part in parts)

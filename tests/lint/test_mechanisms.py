@@ -1,0 +1,770 @@
+"""One test per mechanism of the engine, each over several shapes of the construct it handles.
+
+Each source marks the lines that must be reported (``# flag: VL102``); everything else in it is a
+look-alike that must stay silent (mechanisms.py).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from mechanisms import check, source
+
+HEAD = "import torch\nimport torch.nn as nn\n\n"
+
+
+def cases(*texts: str) -> list[str]:
+    return [HEAD + source(t) for t in texts]
+
+
+def ids(texts: list[str]) -> list[str]:
+    return [f"shape{i}" for i in range(len(texts))]
+
+
+# --- evidence over names: what counts as a forward pass -----------------------------------------------------
+
+FORWARD_EVIDENCE = cases(
+    """
+    class Net(nn.Module):
+        def forward(self, x):
+            return x
+    def train(loader):
+        net = Net()
+        keep = []
+        for x in loader:
+            keep.append(net(x))  # flag: VL102
+    """,
+    """
+    def train(loader):
+        lin = nn.Linear(4, 4)
+        keep = []
+        for x in loader:
+            keep.append(lin(x))  # flag: VL102
+    """,
+    """
+    import timm
+    def train(loader):
+        m = timm.create_model("resnet50")
+        keep = []
+        for x in loader:
+            keep.append(m(x))  # flag: VL102
+    """,
+    """
+    def train(thing, loader):
+        thing.train()
+        keep = []
+        for x in loader:
+            keep.append(thing(x))  # flag: VL102
+    """,
+    """
+    def train(thing: nn.Module, loader):
+        keep = []
+        for x in loader:
+            keep.append(thing(x))  # flag: VL102
+    """,
+    """
+    def run(path, loader):
+        scripted = torch.jit.load(path)
+        keep = []
+        for x in loader:
+            keep.append(scripted(x))  # flag: VL102
+    """,
+    """
+    def step(thing, x, keep):
+        keep.append(thing(x))
+    def main(loader):
+        keep = []
+        for x in loader:
+            step(nn.Linear(2, 2), x, keep)
+    """,
+    """
+    class Trainer:
+        def __init__(self, encoder):
+            self.encoder = encoder.to("cuda")
+        def fit(self, loader):
+            for x in loader:
+                self.history.append(self.encoder(x))  # flag: VL102
+    """,
+)
+
+
+@pytest.mark.parametrize("text", FORWARD_EVIDENCE, ids=ids(FORWARD_EVIDENCE))
+def test_a_forward_pass_is_a_call_of_something_known_to_be_a_module(text):
+    check(text)
+
+
+NAMES_ARE_NOT_EVIDENCE = cases(
+    """
+    def train(loader, model_fn):
+        keep = []
+        for x in loader:
+            keep.append(module_available(x))
+            keep.append(unwrap_model(x))
+            keep.append(resolve_act_layer(x))
+            keep.append(_decode_block_str(x))
+    """,
+    """
+    def test_model_builder(loader):
+        keep = []
+        for x in loader:
+            keep.append(test_resnet(x))
+    """,
+    """
+    def report(loader, module_sizes):
+        totals = {}
+        for name, size in module_sizes.items():
+            totals[name] = size
+    """,
+    """
+    class Runner(object):
+        def forward(self, x):
+            return x
+    def train(loader):
+        r = Runner()
+        keep = []
+        for x in loader:
+            keep.append(r(x))
+    """,
+    """
+    from typing import Type
+    def build(layer: Type[nn.Module], loader):
+        keep = []
+        for x in loader:
+            keep.append(layer(x))
+    """,
+)
+
+
+@pytest.mark.parametrize("text", NAMES_ARE_NOT_EVIDENCE, ids=ids(NAMES_ARE_NOT_EVIDENCE))
+def test_names_alone_are_not_evidence_of_a_forward_pass(text):
+    check(text)
+
+
+BACKWARD_EVIDENCE = cases(
+    """
+    def train(model, loader, opt):
+        history = []
+        for x, y in loader:
+            loss = model(x).mean()
+            loss.backward()
+            opt.step()
+            history.append(loss)  # flag: VL102
+    """,
+    """
+    def train(net, loss_fn, loader, opt):
+        total = 0
+        for x, y in loader:
+            preds = net(x)
+            loss = loss_fn(preds, y)
+            total += loss  # flag: VL101
+            loss.backward()
+    """,
+    """
+    def train(model, loader, opt):
+        outputs = []
+        for batch in loader:
+            output = model(batch)
+            output["loss"].backward()
+            output["loss"] = output["loss"].detach()
+            outputs.append(output)
+    """,
+    """
+    def train(model, train_loader, eval_loader, accelerator):
+        for batch in train_loader:
+            loss = model(batch).loss
+            accelerator.backward(loss)
+        losses = []
+        for batch in eval_loader:
+            with torch.no_grad():
+                outputs = model(batch)
+            loss = outputs.loss
+            losses.append(loss)
+    """,
+)
+
+
+@pytest.mark.parametrize("text", BACKWARD_EVIDENCE, ids=ids(BACKWARD_EVIDENCE))
+def test_a_backpropagated_value_carries_graph_and_its_producers_are_differentiable(text):
+    check(text)
+
+
+# --- grad-mode contexts --------------------------------------------------------------------------------------
+
+NO_GRAD_CONTEXTS = cases(
+    """
+    import functools
+    def no_grad_wrapper(fn):
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with torch.no_grad():
+                return fn(*args, **kwargs)
+        return wrapper
+    @no_grad_wrapper
+    def predict(model: nn.Module, x):
+        return model(x)
+    """,
+    """
+    from contextlib import contextmanager
+    @contextmanager
+    def evaluating():
+        with torch.no_grad():
+            yield
+    def evaluate(model: nn.Module, loader):
+        with evaluating():
+            for x in loader:
+                model(x)
+    """,
+    """
+    nograd = torch.no_grad()
+    @nograd
+    def predict(model: nn.Module, x):
+        return model(x)
+    """,
+    """
+    from utils import smart_inference_mode
+    @smart_inference_mode()
+    def run(model: nn.Module, loader):
+        for x in loader:
+            model(x)
+    """,
+    """
+    from contextlib import ExitStack
+    def evaluate(model: nn.Module, loader):
+        with ExitStack() as stack:
+            stack.enter_context(torch.no_grad())
+            for x in loader:
+                model(x)
+    """,
+    """
+    def evaluate(model: nn.Module, loader):
+        for x in loader:
+            model(x)
+    def main(model, loader):
+        with torch.no_grad():
+            evaluate(model, loader)
+    """,
+    """
+    def evaluate(model: nn.Module, loader):
+        for x in loader:
+            model(x)
+    def main():
+        evaluate(nn.Linear(2, 2), [])
+    with torch.no_grad():
+        main()
+    """,
+    """
+    class Pipeline:
+        def __init__(self):
+            self.model = nn.Linear(2, 2)
+        @torch.no_grad()
+        def __call__(self, x):
+            return self.predict(x)
+        def predict(self, x):
+            return self.model(x)
+    """,
+    """
+    from transformers import AutoModelForCausalLM
+    from diffusers import StableDiffusionPipeline
+    from detectron2.engine import DefaultPredictor
+    def sample(loader, cfg):
+        model = AutoModelForCausalLM.from_pretrained("x")
+        pipe = StableDiffusionPipeline.from_pretrained("y")
+        predictor = DefaultPredictor(cfg)
+        keep = []
+        for x in loader:
+            keep.append(model.generate(x))
+            keep.append(pipe(x).images[0])
+            keep.append(predictor(x))
+    """,
+    """
+    from diffusers import DiffusionPipeline
+    def log_validation(pipeline, prompts):
+        pipeline = pipeline.to("cuda")
+        pipeline.set_progress_bar_config(disable=True)
+        images = []
+        for prompt in prompts:
+            images.append(pipeline(prompt).images[0])
+        return images
+    def main(prompts):
+        log_validation(DiffusionPipeline.from_pretrained("x"), prompts)
+    """,
+    """
+    class Head(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(2, 2)
+        def forward(self, x):
+            return self.predict(x)
+        def predict(self, x):
+            return self.fc(x)
+    """,
+    """
+    import lightning as L
+    class Strategy:
+        def validation_step(self, module, batch):
+            return module.validation_step(batch)
+        def predict_step(self, model: nn.Module, batch):
+            return model(batch)
+    """,
+)
+
+
+@pytest.mark.parametrize("text", NO_GRAD_CONTEXTS, ids=ids(NO_GRAD_CONTEXTS))
+def test_grad_mode_switched_off_elsewhere_is_seen(text):
+    check(text)
+
+
+def test_missing_no_grad_is_still_found_when_one_caller_records():
+    check(HEAD + source("""
+        def evaluate(model: nn.Module, loader):
+            for x in loader:
+                model(x)  # flag: VL201
+        def main(model, loader):
+            with torch.no_grad():
+                evaluate(model, loader)
+            evaluate(model, loader)
+        """))
+
+
+# --- taint follows values ------------------------------------------------------------------------------------
+
+TAINT_FLOW = cases(
+    """
+    def train(model: nn.Module, opt, loader, accelerator):
+        model, opt, loader = accelerator.prepare(model, opt, loader)
+        names = []
+        for batch in loader:
+            names.append(batch)
+            names.append(opt)
+    """,
+    """
+    def train(model: nn.Module, loader):
+        order = {}
+        for i, x in enumerate(loader):
+            out = model(x)
+            order[i] = i
+    """,
+    """
+    def collect(model: nn.Module):
+        params = []
+        for name, p in model.named_parameters():
+            params.append(p)
+            params.append(name)
+        return params
+    """,
+    """
+    def train(model: nn.Module, loader):
+        keep = []
+        for x in loader:
+            out = model(x)
+            with torch.no_grad():
+                out = model(x)
+            keep.append(out)
+    """,
+    """
+    def train(rnn: nn.Module, loader, h):
+        for x in loader:
+            h.detach_()
+            out, h = rnn(x, h)
+    """,
+    """
+    def train(rnn: nn.Module, loader, hidden):
+        for x in loader:
+            hidden[0].detach_()
+            hidden[1].detach_()
+            out, hidden = rnn(x, hidden)
+    """,
+    """
+    def train(model: nn.Module, loader):
+        keep = []
+        for x, y in loader:
+            keep.append(y)
+            out = model(x)
+            keep.append(out)  # flag: VL102
+    """,
+)
+
+
+@pytest.mark.parametrize("text", TAINT_FLOW, ids=ids(TAINT_FLOW))
+def test_taint_spreads_only_where_graph_flows(text):
+    check(text)
+
+
+def test_a_reinforce_buffer_that_another_function_backpropagates_and_clears_is_intentional():
+    check(HEAD + source("""
+        class Policy(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(4, 2)
+                self.saved_log_probs = []
+            def forward(self, x):
+                return self.fc(x)
+        policy = Policy()
+        def select_action(state):
+            probs = policy(state)
+            policy.saved_log_probs.append(probs.log())
+        def finish_episode(optimizer):
+            policy_loss = []
+            for log_prob in policy.saved_log_probs:
+                policy_loss.append(-log_prob)
+            loss = torch.cat(policy_loss).sum()
+            loss.backward()
+            del policy.saved_log_probs[:]
+        def main(env):
+            for episode in range(1000):
+                select_action(env.reset())
+                finish_episode(None)
+        """))
+
+
+# --- recurrent state, retained graphs in loops, empty_cache ---------------------------------------------------
+
+def test_recurrent_state_is_judged_by_evidence():
+    check(HEAD + source("""
+        import jax
+        def train(rnn: nn.Module, loader, state, h):
+            for batch in loader:
+                batch = move_to_device(batch, "cuda")
+                state, metrics = train_step(state, batch)
+                out, h = rnn(batch, h)  # flag: VL106
+        """))
+
+
+RETAIN_GRAPH = cases(
+    """
+    def train(model: nn.Module, loader, opt):
+        for x in loader:
+            out = model(x)
+            gp = torch.autograd.grad(out.sum(), x, retain_graph=True, create_graph=True)[0]
+            (out.mean() + gp.norm()).backward()
+    """,
+    """
+    def gradient_penalty(d: nn.Module, x):
+        out = d(x)
+        return torch.autograd.grad(out.sum(), x, create_graph=True)[0].norm()
+    def train(d, loader):
+        for x in loader:
+            (d(x).mean() + gradient_penalty(d, x)).backward()
+    """,
+    """
+    def penalty_step(d: nn.Module, x):
+        loss = d(x).mean()
+        loss.backward(create_graph=True)  # flag: VL301
+    def train(d, loader):
+        for x in loader:
+            penalty_step(d, x)
+    """,
+    """
+    def train(model: nn.Module, loader):
+        for x in loader:
+            loss = model(x).mean()
+            loss.backward(retain_graph=True)  # flag: VL301
+    """,
+)
+
+
+@pytest.mark.parametrize("text", RETAIN_GRAPH, ids=ids(RETAIN_GRAPH))
+def test_retain_graph_is_reported_when_nothing_frees_the_graph_in_the_iteration(text):
+    check(text)
+
+
+EMPTY_CACHE = cases(
+    """
+    import gc
+    def log_validation(trackers):
+        for tracker in trackers:
+            tracker.log(1)
+            gc.collect()
+    """,
+    """
+    def load(model, shard_files):
+        for shard in shard_files:
+            model.load_state_dict(torch.load(shard))
+            torch.cuda.empty_cache()
+    """,
+    """
+    def find_batch_size(model: nn.Module, batch_size):
+        while batch_size:
+            try:
+                torch.cuda.empty_cache()
+                model(torch.zeros(batch_size))
+                break
+            except torch.cuda.OutOfMemoryError:
+                batch_size //= 2
+    """,
+    """
+    def train_epoch(model: nn.Module, loader, opt):
+        for x in loader:
+            model(x).mean().backward()
+            opt.step()
+    def fit(model, loader, opt, epochs):
+        for epoch in range(epochs):
+            train_epoch(model, loader, opt)
+            torch.cuda.empty_cache()
+    """,
+    """
+    def train(model: nn.Module, loader, opt):
+        for x in loader:
+            model(x).mean().backward()
+            opt.step()
+            torch.cuda.empty_cache()  # flag: VL401
+    """,
+)
+
+
+@pytest.mark.parametrize("text", EMPTY_CACHE, ids=ids(EMPTY_CACHE))
+def test_empty_cache_is_reported_only_in_hot_loops(text):
+    check(text)
+
+
+# --- the misses of issue 13: general constructs followed now ---------------------------------------------------
+
+MISSES = cases(
+    """
+    def train(model: nn.Module, loader):
+        losses = []
+        for x in loader:
+            losses.append(model(x).mean())  # flag: VL102
+            losses[-1].backward()
+    """,
+    """
+    def train(step, n):
+        losses = {}
+        for i in range(1, n):
+            loss = step(i)
+            losses[i] = loss  # flag: VL103
+            losses[i - 1].backward()
+    """,
+    """
+    def train(model: nn.Module, loader, a=0.9):
+        ema = None
+        for x in loader:
+            loss = model(x).mean()
+            loss.backward()
+            if ema is None:
+                ema = loss
+            else:
+                ema = a * loss + (1 - a) * ema  # flag: VL101
+    """,
+    """
+    class AverageMeter:
+        def __init__(self):
+            self.sum = 0
+        def update(self, val):
+            self.sum += val
+    def train(model: nn.Module, loader):
+        meter = AverageMeter()
+        for x in loader:
+            loss = model(x).mean()
+            loss.backward()
+            meter.update(loss)  # flag: VL101
+            meter.update(loss.item())
+    """,
+    """
+    class Recorder:
+        def __init__(self):
+            self.outputs = []
+        def on_batch_end(self, outputs):
+            self.outputs.append(outputs)
+    def fit(model: nn.Module, loader, recorder: Recorder):
+        for x in loader:
+            out = model(x)
+            out.mean().backward()
+            recorder.on_batch_end(out)  # flag: VL102
+    """,
+    """
+    class ImagePool:
+        def __init__(self):
+            self.images = []
+        def push_and_pop(self, image):
+            self.images.append(image)
+            return image
+    pool = ImagePool()
+    def train(netG: nn.Module, loader):
+        for x in loader:
+            fake = netG(x)
+            pool.push_and_pop(fake)  # flag: VL102
+    """,
+    """
+    cache = {}
+    def remember(key, value):
+        cache[key] = value.clone()
+    def train(model: nn.Module, loader):
+        for i, x in enumerate(loader):
+            remember(i, model(x))  # flag: VL103
+    """,
+    """
+    class Trainer:
+        def __init__(self, model: nn.Module):
+            self.model = model
+        def infer(self, x):
+            return self.model(x)  # flag: VL201
+        def evaluate(self, loader):
+            for x in loader:
+                self.infer(x)  # flag: VL201
+    """,
+    """
+    class Trainer:
+        def __init__(self, model: nn.Module):
+            self.model = model
+        def set_eval(self):
+            self.model.eval()
+        def run(self, batches):
+            self.set_eval()
+            for x in batches:
+                self.model(x)  # flag: VL201
+    """,
+    """
+    def evaluate(model: nn.Module, loader):
+        for x in loader:
+            model(x)  # flag: VL201
+    evaluate(nn.Linear(2, 2), [])
+    """,
+    """
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(2, 2)
+            self.history = []
+        def forward(self, x):
+            return self.fc(x)
+        def fit(self, loader, opt):
+            for x in loader:
+                loss = self(x).mean()
+                loss.backward()
+                opt.step()
+                self.history.append(loss)  # flag: VL102
+    """,
+)
+
+
+@pytest.mark.parametrize("text", MISSES, ids=ids(MISSES))
+def test_misses_of_real_bug_fixes_are_followed(text):
+    check(text)
+
+
+HOST_TENSORS = cases(
+    """
+    def train(model: nn.Module, loader, dev, opt):
+        for x in loader:
+            w = torch.FloatTensor(4, 4).fill_(0).to(dev)  # flag: VL501
+            model(x * w).mean().backward()
+            opt.step()
+    """,
+    """
+    def weights(dev):
+        return torch.tensor([1.0, 2.0]).to(dev)  # flag: VL501
+    def train(model: nn.Module, loader, dev, opt):
+        for x in loader:
+            model(x * weights(dev)).mean().backward()
+            opt.step()
+    """,
+    """
+    def train(model: nn.Module, loader, dev, opt):
+        for x in loader:
+            w = torch.tensor([i * 0.5 for i in range(4)]).to(dev)  # flag: VL501
+            model(x * w).mean().backward()
+            opt.step()
+    """,
+    """
+    def train(model: nn.Module, loader, dev, opt):
+        for x, labels in loader:
+            y = torch.tensor(labels).to(dev)
+            idx = x.argmax()
+            t = torch.Tensor([[idx]]).to(dev)
+            model(x).mean().backward()
+            opt.step()
+    """,
+)
+
+
+@pytest.mark.parametrize("text", HOST_TENSORS, ids=ids(HOST_TENSORS))
+def test_host_built_constants_are_found_and_host_data_is_not_a_constant(text):
+    check(text)
+
+
+# --- summaries, recursion, tuple returns ----------------------------------------------------------------------
+
+def test_a_recursive_detach_helper_returns_no_graph():
+    check(HEAD + source("""
+        def repackage(h):
+            if isinstance(h, torch.Tensor):
+                return h.detach()
+            return tuple(repackage(v) for v in h)
+        def train(rnn: nn.Module, loader, hidden):
+            for x in loader:
+                if x is None:
+                    continue
+                else:
+                    hidden = repackage(hidden)
+                    out, hidden = rnn(x, hidden)
+        """))
+
+
+def test_tuple_returns_are_summarised_per_position():
+    check(HEAD + source("""
+        def step(model: nn.Module, x):
+            loss = model(x).mean()
+            return loss, {"loss": loss.item()}
+        def train(model, loader):
+            logs = []
+            for x in loader:
+                loss, log = step(model, x)
+                logs.append(log)
+                logs.append(loss)  # flag: VL102
+        """))
+
+
+# --- autograd.Function contexts --------------------------------------------------------------------------------
+
+def test_the_output_kept_on_ctx_is_reported_and_inputs_and_intermediates_are_not():
+    check(HEAD + source("""
+        class Direct(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x, y):
+                out = x * y
+                ctx.inputs = (x, y)
+                ctx.scale = x.size(0)
+                ctx.mid = x * 2
+                ctx.out = out  # flag: VL105
+                return out
+        class Helper:
+            @staticmethod
+            def keep(ctx, inputs, outputs):
+                result, info = outputs
+                ctx.info = int(info[0])
+                ctx.result = result  # flag: VL105
+        class Modern(torch.autograd.Function):
+            @staticmethod
+            def forward(x):
+                return x * 2, torch.tensor([1])
+            @staticmethod
+            def setup_context(ctx, inputs, outputs):
+                Helper.keep(ctx, inputs, outputs)
+        class Wrapped(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                out = x + 1
+                ctx.view = to_dlpack(out)  # flag: VL105
+                return out
+        """))
+
+
+# --- frozen modules ---------------------------------------------------------------------------------------------
+
+def test_frozen_modules_make_no_graph_unless_given_adapters():
+    check(HEAD + source("""
+        def train(vae: nn.Module, unet: nn.Module, loader, opt):
+            vae.requires_grad_(False)
+            unet.requires_grad_(False)
+            unet.add_adapter(None)
+            latents_seen = []
+            outputs_seen = []
+            for x in loader:
+                latents = vae.encode(x)
+                latents_seen.append(latents)
+                out = unet(latents)
+                outputs_seen.append(out)  # flag: VL102
+                out.mean().backward()
+                opt.step()
+        """))
