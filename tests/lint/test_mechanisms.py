@@ -768,3 +768,218 @@ def test_frozen_modules_make_no_graph_unless_given_adapters():
                 out.mean().backward()
                 opt.step()
         """))
+
+
+def test_a_wrapper_module_that_makes_no_parameters_of_its_own_around_a_frozen_module_records_no_graph():
+    check(HEAD + source("""
+        class Wrapper(nn.Module):
+            def __init__(self, model, args):
+                super().__init__()
+                self.model = model
+                self.args = args
+            def forward(self, x):
+                return self.model(x)
+        class WithHead(nn.Module):
+            def __init__(self, model):
+                super().__init__()
+                self.model = model
+                self.head = nn.Linear(4, 4)
+            def forward(self, x):
+                return self.head(self.model(x))
+        def export(model: nn.Module, loader):
+            for p in model.parameters():
+                p.requires_grad = False
+            kept = []
+            wrapped = Wrapper(model, None)
+            for x in loader:
+                kept.append(Wrapper(model, None)(x))
+                kept.append(wrapped(x))
+                kept.append(WithHead(model)(x))  # flag: VL102
+        """))
+
+
+# --- dispatch to overrides, constructors, framework hooks ------------------------------------------------------
+
+OVERRIDES = cases(
+    """
+    class Base(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.layer = nn.Linear(4, 4)
+        def forward(self, x):
+            return self.predict(x)
+        def predict(self, x):
+            return self.layer(x)
+    class Sub(Base):
+        def predict(self, x):
+            return self.layer(x) * 2
+    """,
+    """
+    class Head(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.dfl = nn.Conv2d(4, 4, 1)
+        def forward(self, x):
+            if self.training:
+                return x
+            return self._inference(x)
+        def _inference(self, x):
+            return self.dfl(x)
+    class Segment(Head):
+        pass
+    class SegmentWithMasks(Segment):
+        def _inference(self, x):
+            preds = super()._inference(x)
+            return torch.cat([preds, x], 1)
+    """,
+    """
+    class Runner:
+        def __init__(self, model: nn.Module):
+            self.model = model
+        @torch.no_grad()
+        def __call__(self, x):
+            return self.infer(x)
+        def infer(self, x):
+            return self.model(x)
+    class FastRunner(Runner):
+        def infer(self, x):
+            return self.model(x.half())
+    class Evaluator:
+        def __init__(self, model: nn.Module):
+            self.model = model
+        def run(self, x):
+            return self.predict(x)
+        def predict(self, x):
+            return self.model(x)  # flag: VL201
+    """,
+)
+
+
+@pytest.mark.parametrize("text", OVERRIDES, ids=ids(OVERRIDES))
+def test_self_calls_reach_the_overrides_of_subclasses(text):
+    """``self.predict(x)`` in a base's forward (or under its no_grad ``__call__``) runs a subclass's ``predict``
+    too: the override is part of the forward, or runs without grad, like the base method."""
+    check(text)
+
+
+def test_a_dry_run_in_a_constructor_is_one_time_initialisation():
+    check(HEAD + source("""
+        class Detector(nn.Module):
+            def __init__(self, backbone: nn.Module):
+                super().__init__()
+                self.model = backbone
+                self.model.eval()
+                s = 256
+                self.stride = torch.tensor([s / x.shape[-2] for x in self.model(torch.zeros(1, 3, s, s))])
+                self.model.train()
+        class Evaluator:
+            def __init__(self, model: nn.Module):
+                self.model = model
+            def score(self, loader):
+                self.model.eval()
+                for x in loader:
+                    y = self.model(x)  # flag: VL201
+                    print(y.sum().item())
+        """))
+
+
+FRAMEWORK_HOOKS = cases(
+    """
+    from ultralytics.engine.predictor import BasePredictor
+    class Predictor(BasePredictor):
+        def inference(self, im):
+            return self.generate(im)
+        def generate(self, im):
+            self.model.eval()
+            return self.model.image_encoder(im)
+        def explain(self, im):
+            self.model.eval()
+            return self.model.image_encoder(im)  # flag: VL201
+    class VideoPredictor(Predictor):
+        def inference(self, im):
+            scores = []
+            for batch in self.batches(im):
+                scores.append(self.model(batch))
+            return torch.cat(scores)
+    """,
+    """
+    from ultralytics.engine.validator import BaseValidator
+    class DetectionValidator(BaseValidator):
+        def postprocess(self, preds):
+            self.model.eval()
+            return self.model(preds)
+    from mylib import BaseValidator as Other
+    class Checker(Other):
+        def postprocess(self, preds):
+            self.model.eval()
+            return self.model(preds)  # flag: VL201
+    """,
+)
+
+
+@pytest.mark.parametrize("text", FRAMEWORK_HOOKS, ids=ids(FRAMEWORK_HOOKS))
+def test_hooks_that_a_framework_base_runs_without_grad(text):
+    check(text)
+
+
+# --- values that carry no graph ---------------------------------------------------------------------------------
+
+NO_GRAPH_VALUES = cases(
+    """
+    def simulate(steps, policy):
+        test = torch.ones(1, requires_grad=True)
+        opt = torch.optim.SGD([{"params": test, "lr": 0.1}])
+        sch = torch.optim.lr_scheduler.StepLR(opt, 10)
+        lrs = []
+        for step in range(steps):
+            opt.step()
+            lrs.append(opt.param_groups[0]["lr"])
+            lrs.append(sch.get_last_lr())
+            sch.step()
+        return lrs
+    """,
+    """
+    from torch.optim import AdamW
+    def train(model: nn.Module, loader):
+        opt = AdamW(model.parameters())
+        seen = []
+        for x in loader:
+            loss = model(x).sum()
+            loss.backward()
+            opt.step()
+            seen.append(opt.param_groups[0]["lr"])
+            seen.append(loss)  # flag: VL102
+    """,
+    """
+    def collate(model: nn.Module, batch, loader, pad):
+        for k in batch:
+            batch[k] = batch[k] + [pad] * 3
+        labels = model.prepare_decoder_input_ids_from_labels(labels=torch.tensor(batch["labels"]))
+        keep = {}
+        for x, key in loader:
+            keep[key] = labels
+            keep[key] = keep[key][:2]
+            keep[key] = keep[key] + model(x).sum()  # flag: VL101
+    """,
+)
+
+
+@pytest.mark.parametrize("text", NO_GRAPH_VALUES, ids=ids(NO_GRAPH_VALUES))
+def test_optimizers_prepared_inputs_and_rewritten_slots_carry_no_new_graph(text):
+    check(text)
+
+
+def test_an_input_stored_as_it_came_adds_no_graph_of_the_module():
+    check(HEAD + source("""
+        class Assigner(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = nn.Linear(4, 4)
+            def forward(self, scores, strides):
+                self.strides = strides
+                hidden = self.proj(scores)
+                self.hidden = hidden  # flag: VL105
+                scaled = strides * 2
+                self.scaled = scaled  # flag: VL105
+                return hidden
+        """))

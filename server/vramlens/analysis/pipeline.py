@@ -12,7 +12,7 @@ from vramlens.analysis.attribution.lines import add_blocks_from_before_trace, ba
 from vramlens.analysis.diagnosis.classify import RunFacts, diagnose, effective_limit
 from vramlens.analysis.diagnosis.growth import growth_of
 from vramlens.analysis.diagnosis.kernel_held import kernel_held_findings
-from vramlens.analysis.diagnosis.mode import run_mode
+from vramlens.analysis.diagnosis.mode import main_thread_in_backward, run_mode
 from vramlens.analysis.load.ending import no_oom_sentence, nothing_recorded, outcome_line, rejection_note, run_status
 from vramlens.analysis.load.interventions import read_interventions
 from vramlens.analysis.load.notebook import read_notebook_facts
@@ -197,7 +197,8 @@ def _analyze(capture: Capture, total_memory: int | None, source_root: str | None
                               meta.get("frame_names") if isinstance(meta.get("frame_names"), dict) else None)
     split = split_segments(free, pool)
     accounting.split_segments, accounting.split_free = split.count, split.free
-    backward = backward_seen(rep) or bool(trace_facts and trace_facts.backward_on_python_thread)
+    backward = (backward_seen(rep) or bool(trace_facts and trace_facts.backward_on_python_thread)
+                or main_thread_in_backward(census))
     mode = run_mode(backward, bool(trace_facts and trace_facts.optimizer), steps,
                     census.grad_enabled if census else None, census.inference_mode if census else None)
     facts = RunFacts(

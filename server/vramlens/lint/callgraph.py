@@ -28,7 +28,7 @@ from .reachability import Reachability
 from .syntax import call_name, dotted, last_name
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
-CLOSURE, CALLBACK = "closure", "callback"
+CLOSURE, CALLBACK, OVERRIDE = "closure", "callback", "override"
 
 
 @dataclass
@@ -40,7 +40,9 @@ class CallSite:
     loops: tuple[ast.stmt, ...]  # the caller's loops around the call, outermost first
     skips_self: bool  # a method called through an instance: its first parameter is the instance
     indirect: str | None = None  # CLOSURE: ``optimizer.step(closure)`` runs it and returns its result;
-    # CALLBACK: a function passed to a call (``beam_search.search(state, step)``) that will run it
+    # CALLBACK: a function passed to a call (``beam_search.search(state, step)``) that will run it;
+    # OVERRIDE: ``self.predict(x)`` reaching a subclass's ``predict`` when the instance is one (what the caller
+    # implies about the callee holds for it; what the override does is not the caller's certainly)
 
 
 class CallGraph(Contexts, Reachability):
@@ -54,6 +56,8 @@ class CallGraph(Contexts, Reachability):
         self.sites_to: dict[int, list[CallSite]] = {}  # id(callee) -> sites
         self.site_of: dict[int, CallSite] = {}  # id(call) -> site
         self.callbacks_of: dict[int, list[CallSite]] = {}  # id(call) -> functions it is handed
+        self.override_sites_to: dict[int, list[CallSite]] = {}  # id(override) -> ``self.m()`` calls dispatching to it
+        self._subclasses: dict[str, list[ast.ClassDef]] = {}
         self._instances: dict[int, dict[str, ast.ClassDef]] = {}
         self._held_functions: dict[int, dict[str, ast.AST]] = {}
         self._factories: dict[int, ast.AST | None] = {}
@@ -320,6 +324,9 @@ class CallGraph(Contexts, Reachability):
                     sites.append(site)
                     self.sites_to.setdefault(id(callee), []).append(site)
                     self.site_of[id(call)] = site
+                for override in self._overrides(call, scope):
+                    site = CallSite(call, scope, override, mode, loops, True, OVERRIDE)
+                    self.override_sites_to.setdefault(id(override), []).append(site)
                 for function in self._callbacks(call, scope, exclude=callee):
                     site = CallSite(call, scope, function, mode, loops, False, CALLBACK)
                     sites.append(site)
@@ -331,6 +338,39 @@ class CallGraph(Contexts, Reachability):
                     target = self._hook_function(call.args[0], scope)
                     if target is not None:
                         self.forward_hooks.add(id(target))  # runs inside the module's forward
+
+    def _overrides(self, call: ast.Call, scope: ast.AST) -> list[ast.AST]:
+        """Methods of subclasses (in this file) that ``self.m(...)`` also runs when ``self`` is one of them."""
+        func = call.func
+        if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id in {"self", "cls"}):
+            return []
+        cls = self.enclosing_class(scope)
+        if cls is None:
+            return []
+        found = []
+        for sub in self.subclasses(cls):
+            method = self.facts.methods.get((sub.name, func.attr))
+            if method is not None and method is not scope and method not in found:
+                found.append(method)
+        return found
+
+    def subclasses(self, cls: ast.ClassDef) -> list[ast.ClassDef]:
+        """Classes of this file deriving from ``cls``, directly or not."""
+        known = self._subclasses.get(cls.name)
+        if known is None:
+            known = self._subclasses[cls.name] = []
+            frontier = [cls]
+            while frontier:
+                base = frontier.pop()
+                for other in self.facts.classes.values():
+                    if other is not cls and other not in known and base in self.local_bases(other):
+                        known.append(other)
+                        frontier.append(other)
+        return known
+
+    def callers_of(self, func: ast.AST) -> list[CallSite]:
+        """Every call site that may run ``func``: direct calls, callbacks and ``self.m()`` reaching an override."""
+        return [*self.sites_to.get(id(func), ()), *self.override_sites_to.get(id(func), ())]
 
     def _callbacks(self, call: ast.Call, scope: ast.AST, exclude: ast.AST | None) -> list[ast.AST]:
         """Functions of this file passed by name to a call, which will run them."""

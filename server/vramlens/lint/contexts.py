@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from .forwards import DIFFERENTIABLE, FORWARD, forward_kind
 from .function_ctx import function_entry_points, provenance
 from .gradmode import MAYBE, OFF
-from .library import LIGHTNING_NO_GRAD_HOOKS
+from .library import FRAMEWORK_NO_GRAD_HOOKS, LIGHTNING_NO_GRAD_HOOKS
 from .syntax import dotted, is_backward_call, is_optimizer_step, is_small_constant_loop, iterates_data
 
 
@@ -31,12 +31,27 @@ class Contexts:
             return None
         if func.name in LIGHTNING_NO_GRAD_HOOKS and (cls.name in self.evidence.module_classes or self._uses_lightning()):
             return OFF  # the trainer runs validation/test/predict hooks (module, strategy, callback) under inference_mode
+        if func.name in self._framework_no_grad_hooks(cls):
+            return OFF  # a hook the framework's driver runs under no_grad / inference_mode
         if cls.name in self.evidence.module_classes:
             return None
         call = self.facts.methods.get((cls.name, "__call__"))
         if call is not None and call is not func and self.modes.decorator_mode(call) == OFF:
             return OFF  # a pipeline whose __call__ runs under no_grad: its methods serve that call
         return None
+
+    def _framework_no_grad_hooks(self, cls: ast.ClassDef, depth: int = 0) -> frozenset[str]:
+        """The hooks that a framework base of ``cls`` (through the file's own subclasses too) runs without grad."""
+        hooks: frozenset[str] = frozenset()
+        for base in cls.bases:
+            name = dotted(base) or ""
+            local = self.facts.classes.get(name.rsplit(".", 1)[-1])
+            if local is not None and local is not cls and depth < 8:
+                hooks |= self._framework_no_grad_hooks(local, depth + 1)
+                continue
+            head, dot, rest = name.partition(".")
+            hooks |= FRAMEWORK_NO_GRAD_HOOKS.get(f"{self.facts.imports.get(head, head)}{dot}{rest}", frozenset())
+        return hooks
 
     def _uses_lightning(self) -> bool:
         return any(q.split(".", 1)[0] in {"lightning", "pytorch_lightning", "lightning_fabric"} for q in self.facts.imports.values())
@@ -52,7 +67,7 @@ class Contexts:
             for func in functions:
                 if self._own_mode(func) is not None:
                     continue
-                sites = [s for s in self.sites_to.get(id(func), ()) if s.caller is not func]
+                sites = [s for s in self.callers_of(func) if s.caller is not func]
                 if not sites:
                     parent = self.facts.parent.get(id(func))
                     if parent is not None and context.get(id(func)) is None:
@@ -218,14 +233,14 @@ class Contexts:
         per_step: dict[int, bool] = {}
         for func in self.facts.scopes:
             per_step[id(func)] = any(
-                bool(site.loops) and self.is_hot_loop(site.loops[-1], site.caller) for site in self.sites_to.get(id(func), ())
+                bool(site.loops) and self.is_hot_loop(site.loops[-1], site.caller) for site in self.callers_of(func)
             )
         for _ in range(len(self.facts.scopes) + 1):
             changed = False
             for func in self.facts.scopes:
                 if per_step[id(func)]:
                     continue
-                if any(not site.loops and per_step.get(id(site.caller)) for site in self.sites_to.get(id(func), ())):
+                if any(not site.loops and per_step.get(id(site.caller)) for site in self.callers_of(func)):
                     per_step[id(func)] = changed = True
             if not changed:
                 break
@@ -243,8 +258,7 @@ class Contexts:
             for func in self.facts.scopes:
                 if part[id(func)]:
                     continue
-                sites = self.sites_to.get(id(func), ())
-                if any(part.get(id(site.caller)) for site in sites):
+                if any(part.get(id(site.caller)) for site in self.callers_of(func)):
                     part[id(func)] = changed = True
             if not changed:
                 break

@@ -54,7 +54,7 @@ _PARAMETER_FREE_PREFIXES = ("MaxPool", "AvgPool", "AdaptiveAvgPool", "AdaptiveMa
 _FOREIGN_FRAMEWORKS = ("flax", "jax", "haiku", "equinox", "tensorflow", "keras", "mindspore", "paddle", "oneflow", "mlx", "tinygrad", "pydantic", "sklearn")
 # Bases that say nothing about being a module (a class deriving only from these is a plain class).
 _PLAIN_BASES = frozenset({"object", "ABC", "Generic", "Protocol", "NamedTuple", "Enum", "Exception", "dict", "list", "tuple"})
-# Calls that switch a module's parameters back on after it was frozen (LoRA adapters, PEFT).
+_MAKES_PARAMETERS = frozenset({"Parameter", "ParameterList", "ParameterDict", "register_parameter", "add_module", "register_module"})
 
 
 def parameter_free_nn_class(short: str) -> bool:
@@ -314,7 +314,7 @@ class Evidence:
             return  # shown to be a pipeline by the methods called on it
         if not self.is_module(value, scope):
             return
-        if self._parameter_free(value):
+        if self._parameter_free(value) or self.wraps_frozen(value, scope):
             functional.add(name)
         if "." not in name:
             modules.add(name)
@@ -472,6 +472,44 @@ class Evidence:
         if name.startswith("nn.") and "nn" not in self.facts.imports and name.count(".") == 1:
             return short  # ``nn`` used without a visible import: the usual alias
         return None
+
+    def wraps_frozen(self, value: ast.AST, scope: ast.AST) -> bool:
+        """``NMSModel(model, args)`` where ``model`` is frozen and the class (of this file) makes no parameters
+        of its own: the wrapper's forward records no graph of its own either."""
+        value = _unwrap_chain(value)
+        if not isinstance(value, ast.Call):
+            return False
+        cls = self.facts.classes.get(call_name(value))
+        if cls is None or not self._makes_no_parameters(cls):
+            return False
+        wrapped = [_unwrap_chain(a) for a in [*value.args, *(k.value for k in value.keywords)] if self.is_module(a, scope)]
+        return bool(wrapped) and all(isinstance(m, (ast.Name, ast.Attribute)) and self.is_frozen(dotted(m) or "") for m in wrapped)
+
+    def _makes_no_parameters(self, cls: ast.ClassDef, depth: int = 0) -> bool:
+        """A module class of this file (and its bases) that creates no parameter or submodule: it only holds
+        what it is given."""
+        key = ("no-parameters", cls.name)
+        known = self._returns_module.get(key)
+        if known is not None:
+            return known
+        self._returns_module[key] = False  # recursion guard
+        known = depth < 8
+        for base in cls.bases:
+            name = dotted(base) or ""
+            local = self.facts.classes.get(last_name(name))
+            if local is not None and local is not cls:
+                known = known and self._makes_no_parameters(local, depth + 1)
+            elif self.torch_nn_class(name) != "Module":
+                known = False  # a base this file cannot see may make parameters
+        for method in (m for (owner, _), m in self.facts.methods.items() if owner == cls.name) if known else ():
+            for node in iter_nodes(method):
+                if isinstance(node, ast.Call) and last_name(call_name(node)) in _MAKES_PARAMETERS:
+                    known = False
+                elif isinstance(node, ast.Assign) and any((dotted(t) or "").startswith("self.") for t in node.targets):
+                    if isinstance(node.value, ast.Call) and self.is_module(node.value, method):
+                        known = False  # a submodule of its own
+        self._returns_module[key] = known
+        return known
 
     def _parameter_free(self, value: ast.AST) -> bool:
         value = _unwrap_chain(value)

@@ -32,7 +32,7 @@ MODULE_MANAGEMENT = frozenset({
 _NOT_A_FORWARD_PREFIXES = (
     "build_", "create_", "make_", "get_", "load_", "init_", "set_", "save_", "log_", "register_", "new_", "can_",
     "has_", "is_", "adjust_", "tie_", "post_", "resize_", "enable_", "disable_", "print_", "num_", "reset_",
-    "prepare_inputs", "_init", "_set", "_get", "_load", "_save", "_build",
+    "prepare_", "_init", "_set", "_get", "_load", "_save", "_build",
 )
 # Model methods that switch recording off themselves (documented in library.py).
 
@@ -60,7 +60,7 @@ def _forward_kind(evidence: Evidence, call: ast.Call, scope: ast.AST) -> str | N
     kind = type(func)
     if kind is ast.Call:  # ``Net()(x)``, ``nn.Linear(2, 2)(x)``
         if evidence.is_module(func, scope):
-            return FUNCTIONAL if evidence._parameter_free(func) else FORWARD
+            return FUNCTIONAL if evidence._parameter_free(func) or evidence.wraps_frozen(func, scope) else FORWARD
         return None
     if kind is ast.Subscript:  # ``self.layers[i](x)``
         return FORWARD if evidence.is_module(func.value, scope) else None

@@ -61,6 +61,16 @@ LIGHTNING_NO_GRAD_HOOKS = frozenset({
     "validation_step", "test_step", "predict_step", "on_validation_batch_end", "on_test_batch_end",
     "on_predict_batch_end", "on_validation_epoch_end", "on_test_epoch_end", "validation_epoch_end", "test_epoch_end",
 })
+# Framework base classes whose driver runs these methods of a subclass with recording off (documented behaviour):
+# ultralytics' BasePredictor.stream_inference and BaseValidator.__call__ are decorated with smart_inference_mode
+# and call these hooks; Lightning's hooks are above.
+FRAMEWORK_NO_GRAD_HOOKS: dict[str, frozenset[str]] = {
+    "ultralytics.engine.predictor.BasePredictor": frozenset({"preprocess", "inference", "postprocess", "write_results"}),
+    "ultralytics.engine.validator.BaseValidator": frozenset({
+        "preprocess", "postprocess", "init_metrics", "update_metrics", "get_stats", "finalize_metrics", "gather_stats",
+        "print_results", "plot_predictions", "plot_val_samples",
+    }),
+}
 # nn.Module hook registration: the hook's parameters after the module receive the activations.
 FORWARD_HOOK_REGISTRATIONS = frozenset({"register_forward_hook", "register_forward_pre_hook"})
 # Methods whose returned value the framework backpropagates (Lightning's training_step, transformers'

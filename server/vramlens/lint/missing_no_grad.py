@@ -135,8 +135,8 @@ class MissingNoGrad:
             return
         if ctx.scope.mode in (OFF, MAYBE) or ctx.graph.mode_at(stmt) in (OFF, MAYBE):
             return
-        if ctx.graph.part_of_forward.get(id(ctx.scope.node)):
-            return
+        if ctx.graph.part_of_forward.get(id(ctx.scope.node)) or _constructor(ctx.scope.node):
+            return  # a constructor's dry run (to find strides or shapes) is one-time initialisation
         if isinstance(stmt, (ast.For, ast.AsyncFor)) and iterates_eval_data(stmt):
             self._eval_loop(stmt, ctx)
         elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and self._switches_to_eval(stmt.value, ctx):
@@ -262,6 +262,13 @@ class MissingNoGrad:
         first_line = min([d.lineno for d in func.decorator_list] + [func.lineno])
         edit = insert_line_above(ctx.positions, first_line, f"@{prefix}()")
         return (Fix(f"Decorate `{func.name}` with @{prefix}()", (*extra, edit)),)
+
+
+_CONSTRUCTORS = frozenset({"__init__", "__new__", "__post_init__"})
+
+
+def _constructor(node: ast.AST) -> bool:
+    return getattr(node, "name", None) in _CONSTRUCTORS
 
 
 def _returns_a_value(func: ast.AST) -> bool:

@@ -107,7 +107,7 @@ class Reachability:
             for func in self.facts.scopes:
                 if result[id(func)]:
                     continue
-                for site in self.sites_to.get(id(func), ()):
+                for site in self.callers_of(func):
                     caller = site.caller
                     flow = flows.get(id(caller))
                     if flow is None:

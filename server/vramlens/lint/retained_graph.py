@@ -14,7 +14,7 @@ from .findings import Fix
 from .function_ctx import OUTPUT, tensor_kind
 from .lifetime import OUTLIVES_CALL, backpropagated, carried_across, lifetime, rebound_in
 from .summaries import MAYBE_GRAPH, Effect
-from .syntax import base_dotted, call_name, dotted, last_name
+from .syntax import assigned_names, base_dotted, call_name, dotted, last_name
 from .taint import is_sequence
 from .walker import LintContext
 
@@ -123,6 +123,12 @@ class RetainedGraph:
         if isinstance(value, ast.Call) and self._recurrent(stmt, value, ctx):
             return
         for target in _flat_targets(stmt.targets):
+            if isinstance(target, ast.Subscript) and _reads_own_slot(target, value):
+                # ``totals[k] = totals[k] + loss`` is ``totals[k] += loss``; ``batch[k] = batch[k][:n]`` adds nothing
+                if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add):
+                    added = value.right if _reads_own_slot(target, value.left) else value.left
+                    self._accumulate(stmt, target, added, ctx)
+                continue
             if isinstance(target, ast.Subscript) and _grows_by_key(target) and not _fixed_key(target, ctx) and ctx.labels(value):
                 self._store(stmt, "VL103", base_dotted(target.value), [value], ctx)
             elif isinstance(target, ast.Attribute):
@@ -188,6 +194,8 @@ class RetainedGraph:
         on_class = scope.cls is not None and head in {scope.cls.name, "cls"}
         if not (in_forward or on_class) or "loss" in target.attr.lower():
             return  # a stored loss is there to be backpropagated by its owner
+        if in_forward and _unchanged_input(value, ctx):
+            return  # the caller's own tensor, as it came: the module adds no graph of its own to it
         if backpropagated(name, ctx):
             return
         where = "the module" if in_forward else "the class"
@@ -266,6 +274,20 @@ class RetainedGraph:
         return False
 
 
+def _unchanged_input(value: ast.AST, ctx: LintContext) -> bool:
+    """``self.anc_strides = anc_strides``: a parameter of the function, stored as it was passed."""
+    node = ctx.scope.node
+    if not isinstance(value, ast.Name) or isinstance(node, ast.Module):
+        return False
+    args = node.args
+    parameters = {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]}
+    stores = ctx.facts.stores_inside(node)
+    rebound = assigned_names(stores, ctx.facts.calls_inside(node)) | {
+        s.target.id for s in stores if isinstance(s, ast.AugAssign) and isinstance(s.target, ast.Name)
+    }
+    return value.id in parameters and value.id not in rebound
+
+
 def _runs_a_network(call: ast.Call, ctx: LintContext) -> bool:
     """A forward pass by evidence, or a function of this file that returns graph for these arguments."""
     if ctx.forward_kind(call) in (FORWARD, METHOD, DIFFERENTIABLE):
@@ -309,6 +331,12 @@ def _fixed_key(target: ast.Subscript, ctx: LintContext) -> bool:
     if key in local:
         return False
     return key not in ctx.evidence._locals_of(node)
+
+
+def _reads_own_slot(target: ast.Subscript, value: ast.AST) -> bool:
+    """``batch[k] = batch[k] + pad``: the slot is replaced by something made from what it held (no new slot)."""
+    written = ast.dump(target, annotate_fields=False).replace("Store()", "Load()")
+    return any(isinstance(node, ast.Subscript) and ast.dump(node, annotate_fields=False) == written for node in ast.walk(value))
 
 
 def _grows_by_key(target: ast.Subscript) -> bool:

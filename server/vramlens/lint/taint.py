@@ -311,6 +311,8 @@ class TaintEvaluator:
             return verdict
         if self._is_factory(call):
             return LEAF_ONLY if _requires_grad(call) else EMPTY
+        if self._builds_optimizer(call):
+            return EMPTY  # an optimizer or scheduler holds parameters (leaves), never graph
         kind = self.forward_kind(call)
         if kind == NO_GRAD:
             return EMPTY
@@ -367,6 +369,13 @@ class TaintEvaluator:
         if head == "torch" or head == self.facts.torch_alias:
             return True
         return self.facts.imports.get(head, "").startswith("torch")
+
+    def _builds_optimizer(self, call: ast.Call) -> bool:
+        """``torch.optim.SGD(params)``, ``optim.lr_scheduler.StepLR(opt)``, ``AdamW`` imported from torch.optim."""
+        name = call_name(call)
+        head, dot, rest = name.partition(".")
+        qualified = f"{self.facts.imports.get(head, head)}{dot}{rest}"
+        return qualified.startswith("torch.optim.") and last_name(name)[:1].isupper()
 
     def _is_factory(self, call: ast.Call) -> bool:
         """``torch.zeros(shape)``: a new tensor, whatever its arguments carry."""
