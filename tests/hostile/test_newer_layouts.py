@@ -134,6 +134,7 @@ def test_the_report_payload_carries_the_phase_marks(tmp_path):
     payload = report_payload(load(str(folder), folder.as_uri(), str(ROOT)), lambda path: path)
     [mark] = payload["series"]["phaseMarks"]
     assert mark["text"] == "eval" and mark["index"] == 5 and isinstance(mark["time"], float)
+    assert payload["series"]["marks"] == [{"at": mark["time"], "label": "eval"}]  # what the timeline draws
 
 
 def test_a_history_without_free_requested_counts_frees_when_they_complete(tmp_path):

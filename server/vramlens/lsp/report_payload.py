@@ -79,6 +79,7 @@ def timeline_series(analysis: Analysis, meta: dict, tops: list | None = None) ->
         "steps": step_bands(analysis, seconds),
         "timeUnit": "s" if start_us is not None else "entry",
         "phaseMarks": marks,  # the user's phase marks (torch 2.14's annotate), in seconds like the rest
+        "marks": [{"at": mark["time"], "label": mark["text"]} for mark in marks],  # as the timeline draws them
     }
 
 
