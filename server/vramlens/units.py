@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 
 _UNITS = {
@@ -12,6 +13,7 @@ _UNITS = {
     "t": 1024**4, "tb": 1000**4, "tib": 1024**4,
 }
 _SIZE = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:e[0-9]+)?)\s*([a-z]*)\s*$", re.IGNORECASE)
+MAX_SIZE = 1 << 60  # 1 EiB: more memory than any device has
 
 
 def parse_size(text: str) -> int:
@@ -19,7 +21,10 @@ def parse_size(text: str) -> int:
     match = _SIZE.match(text)
     if not match or match.group(2).lower() not in _UNITS:
         raise ValueError(f"not a size: {text!r} (examples: 24GiB, 8192MiB, 141e9)")
-    return int(float(match.group(1)) * _UNITS[match.group(2).lower()])
+    size = float(match.group(1)) * _UNITS[match.group(2).lower()]
+    if not math.isfinite(size) or size > MAX_SIZE:
+        raise ValueError(f"{text!r} is more memory than any device has (examples: 24GiB, 8192MiB, 141e9)")
+    return int(size)
 
 
 def parse_size_or_fraction(text: str) -> tuple[int | None, float | None]:
@@ -31,6 +36,8 @@ def parse_size_or_fraction(text: str) -> tuple[int | None, float | None]:
         if size <= 0:
             raise ValueError(f"{text!r} must be more than zero") from None
         return size, None
+    if not math.isfinite(value):
+        raise ValueError(f"{text!r} is not a size nor a fraction (examples: 24GiB, 0.2)")
     if 0 < value <= 1:
         return None, value
     if value <= 0:

@@ -78,6 +78,12 @@ cpSync(path.join(repo, "tests/fixtures/ranks/two_gpu_nccl/ddp_uneven"), ranksPat
 mkdirSync(path.dirname(experimentPath), { recursive: true });
 cpSync(path.join(repo, "tests/fixtures/experiments", `${EXPERIMENT}.json`), experimentPath);
 cpSync(path.join(repo, "tests/fixtures/captures/server_dump.pickle"), pickleCopy);
+// A real-workload capture with a census (Lightning keeping validation outputs, recorded on an H200 from
+// /workspace/lightning_fit/): its script sits at the same relative place here, so frames map onto it.
+const censusCapture = path.join(dirs.workspace, "captures", "lightning_val_outputs");
+cpSync(path.join(repo, "tests/fixtures/realworld/lightning_val_outputs/capture"), censusCapture, { recursive: true });
+mkdirSync(path.join(dirs.workspace, "lightning_fit"), { recursive: true });
+cpSync(path.join(repo, "workloads/lightning_fit/keep_val_outputs.py"), path.join(dirs.workspace, "lightning_fit/keep_val_outputs.py"));
 mkdirSync(elsewhere, { recursive: true });
 cpSync(path.join(repo, "scenarios", "server_dump.py"), path.join(elsewhere, "server_dump.py"));
 writeFileSync(dirs.config, "auth: none\n");
@@ -870,6 +876,21 @@ try {
     await clearToasts();
     await page.mouse.move(5, 5);
     await screenshot("experiment");
+
+    // 12b. What the memory is and who holds it, from a real capture's census: the roles bar and the holders.
+    await openCaptureDialog(path.join(censusCapture, "capture.json"), "snapshot.pickle");
+    await toast("keep_val_outputs.py").waitFor({ timeout: SERVER_TIMEOUT_MS });
+    const census = reportFrame();
+    await census.locator(".roles-bar").waitFor({ timeout: STEP_TIMEOUT_MS });
+    const barLabel = normalise((await census.locator(".roles-bar").getAttribute("aria-label")) ?? "");
+    const segments = await census.locator(".roles-bar > *").count();
+    const holderRows = normalise(await census.locator("table.holders").innerText());
+    console.log(`e2e: roles bar (${segments} segments): ${barLabel}; holders: ${holderRows.slice(0, 160)}`);
+    if (segments < 3) throw new Error(`the roles bar has ${segments} segments`);
+    if (!holderRows.includes("model.val_outputs")) throw new Error(`the holders do not name model.val_outputs: ${holderRows}`);
+    await clearToasts();
+    await page.mouse.move(5, 5);
+    await screenshot("memory-views");
 
     // 10c. The log: one timestamp per line, settings as JSON, and a restart that logs no error.
     await runCommand("VRAM Lens: Restart server");

@@ -40,7 +40,8 @@ const RUN_NOTEBOOK = { source: "tests/fixtures/notebooks/stand_in.ipynb", place:
 // The capture recorded on a GPU (tests/gpu/test_notebook.py) once it is committed; until then the stand-in's.
 const GPU_CAPTURE = {
     source: "tests/fixtures/captures/notebook_kept_outputs",
-    notebook: { source: "scenarios/notebook_kept_outputs.ipynb", place: "scenarios/notebook_kept_outputs.ipynb" },
+    // Recorded on the GPU from /workspace/notebooks/ (a neutral folder): the same relative place here.
+    notebook: { source: "scenarios/notebook_kept_outputs.ipynb", place: "notebooks/notebook_kept_outputs.ipynb" },
 };
 const STAND_IN_CAPTURE = {
     source: "tests/fixtures/notebooks/stand_in_oom",

@@ -131,3 +131,13 @@ async def test_cancel_request_ends_the_run_and_answers_with_the_result(client: L
 
     outcome = await _cancelled_run(client, tmp_path, cancel)
     assert outcome["ok"] is True and outcome["message"].startswith("The run was cancelled")
+
+
+@pytest.mark.asyncio
+async def test_processes_per_node_beyond_any_machine_is_refused_before_anything_runs(client: LanguageClient, tmp_path: Path):
+    marker = tmp_path / "ran"
+    uri = _script(tmp_path, f"open({str(marker)!r}, 'w').write('ran')\n")
+    outcome = await execute(client, "vramlens.diagnose", {"uri": uri, "trusted": True, "processesPerNode": 10**12})
+    assert outcome["ok"] is False
+    assert outcome["message"].startswith("processesPerNode must be a whole number from 0 to 64, not 1000000000000")
+    assert not marker.exists()

@@ -31,6 +31,8 @@ def accepted_flags(script: Path) -> set[str]:
 @pytest.mark.parametrize("workload", WORKLOADS, ids=lambda w: w.name)
 def test_the_script_takes_every_argument_of_its_runs(workload):
     script = ROOT / "workloads" / workload.family / workload.script
+    if not script.exists() and workload.family.startswith("public/"):
+        pytest.skip(f"{script.name} is third-party code, placed here only to record the corpus")
     flags = accepted_flags(script)
     given = {arg.split("=")[0] for arg in workload.args if arg.startswith("--")}
     changed = {spec.split("=")[0] for kind, spec in variant_specs_of(workload, list(workload.args)) if kind == "argument"}

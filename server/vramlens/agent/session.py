@@ -21,10 +21,15 @@ from .census_moments import CensusMoments, PeakWatch
 from .nvml_probe import NvmlProbe
 from .recorder import Recorder
 from .runner_link import RunnerLink
+from .runner_watch import ENV_VAR as RUNNER_ENV_VAR
+from .runner_watch import RunnerWatch
 from .script_runner import execute_as_main, exit_code_of
-from .terminate_watch import TerminateWatch
+from .terminate_watch import MAIN_THREAD_GRACE_S, TerminateWatch
 
 EXIT_PREFLIGHT = 2  # same code the CLI uses for "could not start"
+TREE_GRACE_S = 1.0  # an orphaned run's processes get this long after SIGTERM, then SIGKILL
+RUNNER_GONE = ("vramlens, which started this run, ended before the script did: the script was ended "
+               "and its capture kept.")
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
@@ -302,20 +307,53 @@ def _per_rank_paths(options: argparse.Namespace) -> None:
     options.status_file = f"{options.status_file}.{name}"
 
 
+def _end_own_tree() -> None:
+    """An orphaned run: nothing else will end what the script started. Only a group of our own is
+    ended (a rank under torchrun shares torchrun's, which ends its ranks itself)."""
+    try:
+        if os.getpgid(0) != os.getpid():
+            return
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        os.killpg(0, signal.SIGTERM)
+        time.sleep(TREE_GRACE_S)
+        os.killpg(0, signal.SIGKILL)
+    except OSError:
+        pass
+
+
 def main(argv: list[str]) -> int:
     options = parse_args(argv)
     if options.per_rank:
         _per_rank_paths(options)
     agent_pid = os.getpid()
     session: Session | None = None
+    orphaned = False
 
     def finish(signum):
         if session is not None and session.torch is not None:
+            session.link.writing_capture()
             session.write("terminated", 128 + signum)
             sys.stdout.flush()
+        if orphaned:
+            _end_own_tree()
         os._exit(128 + signum)
 
     watch = TerminateWatch(finish)
+
+    def end_requested(runner_gone: bool) -> None:
+        """The runner asked for the end (or is gone): as on SIGTERM, even if the script ignores that."""
+        nonlocal orphaned
+        if runner_gone:
+            orphaned = True
+            if session is not None:
+                session.notes.append(RUNNER_GONE)
+        try:
+            os.kill(agent_pid, signal.SIGTERM)  # the main thread's own handler writes the capture, as usual
+        except OSError:
+            pass
+        time.sleep(MAIN_THREAD_GRACE_S)
+        if watch.claim():  # the script ignores SIGTERM, or its main thread is stuck: write it from here
+            finish(signal.SIGTERM)
 
     # Installed first, so a timeout during the import of torch still ends us cleanly.
     # Forked children (data loader workers) inherit these handlers; only the agent's own
@@ -336,6 +374,7 @@ def main(argv: list[str]) -> int:
     signal.signal(signal.SIGUSR1, on_demand)
     watch.start()
     session = Session(options)
+    RunnerWatch(end_requested).start(session.link.control_fd, os.environ.pop(RUNNER_ENV_VAR, None))
     problem = session.preflight()
     if problem:
         write_json_atomically(options.status_file, {"phase": "preflight", "ok": False, "message": problem})
@@ -350,6 +389,7 @@ def main(argv: list[str]) -> int:
     signal.signal(signal.SIGUSR1, signal.SIG_IGN)
     if not watch.claim():
         time.sleep(60)  # a SIGTERM came first: the watcher thread writes that capture and ends us
+    session.link.writing_capture()
     session.write(session.status_after(exit_code), exit_code)
     sys.stdout.flush()
     return exit_code

@@ -44,7 +44,13 @@ def describe(error: BaseException | None, script: str) -> dict | None:
     }
 
 
+# torch 2.12 refuses a request beyond the per-process fraction before asking the device, in other words.
+OOM_MESSAGES = ("CUDA out of memory", "Allocation was preemptively rejected because it would exceed "
+                "per_process_memory_fraction limit")
+
+
 def is_oom(error: BaseException | None) -> bool:
     if error is None:
         return False
-    return type(error).__name__ == "OutOfMemoryError" or "CUDA out of memory" in safe_str(error)
+    text = safe_str(error)
+    return type(error).__name__ == "OutOfMemoryError" or any(message in text for message in OOM_MESSAGES)

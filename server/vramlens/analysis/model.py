@@ -255,6 +255,15 @@ class FrameNode:
 
 
 @dataclass
+class PhaseMark:
+    """A mark the user put into the recorded history (torch 2.14's ``annotate``): a phase on the timeline."""
+
+    index: int  # trace position
+    time_us: int | None
+    text: str
+
+
+@dataclass
 class Analysis:
     outcome: str  # "oom" | "completed"
     status: str  # capture.json status; "snapshot" for a raw pickle
@@ -276,6 +285,7 @@ class Analysis:
     breakdown: list[FrameNode] = field(default_factory=list)  # per top user line: its library frames
     mode: str | None = None  # "training" | "inference" | None (not enough evidence)  # for people: "out of memory (request 96.00 MiB)", "no OOM; ended by --timeout after 12 s"
     notebook: NotebookFacts | None = None  # recorded in a Jupyter kernel: its cells, and what the kernel itself keeps
+    phase_marks: list[PhaseMark] = field(default_factory=list)  # the user's annotations (torch 2.14), in trace order
 
     @property
     def user_root(self) -> str | None:

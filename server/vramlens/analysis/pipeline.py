@@ -12,14 +12,15 @@ from vramlens.analysis.attribution.lines import add_blocks_from_before_trace, ba
 from vramlens.analysis.diagnosis.classify import RunFacts, diagnose, effective_limit
 from vramlens.analysis.diagnosis.growth import growth_of
 from vramlens.analysis.diagnosis.kernel_held import kernel_held_findings
-from vramlens.analysis.diagnosis.mode import run_mode
-from vramlens.analysis.load.ending import no_oom_sentence, nothing_recorded, outcome_line, run_status
+from vramlens.analysis.diagnosis.mode import main_thread_in_backward, run_mode
+from vramlens.analysis.load.ending import no_oom_sentence, nothing_recorded, outcome_line, rejection_note, run_status
 from vramlens.analysis.load.interventions import read_interventions
 from vramlens.analysis.load.notebook import read_notebook_facts
 from vramlens.analysis.accounting.free_blocks import free_blocks_at_end, free_blocks_at_oom, largest_free, split_segments
-from vramlens.analysis.model import Analysis, OomEvent, Timeline, TimelinePoint
+from vramlens.analysis.model import Analysis, OomEvent, PhaseMark, Timeline, TimelinePoint
 from vramlens.analysis.load.snapshot import (
     allocator_settings, block_frames, device_segments, device_trace, expandable_segments_on, pick_device, pool_for_request,
+    settle_skipped_actions,
 )
 from vramlens.analysis.recommendations.advice import recommend
 from vramlens.analysis.recommendations.confirm import plan_for
@@ -29,7 +30,7 @@ from vramlens.analysis.attribution.roles import join_census, live_blocks
 from vramlens.analysis.attribution.request_site import request_site, site_sentence
 from vramlens.analysis.replay.trace import replay
 from vramlens.analysis.steps import build_step_model
-from vramlens.analysis.load.sources import SourceResolver
+from vramlens.analysis.load.sources import SourceResolver, usable_recorded_root
 from vramlens.capture import Capture, CaptureError, load_capture
 from vramlens.units import format_bytes as fmt
 
@@ -81,8 +82,9 @@ def analyze_capture(capture: Capture, total_memory: int | None = None, source_ro
     gc.disable()
     try:
         return _analyze(capture, total_memory, source_root)
-    except (KeyError, TypeError, AttributeError, IndexError) as error:
-        # A pickle of builtins that is shaped unlike any torch snapshot: say so instead of a traceback.
+    except (KeyError, TypeError, AttributeError, IndexError, ValueError, OverflowError, RecursionError) as error:
+        # The loader checked the shape (capture/snapshot_shape.py), so this is the last net for a Capture
+        # built by hand: a pickle of builtins shaped unlike any torch snapshot is said so, never a traceback.
         raise CaptureError(
             f"The snapshot's layout is not one this version understands ({type(error).__name__}: {error}); "
             "it may be damaged or come from an unsupported torch release."
@@ -134,10 +136,16 @@ def _analyze(capture: Capture, total_memory: int | None, source_root: str | None
     _check_usable(capture, trace)
     segments = device_segments(snapshot, device)
     settings = allocator_settings(snapshot, meta)
-    notes: list[str] = []
+    notes: list[str] = list(capture.notes)
+    checked_trace = capture.traces.get(device)  # what the loader saw in this device's trace
+    if checked_trace is not None:
+        notes += settle_skipped_actions(trace, checked_trace.actions, checked_trace.reused_addresses)
+    rejected = rejection_note(meta)
+    if rejected:
+        notes.append(rejected)
 
     recorded_root = meta.get("source_root")
-    local_root = source_root or (recorded_root if recorded_root and os.path.isdir(recorded_root) else None)
+    local_root = source_root or (recorded_root if usable_recorded_root(recorded_root) else None)
     resolver = SourceResolver(recorded_root, local_root)
     resolver.cells = read_notebook_facts(meta, resolver.local_path)
     resolver.use_mapping_if_it_matches(_sample_filenames(trace, segments))
@@ -189,7 +197,8 @@ def _analyze(capture: Capture, total_memory: int | None, source_root: str | None
                               meta.get("frame_names") if isinstance(meta.get("frame_names"), dict) else None)
     split = split_segments(free, pool)
     accounting.split_segments, accounting.split_free = split.count, split.free
-    backward = backward_seen(rep) or bool(trace_facts and trace_facts.backward_on_python_thread)
+    backward = (backward_seen(rep) or bool(trace_facts and trace_facts.backward_on_python_thread)
+                or main_thread_in_backward(census))
     mode = run_mode(backward, bool(trace_facts and trace_facts.optimizer), steps,
                     census.grad_enabled if census else None, census.inference_mode if census else None)
     facts = RunFacts(
@@ -229,4 +238,5 @@ def _analyze(capture: Capture, total_memory: int | None, source_root: str | None
         roles=census.roles if census else [], holders=census.holders if census else [], breakdown=breakdown,
         notebook=resolver.cells,
         outcome_text=f"out of memory (request {fmt(request)})" if outcome == "oom" else outcome_line(outcome, meta, status),
+        phase_marks=[PhaseMark(mark.index, mark.time_us, mark.text) for mark in (checked_trace.annotations if checked_trace else [])],
     )

@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from pathlib import Path
 
 from vramlens.capture.errors import CaptureError
+from vramlens.regular_files import FileProblem, read_regular_file
 
 CENSUS_FORMAT = "vramlens-census"
 MAX_FILE_BYTES = 32 * 2**20  # a census of 20,000 tensors is about 5 MiB
@@ -30,16 +32,20 @@ class _Invalid(Exception):
 
 def load_census(path: str | Path) -> dict:
     path = Path(path)
+    if not os.path.lexists(path):
+        raise CaptureError(f"The capture names {path.name}, but there is no such file beside it.")
     try:
-        size = path.stat().st_size
-        if size > MAX_FILE_BYTES:
-            raise CaptureError(f"{path.name} is {size} bytes, more than a census can be "
-                               f"({MAX_FILE_BYTES} bytes); it is not one vramlens wrote.")
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except CaptureError:
-        raise
-    except FileNotFoundError:
-        raise CaptureError(f"The capture names {path.name}, but there is no such file beside it.") from None
+        size = os.stat(path).st_size
+    except OSError:
+        size = 0  # said below, by the reader
+    if size > MAX_FILE_BYTES:
+        raise CaptureError(f"{path.name} is {size} bytes, more than a census can be "
+                           f"({MAX_FILE_BYTES} bytes); it is not one vramlens wrote.")
+    try:
+        # A regular file only, read no further than the limit: a FIFO or a device never blocks the load.
+        data = json.loads(read_regular_file(path, MAX_FILE_BYTES, "census").decode("utf-8"))
+    except FileProblem as problem:
+        raise CaptureError(f"The capture's census cannot be read: {problem}.") from None
     except RecursionError:
         raise CaptureError(f"{path.name} is nested too deeply to be a census.") from None
     except (OSError, ValueError) as error:  # JSONDecodeError, UnicodeDecodeError, an integer too long

@@ -1,90 +1,45 @@
-"""Safe loading of captures and raw snapshot pickles.
+"""Safe loading of captures and raw snapshot pickles: the boundary past which every type is trusted.
 
-A snapshot pickle is untrusted input (it may come from another machine). PyTorch's
-snapshots hold only builtins — dicts, lists, strings, numbers, booleans and None — so
-the unpickler refuses every global: no class is ever looked up, no code ever runs.
+A snapshot or a capture folder is untrusted input (it may come from another machine). Each file
+is read only if it is a regular file within its size limit (vramlens/regular_files.py), the
+pickle is unpickled without executing anything and within bounded memory (capture/unpickle.py),
+and what was loaded is checked against the documented shape once (capture/snapshot_shape.py,
+capture/meta_shape.py). The limits are stated in docs/capture-format.md.
 """
 
 from __future__ import annotations
 
-import contextlib
-import gc
-import io
 import json
-import pickle
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from vramlens.capture.census import load_census
 from vramlens.capture.errors import CaptureError
-from vramlens.capture.format import FORMAT_NAME, META_FILE, SNAPSHOT_FILE
+from vramlens.capture.format import FORMAT_NAME, FORMAT_VERSION, META_FILE, SNAPSHOT_FILE
+from vramlens.capture.meta_shape import check_meta
 from vramlens.capture.notebook import check_notebook
+from vramlens.capture.snapshot_shape import CheckedSnapshot, TraceFacts, check_snapshot
+from vramlens.capture.unpickle import unpickle_snapshot
+from vramlens.regular_files import FileProblem, problem_with, read_regular_file
 
-
-class _BuiltinsOnlyUnpickler(pickle.Unpickler):
-    def find_class(self, module: str, name: str):  # noqa: D401 - pickle's hook
-        raise CaptureError(
-            f"Refused to load the snapshot: it names the Python object {module}.{name}, "
-            "which a PyTorch memory snapshot never contains (it may be malicious)."
-        )
-
-    def persistent_load(self, pid):
-        raise CaptureError("Refused to load the snapshot: it uses persistent references, which a memory snapshot never has.")
-
-
-@contextlib.contextmanager
-def _cyclic_gc_paused():
-    """A snapshot is millions of small dicts and lists and no cycles: while they are created the
-    cyclic collector would scan them again and again for nothing (half the load time)."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
-
-
-def load_snapshot(path: str | Path) -> dict:
-    """Read a snapshot pickle (protocols 2–5) without executing anything in it."""
-    path = Path(path)
-    try:
-        with open(path, "rb") as raw:
-            head = raw.read(2)
-            if len(head) < 2 or head[0] != 0x80 or head[1] < 2:
-                raise CaptureError(
-                    f"{path.name} is not a PyTorch memory snapshot (not a pickle of protocol 2 or newer)."
-                )
-            if head[1] > pickle.HIGHEST_PROTOCOL:
-                raise CaptureError(
-                    f"{path.name} was written with pickle protocol {head[1]}, newer than this Python reads "
-                    f"(up to {pickle.HIGHEST_PROTOCOL}); open it with a newer Python."
-                )
-            raw.seek(0)
-            with _cyclic_gc_paused():
-                snapshot = _BuiltinsOnlyUnpickler(io.BufferedReader(raw, 1 << 20)).load()
-    except CaptureError:
-        raise
-    except FileNotFoundError:
-        raise CaptureError(f"No snapshot at {path}.") from None
-    except (pickle.UnpicklingError, EOFError, ValueError, TypeError, IndexError, KeyError, MemoryError) as error:
-        raise CaptureError(f"{path.name} is truncated or damaged and cannot be read as a snapshot ({error}).") from None
-    if not isinstance(snapshot, dict) or not ("segments" in snapshot or "device_traces" in snapshot):
-        raise CaptureError(f"{path.name} is a pickle but not a PyTorch memory snapshot (no segments or device_traces).")
-    return snapshot
+SNAPSHOT_LIMIT = 4 << 30  # a 4 GiB pickle takes about 35 GiB once loaded
+META_LIMIT = 64 << 20  # capture.json: kilobytes to a few MiB with every NVML sample
 
 
 @dataclass
 class Capture:
-    """A loaded capture: the run's facts (``meta``), the allocator snapshot, and the tensor
-    census at the snapshot's moment and near the peak (None when the capture has none: a
-    version-1 capture, ``--no-census``, a raw snapshot)."""
+    """A loaded capture: the run's facts (``meta``), the allocator snapshot, and the tensor census at
+    the snapshot's moment and near the peak (None when the capture has none: a version-1 capture,
+    ``--no-census``, a raw snapshot), each of checked shape."""
 
     snapshot: dict
     meta: dict = field(default_factory=dict)
     path: Path | None = None
     census: dict | None = None
     peak_census: dict | None = None
+    notes: list[str] = field(default_factory=list)  # what loading found: fields read as unknown, stacks cut
+    traces: dict[int, TraceFacts] = field(default_factory=dict)  # device -> what its trace holds (actions, marks)
 
     @property
     def is_raw_snapshot(self) -> bool:
@@ -92,39 +47,102 @@ class Capture:
         return not self.meta
 
 
-def load_capture(path: str | Path) -> Capture:
-    """Load a capture folder, its capture.json alone, or a raw ``_dump_snapshot`` pickle."""
+def load_checked_snapshot(path: str | Path) -> CheckedSnapshot:
+    """Read a snapshot pickle (protocols 2–5) without executing anything in it, and check its shape."""
     path = Path(path)
-    if not path.exists():
-        raise CaptureError(f"Nothing at {path}: give a capture folder or a snapshot pickle.")
-    if path.is_file() and path.name == META_FILE:
-        path = path.parent
-    if path.is_dir():
-        meta_path = path / META_FILE
-        if not meta_path.is_file():
-            raise CaptureError(f"{path} is a folder without {META_FILE}, so it is not a capture.")
-        try:
-            meta = json.loads(meta_path.read_text(encoding="utf-8"))
-        except (json.JSONDecodeError, UnicodeDecodeError) as error:
-            raise CaptureError(f"{meta_path} is damaged and cannot be read ({error}).") from None
-        if not isinstance(meta, dict) or meta.get("format") != FORMAT_NAME:
-            raise CaptureError(f"{meta_path} is not a capture written by vramlens.")
-        check_notebook(meta.get("notebook"), meta_path)
-        censuses = {key: _census_beside(path, meta, key) for key in ("census", "peak_census")}
-        snapshot_name = meta.get("snapshot", SNAPSHOT_FILE)
-        if not snapshot_name or not (path / snapshot_name).is_file():
-            # A run that ended before any allocator history existed (e.g. no CUDA) has facts but no snapshot.
-            return Capture(snapshot={"segments": [], "device_traces": []}, meta=meta, path=path, **censuses)
-        return Capture(snapshot=load_snapshot(path / snapshot_name), meta=meta, path=path, **censuses)
-    return Capture(snapshot=load_snapshot(path), meta={}, path=path)
+    try:
+        data = read_regular_file(path, SNAPSHOT_LIMIT, "snapshot")
+    except FileProblem as problem:
+        raise CaptureError(f"Cannot read the snapshot: {problem}.") from None
+    raw = unpickle_snapshot(data, path.name)
+    size = len(data)
+    del data  # the objects are all that is needed from here on
+    return check_snapshot(raw, path.name, size)
 
 
-def _census_beside(folder: Path, meta: dict, key: str) -> dict | None:
+def load_snapshot(path: str | Path) -> dict:
+    """The snapshot at ``path`` as checked records (see load_checked_snapshot)."""
+    return load_checked_snapshot(path).snapshot
+
+
+def _read_meta(meta_path: Path) -> tuple[dict, dict, list[str]]:
+    """(capture.json as written, its checked facts, notes on fields read as unknown)."""
+    try:
+        data = read_regular_file(meta_path, META_LIMIT, "capture.json")
+    except FileProblem as problem:
+        raise CaptureError(f"The capture's {META_FILE} cannot be read: {problem}.") from None
+    try:
+        raw = json.loads(data.decode("utf-8"))
+    except (ValueError, UnicodeDecodeError, RecursionError) as error:
+        reason = "it nests too deeply" if isinstance(error, RecursionError) else str(error)[:200]
+        raise CaptureError(f"{meta_path} is damaged and cannot be read ({reason}).") from None
+    if type(raw) is not dict:
+        held = {list: "a list", str: "text", int: "a number", float: "a number", bool: "true or false"}.get(type(raw), "null")
+        raise CaptureError(f"{meta_path} is not a capture written by vramlens (it holds {held}, not a record).")
+    if raw.get("format") != FORMAT_NAME:
+        raise CaptureError(f"{meta_path} is not a capture written by vramlens.")
+    check_notebook(raw.get("notebook"), meta_path)
+    meta, notes = check_meta(raw)
+    version = meta.get("version")
+    if isinstance(version, int) and version > FORMAT_VERSION:
+        notes.append(f"This capture was written by a newer VRAM Lens (format version {version}); "
+                     "what this version does not know is ignored.")
+    return raw, meta, notes
+
+
+def _snapshot_name(raw_name, meta_path: Path) -> str | None:
+    """The file the capture names as its snapshot: a plain file name inside the folder, or None."""
+    if raw_name is None:
+        return None
+    if type(raw_name) is not str or not raw_name:
+        raise CaptureError(f"{meta_path} names its snapshot as {json.dumps(raw_name)[:60]}, not a file name.")
+    if raw_name in (".", "..") or "/" in raw_name or "\\" in raw_name or "\0" in raw_name:
+        raise CaptureError(f"{meta_path} names a snapshot outside its folder ({raw_name[:100]}); "
+                           "only a file in the capture folder is read.")
+    return raw_name
+
+
+def _folder_capture(path: Path) -> Capture:
+    meta_path = path / META_FILE
+    if not os.path.lexists(meta_path):
+        raise CaptureError(f"{path} is a folder without {META_FILE}, so it is not a capture.")
+    raw, meta, notes = _read_meta(meta_path)
+    censuses = {key: _census_beside(path, raw, key) for key in ("census", "peak_census")}
+    name = _snapshot_name(raw.get("snapshot", SNAPSHOT_FILE), meta_path)
+    if name is None:
+        # A run that ended before any allocator history existed (e.g. no CUDA) has facts but no snapshot.
+        return Capture(snapshot={"segments": [], "device_traces": []}, meta=meta, path=path, notes=notes, **censuses)
+    snapshot_path = path / name
+    problem = problem_with(snapshot_path)
+    if problem:
+        missing = not os.path.lexists(snapshot_path)
+        raise CaptureError(f"The capture in {path} is incomplete: it names its snapshot {name}, but "
+                           + (f"there is no {name} in the folder" if missing else problem) + ".")
+    checked = load_checked_snapshot(snapshot_path)
+    return Capture(snapshot=checked.snapshot, meta=meta, path=path, notes=notes + checked.notes,
+                   traces=checked.traces, **censuses)
+
+
+def _census_beside(folder: Path, raw: dict, key: str) -> dict | None:
     """The census file capture.json names under ``key`` (version 2 on), read and checked."""
-    name = meta.get(key)
+    name = raw.get(key)
     if name is None:
         return None
     if not isinstance(name, str) or Path(name).name != name or name in ("", ".", ".."):
         raise CaptureError(f"{META_FILE} names its {key.replace('_', ' ')} as {str(name)[:100]!r}, which is not a file name "
                            "in the capture folder.")
     return load_census(folder / name)
+
+
+def load_capture(path: str | Path) -> Capture:
+    """Load a capture folder, its capture.json alone, or a raw ``_dump_snapshot`` pickle."""
+    path = Path(path)
+    if not os.path.lexists(path):
+        raise CaptureError(f"Nothing at {path}: give a capture folder or a snapshot pickle.")
+    if path.name == META_FILE and not path.is_dir():
+        path = path.parent
+    if path.is_dir():
+        return _folder_capture(path)
+    checked = load_checked_snapshot(path)
+    return Capture(snapshot=checked.snapshot, meta={}, path=path, notes=checked.notes,
+                   traces=checked.traces)

@@ -8,13 +8,18 @@ in any layout, so ranks are told apart by what their capture says, never by wher
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from vramlens.capture.errors import CaptureError
 from vramlens.capture.format import FORMAT_NAME, META_FILE
+from vramlens.capture.meta_shape import check_meta
+from vramlens.regular_files import FileProblem, read_regular_file
 
 MAX_DEPTH = 6  # OUT/node0/rank-3 is two levels down; leave room for folders of runs copied together
+MAX_FOLDERS = 10_000  # folders looked into at most: `analyze /` ends, and says where it stopped
+META_LIMIT = 64 << 20
 
 
 @dataclass
@@ -27,11 +32,14 @@ class RankCaptures:
 
 
 def _read_meta(folder: Path) -> dict | None:
+    """The checked facts of the capture in ``folder`` (capture/meta_shape.py), or None when it holds none."""
     try:
-        meta = json.loads((folder / META_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        meta = json.loads(read_regular_file(folder / META_FILE, META_LIMIT, "capture.json").decode("utf-8"))
+    except (FileProblem, ValueError, RecursionError):
         return None
-    return meta if isinstance(meta, dict) and meta.get("format") == FORMAT_NAME else None
+    if not isinstance(meta, dict) or meta.get("format") != FORMAT_NAME:
+        return None
+    return check_meta(meta)[0]
 
 
 def _rank_of(meta: dict) -> int | None:
@@ -39,19 +47,62 @@ def _rank_of(meta: dict) -> int | None:
     return rank if isinstance(rank, int) and rank >= 0 else None
 
 
-def _candidates(folder: Path, depth: int = 0):
-    """(folder, meta) of every rank capture below ``folder``; staging folders (hidden) are skipped."""
+class _Walk:
+    """The folders below one folder, each looked into once (symbolic links may loop), at most
+    MAX_DEPTH levels down and MAX_FOLDERS in all."""
+
+    def __init__(self):
+        self.visited: set[tuple[int, int]] = set()
+        self.folders = 0
+        self.cut = False
+
+    def first_visit(self, path: Path) -> bool:
+        try:
+            info = os.stat(path)
+        except OSError:
+            return False
+        key = (info.st_dev, info.st_ino)
+        if key in self.visited:
+            return False
+        self.visited.add(key)
+        return True
+
+    def subfolders(self, folder: Path) -> list[Path]:
+        self.folders += 1
+        if self.folders > MAX_FOLDERS:
+            self.cut = True
+            return []
+        try:
+            with os.scandir(folder) as entries:
+                names = sorted(entry.name for entry in entries if not entry.name.startswith(".") and _is_folder(entry))
+        except OSError:
+            return []
+        return [folder / name for name in names]
+
+
+def _is_folder(entry: os.DirEntry) -> bool:
     try:
-        entries = sorted(entry for entry in folder.iterdir() if entry.is_dir() and not entry.name.startswith("."))
+        return entry.is_dir()
     except OSError:
-        return
-    for entry in entries:
-        meta = _read_meta(entry) if (entry / META_FILE).is_file() else None
+        return False
+
+
+def _candidates(folder: Path, walk: _Walk | None = None, depth: int = 0):
+    """(folder, meta) of every rank capture below ``folder``; staging folders (hidden) are skipped."""
+    walk = walk or _Walk()
+    if depth == 0:
+        walk.first_visit(folder)
+    for entry in walk.subfolders(folder):
+        if walk.cut:
+            return
+        if not walk.first_visit(entry):
+            continue
+        meta = _read_meta(entry) if os.path.lexists(entry / META_FILE) else None
         if meta is not None:
             if _rank_of(meta) is not None:
                 yield entry, meta
         elif depth + 1 < MAX_DEPTH:
-            yield from _candidates(entry, depth + 1)
+            yield from _candidates(entry, walk, depth + 1)
 
 
 def holds_rank_captures(folder: Path) -> bool:
@@ -72,10 +123,14 @@ def _ended(meta: dict) -> float:
 def find_rank_captures(folder: str | Path) -> RankCaptures:
     """One capture per rank of the latest job below ``folder``, with notes on what was left out."""
     folder = Path(folder)
-    found = list(_candidates(folder))
+    walk = _Walk()
+    found = list(_candidates(folder, walk))
     if not found:
         raise CaptureError(f"{folder} holds no ranks' captures (rank-<N> folders written by `vramlens run --torchrun`).")
     notes = []
+    if walk.cut:
+        notes.append(f"Stopped looking for ranks' captures below {folder} after {MAX_FOLDERS:,} folders; "
+                     "point at the folder of the launch to see them all.")
     jobs: dict[tuple, list] = {}
     for path, meta in found:
         jobs.setdefault(_job_of(meta), []).append((path, meta))

@@ -48,6 +48,20 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("vramlens: interrupted.", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # the reader went away (`vramlens analyze … | head`): nothing more to say
+        _silence_stdout()
+        return 141
+
+
+def _silence_stdout() -> None:
+    """Python flushes stdout once more at exit; to a closed pipe that would print a second error."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
 
 
 if __name__ == "__main__":

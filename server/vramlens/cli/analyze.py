@@ -16,6 +16,7 @@ from vramlens.analysis.model import Accounting, Analysis, LineStat
 from vramlens.units import format_bytes as fmt
 from vramlens.units import parse_size
 from vramlens.capture import CaptureError
+from vramlens.safe_text import one_line, printable
 
 TOP_LINES = 8
 
@@ -47,9 +48,9 @@ def load_analysis(args) -> Analysis:
 
 def fail(message: str, details: str | None = None) -> int:
     """One sentence for the user; ``details`` (the script's own traceback) follows it when there is one."""
-    print(f"vramlens: {message}", file=sys.stderr)
+    print(f"vramlens: {one_line(message)}", file=sys.stderr)
     if details:
-        print("\n" + details.rstrip(), file=sys.stderr)
+        print("\n" + printable(details.rstrip()), file=sys.stderr)
     return 2
 
 
@@ -67,8 +68,8 @@ def shown_rank_path(path: str, source_root: str | None) -> str:
         return path
     comparison = analyze_ranks(path, source_root=source_root)
     shown = comparison.ranks[comparison.default_index]
-    print(f"vramlens: {path} holds {len(comparison.ranks)} ranks' captures; this is rank {shown.rank} "
-          f"({_which(comparison, shown)}); `vramlens analyze {path}` compares them all.", file=sys.stderr)
+    print(one_line(f"vramlens: {path} holds {len(comparison.ranks)} ranks' captures; this is rank {shown.rank} "
+                   f"({_which(comparison, shown)}); `vramlens analyze {path}` compares them all."), file=sys.stderr)
     return shown.capture
 
 
@@ -223,7 +224,8 @@ def _steps_text(analysis: Analysis) -> list[str]:
         if peaks:
             out.append(f"  peak inside a step: {fmt(max(peaks))} (step {peaks.index(max(peaks)) + 1})")
         if steps.survivors:
-            out.append(f"  live {moment_words(analysis.accounting.moment, analysis.status)} from earlier steps: "
+            when = moment_words("oom" if analysis.outcome == "oom" else "end", analysis.status)
+            out.append(f"  allocated in earlier steps and still live {when}: "
                        f"{fmt(steps.survivors)} from {steps.survivor_steps} step(s)")
     if mode:
         out.append(f"Work: {mode}")
@@ -274,5 +276,7 @@ def render_text(analysis: Analysis, path: str, top: int = TOP_LINES) -> str:
             out.append("     block sizes: " + ", ".join(f"{fmt(size)} ×{count}" for size, count in line.size_histogram[:3]))
     out += _notebook_text(analysis)
     out += [f"Note: {note}" for note in analysis.notes]
-    return "\n".join(out) + "\n"
+    # Every row is one line: a file name, a function or a message from the capture cannot break it
+    # into more, nor carry a control sequence to the terminal.
+    return "\n".join(map(one_line, out)) + "\n"
 

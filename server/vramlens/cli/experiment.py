@@ -13,6 +13,7 @@ from vramlens.capture.errors import CaptureError
 from vramlens.cli.run import _positive_float, _positive_int, split_command
 from vramlens.runner import RunOptions
 from vramlens.runner.controlled import EXPERIMENT_FILE, ExperimentPlan, SearchPlan, run_experiment
+from vramlens.safe_text import one_line
 from vramlens.units import parse_size_or_fraction
 
 DEFAULT_REPEATS = 3
@@ -55,7 +56,7 @@ def add_parser(subparsers) -> None:
 
 
 def _fail(message: str) -> int:
-    print(f"vramlens: {message}", file=sys.stderr)
+    print(f"vramlens: {one_line(message)}", file=sys.stderr)
     return 2
 
 
@@ -96,7 +97,7 @@ def handle(args: argparse.Namespace) -> int:
     except ValueError as error:
         return _fail(f"{error}.".replace("..", "."))
     try:
-        data = run_experiment(plan, progress=lambda text: print(f"vramlens: {text}", file=sys.stderr))
+        data = run_experiment(plan, progress=lambda text: print(f"vramlens: {one_line(text)}", file=sys.stderr))
     except CaptureError as error:
         return _fail(str(error))
     if args.json:
@@ -104,8 +105,8 @@ def handle(args: argparse.Namespace) -> int:
         sys.stdout.write("\n")
     else:
         sys.stdout.write(render_text(data))
-    print(f"vramlens: runs and {EXPERIMENT_FILE} written to {data['output_dir']}", file=sys.stderr)
+    print(one_line(f"vramlens: runs and {EXPERIMENT_FILE} written to {data['output_dir']}"), file=sys.stderr)
     if data["stopped"]:
-        print(f"vramlens: {data['stopped']}", file=sys.stderr)
+        print(f"vramlens: {one_line(data['stopped'])}", file=sys.stderr)
         return 2
     return 0

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 
 from vramlens.lint import fix_file, iter_python_files, lint_file, unknown_selectors
 from vramlens.lint.findings import Finding
+from vramlens.safe_text import one_line
 
 _SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
 
@@ -40,9 +42,11 @@ def run_lint(args: argparse.Namespace) -> int:
         print(f"vramlens lint: unknown rule or code {', '.join(unknown)}; see docs/lint.md for the list.", file=sys.stderr)
         return 2
     files = list(iter_python_files(args.paths))
-    missing = [str(f) for f in files if not f.exists()]
+    # A path that names nothing at all is a usage error; one that names a dangling link, a FIFO or a
+    # device is reported as a finding of its own and the other files are checked.
+    missing = [str(f) for f in files if not os.path.lexists(f)]
     if missing:
-        print(f"vramlens lint: no such file or folder: {', '.join(missing)}", file=sys.stderr)
+        print(one_line(f"vramlens lint: no such file or folder: {', '.join(missing)}"), file=sys.stderr)
         return 2
     fixed = 0
     findings: list[Finding] = []
@@ -61,9 +65,11 @@ def run_lint(args: argparse.Namespace) -> int:
 
 def _print_text(findings: list[Finding], file_count: int, fixed: int | None) -> None:
     for finding in findings:
-        print(f"{finding.path}:{finding.line}:{finding.column + 1}: {finding.code} [{finding.rule}] {finding.severity}: {finding.message}")
+        # A file's name or a message quoting its code cannot break the line nor reach the terminal as control.
+        print(one_line(f"{finding.path}:{finding.line}:{finding.column + 1}: {finding.code} [{finding.rule}] "
+                       f"{finding.severity}: {finding.message}"))
         if finding.fixes and fixed is None:
-            print(f"    fix available: {finding.fixes[0].title} (run with --fix)")
+            print(one_line(f"    fix available: {finding.fixes[0].title} (run with --fix)"))
     counts = {}
     for finding in findings:
         counts[finding.severity] = counts.get(finding.severity, 0) + 1

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from vramlens.analysis.ranks.model import RankComparison
+from vramlens.safe_text import one_line
 from vramlens.units import format_bytes as fmt
 
 TOP_SPREADS = 5
@@ -58,4 +59,4 @@ def render_ranks_text(comparison: RankComparison, path: str) -> str:
             values = ", ".join(f"rank {rank} {fmt(value)}" for rank, value in sorted(spread.live_by_rank.items()))
             out.append(f"  {number}. {where}: spread {fmt(spread.spread)} ({values})")
     out += [f"Note: {note}" for note in comparison.notes]
-    return "\n".join(out) + "\n"
+    return "\n".join(map(one_line, out)) + "\n"

@@ -8,12 +8,13 @@ from pathlib import Path
 
 from vramlens.analysis.pipeline import analyze_capture
 from vramlens.capture import load_capture
-from vramlens.analysis.rendering.redact import redact
+from vramlens.analysis.rendering.redact import hosts_of, redact_counted
 from vramlens.analysis.rendering.report import build_report
 from vramlens.analysis.rendering.timeline_svg import timeline_svg
 from vramlens.units import parse_size
 from vramlens.capture import CaptureError
 from vramlens.cli.analyze import add_capture_options, fail, fail_on, shown_rank_path
+from vramlens.safe_text import one_line, printable
 
 
 def add_parser(subparsers) -> None:
@@ -42,10 +43,16 @@ def run(args) -> int:
         svg_path = output.with_name(output.stem + "-timeline.svg")
         svg_name = svg_path.name
     text = build_report(analysis, meta, svg_name, title)
+    summary = None
     if args.redact:
-        text = redact(text, [analysis.user_root, analysis.local_root])
+        redaction = redact_counted(text, [analysis.user_root, analysis.local_root], hosts_of(meta))
+        summary = redaction.summary()
+        text = f"{redaction.text}\n> {summary}\n"
+    text = printable(text)
     if not args.output:
         sys.stdout.write(text)
+        if summary:
+            print(f"vramlens: {summary}", file=sys.stderr)
         return 0
     try:
         output.parent.mkdir(parents=True, exist_ok=True)
@@ -53,5 +60,6 @@ def run(args) -> int:
         svg_path.write_text(timeline_svg(analysis.timeline, analysis.accounting.limit), encoding="utf-8")
     except OSError as error:
         return fail(f"cannot write the report to {output}: {error.strerror}.")
-    print(f"Report written to {output} (timeline plot: {svg_path.name}).")
+    print(f"Report written to {one_line(output)} (timeline plot: {one_line(svg_path.name)})."
+          + (f" {summary}" if summary else ""))
     return 0

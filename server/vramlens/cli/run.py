@@ -12,6 +12,7 @@ from vramlens.runner import RunOptions
 from vramlens.runner.experiment import run_with_experiments
 from vramlens.runner.notebook import is_notebook, run_notebook
 from vramlens.runner.torchrun import run_torchrun, split_torchrun_command
+from vramlens.safe_text import one_line
 from vramlens.units import parse_size_or_fraction
 
 
@@ -88,12 +89,12 @@ def _positive_float(text: str) -> float:
 def _announce(script: Path, through_torchrun: bool):
     def on_start(pid: int) -> None:
         if through_torchrun:
-            print(f"vramlens: running {script} through torchrun (PID {pid}); Ctrl-C ends every rank with "
-                  "their captures kept.", file=sys.stderr)
+            print(one_line(f"vramlens: running {script} through torchrun (PID {pid}); Ctrl-C ends every rank with "
+                           "their captures kept."), file=sys.stderr)
             return
         what = "the notebook " + str(script) + " cell by cell in a fresh kernel" if is_notebook(script) else str(script)
-        print(f"vramlens: running {what} (PID {pid}); `kill -USR1 {os.getpid()}` writes a capture "
-              "without stopping it, Ctrl-C ends it with the capture kept.", file=sys.stderr)
+        print(one_line(f"vramlens: running {what} (PID {pid}); `kill -USR1 {os.getpid()}` writes a capture "
+                       "without stopping it, Ctrl-C ends it with the capture kept."), file=sys.stderr)
     return on_start
 
 
@@ -110,7 +111,7 @@ def handle(args: argparse.Namespace) -> int:
         try:
             torchrun_options, script, script_args = split_torchrun_command(args.torchrun)
         except ValueError as error:
-            print(f"vramlens: {error}.", file=sys.stderr)
+            print(f"vramlens: {one_line(error)}.", file=sys.stderr)
             return 2
     else:
         command = split_command(args.command)
@@ -123,7 +124,7 @@ def handle(args: argparse.Namespace) -> int:
         try:
             limit_bytes, limit_fraction = parse_size_or_fraction(args.memory_limit)
         except ValueError as error:
-            print(f"vramlens: --memory-limit {error}.", file=sys.stderr)
+            print(f"vramlens: --memory-limit {one_line(error)}.", file=sys.stderr)
             return 2
     options = RunOptions(
         script=script,
@@ -156,12 +157,12 @@ def handle(args: argparse.Namespace) -> int:
         else:
             result, trials = run_with_experiments(options, args.try_alloc_conf)
     except CaptureError as error:
-        print(f"vramlens: {error}", file=sys.stderr)
-        return 2
+        print(f"vramlens: {one_line(error)}", file=sys.stderr)
+        return getattr(error, "exit_code", None) or 2
     written = "ranks' captures written to" if torchrun_options is not None else "capture written to"
-    print(f"vramlens: {result.status}; {written} {result.capture_dir}", file=sys.stderr)
+    print(one_line(f"vramlens: {result.status}; {written} {result.capture_dir}"), file=sys.stderr)
     for setting, trial in zip(args.try_alloc_conf, trials):
-        print(f"vramlens: with {setting}: {trial.status}; capture written to {trial.capture_dir}", file=sys.stderr)
+        print(one_line(f"vramlens: with {setting}: {trial.status}; capture written to {trial.capture_dir}"), file=sys.stderr)
     if args.confirm:
         return _confirm(options, result, args.confirm_repeats)
     if args.analyze:
@@ -180,22 +181,22 @@ def _confirm(options: RunOptions, result, repeats: int) -> int:
     try:
         analysis = analyze_path(result.capture_dir, source_root=str(options.source_root) if options.source_root else None)
     except CaptureError as error:
-        print(f"vramlens: {error}", file=sys.stderr)
+        print(f"vramlens: {one_line(error)}", file=sys.stderr)
         return 2
     plan = analysis.diagnosis.confirm
     if plan is None:
-        print(f"vramlens: nothing to confirm: the run ended {analysis.outcome_text} ({analysis.diagnosis.cause}).",
+        print(one_line(f"vramlens: nothing to confirm: the run ended {analysis.outcome_text} ({analysis.diagnosis.cause})."),
               file=sys.stderr)
         cli_main(["analyze", str(result.capture_dir)])
         return result.exit_code
-    print(f"vramlens: confirming — {plan.question} {plan.expectation}", file=sys.stderr)
+    print(one_line(f"vramlens: confirming — {plan.question} {plan.expectation}"), file=sys.stderr)
     options.on_start = None
     try:
         record = confirm(plan, analysis.diagnosis.cause, analysis.diagnosis.alternative, options, result.capture_dir,
-                         repeats=repeats, progress=lambda text: print(f"vramlens: {text}", file=sys.stderr))
+                         repeats=repeats, progress=lambda text: print(f"vramlens: {one_line(text)}", file=sys.stderr))
     except CaptureError as error:
-        print(f"vramlens: the confirming experiment could not run: {error}", file=sys.stderr)
+        print(f"vramlens: the confirming experiment could not run: {one_line(error)}", file=sys.stderr)
         return 2
-    print(f"vramlens: {record['result']['sentence']}", file=sys.stderr)
+    print(f"vramlens: {one_line(record['result']['sentence'])}", file=sys.stderr)
     cli_main(["analyze", str(result.capture_dir)])
     return result.exit_code

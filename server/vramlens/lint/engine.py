@@ -21,7 +21,8 @@ from .missing_no_grad import MissingNoGrad
 from .oom_retry_in_except import OomRetryInExcept
 from .retain_graph_in_loop import RetainGraphInLoop
 from .retained_graph import RetainedGraph
-from .source import decode_source
+from .source import decode_source, parse_failure, read_source, too_large, unreadable
+from vramlens.regular_files import FileProblem
 from .walker import LintContext, Walker
 
 _SKIPPED_FOLDERS = {".git", ".hg", ".venv", "venv", "env", "__pycache__", "node_modules", ".tox", ".mypy_cache", "site-packages", "build", "dist"}
@@ -49,6 +50,9 @@ def lint_source(text: str, path: str = "<source>", select: list[str] | None = No
     ``preview``: also run the checks that are off by default (catalog.py says why a check is preview).
     ``cache``: the previous lint of this document (the language server keeps one per file): only the
     parts of the file whose text changed are parsed and analysed again; the result is the same."""
+    large = too_large(len(text))
+    if large:
+        return [parse_error(path, large)]
     # The trees and everything built from them hold no reference cycles and are freed by reference counting;
     # cyclic collections while they are built would only traverse them again and again (a fifth of the time).
     collecting = gc.isenabled()
@@ -65,11 +69,10 @@ def lint_source(text: str, path: str = "<source>", select: list[str] | None = No
 def _lint_source(text: str, path: str, cache: ChunkCache) -> list[Finding]:
     try:
         parsed = parse_file(text, cache)
-    except (ValueError, RecursionError, MemoryError) as error:
-        return [parse_error(path, f"cannot parse this file: {error}; nothing else was checked.")]
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as error:
+        return [parse_error(path, *parse_failure(error))]
     if parsed.error is not None:
-        error = parsed.error
-        return [parse_error(path, f"cannot parse this file: {error.msg} (line {error.lineno}); nothing else was checked.", error.lineno or 1, (error.offset or 1) - 1)]
+        return [parse_error(path, *parse_failure(parsed.error))]
     chunks = parsed.chunks
     header = [c for c in chunks if c.header]
     file_globals = frozenset().union(*(c.index.globals for c in chunks))
@@ -175,6 +178,9 @@ def _placed(finding: Finding, start: int, insert_line: int) -> Finding:
 
 def lint_bytes(data: bytes, path: str, select: list[str] | None = None, ignore: list[str] | None = None,
                preview: bool = False) -> list[Finding]:
+    large = too_large(len(data))
+    if large:
+        return [parse_error(path, large)]
     decoded = decode_source(data)
     if decoded.unreadable:
         return [parse_error(path, decoded.problem or "this file cannot be decoded; nothing was checked.")]
@@ -186,10 +192,11 @@ def lint_bytes(data: bytes, path: str, select: list[str] | None = None, ignore: 
 
 def lint_file(path: str | os.PathLike, select: list[str] | None = None, ignore: list[str] | None = None,
               preview: bool = False) -> list[Finding]:
+    """Findings of one file; one that cannot be read (a FIFO, a device, a dangling link, too large) says so."""
     try:
-        data = Path(path).read_bytes()
-    except OSError as error:
-        return [parse_error(str(path), f"cannot read this file: {error.strerror or error}.")]
+        data = read_source(path)
+    except FileProblem as problem:
+        return [parse_error(str(path), unreadable(problem))]
     return lint_bytes(data, str(path), select, ignore, preview)
 
 

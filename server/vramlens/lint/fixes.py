@@ -2,47 +2,52 @@
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass
 from pathlib import Path
 
 from .engine import lint_source, parse
 from .findings import Edit, Finding, Fix
-from .source import decode_source
+from .source import decode_source, read_source
+from vramlens.regular_files import FileProblem
 
 MAX_ROUNDS = 10  # a fix can reveal another (an outer loop once the inner store is fixed)
 
 
-def _offsets(text: str) -> list[int]:
+def _line_starts(text: str) -> list[int]:
     starts = [0]
-    for index, char in enumerate(text):
-        if char == "\n":
-            starts.append(index + 1)
+    position = text.find("\n")
+    while position >= 0:
+        starts.append(position + 1)
+        position = text.find("\n", position + 1)
     return starts
 
 
 def apply_edits(text: str, edits: tuple[Edit, ...] | list[Edit]) -> str:
-    """Apply non-overlapping edits (1-based lines, 0-based character columns) in one pass.
+    """Apply non-overlapping edits (1-based lines, 0-based character columns) in one pass over ``text``.
 
     Insertions at the same position keep their listed order in the result.
     """
-    starts = _offsets(text)
+    starts = _line_starts(text)
 
     def offset(line: int, column: int) -> int:
         if line - 1 >= len(starts):
             return len(text)
-        return min(starts[line - 1] + column, len(text))
+        return min(starts[max(line, 1) - 1] + column, len(text))
 
-    spans = sorted(
-        ((offset(e.line, e.column), offset(e.end_line, e.end_column), index, e.new_text) for index, e in enumerate(edits)),
-        reverse=True,
-    )
-    previous_start = len(text) + 1
+    spans = sorted((offset(e.line, e.column), offset(e.end_line, e.end_column), index, e.new_text)
+                   for index, e in enumerate(edits))
+    pieces, cursor = [], 0
     for start, end, _, new_text in spans:
-        if end > previous_start:
+        if start < cursor:
             raise ValueError("overlapping edits")
-        text = text[:start] + new_text + text[end:]
-        previous_start = start
-    return text
+        pieces += (text[cursor:start], new_text)
+        cursor = max(end, start)
+    pieces.append(text[cursor:])
+    return "".join(pieces)
+
+
+_UNPARSABLE = (SyntaxError, ValueError, RecursionError, MemoryError)
 
 
 def apply_fix(text: str, fix: Fix) -> str | None:
@@ -50,7 +55,7 @@ def apply_fix(text: str, fix: Fix) -> str | None:
     try:
         fixed = apply_edits(text, fix.edits)
         parse(fixed)
-    except (SyntaxError, ValueError):
+    except _UNPARSABLE:
         return None
     return fixed
 
@@ -66,37 +71,64 @@ def fix_source(text: str, path: str = "<source>", select: list[str] | None = Non
                preview: bool = False) -> FixResult:
     """Apply the first (default) fix of every finding until nothing fixable is left.
 
-    Fixes of one round are applied together when their edits do not overlap; a fix whose
-    result would not parse is skipped and its finding stays.
+    Fixes of one round are applied together when their edits do not overlap; when the result would
+    not parse, the fixes that do parse together are found by halving (a few parses, not one per fix),
+    and the others are skipped, their findings kept. Each round costs a few passes over the text.
     """
     applied = 0
     for _ in range(MAX_ROUNDS):
-        chosen = _compatible_fixes(text, lint_source(text, path, select, ignore, preview))
+        chosen = _compatible_fixes(lint_source(text, path, select, ignore, preview))
         if not chosen:
             break
-        combined = apply_fix(text, Fix("combined", tuple(e for fix in chosen for e in fix.edits)))
-        if combined is None:  # each parses alone but not together: take the first one this round
-            chosen = chosen[:1]
-            combined = apply_fix(text, chosen[0])
-        text = combined
-        applied += len(chosen)
+        text, used = _apply_what_parses(text, chosen)
+        if not used:
+            break
+        applied += used
     return FixResult(text, applied, lint_source(text, path, select, ignore, preview))
 
 
-def _compatible_fixes(text: str, findings: list[Finding]) -> list[Fix]:
-    """The default fix of each finding, skipping any that would not parse or that overlaps one already chosen."""
-    taken: list[tuple[int, int, int, int]] = []
+def _apply_what_parses(text: str, fixes: list[Fix]) -> tuple[str, int]:
+    """``text`` with as many of ``fixes`` applied as still parse together, and how many that was."""
+    kept: list[Fix] = []
+    result = text
+
+    def attempt(group: list[Fix]) -> None:
+        nonlocal result
+        candidate = apply_fix(text, Fix("combined", tuple(e for fix in kept + group for e in fix.edits)))
+        if candidate is not None:
+            kept.extend(group)
+            result = candidate
+        elif len(group) > 1:
+            middle = len(group) // 2
+            attempt(group[:middle])
+            attempt(group[middle:])
+
+    attempt(fixes)
+    return result, len(kept)
+
+
+def _compatible_fixes(findings: list[Finding]) -> list[Fix]:
+    """The default fix of each finding, in order, skipping any whose edits touch or overlap one already chosen."""
+    taken: list[tuple[int, int, int, int]] = []  # spans of the chosen fixes, sorted, none overlapping
     chosen: list[Fix] = []
     for finding in findings:
         if not finding.fixes:
             continue
         fix = finding.fixes[0]
         spans = [(e.line, e.column, e.end_line, e.end_column) for e in fix.edits]
-        if any(_overlaps(span, other) for span in spans for other in taken) or apply_fix(text, fix) is None:
+        if any(_collides(span, taken) for span in spans) or any(
+                _overlaps(a, b) for i, a in enumerate(spans) for b in spans[i + 1:]):
             continue
-        taken.extend(spans)
+        for span in spans:
+            bisect.insort(taken, span)
         chosen.append(fix)
     return chosen
+
+
+def _collides(span: tuple[int, int, int, int], taken: list[tuple[int, int, int, int]]) -> bool:
+    """Whether ``span`` overlaps a span of ``taken`` (sorted, disjoint): only its neighbours can."""
+    index = bisect.bisect_left(taken, span)
+    return any(_overlaps(span, taken[i]) for i in (index - 1, index) if 0 <= i < len(taken))
 
 
 def _overlaps(a: tuple[int, int, int, int], b: tuple[int, int, int, int]) -> bool:
@@ -108,7 +140,10 @@ def fix_file(path: str | Path, select: list[str] | None = None, ignore: list[str
              preview: bool = False) -> FixResult | None:
     """Fix a file in place, keeping its encoding and BOM. None when it cannot be fixed safely."""
     path = Path(path)
-    decoded = decode_source(path.read_bytes())
+    try:
+        decoded = decode_source(read_source(path))
+    except FileProblem:
+        return None  # lint_file reports why it cannot be read
     if decoded.problem:
         return None  # rewriting would destroy the undecodable bytes
     result = fix_source(decoded.text, str(path), select, ignore, preview)

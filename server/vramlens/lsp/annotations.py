@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
+from vramlens.safe_text import one_line
 from vramlens.analysis.model import Analysis, LineStat
 from vramlens.lsp.frame_links import FrameLinker, is_torch_frame, line_uri, split_frame
 from vramlens.units import format_bytes as fmt
@@ -99,9 +100,15 @@ def call_path_markdown(call_path: list[str], link: Callable[[str], str | None], 
     return " › ".join(parts)
 
 
+def _code(text: str) -> str:
+    """A name from the capture inside `code`: one line, no backtick to close it early."""
+    return one_line(text).replace("`", "'")
+
+
 def _frame_markdown(frame: str, link: Callable[[str], str | None], label: str | None = None) -> str:
     path, line, function = split_frame(frame)
-    where = label or (f"{path.rsplit('/', 1)[-1]}:{line}" if line else path)
+    function = _code(function) if function else function
+    where = _code(label or (f"{path.rsplit('/', 1)[-1]}:{line}" if line else path))
     uri = link(frame)
     shown = f"[{_escape(where)}]({uri})" if uri else f"`{where}`"
     return f"{shown} `{function}`" if function else shown
@@ -117,7 +124,7 @@ def hover_markdown(line: LineStat, moment: str, link: Callable[[str], str | None
     if line.call_path:
         out += ["", call_path_markdown(line.call_path, link, line.label)]
     elif line.path is not None:  # no frames kept: still say where
-        out += ["", f"`{line.label}` `{line.function}`"]
+        out += ["", f"`{_code(line.label)}` `{_code(line.function)}`"]
     return "\n".join(out)
 
 

@@ -19,16 +19,18 @@ from vramlens.analysis.rendering.timeline_svg import timeline_svg
 from vramlens.capture import CaptureError
 from vramlens.lsp.capture_store import LoadedCapture
 from vramlens.lsp.wording import cause_text
-from vramlens.lsp.loading import load_path
+from vramlens.lsp.load_worker import load_in_worker
 from vramlens.lsp.report_payload import report_markdown, report_payload
 from vramlens.lsp.server import VramLensServer  # at run time: pygls reads the commands' annotations
+from vramlens.safe_text import one_line
 from vramlens.units import parse_size
 
 REPORT = "vramlens/report"
 
 
 def result(ok: bool, message: str, loaded: LoadedCapture | None = None, folder: str | None = None) -> dict:
-    return {"ok": ok, "message": message, "capture": loaded.path if loaded else None,
+    """The CommandResult; its message is shown as text, so it is one line without control characters."""
+    return {"ok": ok, "message": one_line(message), "capture": loaded.path if loaded else None,
             "workspaceFolder": loaded.folder_uri if loaded else folder}
 
 
@@ -119,7 +121,8 @@ def send_report(ls: VramLensServer, loaded: LoadedCapture, redacted: bool = Fals
 
 async def load_into(ls: VramLensServer, path: str, folder_uri: str | None, total_memory: int | None = None,
                     source_root: str | None = None) -> LoadedCapture:
-    """Analyse off the event loop (a large capture takes seconds) and load the result for the folder.
+    """Analyse in a worker process (a large or hostile capture takes seconds, or would take the server
+    with it) and load the result for the folder. Cancelling the request, or shutdown, ends the worker.
 
     ``source_root``: the folder the recorded files are mapped onto, when the user chose one (it may lie
     outside every workspace folder, e.g. the shipped sample); the load is then kept under that folder's URI
@@ -129,13 +132,19 @@ async def load_into(ls: VramLensServer, path: str, folder_uri: str | None, total
         if not root.is_dir():
             raise CaptureError(f"Choose an existing folder as the source folder: {source_root} is not a folder.")
         holder = _folder_holding(ls, root)
-        folder_uri = folder_uri or holder or ls.uri_of(str(root))
-        loaded = await asyncio.to_thread(load_path, path, folder_uri, str(root), total_memory)
+        folder_uri, folder_path = folder_uri or holder or ls.uri_of(str(root)), str(root)
     else:
         folder_uri, folder_path = ls.folder_of(folder_uri) if folder_uri else ls.folder_of(ls.uri_of(str(Path(path).resolve())))
         if folder_uri is None:
             raise CaptureError("Open a workspace folder first: a capture is mapped onto the files of a workspace folder.")
-        loaded = await asyncio.to_thread(load_path, path, folder_uri, folder_path, total_memory)
+    request_id = ls.protocol.msg_id
+    ls.loading[request_id] = asyncio.current_task()
+    try:
+        loaded = await load_in_worker(path, folder_uri, folder_path, total_memory)
+    except asyncio.CancelledError:
+        raise CaptureError(f"Loading {path} was cancelled.") from None
+    finally:
+        ls.loading.pop(request_id, None)
     capture_loaded(ls, loaded)
     ls.log(f"Loaded {loaded.path} for {folder_uri}; recorded paths mapped onto {loaded.source_root}.")
     return loaded
@@ -159,7 +168,10 @@ def register(server: VramLensServer) -> None:
         if not isinstance(path, str) or not path:
             return result(False, "Give the capture folder or snapshot pickle to open as `path`.")
         total = args.get("totalMemory")
-        total_memory = parse_size(str(total)) if total else None
+        try:
+            total_memory = parse_size(str(total)) if total else None
+        except ValueError as error:
+            return result(False, f"totalMemory: {error}.")
         source_root = args.get("sourceRoot") if isinstance(args.get("sourceRoot"), str) else None
         loaded = await load_into(ls, path, args.get("workspaceFolder"), total_memory, source_root)
         return result(True, summary(loaded), loaded)

@@ -18,7 +18,8 @@ from pathlib import Path
 from pygls.uris import to_fs_path
 
 from vramlens.lsp.commands import command_guard, load_into, result, summary
-from vramlens.lsp.diagnose import RunProgress, run_on_file, running_message
+from vramlens.lsp.diagnose import RunProgress, run_on_file
+from vramlens.lsp.experiments import phased_progress
 from vramlens.lsp.run_request import run_options
 from vramlens.lsp.server import VramLensServer
 from vramlens.runner.confirm import confirm
@@ -64,15 +65,7 @@ async def _confirm(ls: VramLensServer, request: dict, cancel: threading.Event, p
                             view.meta)
     except ValueError as error:
         return result(False, str(error), folder=folder_uri)
-    loop = asyncio.get_running_loop()
-    phase = ["Starting"]
-
-    def step(text: str) -> None:
-        phase[0] = text
-        loop.call_soon_threadsafe(progress.report, text)
-
-    options.cancel = cancel
-    options.on_status = lambda status: loop.call_soon_threadsafe(progress.report, f"{phase[0]} · {running_message(status)}")
+    step = phased_progress(progress, options, cancel)
     capture_dir = Path(loaded.path)
     ls.log(f"Confirming {diagnosis.cause} on {script}: {plan.question}")
     record = await asyncio.to_thread(confirm, plan, diagnosis.cause, diagnosis.alternative, options, capture_dir,

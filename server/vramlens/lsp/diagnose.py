@@ -112,6 +112,7 @@ async def _diagnose(ls: VramLensServer, request: dict, cancel: threading.Event, 
     with tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace") as output:
         try:
             options = run_options(request, settings, script, Path(folder_path) if folder_path else None, output)
+            processes = processes_per_node(request, settings)
         except ValueError as error:
             return result(False, str(error), folder=folder_uri)
         options.cancel = cancel
@@ -121,7 +122,7 @@ async def _diagnose(ls: VramLensServer, request: dict, cancel: threading.Event, 
             options.on_status = lambda status: loop.call_soon_threadsafe(progress.report, figures.memory(status))
         else:
             options.on_status = lambda status: loop.call_soon_threadsafe(progress.report, running_message(status))
-        processes = 1 if figures is not None else processes_per_node(request, settings)
+        processes = 1 if figures is not None else processes
         ranks = f" on {processes} processes (torchrun)" if processes > 1 else ""
         progress.report(f"Starting {script.name}{ranks}")
         ls.log(f"Diagnosing {script}{ranks} with {options.python} in {options.cwd}; capture: {options.capture_dir}")

@@ -53,16 +53,7 @@ async def _compare(ls: VramLensServer, request: dict, cancel: threading.Event, p
         plan = experiment_plan(request, ls)
     except ValueError as error:
         return result(False, str(error), folder=folder_uri)
-    loop = asyncio.get_running_loop()
-    phase = ["Starting"]
-
-    def step(text: str) -> None:
-        phase[0] = text
-        loop.call_soon_threadsafe(progress.report, text)
-
-    plan.run.cancel = cancel
-    plan.run.on_status = lambda status: loop.call_soon_threadsafe(
-        progress.report, f"{phase[0]} · {running_message(status)}")
+    step = phased_progress(progress, plan.run, cancel)
     ls.log(f"Comparing {len(plan.variants)} variants of {plan.script} × {plan.repeats}; runs in {plan.output_dir}")
     data = await asyncio.to_thread(run_experiment, plan, step, cancel)
     progress.report("Loading the results")
@@ -71,6 +62,21 @@ async def _compare(ls: VramLensServer, request: dict, cancel: threading.Event, p
     capture_loaded(ls, loaded)
     stopped = f"{data['stopped']} " if data["stopped"] else ""
     return result(True, stopped + experiment_summary(data), loaded)
+
+
+def phased_progress(progress: RunProgress, options, cancel: threading.Event):
+    """Progress for a sequence of runs: the step's name ("Run 2/6: …"), then the live figures of the
+    run in progress behind it. Wires the run options' cancel and status; returns the step reporter."""
+    loop = asyncio.get_running_loop()
+    phase = ["Starting"]
+
+    def step(text: str) -> None:
+        phase[0] = text
+        loop.call_soon_threadsafe(progress.report, text)
+
+    options.cancel = cancel
+    options.on_status = lambda status: loop.call_soon_threadsafe(progress.report, f"{phase[0]} · {running_message(status)}")
+    return step
 
 
 def register(server: VramLensServer) -> None:

@@ -12,7 +12,7 @@ from typing import Callable
 from vramlens.analysis import to_json
 from vramlens.analysis.rendering.json_export import downsample
 from vramlens.analysis.model import Analysis
-from vramlens.analysis.rendering.redact import redact
+from vramlens.analysis.rendering.redact import Redaction, hosts_of, redact_counted
 from vramlens.analysis.ranks.model import OWN_FAILURES, RankComparison
 from vramlens.analysis.rendering.report import build_report
 from vramlens.analysis.rendering.experiment_text import render_text
@@ -55,6 +55,8 @@ def timeline_series(analysis: Analysis, meta: dict, tops: list | None = None) ->
     accounting = analysis.accounting
 
     oom_at = seconds(timeline.oom_time_us, timeline.oom_index) if timeline.oom_index is not None else None
+    marks = [{"time": seconds(mark.time_us, mark.index), "index": mark.index, "text": mark.text}
+             for mark in analysis.phase_marks]
     driver = []
     if start_us is not None:
         for sample in (meta.get("nvml") or {}).get("samples") or ():
@@ -76,6 +78,8 @@ def timeline_series(analysis: Analysis, meta: dict, tops: list | None = None) ->
                 if tops and len(tops) == len(points) else None,
         "steps": step_bands(analysis, seconds),
         "timeUnit": "s" if start_us is not None else "entry",
+        "phaseMarks": marks,  # the user's phase marks (torch 2.14's annotate), in seconds like the rest
+        "marks": [{"at": mark["time"], "label": mark["text"]} for mark in marks],  # as the timeline draws them
     }
 
 
@@ -192,14 +196,25 @@ def report_markdown(loaded: LoadedCapture, svg_name: str | None = None, redacted
         text = experiment_markdown(loaded.experiment or {})
     else:
         text = build_report(view.analysis, view.meta, svg_name, report_title(view.analysis, view.meta, loaded.path))
-    return _redacted(text, loaded) if redacted else text
+    if not redacted:
+        return text
+    redaction = _redaction(text, loaded)
+    return f"{redaction.text}\n> {redaction.summary()}\n"
+
+
+def _redaction(text: str, loaded: LoadedCapture) -> Redaction:
+    roots = [loaded.source_root]
+    hosts = []
+    if loaded.view is not None:
+        roots = [loaded.view.analysis.user_root, loaded.view.analysis.local_root, *roots]
+        hosts = hosts_of(loaded.view.meta)
+    if loaded.comparison is not None:
+        hosts += [summary.hostname for summary in loaded.comparison.ranks if summary.hostname]
+    return redact_counted(text, roots, hosts)
 
 
 def _redacted(text: str, loaded: LoadedCapture) -> str:
-    roots = [loaded.source_root]
-    if loaded.view is not None:
-        roots = [loaded.view.analysis.user_root, loaded.view.analysis.local_root, *roots]
-    return redact(text, roots)
+    return _redaction(text, loaded).text
 
 
 def rank_rows(comparison: RankComparison) -> list[dict]:
@@ -250,8 +265,10 @@ def report_payload(loaded: LoadedCapture, to_uri: Callable[[str], str], redacted
 
 def _redacted_payload(payload: dict, loaded: LoadedCapture) -> dict:
     """Every string that may name a path goes through the report's redaction; links to local files are dropped."""
+    counts = _redaction(payload["markdown"], loaded).counts
     shared = _redacted_strings(payload, loaded)
-    shared.update(workspaceFolder=None, scriptUri=None, lines=[dict(line, uri=None) for line in shared["lines"]], links=[])
+    shared.update(workspaceFolder=None, scriptUri=None, lines=[dict(line, uri=None) for line in shared["lines"]], links=[],
+                  redactions=counts, markdown=f"{shared['markdown']}\n> {Redaction('', counts).summary()}\n")
     for recommendation in shared.get("recommendations") or ():
         for action in recommendation["actions"]:
             action.pop("uri", None)

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 from typing import IO
 
-from vramlens.lsp.settings import Settings
+from vramlens.lsp.settings import MAX_PROCESSES_PER_NODE, MAX_TIMEOUT_S, Settings, checked_count
 from vramlens.runner import RunOptions
 from vramlens.runner.launch import default_capture_dir
 from vramlens.runner.notebook import is_notebook
@@ -23,10 +23,15 @@ def _given(request: dict, key: str, kind: type):
 
 
 def processes_per_node(request: dict, settings: Settings) -> int:
-    """More than 1: run through torchrun on this machine, one process (and capture) per rank."""
-    value = request.get("processesPerNode")
-    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+    """More than 1: run through torchrun on this machine, one process (and capture) per rank.
+    ValueError with one sentence for a number no machine could run."""
+    if request.get("processesPerNode") is not None:
+        value, problem = checked_count(request["processesPerNode"], "processesPerNode", 0, MAX_PROCESSES_PER_NODE)
+        if problem:
+            raise ValueError(problem.replace("vramlens.processesPerNode", "processesPerNode"))
         return value
+    if "processesPerNode" in settings.problems:
+        raise ValueError(settings.problems["processesPerNode"])
     return settings.processes_per_node
 
 
@@ -50,7 +55,12 @@ def run_options(request: dict, settings: Settings, script: Path, folder: Path | 
                              "check the vramlens.memoryLimit setting.") from None
     stacks = _given(request, "stacks", str) or settings.stacks
     timeout = request.get("timeoutSeconds")
-    timeout = timeout if isinstance(timeout, (int, float)) and timeout > 0 else settings.timeout_s
+    if timeout is not None and not (isinstance(timeout, (int, float)) and not isinstance(timeout, bool)
+                                    and 0 <= timeout <= MAX_TIMEOUT_S):
+        raise ValueError(f"timeoutSeconds must be a number of seconds from 0 to {MAX_TIMEOUT_S:.0f}.")
+    if timeout is None and "timeoutSeconds" in settings.problems:
+        raise ValueError(settings.problems["timeoutSeconds"])
+    timeout = timeout if timeout else settings.timeout_s
     env = dict(settings.env)
     env.update({str(k): str(v) for k, v in (_given(request, "env", dict) or {}).items()})
     return RunOptions(

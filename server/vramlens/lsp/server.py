@@ -31,6 +31,7 @@ from vramlens import __version__
 from vramlens.analysis.load.notebook import notebook_cells
 from vramlens.lsp.capture_store import CaptureStore
 from vramlens.lsp.settings import Settings, parse_settings
+from vramlens.safe_text import printable
 
 DiagnosticsProvider = Callable[[TextDocument], list[types.Diagnostic]]
 DiagnosticsAmender = Callable[[TextDocument, list[types.Diagnostic]], list[types.Diagnostic]]
@@ -63,14 +64,32 @@ class VramLensProtocol(LanguageServerProtocol):
         command_params.set(params)
         return (yield from super().lsp_workspace__execute_command(params))
 
+    @lsp_method(types.SHUTDOWN)
+    def lsp_shutdown(self, *args):
+        """pygls' own, but cancelling the other requests over a copy of their table: a cancelled
+        request's callback removes it from the table, and pygls' loop over the table itself then
+        fails, answering shutdown with an internal error."""
+        if (user_handler := self.fm.features.get(types.SHUTDOWN)) is not None:
+            yield user_handler, args, None
+        current_id = self.msg_id
+        for msg_id, future in list(self._request_futures.items()):
+            if msg_id != current_id and not future.done():
+                future.cancel()
+        self._shutdown = True
+        return None
+
     def _handle_cancel_notification(self, msg_id) -> None:
         """A command that ends its work cleanly on cancellation (the run keeps its capture) is told
         so and answers with its own result; any other request is cancelled as pygls does."""
         event = self._server.cancellable_commands.get(msg_id)
+        load = self._server.loading.get(msg_id)
+        if load is not None:
+            load.cancel()  # its worker process is killed; the command answers that it was cancelled
         if event is not None:
             event.set()
             return
-        super()._handle_cancel_notification(msg_id)
+        if load is None:
+            super()._handle_cancel_notification(msg_id)
 
 
 # Jupyter notebooks' Python cells arrive as notebook documents: the cells in order, each a text document.
@@ -90,6 +109,7 @@ class VramLensServer(LanguageServer):
         self.default_settings = Settings()  # from initializationOptions, for folders the client did not answer for
         self.cancellable_commands: dict[object, threading.Event] = {}  # request id -> set on $/cancelRequest
         self.running_commands: dict[object, asyncio.Task] = {}  # request id -> the command's task
+        self.loading: dict[object, asyncio.Task] = {}  # request id -> the task awaiting a load worker
         self.captures = CaptureStore()  # the loaded capture of each workspace folder
         self.placements = None  # capture_features.Placements: where recorded lines are in open documents
         self.change_debounce_s = CHANGE_DEBOUNCE_S
@@ -167,6 +187,13 @@ class VramLensServer(LanguageServer):
             best = (folder, to_fs_path(folder))
         return best or (None, None)
 
+    def read_settings(self, raw: object) -> Settings:
+        """The settings a client sent; values that could not be used are said in the log."""
+        settings = parse_settings(raw)
+        for problem in settings.problems.values():
+            self.log(problem, types.MessageType.Warning)
+        return settings
+
     def settings_for(self, uri: str | None) -> Settings:
         folder, _ = self.folder_of(uri)
         return self.folder_settings.get(folder or "", self.default_settings)
@@ -185,7 +212,7 @@ class VramLensServer(LanguageServer):
             return
         for folder, answer in zip(folders, answers or []):
             if isinstance(answer, dict):
-                self.folder_settings[folder or ""] = parse_settings(answer)
+                self.folder_settings[folder or ""] = self.read_settings(answer)
                 self.log(f"Settings for {folder or 'the workspace'}: {json.dumps(asdict(self.folder_settings[folder or '']))}")
         first = next((a for a in answers or [] if isinstance(a, dict)), None)
         if first is not None:
@@ -193,7 +220,7 @@ class VramLensServer(LanguageServer):
 
     # -- messages to the client -----------------------------------------------------------------
     def log(self, message: str, kind: types.MessageType = types.MessageType.Info) -> None:
-        self.window_log_message(types.LogMessageParams(type=kind, message=message))
+        self.window_log_message(types.LogMessageParams(type=kind, message=printable(message)))
 
     def annotations_changed(self) -> None:
         """Figures moved, appeared or went away: clients ask again, diagnostics are published again."""
@@ -258,13 +285,16 @@ def _register_document_events(server: VramLensServer) -> None:
     @server.feature(types.INITIALIZE)
     def initialize(ls: VramLensServer, params: types.InitializeParams) -> None:
         ls.apply_settings(params.initialization_options)
-        ls.default_settings = parse_settings(params.initialization_options)
+        ls.default_settings = ls.read_settings(params.initialization_options)
 
     @server.feature(types.SHUTDOWN)
     async def shutdown(ls: VramLensServer, params: None) -> None:
-        """End the scripts still being diagnosed (their captures are kept) before the server goes."""
+        """End the scripts still being diagnosed (their captures are kept) and the loads still running
+        (their workers are killed) before the server goes."""
         for cancel in ls.cancellable_commands.values():
             cancel.set()
+        for load in list(ls.loading.values()):
+            load.cancel()
         if ls.running_commands:
             await asyncio.wait(list(ls.running_commands.values()), timeout=SHUTDOWN_WAIT_S)
 
@@ -278,7 +308,7 @@ def _register_document_events(server: VramLensServer) -> None:
         pushed = settings.get(SETTINGS_SECTION, settings)
         if pushed:
             ls.apply_settings(pushed)
-            ls.default_settings = parse_settings(pushed)
+            ls.default_settings = ls.read_settings(pushed)
             ls.folder_settings.clear()
         await ls.pull_settings()
         ls.publish_all()
@@ -372,4 +402,6 @@ def create_server() -> VramLensServer:
 
 
 def serve() -> None:
-    create_server().start_io()
+    from vramlens.lsp.stdio import serve_stdio
+
+    serve_stdio(create_server())

@@ -17,11 +17,13 @@ from typing import IO, Callable
 
 from vramlens.agent.capture_writer import FORMAT_NAME, META_FILE, write_json_atomically
 from vramlens.agent.runner_link import ENV_VAR as LINK_ENV_VAR
+from vramlens.agent.runner_watch import ENV_VAR as RUNNER_ENV_VAR
+from vramlens.agent.runner_watch import runner_identity
 from vramlens.capture.errors import CaptureError
 from vramlens.runner.script_env import script_environment
 from vramlens.runner.nvml_sampler import NvmlSampler, samples_for_device
 from vramlens.runner.status_watch import StatusWatch
-from vramlens.runner.supervise import Supervisor, end_process_group
+from vramlens.runner.supervise import Supervisor, end_process_tree
 
 AGENT_SCRIPT = Path(__file__).resolve().parent.parent / "agent" / "launch.py"
 EXIT_CODES = {"timeout": 124, "terminated": 143, "cancelled": 143}
@@ -61,6 +63,14 @@ class RunResult:
     exit_code: int  # the script's, as the user would have seen it
     capture_dir: Path
     status: str
+
+
+class NoCaptureWritten(CaptureError):
+    """The script ended before the agent could write a capture; ``exit_code`` is the script's, for the caller."""
+
+    def __init__(self, sentence: str, exit_code: int):
+        super().__init__(sentence)
+        self.exit_code = exit_code
 
 
 def fresh_folder(kind: str, script: Path, folder: Path | None = None) -> Path:
@@ -143,20 +153,22 @@ def start_and_watch(options: RunOptions, command: list[str], link_to_agent: bool
     ``status_file``: where the agent writes its live figures, passed on to ``options.on_status``."""
     env = script_environment(options.extra_env)
     env.setdefault("PYTHONUNBUFFERED", "1")
-    events_read = acks_write = None
+    env[RUNNER_ENV_VAR] = runner_identity()  # ranks without a link watch for this process instead
+    events_read = acks_write = control_write = None
     passed: tuple = ()
     if link_to_agent:
         events_read, events_write = os.pipe()
         acks_read, acks_write = os.pipe()
-        passed = (events_write, acks_read)
-        env[LINK_ENV_VAR] = f"{events_write},{acks_read}"
+        control_read, control_write = os.pipe()  # ours to write on: ask the agent to end; closed when we die
+        passed = (events_write, acks_read, control_read)
+        env[LINK_ENV_VAR] = f"{events_write},{acks_read},{control_read}"
     started = time.time()
     try:
         # A session of its own, so that the whole tree it starts can be ended with it.
         child = subprocess.Popen(command, env=env, pass_fds=passed, start_new_session=True,
                                  cwd=options.cwd, stdout=options.output, stderr=options.output)
     except OSError as error:
-        for fd in (events_read, acks_write):
+        for fd in (events_read, acks_write, control_write):
             if fd is not None:
                 os.close(fd)
         raise CaptureError(f"Cannot start the interpreter {options.python} ({error.strerror}); check --python.") from None
@@ -165,7 +177,7 @@ def start_and_watch(options: RunOptions, command: list[str], link_to_agent: bool
             os.close(fd)
     sampler = NvmlSampler(options.sample_interval_s)
     sampler.start(child.pid, events_read, acks_write, started)
-    supervisor = Supervisor(child, options.timeout_s, options.cancel)
+    supervisor = Supervisor(child, options.timeout_s, options.cancel, control_fd=control_write, writing=sampler.writing)
     if options.on_start:
         options.on_start(child.pid)
     watch = StatusWatch(status_file, options.on_status).start() if options.on_status and status_file else None
@@ -175,10 +187,10 @@ def start_and_watch(options: RunOptions, command: list[str], link_to_agent: bool
         if watch:
             watch.stop()
         sampler.stop()
-        for fd in (events_read, acks_write):
+        for fd in (events_read, acks_write, control_write):
             if fd is not None:
                 os.close(fd)
-        end_process_group(child.pid)
+        end_process_tree(child.pid)
     if supervisor.ending:
         exit_code = EXIT_CODES[supervisor.ending]
     elif exit_code < 0:
@@ -194,7 +206,8 @@ def _supervise(options: RunOptions, command: list[str], capture_dir: Path, statu
     meta = read_json(capture_dir / META_FILE)
     if meta.get("run_id") != run_id:
         how = f"was ended ({watched.ending})" if watched.ending else f"exited with code {watched.exit_code}"
-        raise CaptureError(f"The script {how} before a capture could be written (it may have been killed); nothing was recorded.")
+        raise NoCaptureWritten(f"The script {how} before a capture could be written (os._exit, or the interpreter "
+                               "was killed); nothing was recorded.", watched.exit_code)
     final_status = finish_capture(capture_dir, meta, watched.sampler, watched.pid, watched.ending, watched.exit_code, options)
     return RunResult(exit_code=watched.exit_code, capture_dir=capture_dir, status=final_status)
 

@@ -12,6 +12,8 @@ import select
 import threading
 import time
 
+from vramlens.agent.runner_link import WRITING
+
 MAX_SAMPLES = 1000  # a long run keeps an even spread over its whole length, not an ever-growing list
 
 class NvmlSampler:
@@ -23,6 +25,7 @@ class NvmlSampler:
         self._handles: list = []
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()
+        self.writing = threading.Event()  # set when the agent begins writing its final capture
         try:
             import pynvml
 
@@ -112,7 +115,11 @@ class NvmlSampler:
             buffered += chunk
             while b"\n" in buffered:
                 line, buffered = buffered.split(b"\n", 1)
-                self.sample(line.decode(errors="replace").strip() or "event")
+                phase = line.decode(errors="replace").strip() or "event"
+                if phase == WRITING:  # not a moment to sample, nor to answer
+                    self.writing.set()
+                    continue
+                self.sample(phase)
                 try:
                     os.write(ack_fd, b"k")
                 except OSError:

@@ -5,6 +5,11 @@ price is that a terminal's Ctrl-C no longer reaches it by itself, so signals to 
 are passed on here: SIGINT as SIGINT (the script sees its KeyboardInterrupt), SIGUSR1 as
 SIGUSR1 (a capture now, the run goes on), SIGTERM and SIGHUP as a request to end with the
 capture kept.
+
+Ending is bounded: the agent is sent SIGTERM and, on its control pipe, a request that works even
+when the script ignores SIGTERM. It has ACK_GRACE_S to say it is writing the capture, then
+TERMINATE_GRACE_S to finish writing; past either, the whole tree is killed. Once the agent has
+exited, what is left of its tree gets TREE_GRACE_S after SIGTERM, then SIGKILL.
 """
 
 from __future__ import annotations
@@ -15,18 +20,24 @@ import subprocess
 import threading
 import time
 
-TERMINATE_GRACE_S = 30.0  # time the agent gets to write its capture after SIGTERM
+TERMINATE_GRACE_S = 30.0  # time the agent gets to write its capture once it has begun
+ACK_GRACE_S = 5.0  # time the agent gets to begin writing after the request (it answers within a second)
+TREE_GRACE_S = 2.0  # what the script left running gets this long after SIGTERM, then SIGKILL
 _POLL_S = 0.2
 
 
 class Supervisor:
-    def __init__(self, child: subprocess.Popen, timeout_s: float | None, cancel: threading.Event | None):
+    def __init__(self, child: subprocess.Popen, timeout_s: float | None, cancel: threading.Event | None,
+                 control_fd: int | None = None, writing: threading.Event | None = None):
         self.child = child
         self.deadline = time.monotonic() + timeout_s if timeout_s else None
         self.cancel = cancel
         self.ending: str | None = None  # timeout | cancelled | terminated, once we asked the agent to stop
         self.interrupted = False
         self._kill_at: float | None = None
+        self._control_fd = control_fd  # the agent's control pipe (agent/runner_watch.py), when it has one
+        self._writing = writing  # set by the agent when it begins writing its capture
+        self._writing_seen = False
 
     def wait(self) -> int:
         previous = self._install_handlers()
@@ -47,15 +58,31 @@ class Supervisor:
                 self.end("timeout")
             elif self.cancel is not None and self.cancel.is_set():
                 self.end("cancelled")
-        elif self._kill_at is not None and now >= self._kill_at:
-            end_process_group(self.child.pid, signal.SIGKILL)
+        elif self._kill_at is not None:
+            if not self._writing_seen and self._writing is not None and self._writing.is_set():
+                self._writing_seen = True
+                self._kill_at = now + TERMINATE_GRACE_S
+            if now >= self._kill_at:
+                end_process_group(self.child.pid, signal.SIGKILL)
+                self._kill_at = None
 
     def end(self, reason: str) -> None:
         """Ask the agent to write its capture and stop; kill the tree if it does not in time."""
         if self.ending is None:
             self.ending = reason
             self._send(signal.SIGTERM)
-            self._kill_at = time.monotonic() + TERMINATE_GRACE_S
+            answers = self._ask_agent_to_end()
+            self._kill_at = time.monotonic() + (ACK_GRACE_S if answers else TERMINATE_GRACE_S)
+
+    def _ask_agent_to_end(self) -> bool:
+        """True when the agent has a control pipe (and so tells when it writes)."""
+        if self._control_fd is None or self._writing is None:
+            return False
+        try:
+            os.write(self._control_fd, b"end\n")
+        except OSError:
+            return False
+        return True
 
     def _send(self, signum: int) -> None:
         try:
@@ -82,8 +109,21 @@ class Supervisor:
 
 
 def end_process_group(pid: int, sig: int = signal.SIGTERM) -> None:
-    """End what the script left running (data loader workers, servers): the whole group."""
+    """Signal the whole group: the agent and what the script started (data loader workers, servers)."""
     try:
         os.killpg(pid, sig)
     except (ProcessLookupError, PermissionError):
         pass
+
+
+def end_process_tree(pid: int, grace_s: float = TREE_GRACE_S) -> None:
+    """End what the script left running: SIGTERM to the group, SIGKILL to whatever ignores it."""
+    end_process_group(pid)
+    deadline = time.monotonic() + grace_s
+    while time.monotonic() < deadline:
+        try:
+            os.killpg(pid, 0)
+        except (ProcessLookupError, PermissionError):
+            return
+        time.sleep(0.05)
+    end_process_group(pid, signal.SIGKILL)

@@ -31,8 +31,9 @@ ROLE_NAMES = {
     "unreached": ("other", "other tensors Python can see"),
 }
 ACTIVATIONS = ("activations", "not held by any Python object: activations saved for backward and temporaries")
-ORDER = ("activations", "parameters", "gradients", "optimizer_state", "kv_cache", "held_by_python", "inputs",
-         "buffers", "other")
+ORDER = ("activations", "parameters", "gradients", "optimizer_state", "kv_cache", "held_by_python", "kept_graphs",
+         "inputs", "buffers", "other")
+KEPT_GRAPHS = "saved activations kept by the autograd graphs of held tensors"
 
 
 @dataclass
@@ -164,9 +165,15 @@ def join_census(census: dict, segments: list[dict] | None, allocated: int | None
                      "is taken as 0.")
         remainder = 0
     activation_blocks = [block for position, block in enumerate(blocks) if position not in claimed]
-    roles = _shares(census, role_bytes, remainder)
     holders = _holders(census, owner_bytes, owner_lines)
-    _graphs_behind(holders, activation_blocks + role_blocks.get("other", []), resolver)
+    kept = _graphs_behind(holders, {"activations": activation_blocks, "other": role_blocks.get("other", [])}, resolver)
+    for role, size in kept.items():  # what held graphs keep is theirs, not anonymous activations
+        if role == "activations":
+            remainder -= size
+        else:
+            role_bytes[role] -= size
+        role_bytes["kept_graphs"] += size
+    roles = _shares(census, role_bytes, remainder)
     grad = census.get("grad_mode") or {}
     result = Census(moment=census["moment"], roles=roles, holders=holders,
                     blocks_by_role=dict(role_blocks, activations=activation_blocks),
@@ -203,9 +210,11 @@ def _shares(census: dict, role_bytes: Counter, remainder: int) -> list[RoleShare
     details = {"parameters": _model_words(census), "optimizer_state": _optimizer_words(census)}
     shares = [RoleShare(ACTIVATIONS[0], remainder, ACTIVATIONS[1])] if remainder else []
     for census_role, (role, words) in ROLE_NAMES.items():
-        if role_bytes[role]:
+        if role_bytes[role] > 0:
             detail = details.get(role)
             shares.append(RoleShare(role, role_bytes[role], f"{words} ({detail})" if detail else words, detail))
+    if role_bytes["kept_graphs"] > 0:
+        shares.append(RoleShare("kept_graphs", role_bytes["kept_graphs"], KEPT_GRAPHS))
     shares.sort(key=lambda share: (-share.bytes, ORDER.index(share.role)))
     return shares
 
@@ -277,19 +286,28 @@ def _holders(census: dict, owner_bytes: Counter, owner_lines: dict) -> list[Hold
     return found
 
 
-def _graphs_behind(holders: list[Holder], unnamed: list[tuple], resolver: SourceResolver) -> None:
+def _graphs_behind(holders: list[Holder], unnamed: dict, resolver: SourceResolver) -> Counter:
     """What the autograd graphs of held tensors keep alive. A kept tensor with a graph holds the
-    tensors its graph saved, which no Python object names; they were made by the same line as the
-    kept tensor (the forward pass that made it). So the unnamed bytes made at a holder's line are
-    counted as its graphs' (once: the first, largest holder of that line takes them)."""
+    tensors its graph saved, which no holder names; they were made by the same line as the kept
+    tensor (the forward pass that made it). So the unnamed bytes made at a holder's line are counted
+    as its graphs' (once: the first, largest holder of that line takes them). ``unnamed``: role ->
+    blocks; returns the bytes taken from each role."""
     by_line: dict = {}
-    for address, size, frames in unnamed:
-        key = frames_key(frames, resolver) if frames else None
-        if key and key[0] is not None:
-            by_line[key] = by_line.get(key, 0) + size
+    for role, blocks in unnamed.items():
+        for _address, size, frames in blocks:
+            key = frames_key(frames, resolver) if frames else None
+            if key and key[0] is not None:
+                by_line.setdefault(key, Counter())[role] += size
+    taken: Counter = Counter()
     for holder in holders:
-        if holder.with_graph and holder.appended_at in by_line:
-            holder.graph_bytes = by_line.pop(holder.appended_at)
+        # A collection of graphs (a list of losses, a dict of outputs), not the one loss of the step in
+        # progress, whose graph the coming backward needs.
+        collection = holder.kind not in ("locals", "frame") and (holder.with_graph or 0) >= 2
+        if collection and holder.appended_at in by_line:
+            sizes = by_line.pop(holder.appended_at)
+            holder.graph_bytes = sum(sizes.values())
+            taken.update(sizes)
+    return taken
 
 
 def _unjoined(census: dict) -> Census:

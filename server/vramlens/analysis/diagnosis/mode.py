@@ -23,3 +23,15 @@ def run_mode(backward_seen: bool, optimizer_seen: bool, steps: StepModel | None,
     if steps is not None and steps.completed >= 2 and all(step.kind != "train" for step in steps.steps):
         return INFERENCE  # whole iterations ran, none of them with a backward pass or an optimizer
     return None
+
+
+def main_thread_in_backward(census) -> bool:
+    """Whether the census found the main thread inside ``backward()`` at the moment (the autograd
+    engine's own thread made the failing allocation, with no Python frame of its own)."""
+    for frame in getattr(census, "main_stack", None) or ():
+        filename = str(frame.get("filename") or "").replace("\\", "/")
+        if "/torch/autograd/" in filename and frame.get("name") in ("backward", "_engine_run_backward", "grad"):
+            return True
+        if "/torch/_tensor.py" in filename.replace("\\", "/") and frame.get("name") == "backward":
+            return True
+    return False

@@ -21,6 +21,19 @@ class ScriptEndedEarly(CaptureError):
         self.details = details
 
 
+PREEMPTIVE_REJECTION = "Allocation was preemptively rejected"  # torch 2.12+, under a per-process fraction
+
+
+def rejection_note(meta: dict) -> str | None:
+    """What a torch 2.12+ preemptive rejection means, when the run ended with one."""
+    message = (meta.get("exception") or {}).get("message") or ""
+    if PREEMPTIVE_REJECTION not in message:
+        return None
+    return ("torch rejected the failing request before asking the device: it would have exceeded the per-process "
+            "memory fraction (set_per_process_memory_fraction, or vramlens --memory-limit), so the device itself "
+            "may still have had room.")
+
+
 def run_status(meta: dict) -> str:
     """capture.json's status, or "snapshot" for a raw pickle (no facts recorded)."""
     return (meta.get("status") or "unknown") if meta else SNAPSHOT

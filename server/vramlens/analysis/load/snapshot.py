@@ -8,6 +8,8 @@ Nothing is copied: the trace is read in place.
 
 from __future__ import annotations
 
+from vramlens.capture import CaptureError
+
 SMALL_POOL_SEGMENT = 2 * 1024 * 1024  # kSmallBuffer: every small-pool segment has this size
 SMALL_REQUEST_LIMIT = 1024 * 1024  # kSmallSize: larger requests are served from the large pool only
 
@@ -39,6 +41,31 @@ def device_trace(snapshot: dict, device: int) -> list:
     if isinstance(traces, dict):  # tolerate a mapping keyed by device
         return traces.get(device) or []
     return traces[device] or [] if 0 <= device < len(traces) else []
+
+
+def settle_skipped_actions(trace: list, actions: dict[str, int], reused_addresses: int) -> list[str]:
+    """A history recorded with ``skip_actions`` (torch 2.11+) lacks one side of the alloc/free pairs:
+    made readable where the other side says enough, refused where live memory cannot be told.
+    Returns notes for the reader."""
+    requested = actions.get("free_requested", 0) + actions.get("free", 0)
+    completed = actions.get("free_completed", 0)
+    notes = []
+    if completed and not requested:
+        # The replay drops bytes at free_requested; without those, the completions are the frees.
+        for entry in trace:
+            if entry["action"] == "free_completed":
+                entry["action"] = "free_requested"
+        notes.append("The history was recorded without free_requested events (skip_actions): each free is "
+                     "counted when it completed, a little later than the tensor was released.")
+    elif reused_addresses and not requested:
+        raise CaptureError(
+            f"The history was recorded without frees (skip_actions), yet {reused_addresses} allocations reuse an "
+            "address it never freed: what was live at any moment cannot be told from it. Record it again "
+            "without skipping free_requested.")
+    if not actions.get("alloc") and (requested or completed):
+        notes.append("The history holds frees but no allocations (recorded with skip_actions=['alloc']): "
+                     "lines are attributed from the blocks still live at the end only.")
+    return notes
 
 
 def device_segments(snapshot: dict, device: int) -> list[dict]:

@@ -3,6 +3,11 @@
 User code = frames under the source root; torch, site-packages, the standard library,
 C++ frames (``??``) and ``<frozen …>`` are the call path, never the culprit. A capture from
 another machine is mapped onto local files by path suffix (the longest existing suffix wins).
+
+A frame's file name comes from the capture, which may come from anyone: only a Python source
+file under the local root (its real path, symbolic links resolved, no hidden folder on the way)
+is ever opened, so a frame naming ``/etc/passwd``, ``../../.ssh/id_rsa`` or a link out of the
+root shows nothing. Without a local root nothing is read.
 """
 
 from __future__ import annotations
@@ -10,10 +15,16 @@ from __future__ import annotations
 import os
 from pathlib import PurePosixPath
 
+from vramlens.regular_files import FileProblem, read_regular_file
+
 USER, LIBRARY, NATIVE = 1, 2, 3
 
 _NATIVE_SUFFIXES = (".cpp", ".cc", ".cxx", ".c", ".h", ".hpp", ".cu", ".cuh")
 _LIBRARY_MARKERS = ("/site-packages/", "/dist-packages/", "/lib/python3", "/lib64/python3", "/torch/", "/vramlens/agent/")
+SOURCE_SUFFIXES = (".py", ".pyw", ".pyx", ".ipynb")  # a notebook: its cells are the source
+SOURCE_LIMIT = 16 << 20  # a source file larger than this is not read to show one of its lines
+MAX_SUFFIX_PARTS = 32  # a recorded path is mapped by its last 32 parts at most
+MAX_PROBES = 20_000  # file-system look-ups per analysis: a capture naming a million paths stays quick
 
 
 def frame_kind(filename: str, recorded_root: str | None) -> int:
@@ -48,6 +59,19 @@ def short_path(filename: str, recorded_root: str | None = None) -> str:
     return PurePosixPath(normalized).name or normalized
 
 
+def usable_recorded_root(root: str | None) -> bool:
+    """Whether the source root a capture names may serve as the local root here: it exists, and it is
+    a project's folder, not the file system's root, the home folder or a folder above it (a capture
+    from elsewhere could name those to have any file shown)."""
+    if not root or not os.path.isdir(root):
+        return False
+    real = os.path.realpath(root)
+    home = os.path.realpath(os.path.expanduser("~"))
+    if real == os.path.dirname(real):  # "/" (or a drive's root)
+        return False
+    return not (home == real or home.startswith(real.rstrip(os.sep) + os.sep))
+
+
 class SourceResolver:
     """Classifies frames and finds their files here; every answer is cached per file name.
 
@@ -57,6 +81,8 @@ class SourceResolver:
     def __init__(self, recorded_root: str | None = None, local_root: str | None = None, cells=None):
         self.recorded_root = recorded_root or None
         self.local_root = os.path.abspath(local_root) if local_root else None
+        self._real_root = os.path.realpath(self.local_root) if self.local_root else None
+        self._probes_left = MAX_PROBES
         self.cells = cells  # load.notebook.NotebookFacts, or None
         self.kind_cache: dict[str, int] = {}
         self.user_files: set[str] = set()  # the same answers as sets, for the replay's hot loop
@@ -115,13 +141,27 @@ class SourceResolver:
         return self._local[filename]
 
     def _find_local(self, filename: str) -> str | None:
-        parts = [p for p in filename.replace("\\", "/").split("/") if p]
-        if self.local_root:
-            for start in range(len(parts)):  # longest suffix first
-                candidate = os.path.join(self.local_root, *parts[start:])
-                if os.path.isfile(candidate):
-                    return candidate
-        return filename if os.path.isfile(filename) else None
+        if not self.local_root or not filename.endswith(SOURCE_SUFFIXES):
+            return None
+        parts = [p for p in filename.replace("\\", "/").split("/") if p and p not in (".", "..")][-MAX_SUFFIX_PARTS:]
+        for start in range(len(parts)):  # longest suffix first
+            candidate = os.path.join(self.local_root, *parts[start:])
+            if self._is_source_under_root(candidate):
+                return candidate
+        return None
+
+    def _is_source_under_root(self, candidate: str) -> bool:
+        """A regular file whose real path lies under the root's, with no hidden folder below it."""
+        if self._probes_left <= 0:
+            return False
+        self._probes_left -= 1
+        if not os.path.isfile(candidate):
+            return False
+        real = os.path.realpath(candidate)
+        if not real.startswith(self._real_root.rstrip(os.sep) + os.sep):
+            return False
+        inside = real[len(self._real_root):].strip(os.sep).split(os.sep)
+        return not any(part.startswith(".") for part in inside) and real.endswith(SOURCE_SUFFIXES)
 
     def source_line(self, filename: str | None, line: int | None) -> str | None:
         if self.cells is not None and filename and self.cells.is_cell(filename):
@@ -131,9 +171,9 @@ class SourceResolver:
             return None
         if local not in self._lines:
             try:
-                with open(local, encoding="utf-8", errors="replace") as handle:
-                    self._lines[local] = handle.read().splitlines()
-            except OSError:
+                text = read_regular_file(local, SOURCE_LIMIT, "source file").decode("utf-8", errors="replace")
+                self._lines[local] = text.splitlines()
+            except FileProblem:
                 self._lines[local] = None
         lines = self._lines[local]
         if lines is None or not 0 < line <= len(lines):

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from vramlens.analysis.experiments.comparison import LABELS
 from vramlens.analysis.experiments.experiment import chosen_sentence
+from vramlens.safe_text import one_line
 from vramlens.units import format_bytes as fmt
 
 
@@ -63,7 +64,7 @@ def render_text(data: dict) -> str:
             "Chosen intervention: none — no variant beat the baseline beyond the run-to-run noise."]
     if data["stopped"]:
         out += ["", f"Stopped early: {data['stopped']}"]
-    return "\n".join(out) + "\n"
+    return "\n".join(map(one_line, out)) + "\n"
 
 
 def search_lines(search: dict) -> list[str]:

@@ -148,6 +148,7 @@ def to_json(analysis: Analysis) -> dict:
         "environment": analysis.environment,
         "source_root": analysis.source_root,
         "local_root": analysis.local_root,
+        "phase_marks": [{"index": mark.index, "time_us": mark.time_us, "text": mark.text} for mark in analysis.phase_marks],
         "notes": list(analysis.notes),
         "notebook": _notebook(analysis),
     }

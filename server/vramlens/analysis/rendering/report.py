@@ -7,6 +7,7 @@ from vramlens.analysis.load.interventions import read_interventions
 from vramlens.analysis.model import Analysis
 from vramlens.analysis.load.run_settings import run_settings
 from vramlens.analysis.rendering.notebook_text import cell_rows, holder_lines
+from vramlens.safe_text import one_line
 from vramlens.units import format_bytes as fmt
 
 UNKNOWN = "unknown (the capture does not show it)"
@@ -28,6 +29,13 @@ def _allocator_text(analysis: Analysis) -> str:
     return (", ".join(written) or "defaults") + f"; expandable segments {expandable}"
 
 
+def _cap_text(limit: dict) -> str:
+    if not limit.get("bytes"):
+        return "none"
+    fraction = limit.get("fraction")
+    return fmt(limit["bytes"]) + (f" (fraction {fraction:.4f})" if fraction is not None else "")
+
+
 def _setup(analysis: Analysis, meta: dict) -> list[str]:
     env = analysis.environment
     total = env.get("total_memory")
@@ -39,7 +47,7 @@ def _setup(analysis: Analysis, meta: dict) -> list[str]:
         ("Driver / CUDA", f"{env.get('driver') or 'unknown'} / {env.get('cuda') or 'unknown'}"),
         ("torch", env.get("torch") or "unknown"),
         ("Allocator", f"{env.get('allocator_backend') or 'unknown'} backend; settings: {allocator_settings}"),
-        ("Memory cap", f"{fmt(limit['bytes'])} (fraction {limit.get('fraction'):.4f})" if limit.get("bytes") else "none"),
+        ("Memory cap", _cap_text(limit)),
         ("Command", " ".join(meta.get("argv") or []) or "unknown"),
         ("Precision", settings["precision"] or UNKNOWN),
         ("Batch size", settings["batch_size"] or UNKNOWN),
@@ -88,7 +96,7 @@ def _failure(analysis: Analysis, meta: dict) -> list[str]:
         out.append(f"Status `{status}`{code}: {analysis.outcome_text}.")
     exception = meta.get("exception") or {}
     if exception.get("traceback"):
-        out += ["", "```", exception["traceback"].rstrip(), "```"]
+        out += ["", "```", *exception["traceback"].rstrip().replace("```", "'''").splitlines(), "```"]
     elif exception.get("message"):
         out += ["", f"> {exception.get('type', 'Exception')}: {exception['message']}"]
     return out + [""]
@@ -245,4 +253,5 @@ def build_report(analysis: Analysis, meta: dict, svg_name: str | None, title: st
     out += ["", f"Peak allocated {fmt(analysis.timeline.peak_allocated)} at trace entry {analysis.timeline.peak_index}; "
             f"{analysis.timeline.entries} entries recorded."]
     out += [f"> Note: {note}" for note in analysis.notes]
-    return "\n".join(out) + "\n"
+    # One row, one line: nothing from the capture adds a line (a forged heading) or a control sequence.
+    return "\n".join(map(one_line, out)) + "\n"
