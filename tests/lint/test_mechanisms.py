@@ -872,6 +872,11 @@ def test_a_dry_run_in_a_constructor_is_one_time_initialisation():
                 s = 256
                 self.stride = torch.tensor([s / x.shape[-2] for x in self.model(torch.zeros(1, 3, s, s))])
                 self.model.train()
+        def make(backbone: nn.Module):
+            return Detector(backbone)
+        def evaluate_config(backbone: nn.Module, cfg):
+            detector = make(backbone)
+            return cfg
         class Evaluator:
             def __init__(self, model: nn.Module):
                 self.model = model
@@ -983,3 +988,42 @@ def test_an_input_stored_as_it_came_adds_no_graph_of_the_module():
                 self.scaled = scaled  # flag: VL105
                 return hidden
         """))
+
+
+RETURNS_ONLY_INPUTS = cases(
+    """
+    def _select(inputs, kernel, k):
+        scores = kernel.diagonal()
+        picked = []
+        for _ in range(k):
+            picked.append(torch.argmax(scores))
+        return inputs[torch.stack(picked)]
+    def allocate(inputs, covar: nn.Module, k):
+        kernel = covar(inputs)  # flag: VL201
+        return _select(inputs, kernel, k)
+    def embed(inputs, covar: nn.Module):
+        return covar(inputs)
+    def remember(self, inputs, covar: nn.Module):
+        self.kernel = covar(inputs)
+        return inputs
+    """,
+    """
+    import jax
+    from diffusers import FlaxUNet2DConditionModel
+    unet = FlaxUNet2DConditionModel.from_pretrained("x")
+    def train_step(state, batch):
+        def compute_loss(params):
+            pred = unet.apply({"params": params}, batch)
+            return ((pred - batch) ** 2).mean()
+        grad_fn = jax.value_and_grad(compute_loss)
+        loss, grad = grad_fn(state.params)
+        return state.apply_gradients(grads=grad)
+    """,
+)
+
+
+@pytest.mark.parametrize("text", RETURNS_ONLY_INPUTS, ids=ids(RETURNS_ONLY_INPUTS))
+def test_a_forward_whose_graph_reaches_nothing_returned_is_inference(text):
+    """Returning only (a selection of) what it was given keeps none of the graph the function recorded; JAX's
+    value_and_grad is gradient work, and transformers' Flax classes are not torch modules."""
+    check(text)

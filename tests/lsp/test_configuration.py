@@ -17,7 +17,7 @@ from pytest_lsp import ClientServerConfig, LanguageClient
 @pytest_lsp.fixture(config=ClientServerConfig(server_command=[sys.executable, "-m", "vramlens.lsp"]))
 async def client(lsp_client: LanguageClient, tmp_path: Path):
     shutil.copytree(REPO / "scenarios", tmp_path / "scenarios")
-    lsp_client.set_configuration({"annotationStyle": "off", "lint": {"ignore": ["retained-graph"]}},
+    lsp_client.set_configuration({"annotationStyle": "off", "lint": {"ignore": ["retained-graph"], "preview": True}},
                                  section="vramlens", scope_uri=tmp_path.as_uri())
     await initialize_with_folder(lsp_client, tmp_path)
     yield

@@ -17,7 +17,8 @@ SOURCE = "import torch\n\ndef predict(model, x):\n    model.eval()\n    return m
 @pytest_lsp.fixture(config=ClientServerConfig(server_command=[sys.executable, "-m", "vramlens", "serve"]))
 async def client(lsp_client: LanguageClient):
     await lsp_client.initialize_session(
-        types.InitializeParams(capabilities=pytest_lsp.client_capabilities("visual-studio-code"))
+        types.InitializeParams(capabilities=pytest_lsp.client_capabilities("visual-studio-code"),
+                               initialization_options={"lint": {"preview": True}})  # missing-no-grad is preview
     )
     yield
     await lsp_client.shutdown_session()

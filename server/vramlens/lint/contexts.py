@@ -11,7 +11,7 @@ from .forwards import DIFFERENTIABLE, FORWARD, forward_kind
 from .function_ctx import function_entry_points, provenance
 from .gradmode import MAYBE, OFF
 from .library import FRAMEWORK_NO_GRAD_HOOKS, LIGHTNING_NO_GRAD_HOOKS
-from .syntax import dotted, is_backward_call, is_optimizer_step, is_small_constant_loop, iterates_data
+from .syntax import CONSTRUCTORS, dotted, is_backward_call, is_optimizer_step, is_small_constant_loop, iterates_data
 
 
 if TYPE_CHECKING:
@@ -127,8 +127,8 @@ class Contexts:
         runs: dict[int, bool] = {}
         for scope in self.scopes:
             found = False
-            if self.scope_mode(scope) in (OFF, MAYBE):
-                runs[id(scope)] = False
+            if self.scope_mode(scope) in (OFF, MAYBE) or getattr(scope, "name", None) in CONSTRUCTORS:
+                runs[id(scope)] = False  # a constructor's dry run (to find shapes) is one-time initialisation
                 continue
             for stmt_id, call in self._calls_with_statements(scope):
                 mode = self.lexical.get(stmt_id, (None, ()))[0]
@@ -141,7 +141,7 @@ class Contexts:
         for _ in range(len(self.scopes) + 1):
             changed = False
             for scope in self.scopes:
-                if runs[id(scope)] or self.scope_mode(scope) in (OFF, MAYBE):
+                if runs[id(scope)] or self.scope_mode(scope) in (OFF, MAYBE) or getattr(scope, "name", None) in CONSTRUCTORS:
                     continue
                 for site in self.sites_from.get(id(scope), ()):
                     if runs.get(id(site.callee)) and site.mode not in (OFF, MAYBE):

@@ -26,6 +26,7 @@ from .library import (
     NO_GRAD_CALLABLE_SUFFIXES,
     PRETRAINED_MODEL_OWNER_WORDS,
     PRETRAINED_NOT_MODEL_OWNER_WORDS,
+    PRETRAINED_OTHER_FRAMEWORK_PREFIXES,
 )
 from .dataflow import ELEMENT, assignment_edges, backward_targets, names_read, stored_names
 from .syntax import call_name, dotted, is_backward_call, iter_nodes, last_name
@@ -441,7 +442,8 @@ class Evidence:
             return True
         if short == "from_pretrained":
             owner = last_name(name.rsplit(".", 1)[0]) if "." in name else ""
-            return any(w in owner for w in PRETRAINED_MODEL_OWNER_WORDS) and not any(w in owner for w in PRETRAINED_NOT_MODEL_OWNER_WORDS)
+            return (any(w in owner for w in PRETRAINED_MODEL_OWNER_WORDS) and not any(w in owner for w in PRETRAINED_NOT_MODEL_OWNER_WORDS)
+                    and not owner.startswith(PRETRAINED_OTHER_FRAMEWORK_PREFIXES))
         if short in MODULE_FACTORIES:
             if short in MODULE_PASS_THROUGH and short not in {"DistributedDataParallel", "DataParallel", "FullyShardedDataParallel", "FSDP", "DDP", "AveragedModel", "ModelEma", "ModelEmaV2", "ModelEmaV3", "get_peft_model", "PeftModel"}:
                 return bool(call.args) and self.is_module(call.args[0], scope)

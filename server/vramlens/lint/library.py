@@ -38,6 +38,8 @@ MODULE_PASS_THROUGH = frozenset({
 MODULE_FACTORY_PREFIXES = ("models.", "torchvision.models.", "timm.models.", "torch.hub.load", "hub.load", "torch.jit.load")
 # ``X.from_pretrained`` builds a module when X names a model class (not a tokenizer, config or processor).
 PRETRAINED_MODEL_OWNER_WORDS = ("Model", "For", "Net", "Transformer", "Encoder", "Decoder", "UNet", "VAE", "Adapter")
+# transformers' and diffusers' JAX and TensorFlow classes (``FlaxUNet2DConditionModel``, ``TFBertModel``) are not torch modules.
+PRETRAINED_OTHER_FRAMEWORK_PREFIXES = ("Flax", "TF")
 PRETRAINED_NOT_MODEL_OWNER_WORDS = ("Tokenizer", "Config", "Processor", "FeatureExtractor", "Scheduler", "Pipeline", "ImageProcessor")
 
 # Objects whose call runs its own forward under torch.no_grad / inference_mode (documented behaviour):

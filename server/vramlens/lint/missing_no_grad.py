@@ -22,14 +22,15 @@ from .edits import insert_line_above, wrap_in_with
 from .forwards import DIFFERENTIABLE, FORWARD
 from .findings import Edit, Fix
 from .gradmode import MAYBE, OFF
-from .syntax import INFERENCE_WORDS, dotted, is_backward_call, is_private_decoding_helper, iterates_eval_data, method_name, name_words, receiver_name
+from .summaries import PARAMETER
+from .syntax import CONSTRUCTORS, INFERENCE_WORDS, dotted, is_backward_call, is_private_decoding_helper, iterates_eval_data, method_name, name_words, receiver_name
 from .walker import LintContext, Scope
 
 # Methods of an nn.Module named for inference that are not parts of its forward.
 _MODULE_INFERENCE_WORDS = {"generate", "predict", "inference", "infer", "sample", "sampling"}
 _INFERENCE_WRAPPER = re.compile(r"predictor|infer|pipeline|evaluat|sampler|service|handler|engine|runner", re.IGNORECASE)
 _LOOKED_AT = frozenset({ast.For, ast.AsyncFor, ast.Expr})  # loops over eval data, ``model.eval()``
-_GRADIENT_WORK = {"requires_grad_", "enable_grad", "grad", "backward", "vjp", "jvp", "hessian", "jacobian", "manual_backward"}
+_GRADIENT_WORK = {"requires_grad_", "enable_grad", "grad", "backward", "vjp", "jvp", "hessian", "jacobian", "manual_backward", "value_and_grad"}
 _NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 
@@ -106,14 +107,15 @@ class MissingNoGrad:
 
     def finish_scope(self, ctx: LintContext) -> None:
         """A function that runs a forward pass and hands back only detached results (``.cpu().numpy()``,
-        ``.item()``) keeps nothing of the graph it recorded, whatever its name: inference code."""
+        ``.item()``), or only what it was given (the inputs it selected with the model's help), keeps nothing
+        of the graph it recorded, whatever its name: inference code."""
         scope = ctx.scope
         node = scope.node
         if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or scope.entry_off or scope.mode in (OFF, MAYBE):
             return
         if ctx.memo.get(("inference", id(node))) or ctx.memo.get(("reported-in", id(node))):
             return
-        if scope.escapes or scope.summary.returns or not _returns_a_value(node):
+        if scope.escapes or not _returns_a_value(node) or any(not label.startswith(PARAMETER) for label in scope.summary.returns):
             return
         if scope.cls is not None and scope.cls.name in ctx.evidence.module_classes:
             return  # a module's own methods: judged by name above
@@ -124,8 +126,8 @@ class MissingNoGrad:
         if call is None or _does_gradient_work(node, ctx) or self._backward_reachable(node, ctx):
             return
         message = (
-            f"`{scope.name}` runs the model with autograd recording on although it returns only detached "
-            "results, so every intermediate activation is kept for a backward pass that never comes; "
+            f"`{scope.name}` runs the model with autograd recording on although nothing it returns carries that "
+            "graph, so every intermediate activation is kept for a backward pass that never comes; "
             "run it under torch.no_grad()."
         )
         ctx.report("VL201", call, message, self._decorator_fix(node, ctx))
@@ -264,11 +266,8 @@ class MissingNoGrad:
         return (Fix(f"Decorate `{func.name}` with @{prefix}()", (*extra, edit)),)
 
 
-_CONSTRUCTORS = frozenset({"__init__", "__new__", "__post_init__"})
-
-
 def _constructor(node: ast.AST) -> bool:
-    return getattr(node, "name", None) in _CONSTRUCTORS
+    return getattr(node, "name", None) in CONSTRUCTORS
 
 
 def _returns_a_value(func: ast.AST) -> bool:

@@ -19,6 +19,9 @@ INFERENCE_WORDS = {
 
 _DECODING_WORDS = {"generate", "generation", "sample", "sampling", "beam", "greedy", "decode", "search", "prefill"}
 
+# Methods that run once per object: work done there (a dry forward to find shapes) is one-time initialisation.
+CONSTRUCTORS = frozenset({"__init__", "__new__", "__post_init__"})
+
 
 def is_private_decoding_helper(name: str) -> bool:
     """``_sample``, ``_beam_search``: decoding-loop helpers run in the grad mode their public ``generate`` chose.
