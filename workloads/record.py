@@ -144,7 +144,8 @@ class Driver:
         self.stopping = False
         self.out.mkdir(parents=True, exist_ok=True)
         self.log_file = open(self.out / "log.txt", "a", encoding="utf-8")
-        selected = [w for w in WORKLOADS if not options.only or w.name in options.only]
+        selected = [w for w in WORKLOADS if (not options.only or w.name in options.only)
+                    and (options.round is None or w.round == options.round)]
         missing_cases = {w.cap_from for w in selected if w.cap_from} - {w.name for w in selected}
         self.workloads = [w for w in WORKLOADS if w in selected or w.name in missing_cases]
         if options.skip_optional:
@@ -601,7 +602,7 @@ class Driver:
         command += self.launch(workload, result["args"])
         record = {
             "workload": workload.name, "library": workload.library, "story": workload.story,
-            "intent": workload.intent,
+            "intent": workload.intent, "held_out": workload.is_held_out, "round": workload.round,
             "recorded": {"folder": str(self.folder(workload)), "script": workload.script, "args": result["args"],
                          "launcher": workload.launcher, "memory_limit": None if cap is None else f"{cap // MIB}MiB",
                          "command": " ".join(command)},
@@ -739,7 +740,7 @@ def stand_in_spec(workload: Workload) -> dict:
                  "outside_allocator": "outside", "cached_not_leak": "cached", "no_problem": "healthy"}[workload.intent]
     if workload.cap_from:
         behaviour = "healthy_after_fix"
-    if workload.growth_holder == "library_cache":
+    if workload.growth_holder in ground_truth.INTENDED_CACHES:
         behaviour = "growth"
     knob = lambda k: None if k is None else {"flag": k.flag, "reference": k.value or (workload.calibration.probe_batch if workload.calibration else 1)}  # noqa: E731
     return {"behaviour": behaviour, "scale": knob(workload.scale), "steps": knob(workload.steps),
@@ -801,6 +802,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--max-entries", type=int, default=PRIMARY_MAX_ENTRIES,
                         help=f"allocator history of each recorded capture (default {PRIMARY_MAX_ENTRIES})")
     parser.add_argument("--only", nargs="*", help="record these workloads only (and the cases they take a cap from)")
+    parser.add_argument("--round", type=int, help="record the workloads of this round only (manifest: round), e.g. 3")
     parser.add_argument("--known-plans", help="summary.json of an earlier call: reuse the caps it calibrated")
     parser.add_argument("--no-capture", nargs="*", help="workloads whose capture an earlier call recorded: confirming runs only")
     parser.add_argument("--calibration-cap", type=int, default=None, metavar="BYTES",
