@@ -144,12 +144,7 @@ class Driver:
         self.stopping = False
         self.out.mkdir(parents=True, exist_ok=True)
         self.log_file = open(self.out / "log.txt", "a", encoding="utf-8")
-        selected = [w for w in WORKLOADS if (not options.only or w.name in options.only)
-                    and (options.round is None or w.round == options.round)]
-        missing_cases = {w.cap_from for w in selected if w.cap_from} - {w.name for w in selected}
-        self.workloads = [w for w in WORKLOADS if w in selected or w.name in missing_cases]
-        if options.skip_optional:
-            self.workloads = [w for w in self.workloads if not w.optional]
+        self.workloads = select_workloads(options.only, options.round, options.skip_optional)
         if options.root:
             self.root = self._writable(Path(options.root))
         else:  # a folder that says nothing of this repository, and is not where it lies
@@ -717,6 +712,15 @@ class Driver:
     def _hard_stop(self) -> None:
         self.log("!! budget and overrun spent: ending the runs in progress, packing what exists")
         self.stop_everything()
+
+
+def select_workloads(only: list[str] | None = None, round_: int | None = None, skip_optional: bool = False) -> list[Workload]:
+    """The workloads a call records, in the manifest's order: those named (all when none is), of the
+    round asked for (all rounds when none is), and the cases their counter-cases take a cap from."""
+    selected = [w for w in WORKLOADS if (not only or w.name in only) and (round_ is None or w.round == round_)]
+    missing_cases = {w.cap_from for w in selected if w.cap_from} - {w.name for w in selected}
+    chosen = [w for w in WORKLOADS if w in selected or w.name in missing_cases]
+    return [w for w in chosen if not (skip_optional and w.optional)]
 
 
 def variant_specs_of(workload: Workload, args: list[str]) -> list[tuple[str, str]]:
