@@ -365,7 +365,9 @@ HELD_OUT_ROUND3: tuple[Workload, ...] = (
         "the packed and the reserved peak: every step has its own shape and the cache splits.",
         args=("--batch-size", "4", "--steps", "16", "--base-size", "256"),
         calibration=Calibration("fragmentation"),
-        scale=Knob("--batch-size", 4), steps=Knob("--steps", 16), **ROUND3),
+        scale=Knob("--batch-size", 4), steps=Knob("--steps", 16),
+        fix=Fix("--crop-size", "320", "shrink_working_set", "crop every image to 320 x 320 after the resize: one shape every step"),
+        **ROUND3),
     Workload(
         "segmentation_fixed_crop", "segmentation", "segmentation", "train_multiscale.py", "torchvision DeepLabV3",
         "no_problem", "The same training with every image cropped to 320 x 320 after the resize completes under the same cap.",

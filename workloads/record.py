@@ -213,10 +213,16 @@ class Driver:
     def _stand_in_scripts(self) -> None:
         """Dry run: every script is replaced by the stand-in, told how its workload behaves."""
         stand_in = (HERE / "dryrun" / "standin_workload.py").read_text()
-        for workload in sorted(self.workloads, key=lambda w: w.cap_from is None):  # a case's spec wins
+        cases: dict[Path, list] = {}
+        for workload in self.workloads:
             script = self.folder(workload) / workload.script
             script.write_text(stand_in)
-            script.with_suffix(".standin.json").write_text(json.dumps(stand_in_spec(workload)))
+            cases.setdefault(script, [])
+            if workload.cap_from is None:  # a counter-case behaves as its case with the fix or a smaller size
+                cases[script].append({"args": list(workload.args), "spec": stand_in_spec(workload)})
+        for script, choices in cases.items():
+            # Cases sharing a script: the stand-in takes the one whose arguments its command line matches best.
+            script.with_suffix(".standin.json").write_text(json.dumps({"choices": choices}))
 
     def environment(self, extra: dict | None = None) -> dict:
         env = dict(os.environ)
