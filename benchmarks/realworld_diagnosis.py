@@ -1,7 +1,7 @@
 """The diagnosis on the real-workload corpus (tests/fixtures/realworld): the engine's cause against
 the measured one, per workload and in all, in-sample and held-out apart.
 
-    python benchmarks/realworld_diagnosis.py [--json]
+    python benchmarks/realworld_diagnosis.py [--json] [--corpus DIR]
 
 The split comes with each fixture: ground_truth.json's `held_out` and `round`, written from the
 workload's manifest entry when it was recorded; fixtures recorded before that field existed take it
@@ -84,7 +84,8 @@ def score(rows: list[dict]) -> str:
 
 
 def main() -> int:
-    rows = [row(folder) for folder in sorted(CORPUS.iterdir()) if (folder / "ground_truth.json").exists()]
+    corpus = Path(sys.argv[sys.argv.index("--corpus") + 1]) if "--corpus" in sys.argv[:-1] else CORPUS
+    rows = [row(folder) for folder in sorted(corpus.iterdir()) if (folder / "ground_truth.json").exists()]
     if "--json" in sys.argv:
         print(json.dumps(rows, indent=1))
         return 0
