@@ -39,16 +39,15 @@ SHA = re.compile(r"^[0-9a-f]{40}$")
 
 # --- the released corpora's manifests -------------------------------------------------------------------------
 
-def test_recall_corpus_has_twenty_five_release_pairs_about_a_third_held_out():
+def test_recall_corpus_has_twenty_five_release_pairs():
+    # Held-out cases, once measured and reported, become in-sample; the split only ever shrinks.
     assert len(CASES) >= 25
-    held = sum(c.held_out for c in CASES)
-    assert 0.25 <= held / len(CASES) <= 0.45, f"{held} of {len(CASES)} held out"
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_release_pair_manifest_is_complete(case):
     assert isinstance(case.source, rc.ReleasePair)
-    assert case.held_out == rc.is_held_out(case.name), "held_out must follow the sha1 rule"
+    assert not case.held_out or rc.is_held_out(case.name), "only a case the sha1 rule picks may be held out"
     buggy, fixed = case.source.buggy.archive, case.source.fixed.archive
     assert buggy.package == fixed.package and buggy.version != fixed.version and buggy.sha256 != fixed.sha256
     assert case.url.startswith("https://github.com/") and case.evidence.strip() and case.pattern.strip()
@@ -88,7 +87,7 @@ def test_floors_are_fractions_and_counts():
 def test_fix_commit_manifest_is_complete(case):
     fix = case.source
     assert isinstance(fix, rc.FixCommit)
-    assert case.held_out == rc.is_held_out(case.name), "held_out must follow the sha1 rule"
+    assert not case.held_out or rc.is_held_out(case.name), "only a case the sha1 rule picks may be held out"
     assert SHA.match(fix.commit) and SHA.match(fix.parent) and fix.commit != fix.parent
     assert case.url.startswith("https://github.com/") and case.evidence.strip() and case.pattern.strip()
     assert case.rules and set(case.rules) <= set(all_codes())
