@@ -460,6 +460,26 @@ RETAIN_GRAPH = cases(
             loss = model(x).mean()
             loss.backward(retain_graph=True)  # flag: VL301
     """,
+    """
+    class Penalty:
+        def __init__(self, dis):
+            self.dis = dis
+        def gradient_penalty(self, merged):
+            merged.requires_grad = True
+            out = self.dis(merged)
+            out.backward(gradient=torch.ones_like(out), create_graph=True)  # flag: VL301
+            return merged.grad.norm()
+        def input_penalty(self, merged):
+            merged.requires_grad = True
+            out = self.dis(merged)
+            out.backward(gradient=torch.ones_like(out), create_graph=True, inputs=[merged])
+            return merged.grad.norm()
+        def autograd_penalty(self, merged):
+            out = self.dis(merged)
+            return torch.autograd.grad(out.sum(), merged, create_graph=True)[0].norm()
+        def once(self, loss):
+            loss.backward(retain_graph=True)
+    """,
 )
 
 
@@ -1026,4 +1046,67 @@ RETURNS_ONLY_INPUTS = cases(
 def test_a_forward_whose_graph_reaches_nothing_returned_is_inference(text):
     """Returning only (a selection of) what it was given keeps none of the graph the function recorded; JAX's
     value_and_grad is gradient work, and transformers' Flax classes are not torch modules."""
+    check(text)
+
+
+# --- containers whose elements a backward differentiates ------------------------------------------------------
+
+DIFFERENTIATED_CONTAINERS = cases(
+    """
+    from functools import reduce
+    def optimize(loss_function, tensors, optimizer):
+        losses = []
+        while True:
+            optimizer.zero_grad()
+            parts = loss_function(*tensors)
+            losses.append(reduce(lambda x, y: x + y, parts))  # flag: VL102
+            losses[-1].backward()
+            optimizer.step()
+    """,
+    """
+    def train(closure, optimizer, steps):
+        losses = [None] * steps
+        costs = [None] * steps
+        losses[0], costs[0] = closure()
+        i = 1
+        while i < steps:
+            optimizer.zero_grad()
+            losses[i - 1].backward()
+            losses[i], costs[i] = optimizer.step(closure)  # flag: VL103
+            i += 1
+    """,
+    """
+    from functools import reduce
+    def optimize(loss_function, tensors, optimizer):
+        for step in range(100):
+            losses = []
+            optimizer.zero_grad()
+            losses.append(reduce(lambda x, y: x + y, loss_function(*tensors)))
+            losses[-1].backward()
+            optimizer.step()
+    """,
+    """
+    from functools import reduce
+    def optimize(loss_function, tensors, optimizer):
+        losses = []
+        while True:
+            optimizer.zero_grad()
+            losses.append(reduce(lambda x, y: x + y, loss_function(*tensors)))
+            torch.stack(losses).sum().backward()
+            optimizer.step()
+    """,
+    """
+    def train(closure, optimizer, steps):
+        losses = [None] * steps
+        costs = [None] * steps
+        i = 1
+        while i < steps:
+            losses[i], costs[i] = optimizer.step(closure)
+            i += 1
+    """,
+)
+
+
+@pytest.mark.parametrize("text", DIFFERENTIATED_CONTAINERS, ids=ids(DIFFERENTIATED_CONTAINERS))
+def test_what_goes_into_a_container_that_a_backward_reads_carries_graph(text):
     check(text)

@@ -24,8 +24,8 @@ _TENSOR_FACTORIES = {"zeros", "ones", "randn", "rand", "empty", "full", "zeros_l
 _LIFETIME_WORDS = {OUTLIVES_CALL: "for as long as the object or module lives", "iteration": "across every iteration of the loop"}
 
 
-def _fixes(ctx: LintContext, values: list[ast.AST], scalar: bool) -> tuple[Fix, ...]:
-    values = [value for value in values if ctx.tainted(value)]
+def _fixes(ctx: LintContext, values: list[ast.AST], scalar: bool, known: list[ast.AST] = ()) -> tuple[Fix, ...]:
+    values = [value for value in values if value in known or ctx.tainted(value)]
     if not values:
         return ()
     texts = ", ".join(f"`{ctx.positions.segment(v)}`" for v in values)
@@ -129,8 +129,10 @@ class RetainedGraph:
                     added = value.right if _reads_own_slot(target, value.left) else value.left
                     self._accumulate(stmt, target, added, ctx)
                 continue
-            if isinstance(target, ast.Subscript) and _grows_by_key(target) and not _fixed_key(target, ctx) and ctx.labels(value):
-                self._store(stmt, "VL103", base_dotted(target.value), [value], ctx)
+            if isinstance(target, ast.Subscript) and _grows_by_key(target) and not _fixed_key(target, ctx):
+                container = base_dotted(target.value)
+                if ctx.labels(value) or (container and ctx.backpropagated_later(container, stmt, container=True)):
+                    self._store(stmt, "VL103", container, [value], ctx, fixable=target in stmt.targets)
             elif isinstance(target, ast.Attribute):
                 self._attribute_store(stmt, target, value, ctx, part_of_tuple=target not in stmt.targets)
             elif isinstance(target, ast.Name):
@@ -156,14 +158,21 @@ class RetainedGraph:
         if any(ctx.labels(arg) for arg in call.args):
             self._store(stmt, "VL102", base_dotted(call.func.value), _stored_values(call) or list(call.args), ctx)
 
-    def _store(self, stmt: ast.stmt, code: str, container: str | None, values: list[ast.AST], ctx: LintContext) -> None:
+    def _store(self, stmt: ast.stmt, code: str, container: str | None, values: list[ast.AST], ctx: LintContext,
+               fixable: bool = True) -> None:
         """A value goes into ``container`` (by append or by key): a leak when the container outlives it."""
         if container is None:
             return
         kept = _leak_lifetime(container, ctx)
         if kept is None:
             return
-        if not any(ctx.tainted(v) for v in values):
+        if ctx.backpropagated_later(container, stmt, container=True):
+            # ``losses.append(f(x)); losses[-1].backward()``: what is put there is differentiated, so it
+            # carries graph even when computed by code the file cannot see, and older elements keep theirs
+            graph = values
+        else:
+            graph = [v for v in values if ctx.tainted(v)]
+        if not graph:
             if kept == OUTLIVES_CALL:
                 how = "appends it to" if code == "VL102" else "stores it in"
                 for value in values:
@@ -173,8 +182,8 @@ class RetainedGraph:
             f"`{container}` keeps tensors that carry autograd history {_LIFETIME_WORDS[kept]}, so every stored "
             "graph (with its saved activations) stays in memory; store detached tensors or Python numbers."
         )
-        scalar = len(values) == 1 and _looks_scalar(ctx, container, values[0])
-        ctx.report(code, stmt, message, _fixes(ctx, values, scalar))
+        scalar = len(graph) == 1 and _looks_scalar(ctx, container, graph[0])
+        ctx.report(code, stmt, message, _fixes(ctx, graph, scalar, known=graph) if fixable else ())
 
     # -- attributes and globals -----------------------------------------------------------
     def _attribute_store(

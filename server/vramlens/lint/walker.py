@@ -102,6 +102,21 @@ class LintContext:
     def tainted(self, expr: ast.AST | None) -> bool:
         return GRAPH in self.labels(expr)
 
+    def backpropagated_later(self, name: str, stmt: ast.stmt, container: bool = False) -> bool:
+        """A backward through ``name`` (``loss.backward()``) comes after ``stmt``, in the same iteration of its
+        loop: what ``stmt`` binds there carries graph, whatever computed it. For a ``container`` any backward
+        through it in the loop counts: ``losses[i - 1].backward()`` at the top of the body differentiates
+        what the previous iteration put there."""
+        roots = self.evidence.backward_roots.get(id(self.scope.node))
+        if not roots or name not in roots or self.state.grad_off:
+            return False
+        here = (stmt.lineno, stmt.col_offset)
+        loop = self.loops[-1] if self.loops else None
+        if loop is None:
+            return any(position > here for position in roots[name])
+        inside = [p for p in roots[name] if loop.lineno <= p[0] <= (loop.end_lineno or loop.lineno)]
+        return any(container or position > here for position in inside)
+
     def forward_kind(self, call: ast.Call) -> str | None:
         return self.evaluator.forward_kind(call)
 
@@ -292,22 +307,13 @@ class Walker:
                 for node in ast.walk(target):
                     if isinstance(node, (ast.Name, ast.Attribute)) and isinstance(node.ctx, ast.Store):
                         name = dotted(node)
-                        if name not in roots or not self._backpropagated_later(roots[name], stmt):
+                        if not ctx.backpropagated_later(name, stmt):
                             continue
                         if name in element_roots:
                             for key in element_roots[name]:  # ``output["loss"].backward()``: that element
                                 ctx.state.set_element(name, key, GRAPH_ONLY)
                         else:
                             ctx.state.add(name, GRAPH_ONLY)  # backpropagated later: it carries graph
-
-    def _backpropagated_later(self, positions: list[tuple[int, int]], stmt: ast.stmt) -> bool:
-        """A backward call through this binding comes after it, in the same iteration of its loop."""
-        here = (stmt.lineno, stmt.col_offset)
-        loop = self.ctx.loops[-1] if self.ctx.loops else None
-        return any(
-            position > here and (loop is None or loop.lineno <= position[0] <= (loop.end_lineno or loop.lineno))
-            for position in positions
-        )
 
     def _visit_AnnAssign(self, stmt: ast.AnnAssign) -> None:
         if stmt.value is not None:
