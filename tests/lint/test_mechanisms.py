@@ -1110,3 +1110,47 @@ DIFFERENTIATED_CONTAINERS = cases(
 @pytest.mark.parametrize("text", DIFFERENTIATED_CONTAINERS, ids=ids(DIFFERENTIATED_CONTAINERS))
 def test_what_goes_into_a_container_that_a_backward_reads_carries_graph(text):
     check(text)
+
+
+# --- containers of modules --------------------------------------------------------------------------------------
+
+MODULE_CONTAINERS = cases(
+    """
+    class Trainer:
+        def __init__(self, model, optimizer, loader):
+            self.model, self.optimizer, self.loader = model, optimizer, loader
+        def _eval_step(self, z):
+            return self.model["generator"](z).mean().item()  # flag: VL201
+        def _eval_epoch(self):
+            for key in self.model.keys():
+                self.model[key].eval()
+            for z in self.loader:
+                self._eval_step(z)  # flag: VL201
+    """,
+    """
+    class Trainer:
+        def __init__(self, model, optimizer, loader):
+            self.model, self.optimizer, self.loader = model, optimizer, loader
+        def _eval_step(self, z):
+            return self.model["generator"](z).mean().item()
+        def _eval_epoch(self):
+            for key in self.model.keys():
+                self.model[key].to("cuda")
+                self.optimizer[key].zero_grad()
+            for z in self.loader:
+                self._eval_step(z)
+    """,
+    """
+    def evaluate(transforms, batches):
+        for key in transforms:
+            transforms[key].eval()
+        for batch in batches:
+            with torch.no_grad():
+                out = transforms["main"](batch).mean().item()
+    """,
+)
+
+
+@pytest.mark.parametrize("text", MODULE_CONTAINERS, ids=ids(MODULE_CONTAINERS))
+def test_a_container_whose_elements_are_used_as_modules_holds_modules(text):
+    check(text)

@@ -40,6 +40,13 @@ MODULE_ONLY_METHODS = frozenset({
     "register_full_backward_hook", "zero_grad", "load_state_dict", "to", "cuda", "half", "requires_grad_",
     "gradient_checkpointing_enable", "add_module", "get_submodule",
 })
+# Of those, the ones no tensor, array or batch has: an element used so (``models[key].eval()``) makes its
+# container one of modules, so that calling another element (``models["generator"](z)``) is a forward pass.
+_ELEMENT_MODULE_METHODS = frozenset({
+    "eval", "train", "parameters", "named_parameters", "modules", "named_modules", "children", "named_children",
+    "register_forward_hook", "register_forward_pre_hook", "requires_grad_",
+    "add_module", "get_submodule",
+})
 # Methods that return the module they are called on.
 MODULE_CHAIN_METHODS = frozenset({"to", "cuda", "cpu", "eval", "train", "half", "float", "double", "bfloat16", "requires_grad_", "to_empty", "share_memory"})
 # torch.nn classes without parameters: calling one only transforms its inputs (a loss, an activation).
@@ -158,6 +165,10 @@ class Evidence:
                 receiver = dotted(func.value)
                 if receiver:
                     used.append(receiver)
+                elif func.attr in _ELEMENT_MODULE_METHODS and type(func.value) is ast.Subscript:
+                    container = dotted(func.value.value)
+                    if container:
+                        used.append(container)
         class_annotated: set[str] = set()
         if cls is not None:
             for item in cls.body:  # ``encoder: nn.Module`` in the class body
