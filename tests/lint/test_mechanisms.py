@@ -1154,3 +1154,71 @@ MODULE_CONTAINERS = cases(
 @pytest.mark.parametrize("text", MODULE_CONTAINERS, ids=ids(MODULE_CONTAINERS))
 def test_a_container_whose_elements_are_used_as_modules_holds_modules(text):
     check(text)
+
+
+# --- evidence over names and types: summaries, metrics and floats ---------------------------------------------
+
+SUMMARIES_BY_EVIDENCE = cases(
+    """
+    from collections import defaultdict
+    class Trainer:
+        def __init__(self, model: nn.Module):
+            self.model = model
+            self._stored = defaultdict(lambda: defaultdict(list))
+        def get_batch_loss_metrics(self, batch):
+            metrics = {}
+            loss = self.model(batch).mean()
+            metrics["eval_loss" if not self.model.training else "loss"] = loss.cpu()
+            metrics["nll"] = loss.detach()
+            return loss, metrics
+        def compute_loss(self, model, inputs):
+            loss, metrics = self.get_batch_loss_metrics(inputs)
+            self.store_metrics(metrics)  # flag: VL102
+            return (loss, metrics)
+        def store_metrics(self, metrics, split="train"):
+            for key, value in metrics.items():
+                self._stored[split][key].append(value)
+    """,
+    """
+    from collections import defaultdict
+    from .utils import compute_metrics
+    class Trainer:
+        def __init__(self, model: nn.Module):
+            self.model = model
+            self._stored = defaultdict(lambda: defaultdict(list))
+        def get_batch_loss_metrics(self, batch):
+            loss = self.model(batch).mean()
+            metrics = {"loss": loss.detach().cpu()}
+            return loss, metrics
+        def compute_loss(self, model, inputs):
+            loss, metrics = self.get_batch_loss_metrics(inputs)
+            self.store_metrics(metrics)
+            self.store_metrics(compute_metrics(loss))
+            return (loss, metrics)
+        def store_metrics(self, metrics, split="train"):
+            for key, value in metrics.items():
+                self._stored[split][key].append(value)
+    """,
+    """
+    class AverageMeter:
+        def __init__(self):
+            self.sum = 0.0
+            self.count = 0
+        def update(self, val: float, n: int = 1):
+            self.sum += val * n
+            self.count += n
+    def train(model: nn.Module, loader, opt):
+        meter = AverageMeter()
+        for x in loader:
+            loss = model(x).mean()
+            loss.backward()
+            opt.step()
+            meter.update(loss, x.shape[0])  # flag: VL101
+            meter.update(loss.item(), x.shape[0])
+    """,
+)
+
+
+@pytest.mark.parametrize("text", SUMMARIES_BY_EVIDENCE, ids=ids(SUMMARIES_BY_EVIDENCE))
+def test_names_and_float_annotations_do_not_hide_graph_the_evidence_shows(text):
+    check(text)

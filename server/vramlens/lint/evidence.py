@@ -231,7 +231,7 @@ class Evidence:
         if getattr(scope, "name", None) in BACKPROPAGATED_RETURNS:
             for node in iter_nodes(scope):  # the framework backpropagates what a training step returns
                 if isinstance(node, ast.Return) and node.value is not None:
-                    consumed(names_read(node.value), node)
+                    consumed(names_read(_returned_loss(node.value)), node)
         if not roots:
             return
         stores = [s for s in facts.stores_inside(scope) if isinstance(s, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and s.value is not None]
@@ -609,6 +609,18 @@ class Evidence:
                 if not self._qualified(name).startswith(_FOREIGN_FRAMEWORKS):
                     return True
         return False
+
+
+def _returned_loss(value: ast.AST) -> ast.AST:
+    """The part of a training step's result that the framework backpropagates: the first of a tuple
+    (``return (loss, outputs)``), the ``"loss"`` of a dict literal, else the whole value."""
+    if isinstance(value, ast.Tuple) and value.elts:
+        return value.elts[0]
+    if isinstance(value, ast.Dict):
+        for key, item in zip(value.keys, value.values):
+            if isinstance(key, ast.Constant) and key.value == "loss":
+                return item
+    return value
 
 
 def _unwrap_chain(value: ast.AST) -> ast.AST:

@@ -524,7 +524,8 @@ class Walker:
                 state.aliases[name] = state.resolve(source)
             else:
                 state.aliases.pop(name, None)
-            state.set(name, EMPTY if is_summary_name(name) else labels)
+            # ``stats``, ``metrics``: Python summaries by their name, unless the evidence says graph
+            state.set(name, EMPTY if is_summary_name(name) and GRAPH not in labels else labels)
             return
         if kind is ast.Tuple or kind is ast.List:
             values = value.elts if type(value) in _SEQUENCES and len(value.elts) == len(target.elts) else None
@@ -603,8 +604,10 @@ def _activation_parameters(node: ast.AST, cls: ast.ClassDef | None, ctx: LintCon
     }
 
 
+# Not ``float``: a 0-d tensor passes for one (``def update(self, val: float)`` given a loss, metrics typed
+# ``Dict[str, float]`` holding losses), so a parameter typed so may still keep a graph.
 _NON_TENSOR_TYPES = frozenset({
-    "int", "float", "bool", "str", "bytes", "complex", "tuple", "Tuple", "list", "List", "Sequence", "Optional",
+    "int", "bool", "str", "bytes", "tuple", "Tuple", "list", "List", "Sequence", "Optional",
     "Union", "dict", "Dict", "Mapping", "device", "dtype", "Callable", "None", "Size", "Iterable", "type", "Type",
     "Literal", "slice", "range", "torch", "typing",
 })
