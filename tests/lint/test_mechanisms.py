@@ -1222,3 +1222,50 @@ SUMMARIES_BY_EVIDENCE = cases(
 @pytest.mark.parametrize("text", SUMMARIES_BY_EVIDENCE, ids=ids(SUMMARIES_BY_EVIDENCE))
 def test_names_and_float_annotations_do_not_hide_graph_the_evidence_shows(text):
     check(text)
+
+
+METER_UPDATES = cases(
+    """
+    from .misc import AverageMeter, MetricLogger
+    class Runner:
+        def __init__(self, model: nn.Module, opt):
+            self.model, self.opt = model, opt
+            self.losses = AverageMeter(["coarse", "refine"])
+            self.logger = MetricLogger()
+            self.history = {}
+        def train_step(self, x):
+            coarse, refine = self.model(x)
+            loss = coarse.mean() + refine.mean()
+            self.opt.zero_grad()
+            loss.backward()
+            self.opt.step()
+            self.losses.update([coarse.mean() * 1000, refine.mean() * 1000])  # flag: VL101
+            self.losses.update([coarse.mean().item(), refine.mean().item()])
+            self.logger.update(loss=loss, coarse=coarse.mean())
+            self.history.update({"loss": loss})  # flag: VL103
+    """,
+    """
+    from .misc import AverageMeter
+    class Meter:
+        def __init__(self):
+            self.total = 0.0
+        def update(self, value):
+            self.total += float(value)
+    def train(model: nn.Module, loader, opt):
+        meter = Meter()
+        for x in loader:
+            loss = model(x).mean()
+            loss.backward()
+            opt.step()
+            meter.update(loss)
+            logs = {}
+            logs.update({"loss": loss})
+            step_meter = AverageMeter()
+            step_meter.update(loss)
+    """,
+)
+
+
+@pytest.mark.parametrize("text", METER_UPDATES, ids=ids(METER_UPDATES))
+def test_graph_handed_to_a_long_lived_meter_update_is_kept(text):
+    check(text)

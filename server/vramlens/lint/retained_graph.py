@@ -68,6 +68,8 @@ class RetainedGraph:
             call = stmt.value
             if type(call) is ast.Call and type(call.func) is ast.Attribute and call.func.attr in _APPENDERS:
                 self._append(stmt, call, ctx)
+            elif type(call) is ast.Call and type(call.func) is ast.Attribute and call.func.attr == "update":
+                self._update(stmt, call, ctx)
         elif kind is ast.AugAssign:
             if type(stmt.op) is ast.Add:
                 self._accumulate(stmt, stmt.target, stmt.value, ctx)
@@ -157,6 +159,40 @@ class RetainedGraph:
     def _append(self, stmt: ast.Expr, call: ast.Call, ctx: LintContext) -> None:
         if any(ctx.labels(arg) for arg in call.args):
             self._store(stmt, "VL102", base_dotted(call.func.value), _stored_values(call) or list(call.args), ctx)
+
+    def _update(self, stmt: ast.Expr, call: ast.Call, ctx: LintContext) -> None:
+        """``meter.update(loss)`` / ``logs.update({"loss": loss})`` on an object that outlives the iteration or the
+        call, of a class the file does not define (a function of the file is judged by its summary): a meter
+        sums or keeps what it is given, a dict keeps it under its key. Keyword arguments are left alone."""
+        if ctx.graph.site_of.get(id(call)) is not None or call.keywords:
+            return  # ``logger.update(loss=loss)``: loggers of that shape commonly take ``.item()`` themselves
+        container = base_dotted(call.func.value)
+        if container is None:
+            return
+        keyed = any(isinstance(a, ast.Dict) for a in call.args)
+        values = []
+        for argument in call.args:
+            if isinstance(argument, (ast.List, ast.Tuple)):
+                values.extend(argument.elts)
+            elif isinstance(argument, ast.Dict):
+                values.extend(argument.values)
+            else:
+                values.append(argument)
+        graph = [v for v in values if ctx.tainted(v)]
+        if not graph:
+            return
+        kept = _leak_lifetime(container, ctx)
+        if kept is None:
+            return
+        if keyed:
+            self._store(stmt, "VL103", container, graph, ctx)
+            return
+        message = (
+            f"`{container}.update(...)` is given tensors that carry autograd history, and `{container}` lives "
+            f"{_LIFETIME_WORDS[kept]}: a meter that sums or keeps what it is given keeps every step's graph alive; "
+            "pass detached tensors or Python numbers."
+        )
+        ctx.report("VL101", stmt, message, _fixes(ctx, graph, len(graph) == 1 and _looks_scalar(ctx, container, graph[0])))
 
     def _store(self, stmt: ast.stmt, code: str, container: str | None, values: list[ast.AST], ctx: LintContext,
                fixable: bool = True) -> None:
