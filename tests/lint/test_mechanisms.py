@@ -1072,6 +1072,8 @@ DIFFERENTIATED_CONTAINERS = cases(
         while i < steps:
             optimizer.zero_grad()
             losses[i - 1].backward()
+            losses[i] = None
+            costs[i] = 0.0
             losses[i], costs[i] = optimizer.step(closure)  # flag: VL103
             i += 1
     """,

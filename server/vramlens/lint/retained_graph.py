@@ -16,7 +16,7 @@ from .lifetime import OUTLIVES_CALL, backpropagated, carried_across, lifetime, r
 from .summaries import MAYBE_GRAPH, Effect
 from .syntax import assigned_names, base_dotted, call_name, dotted, last_name
 from .taint import is_sequence
-from .walker import LintContext
+from .walker import LintContext, sanitized
 
 _APPENDERS = {"append", "extend", "insert", "appendleft", "add", "push", "put"}
 _CONCATENATORS = {"cat", "concat", "concatenate", "stack", "hstack", "vstack", "dstack", "column_stack"}
@@ -205,7 +205,7 @@ class RetainedGraph:
         if ctx.backpropagated_later(container, stmt, container=True):
             # ``losses.append(f(x)); losses[-1].backward()``: what is put there is differentiated, so it
             # carries graph even when computed by code the file cannot see, and older elements keep theirs
-            graph = values
+            graph = [v for v in values if ctx.tainted(v) or not sanitized(v)]
         else:
             graph = [v for v in values if ctx.tainted(v)]
         if not graph:

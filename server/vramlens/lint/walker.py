@@ -301,7 +301,7 @@ class Walker:
         for target in stmt.targets:
             self._bind(target, stmt.value, labels)
         roots = ctx.evidence.backward_roots.get(id(ctx.scope.node))
-        if roots and not ctx.state.grad_off and not _sanitized(stmt.value):
+        if roots and not ctx.state.grad_off and not sanitized(stmt.value):
             element_roots = ctx.evidence.backward_element_roots.get(id(ctx.scope.node), {})
             for target in stmt.targets:
                 for node in ast.walk(target):
@@ -566,7 +566,7 @@ _NAMED = frozenset({ast.Name, ast.Attribute})
 _SEQUENCES = frozenset({ast.Tuple, ast.List})
 
 
-def _sanitized(value: ast.AST) -> bool:
+def sanitized(value: ast.AST) -> bool:
     """A value that cannot carry graph whatever it is computed from: a literal, ``x.item()``, ``float(x)``."""
     if isinstance(value, (ast.Constant, ast.List, ast.Dict, ast.Tuple, ast.Set, ast.JoinedStr, ast.Compare)):
         return True
