@@ -1265,6 +1265,21 @@ METER_UPDATES = cases(
             step_meter = AverageMeter()
             step_meter.update(loss)
     """,
+    """
+    import torchmetrics
+    from torchmetrics import MeanMetric
+    def evaluate(model: nn.Module, loader, metrics):
+        model.eval()
+        mean = MeanMetric()
+        accuracy = torchmetrics.Accuracy(task="binary")
+        for x, y in loader:
+            with torch.no_grad():
+                scores = model(x)
+            out = model(x)  # flag: VL201
+            metrics.update(out, y)
+            mean.update(out)
+            accuracy.update(out, y)
+    """,
 )
 
 

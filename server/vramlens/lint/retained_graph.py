@@ -12,6 +12,7 @@ from .edits import detach_edits
 from .forwards import DIFFERENTIABLE, FORWARD, METHOD
 from .findings import Fix
 from .function_ctx import OUTPUT, tensor_kind
+from .library import NO_GRAD_UPDATE_PACKAGES
 from .lifetime import OUTLIVES_CALL, backpropagated, carried_across, lifetime, rebound_in
 from .summaries import MAYBE_GRAPH, Effect
 from .syntax import assigned_names, base_dotted, call_name, dotted, last_name
@@ -167,7 +168,7 @@ class RetainedGraph:
         if ctx.graph.site_of.get(id(call)) is not None or call.keywords:
             return  # ``logger.update(loss=loss)``: loggers of that shape commonly take ``.item()`` themselves
         container = base_dotted(call.func.value)
-        if container is None:
+        if container is None or _owned_elsewhere(container, ctx):
             return
         keyed = any(isinstance(a, ast.Dict) for a in call.args)
         values = []
@@ -392,6 +393,23 @@ def _grows_by_key(target: ast.Subscript) -> bool:
         return False
     parts = index.elts if isinstance(index, ast.Tuple) else [index]
     return not any(isinstance(p, ast.Slice) or (isinstance(p, ast.Constant) and p.value is Ellipsis) for p in parts)
+
+
+def _owned_elsewhere(meter: str, ctx: LintContext) -> bool:
+    """A meter the caller hands in (a parameter: what its class does is not known here), or one built from a
+    package whose metrics update without recording a graph (library.py)."""
+    node = ctx.scope.node
+    if not isinstance(node, ast.Module) and meter.split(".", 1)[0] in ctx.graph.parameters(node, bound=False) and not meter.startswith("self."):
+        return True
+    places = [ctx.scope.cls] if meter.startswith("self.") and ctx.scope.cls is not None else [node]
+    for place in places:
+        for store in ast.walk(place):
+            if isinstance(store, ast.Assign) and isinstance(store.value, ast.Call) and any(dotted(t) == meter for t in store.targets):
+                head = (call_name(store.value) or "").split(".", 1)[0]
+                origin = ctx.facts.imports.get(head, head)
+                if origin.startswith(NO_GRAD_UPDATE_PACKAGES):
+                    return True
+    return False
 
 
 def _leak_lifetime(name: str, ctx: LintContext) -> str | None:
