@@ -1286,3 +1286,40 @@ METER_UPDATES = cases(
 @pytest.mark.parametrize("text", METER_UPDATES, ids=ids(METER_UPDATES))
 def test_graph_handed_to_a_long_lived_meter_update_is_kept(text):
     check(text)
+
+
+IN_PLACE_ACCUMULATION = cases(
+    """
+    class Policy:
+        def __init__(self, model: nn.Module):
+            self.model = model
+            self.avg = torch.zeros(1)
+            self.ema = torch.zeros(1)
+        def loss(self, batch):
+            sq = torch.mean(self.model(batch) ** 2)
+            self.avg.add_(0.1 * (sq - self.avg))  # flag: VL101
+            self.ema.mul_(0.9).add_(sq, alpha=0.1)  # flag: VL101
+            self.ema.mul_(0.9).add_(sq.detach(), alpha=0.1)
+            with torch.no_grad():
+                self.avg.add_(0.1 * (sq - self.avg))
+            local = torch.zeros(1)
+            local.add_(sq)
+            return sq
+    """,
+    """
+    def train(model: nn.Module, ema: nn.Module, loader, opt):
+        total = torch.zeros(1)
+        for x in loader:
+            loss = model(x).mean()
+            loss.backward()
+            opt.step()
+            total.add_(loss)  # flag: VL101
+            for p_ema, p in zip(ema.parameters(), model.parameters()):
+                p_ema.data.mul_(0.99).add_(p.data, alpha=0.01)
+    """,
+)
+
+
+@pytest.mark.parametrize("text", IN_PLACE_ACCUMULATION, ids=ids(IN_PLACE_ACCUMULATION))
+def test_in_place_adds_into_an_accumulator_are_accumulations(text):
+    check(text)

@@ -20,6 +20,8 @@ from .taint import is_sequence
 from .walker import LintContext, sanitized
 
 _APPENDERS = {"append", "extend", "insert", "appendleft", "add", "push", "put"}
+_IN_PLACE_ADDERS = frozenset({"add_", "sub_", "addcmul_", "addcdiv_", "lerp_"})
+_IN_PLACE_SCALERS = frozenset({"mul_", "div_"})
 _CONCATENATORS = {"cat", "concat", "concatenate", "stack", "hstack", "vstack", "dstack", "column_stack"}
 _TENSOR_FACTORIES = {"zeros", "ones", "randn", "rand", "empty", "full", "zeros_like", "ones_like", "randn_like", "empty_like"}
 _LIFETIME_WORDS = {OUTLIVES_CALL: "for as long as the object or module lives", "iteration": "across every iteration of the loop"}
@@ -71,6 +73,8 @@ class RetainedGraph:
                 self._append(stmt, call, ctx)
             elif type(call) is ast.Call and type(call.func) is ast.Attribute and call.func.attr == "update":
                 self._update(stmt, call, ctx)
+            elif type(call) is ast.Call and type(call.func) is ast.Attribute and call.func.attr in _IN_PLACE_ADDERS:
+                self._add_in_place(stmt, call, ctx)
         elif kind is ast.AugAssign:
             if type(stmt.op) is ast.Add:
                 self._accumulate(stmt, stmt.target, stmt.value, ctx)
@@ -160,6 +164,20 @@ class RetainedGraph:
     def _append(self, stmt: ast.Expr, call: ast.Call, ctx: LintContext) -> None:
         if any(ctx.labels(arg) for arg in call.args):
             self._store(stmt, "VL102", base_dotted(call.func.value), _stored_values(call) or list(call.args), ctx)
+
+    def _add_in_place(self, stmt: ast.Expr, call: ast.Call, ctx: LintContext) -> None:
+        """``avg.add_(rate * (loss - avg))``, ``avg.mul_(d).add_(loss)``: ``+=`` spelled as a method, so the
+        accumulator joins the graph of what it is given and keeps every step's."""
+        receiver = call.func.value
+        while isinstance(receiver, ast.Call) and isinstance(receiver.func, ast.Attribute) and receiver.func.attr in _IN_PLACE_SCALERS:
+            receiver = receiver.func.value  # ``avg.mul_(d).add_(x)`` adds into ``avg``
+        added = [a for a in call.args if ctx.tainted(a)]
+        name = base_dotted(receiver)
+        if not added or name is None:
+            return
+        kept = _leak_lifetime(name, ctx)
+        if kept is not None:
+            self._report_accumulation(stmt, name, added[0], kept, ctx)
 
     def _update(self, stmt: ast.Expr, call: ast.Call, ctx: LintContext) -> None:
         """``meter.update(loss)`` / ``logs.update({"loss": loss})`` on an object that outlives the iteration or the
