@@ -460,6 +460,26 @@ RETAIN_GRAPH = cases(
             loss = model(x).mean()
             loss.backward(retain_graph=True)  # flag: VL301
     """,
+    """
+    class Penalty:
+        def __init__(self, dis):
+            self.dis = dis
+        def gradient_penalty(self, merged):
+            merged.requires_grad = True
+            out = self.dis(merged)
+            out.backward(gradient=torch.ones_like(out), create_graph=True)  # flag: VL301
+            return merged.grad.norm()
+        def input_penalty(self, merged):
+            merged.requires_grad = True
+            out = self.dis(merged)
+            out.backward(gradient=torch.ones_like(out), create_graph=True, inputs=[merged])
+            return merged.grad.norm()
+        def autograd_penalty(self, merged):
+            out = self.dis(merged)
+            return torch.autograd.grad(out.sum(), merged, create_graph=True)[0].norm()
+        def once(self, loss):
+            loss.backward(retain_graph=True)
+    """,
 )
 
 
@@ -1026,4 +1046,280 @@ RETURNS_ONLY_INPUTS = cases(
 def test_a_forward_whose_graph_reaches_nothing_returned_is_inference(text):
     """Returning only (a selection of) what it was given keeps none of the graph the function recorded; JAX's
     value_and_grad is gradient work, and transformers' Flax classes are not torch modules."""
+    check(text)
+
+
+# --- containers whose elements a backward differentiates ------------------------------------------------------
+
+DIFFERENTIATED_CONTAINERS = cases(
+    """
+    from functools import reduce
+    def optimize(loss_function, tensors, optimizer):
+        losses = []
+        while True:
+            optimizer.zero_grad()
+            parts = loss_function(*tensors)
+            losses.append(reduce(lambda x, y: x + y, parts))  # flag: VL102
+            losses[-1].backward()
+            optimizer.step()
+    """,
+    """
+    def train(closure, optimizer, steps):
+        losses = [None] * steps
+        costs = [None] * steps
+        losses[0], costs[0] = closure()
+        i = 1
+        while i < steps:
+            optimizer.zero_grad()
+            losses[i - 1].backward()
+            losses[i] = None
+            costs[i] = 0.0
+            losses[i], costs[i] = optimizer.step(closure)  # flag: VL103
+            i += 1
+    """,
+    """
+    from functools import reduce
+    def optimize(loss_function, tensors, optimizer):
+        for step in range(100):
+            losses = []
+            optimizer.zero_grad()
+            losses.append(reduce(lambda x, y: x + y, loss_function(*tensors)))
+            losses[-1].backward()
+            optimizer.step()
+    """,
+    """
+    from functools import reduce
+    def optimize(loss_function, tensors, optimizer):
+        losses = []
+        while True:
+            optimizer.zero_grad()
+            losses.append(reduce(lambda x, y: x + y, loss_function(*tensors)))
+            torch.stack(losses).sum().backward()
+            optimizer.step()
+    """,
+    """
+    def train(closure, optimizer, steps):
+        losses = [None] * steps
+        costs = [None] * steps
+        i = 1
+        while i < steps:
+            losses[i], costs[i] = optimizer.step(closure)
+            i += 1
+    """,
+)
+
+
+@pytest.mark.parametrize("text", DIFFERENTIATED_CONTAINERS, ids=ids(DIFFERENTIATED_CONTAINERS))
+def test_what_goes_into_a_container_that_a_backward_reads_carries_graph(text):
+    check(text)
+
+
+# --- containers of modules --------------------------------------------------------------------------------------
+
+MODULE_CONTAINERS = cases(
+    """
+    class Trainer:
+        def __init__(self, model, optimizer, loader):
+            self.model, self.optimizer, self.loader = model, optimizer, loader
+        def _eval_step(self, z):
+            return self.model["generator"](z).mean().item()  # flag: VL201
+        def _eval_epoch(self):
+            for key in self.model.keys():
+                self.model[key].eval()
+            for z in self.loader:
+                self._eval_step(z)  # flag: VL201
+    """,
+    """
+    class Trainer:
+        def __init__(self, model, optimizer, loader):
+            self.model, self.optimizer, self.loader = model, optimizer, loader
+        def _eval_step(self, z):
+            return self.model["generator"](z).mean().item()
+        def _eval_epoch(self):
+            for key in self.model.keys():
+                self.model[key].to("cuda")
+                self.optimizer[key].zero_grad()
+            for z in self.loader:
+                self._eval_step(z)
+    """,
+    """
+    def evaluate(transforms, batches):
+        for key in transforms:
+            transforms[key].eval()
+        for batch in batches:
+            with torch.no_grad():
+                out = transforms["main"](batch).mean().item()
+    """,
+)
+
+
+@pytest.mark.parametrize("text", MODULE_CONTAINERS, ids=ids(MODULE_CONTAINERS))
+def test_a_container_whose_elements_are_used_as_modules_holds_modules(text):
+    check(text)
+
+
+# --- evidence over names and types: summaries, metrics and floats ---------------------------------------------
+
+SUMMARIES_BY_EVIDENCE = cases(
+    """
+    from collections import defaultdict
+    class Trainer:
+        def __init__(self, model: nn.Module):
+            self.model = model
+            self._stored = defaultdict(lambda: defaultdict(list))
+        def get_batch_loss_metrics(self, batch):
+            metrics = {}
+            loss = self.model(batch).mean()
+            metrics["eval_loss" if not self.model.training else "loss"] = loss.cpu()
+            metrics["nll"] = loss.detach()
+            return loss, metrics
+        def compute_loss(self, model, inputs):
+            loss, metrics = self.get_batch_loss_metrics(inputs)
+            self.store_metrics(metrics)  # flag: VL102
+            return (loss, metrics)
+        def store_metrics(self, metrics, split="train"):
+            for key, value in metrics.items():
+                self._stored[split][key].append(value)
+    """,
+    """
+    from collections import defaultdict
+    from .utils import compute_metrics
+    class Trainer:
+        def __init__(self, model: nn.Module):
+            self.model = model
+            self._stored = defaultdict(lambda: defaultdict(list))
+        def get_batch_loss_metrics(self, batch):
+            loss = self.model(batch).mean()
+            metrics = {"loss": loss.detach().cpu()}
+            return loss, metrics
+        def compute_loss(self, model, inputs):
+            loss, metrics = self.get_batch_loss_metrics(inputs)
+            self.store_metrics(metrics)
+            self.store_metrics(compute_metrics(loss))
+            return (loss, metrics)
+        def store_metrics(self, metrics, split="train"):
+            for key, value in metrics.items():
+                self._stored[split][key].append(value)
+    """,
+    """
+    class AverageMeter:
+        def __init__(self):
+            self.sum = 0.0
+            self.count = 0
+        def update(self, val: float, n: int = 1):
+            self.sum += val * n
+            self.count += n
+    def train(model: nn.Module, loader, opt):
+        meter = AverageMeter()
+        for x in loader:
+            loss = model(x).mean()
+            loss.backward()
+            opt.step()
+            meter.update(loss, x.shape[0])  # flag: VL101
+            meter.update(loss.item(), x.shape[0])
+    """,
+)
+
+
+@pytest.mark.parametrize("text", SUMMARIES_BY_EVIDENCE, ids=ids(SUMMARIES_BY_EVIDENCE))
+def test_names_and_float_annotations_do_not_hide_graph_the_evidence_shows(text):
+    check(text)
+
+
+METER_UPDATES = cases(
+    """
+    from .misc import AverageMeter, MetricLogger
+    class Runner:
+        def __init__(self, model: nn.Module, opt):
+            self.model, self.opt = model, opt
+            self.losses = AverageMeter(["coarse", "refine"])
+            self.logger = MetricLogger()
+            self.history = {}
+        def train_step(self, x):
+            coarse, refine = self.model(x)
+            loss = coarse.mean() + refine.mean()
+            self.opt.zero_grad()
+            loss.backward()
+            self.opt.step()
+            self.losses.update([coarse.mean() * 1000, refine.mean() * 1000])  # flag: VL101
+            self.losses.update([coarse.mean().item(), refine.mean().item()])
+            self.logger.update(loss=loss, coarse=coarse.mean())
+            self.history.update({"loss": loss})  # flag: VL103
+    """,
+    """
+    from .misc import AverageMeter
+    class Meter:
+        def __init__(self):
+            self.total = 0.0
+        def update(self, value):
+            self.total += float(value)
+    def train(model: nn.Module, loader, opt):
+        meter = Meter()
+        for x in loader:
+            loss = model(x).mean()
+            loss.backward()
+            opt.step()
+            meter.update(loss)
+            logs = {}
+            logs.update({"loss": loss})
+            step_meter = AverageMeter()
+            step_meter.update(loss)
+    """,
+    """
+    import torchmetrics
+    from torchmetrics import MeanMetric
+    def evaluate(model: nn.Module, loader, metrics):
+        model.eval()
+        mean = MeanMetric()
+        accuracy = torchmetrics.Accuracy(task="binary")
+        for x, y in loader:
+            with torch.no_grad():
+                scores = model(x)
+            out = model(x)  # flag: VL201
+            metrics.update(out, y)
+            mean.update(out)
+            accuracy.update(out, y)
+    """,
+)
+
+
+@pytest.mark.parametrize("text", METER_UPDATES, ids=ids(METER_UPDATES))
+def test_graph_handed_to_a_long_lived_meter_update_is_kept(text):
+    check(text)
+
+
+IN_PLACE_ACCUMULATION = cases(
+    """
+    class Policy:
+        def __init__(self, model: nn.Module):
+            self.model = model
+            self.avg = torch.zeros(1)
+            self.ema = torch.zeros(1)
+        def loss(self, batch):
+            sq = torch.mean(self.model(batch) ** 2)
+            self.avg.add_(0.1 * (sq - self.avg))  # flag: VL101
+            self.ema.mul_(0.9).add_(sq, alpha=0.1)  # flag: VL101
+            self.ema.mul_(0.9).add_(sq.detach(), alpha=0.1)
+            with torch.no_grad():
+                self.avg.add_(0.1 * (sq - self.avg))
+            local = torch.zeros(1)
+            local.add_(sq)
+            return sq
+    """,
+    """
+    def train(model: nn.Module, ema: nn.Module, loader, opt):
+        total = torch.zeros(1)
+        for x in loader:
+            loss = model(x).mean()
+            loss.backward()
+            opt.step()
+            total.add_(loss)  # flag: VL101
+            for p_ema, p in zip(ema.parameters(), model.parameters()):
+                p_ema.data.mul_(0.99).add_(p.data, alpha=0.01)
+    """,
+)
+
+
+@pytest.mark.parametrize("text", IN_PLACE_ACCUMULATION, ids=ids(IN_PLACE_ACCUMULATION))
+def test_in_place_adds_into_an_accumulator_are_accumulations(text):
     check(text)

@@ -40,6 +40,13 @@ MODULE_ONLY_METHODS = frozenset({
     "register_full_backward_hook", "zero_grad", "load_state_dict", "to", "cuda", "half", "requires_grad_",
     "gradient_checkpointing_enable", "add_module", "get_submodule",
 })
+# Of those, the ones no tensor, array or batch has: an element used so (``models[key].eval()``) makes its
+# container one of modules, so that calling another element (``models["generator"](z)``) is a forward pass.
+_ELEMENT_MODULE_METHODS = frozenset({
+    "eval", "train", "parameters", "named_parameters", "modules", "named_modules", "children", "named_children",
+    "register_forward_hook", "register_forward_pre_hook", "requires_grad_",
+    "add_module", "get_submodule",
+})
 # Methods that return the module they are called on.
 MODULE_CHAIN_METHODS = frozenset({"to", "cuda", "cpu", "eval", "train", "half", "float", "double", "bfloat16", "requires_grad_", "to_empty", "share_memory"})
 # torch.nn classes without parameters: calling one only transforms its inputs (a loss, an activation).
@@ -158,6 +165,10 @@ class Evidence:
                 receiver = dotted(func.value)
                 if receiver:
                     used.append(receiver)
+                elif func.attr in _ELEMENT_MODULE_METHODS and type(func.value) is ast.Subscript:
+                    container = dotted(func.value.value)
+                    if container:
+                        used.append(container)
         class_annotated: set[str] = set()
         if cls is not None:
             for item in cls.body:  # ``encoder: nn.Module`` in the class body
@@ -220,7 +231,7 @@ class Evidence:
         if getattr(scope, "name", None) in BACKPROPAGATED_RETURNS:
             for node in iter_nodes(scope):  # the framework backpropagates what a training step returns
                 if isinstance(node, ast.Return) and node.value is not None:
-                    consumed(names_read(node.value), node)
+                    consumed(names_read(_returned_loss(node.value)), node)
         if not roots:
             return
         stores = [s for s in facts.stores_inside(scope) if isinstance(s, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and s.value is not None]
@@ -598,6 +609,18 @@ class Evidence:
                 if not self._qualified(name).startswith(_FOREIGN_FRAMEWORKS):
                     return True
         return False
+
+
+def _returned_loss(value: ast.AST) -> ast.AST:
+    """The part of a training step's result that the framework backpropagates: the first of a tuple
+    (``return (loss, outputs)``), the ``"loss"`` of a dict literal, else the whole value."""
+    if isinstance(value, ast.Tuple) and value.elts:
+        return value.elts[0]
+    if isinstance(value, ast.Dict):
+        for key, item in zip(value.keys, value.values):
+            if isinstance(key, ast.Constant) and key.value == "loss":
+                return item
+    return value
 
 
 def _unwrap_chain(value: ast.AST) -> ast.AST:

@@ -78,3 +78,6 @@ FORWARD_HOOK_REGISTRATIONS = frozenset({"register_forward_hook", "register_forwa
 # Methods whose returned value the framework backpropagates (Lightning's training_step, transformers'
 # Trainer.compute_loss).
 BACKPROPAGATED_RETURNS = frozenset({"training_step", "compute_loss", "training_step_end"})
+# Packages whose metric objects take what ``update()`` is given without recording a graph (documented behaviour):
+# torchmetrics runs ``update`` with grad disabled unless asked, ignite's metrics update under no_grad.
+NO_GRAD_UPDATE_PACKAGES = ("torchmetrics", "ignite.metrics", "ignite.contrib.metrics")

@@ -5,7 +5,9 @@ gradient taken with ``autograd.grad(..., retain_graph=True)`` (a gradient penalt
 and followed in the same iteration by the final ``loss.backward()`` is the intended use: that backward
 frees the graph, as does the caller's backward through what such a helper returns. A
 ``backward(retain_graph=True)`` on every iteration is reported — the loop may be in a caller, as for an
-optimizer closure or a training-step function called once per batch.
+optimizer closure or a training-step function called once per batch. ``x.backward(create_graph=True)`` without
+``inputs=`` in any function is reported too, whether or not its loop is in the file: it leaves graph-carrying
+gradients in ``.grad`` (a reference cycle), where ``autograd.grad`` would only return them.
 """
 
 from __future__ import annotations
@@ -41,6 +43,12 @@ def _stores_graph_in_grads(call: ast.Call) -> bool:
     return isinstance(call.func, ast.Attribute) and call.func.attr in {"backward", "manual_backward"}
 
 
+def _into_every_grad(call: ast.Call) -> bool:
+    """``backward(create_graph=True)`` without ``inputs=``: gradients with a graph land in every leaf's ``.grad``,
+    parameters included, and outlive the call (PyTorch warns of the leak)."""
+    return _stores_graph_in_grads(call) and not any(k.arg == "inputs" for k in call.keywords)
+
+
 class RetainGraphInLoop:
     def check_call(self, call: ast.Call, ctx: LintContext) -> None:
         if not is_backward_call(call):
@@ -51,6 +59,8 @@ class RetainGraphInLoop:
         repeating = [loop for loop in ctx.loops if not is_small_constant_loop(loop)]
         in_callers_loop = not repeating and bool(ctx.graph.in_loop.get(id(ctx.scope.node)))
         if not repeating and not in_callers_loop:
+            if flag == "create_graph" and _into_every_grad(call) and not isinstance(ctx.scope.node, ast.Module):
+                self._report_graph_in_grads(call, ctx)  # whoever calls it again, the grads keep the graph
             return
         if not _stores_graph_in_grads(call):  # autograd.grad: exempt when a later backward frees the graph
             if self._freed_later(call, repeating[-1] if repeating else ctx.scope.node, ctx):
@@ -62,6 +72,15 @@ class RetainGraphInLoop:
             f"{flag}=True {where} keeps the saved activations (and, with create_graph, a graph of the "
             "gradients) alive for as long as anything references the graph, so memory can grow every "
             "iteration; sum the losses and call backward once, or drop the flag on the last use."
+        )
+        ctx.report("VL301", call, message)
+
+    def _report_graph_in_grads(self, call: ast.Call, ctx: LintContext) -> None:
+        message = (
+            f"backward(create_graph=True) in `{ctx.scope.name}` writes gradients that carry a graph into the "
+            "`.grad` of every tensor it reaches (a reference cycle: tensor -> grad -> graph -> tensor), so each "
+            "call's graph can stay alive after the step; take the gradients with torch.autograd.grad(..., "
+            "create_graph=True) instead, or pass inputs= to backward."
         )
         ctx.report("VL301", call, message)
 

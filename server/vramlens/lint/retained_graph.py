@@ -12,20 +12,23 @@ from .edits import detach_edits
 from .forwards import DIFFERENTIABLE, FORWARD, METHOD
 from .findings import Fix
 from .function_ctx import OUTPUT, tensor_kind
+from .library import NO_GRAD_UPDATE_PACKAGES
 from .lifetime import OUTLIVES_CALL, backpropagated, carried_across, lifetime, rebound_in
 from .summaries import MAYBE_GRAPH, Effect
 from .syntax import assigned_names, base_dotted, call_name, dotted, last_name
 from .taint import is_sequence
-from .walker import LintContext
+from .walker import LintContext, sanitized
 
 _APPENDERS = {"append", "extend", "insert", "appendleft", "add", "push", "put"}
+_IN_PLACE_ADDERS = frozenset({"add_", "sub_", "addcmul_", "addcdiv_", "lerp_"})
+_IN_PLACE_SCALERS = frozenset({"mul_", "div_"})
 _CONCATENATORS = {"cat", "concat", "concatenate", "stack", "hstack", "vstack", "dstack", "column_stack"}
 _TENSOR_FACTORIES = {"zeros", "ones", "randn", "rand", "empty", "full", "zeros_like", "ones_like", "randn_like", "empty_like"}
 _LIFETIME_WORDS = {OUTLIVES_CALL: "for as long as the object or module lives", "iteration": "across every iteration of the loop"}
 
 
-def _fixes(ctx: LintContext, values: list[ast.AST], scalar: bool) -> tuple[Fix, ...]:
-    values = [value for value in values if ctx.tainted(value)]
+def _fixes(ctx: LintContext, values: list[ast.AST], scalar: bool, known: list[ast.AST] = ()) -> tuple[Fix, ...]:
+    values = [value for value in values if value in known or ctx.tainted(value)]
     if not values:
         return ()
     texts = ", ".join(f"`{ctx.positions.segment(v)}`" for v in values)
@@ -68,6 +71,10 @@ class RetainedGraph:
             call = stmt.value
             if type(call) is ast.Call and type(call.func) is ast.Attribute and call.func.attr in _APPENDERS:
                 self._append(stmt, call, ctx)
+            elif type(call) is ast.Call and type(call.func) is ast.Attribute and call.func.attr == "update":
+                self._update(stmt, call, ctx)
+            elif type(call) is ast.Call and type(call.func) is ast.Attribute and call.func.attr in _IN_PLACE_ADDERS:
+                self._add_in_place(stmt, call, ctx)
         elif kind is ast.AugAssign:
             if type(stmt.op) is ast.Add:
                 self._accumulate(stmt, stmt.target, stmt.value, ctx)
@@ -129,8 +136,10 @@ class RetainedGraph:
                     added = value.right if _reads_own_slot(target, value.left) else value.left
                     self._accumulate(stmt, target, added, ctx)
                 continue
-            if isinstance(target, ast.Subscript) and _grows_by_key(target) and not _fixed_key(target, ctx) and ctx.labels(value):
-                self._store(stmt, "VL103", base_dotted(target.value), [value], ctx)
+            if isinstance(target, ast.Subscript) and _grows_by_key(target) and not _fixed_key(target, ctx):
+                container = base_dotted(target.value)
+                if ctx.labels(value) or (container and ctx.backpropagated_later(container, stmt, container=True)):
+                    self._store(stmt, "VL103", container, [value], ctx, fixable=target in stmt.targets)
             elif isinstance(target, ast.Attribute):
                 self._attribute_store(stmt, target, value, ctx, part_of_tuple=target not in stmt.targets)
             elif isinstance(target, ast.Name):
@@ -156,14 +165,69 @@ class RetainedGraph:
         if any(ctx.labels(arg) for arg in call.args):
             self._store(stmt, "VL102", base_dotted(call.func.value), _stored_values(call) or list(call.args), ctx)
 
-    def _store(self, stmt: ast.stmt, code: str, container: str | None, values: list[ast.AST], ctx: LintContext) -> None:
+    def _add_in_place(self, stmt: ast.Expr, call: ast.Call, ctx: LintContext) -> None:
+        """``avg.add_(rate * (loss - avg))``, ``avg.mul_(d).add_(loss)``: ``+=`` spelled as a method, so the
+        accumulator joins the graph of what it is given and keeps every step's."""
+        receiver = call.func.value
+        while isinstance(receiver, ast.Call) and isinstance(receiver.func, ast.Attribute) and receiver.func.attr in _IN_PLACE_SCALERS:
+            receiver = receiver.func.value  # ``avg.mul_(d).add_(x)`` adds into ``avg``
+        added = [a for a in call.args if ctx.tainted(a)]
+        name = base_dotted(receiver)
+        if not added or name is None:
+            return
+        kept = _leak_lifetime(name, ctx)
+        if kept is not None:
+            self._report_accumulation(stmt, name, added[0], kept, ctx)
+
+    def _update(self, stmt: ast.Expr, call: ast.Call, ctx: LintContext) -> None:
+        """``meter.update(loss)`` / ``logs.update({"loss": loss})`` on an object that outlives the iteration or the
+        call, of a class the file does not define (a function of the file is judged by its summary): a meter
+        sums or keeps what it is given, a dict keeps it under its key. Keyword arguments are left alone."""
+        if ctx.graph.site_of.get(id(call)) is not None or call.keywords:
+            return  # ``logger.update(loss=loss)``: loggers of that shape commonly take ``.item()`` themselves
+        container = base_dotted(call.func.value)
+        if container is None or _owned_elsewhere(container, ctx):
+            return
+        keyed = any(isinstance(a, ast.Dict) for a in call.args)
+        values = []
+        for argument in call.args:
+            if isinstance(argument, (ast.List, ast.Tuple)):
+                values.extend(argument.elts)
+            elif isinstance(argument, ast.Dict):
+                values.extend(argument.values)
+            else:
+                values.append(argument)
+        graph = [v for v in values if ctx.tainted(v)]
+        if not graph:
+            return
+        kept = _leak_lifetime(container, ctx)
+        if kept is None:
+            return
+        if keyed:
+            self._store(stmt, "VL103", container, graph, ctx)
+            return
+        message = (
+            f"`{container}.update(...)` is given tensors that carry autograd history, and `{container}` lives "
+            f"{_LIFETIME_WORDS[kept]}: a meter that sums or keeps what it is given keeps every step's graph alive; "
+            "pass detached tensors or Python numbers."
+        )
+        ctx.report("VL101", stmt, message, _fixes(ctx, graph, len(graph) == 1 and _looks_scalar(ctx, container, graph[0])))
+
+    def _store(self, stmt: ast.stmt, code: str, container: str | None, values: list[ast.AST], ctx: LintContext,
+               fixable: bool = True) -> None:
         """A value goes into ``container`` (by append or by key): a leak when the container outlives it."""
         if container is None:
             return
         kept = _leak_lifetime(container, ctx)
         if kept is None:
             return
-        if not any(ctx.tainted(v) for v in values):
+        if ctx.backpropagated_later(container, stmt, container=True):
+            # ``losses.append(f(x)); losses[-1].backward()``: what is put there is differentiated, so it
+            # carries graph even when computed by code the file cannot see, and older elements keep theirs
+            graph = [v for v in values if ctx.tainted(v) or not sanitized(v)]
+        else:
+            graph = [v for v in values if ctx.tainted(v)]
+        if not graph:
             if kept == OUTLIVES_CALL:
                 how = "appends it to" if code == "VL102" else "stores it in"
                 for value in values:
@@ -173,8 +237,8 @@ class RetainedGraph:
             f"`{container}` keeps tensors that carry autograd history {_LIFETIME_WORDS[kept]}, so every stored "
             "graph (with its saved activations) stays in memory; store detached tensors or Python numbers."
         )
-        scalar = len(values) == 1 and _looks_scalar(ctx, container, values[0])
-        ctx.report(code, stmt, message, _fixes(ctx, values, scalar))
+        scalar = len(graph) == 1 and _looks_scalar(ctx, container, graph[0])
+        ctx.report(code, stmt, message, _fixes(ctx, graph, scalar, known=graph) if fixable else ())
 
     # -- attributes and globals -----------------------------------------------------------
     def _attribute_store(
@@ -347,6 +411,23 @@ def _grows_by_key(target: ast.Subscript) -> bool:
         return False
     parts = index.elts if isinstance(index, ast.Tuple) else [index]
     return not any(isinstance(p, ast.Slice) or (isinstance(p, ast.Constant) and p.value is Ellipsis) for p in parts)
+
+
+def _owned_elsewhere(meter: str, ctx: LintContext) -> bool:
+    """A meter the caller hands in (a parameter: what its class does is not known here), or one built from a
+    package whose metrics update without recording a graph (library.py)."""
+    node = ctx.scope.node
+    if not isinstance(node, ast.Module) and meter.split(".", 1)[0] in ctx.graph.parameters(node, bound=False) and not meter.startswith("self."):
+        return True
+    places = [ctx.scope.cls] if meter.startswith("self.") and ctx.scope.cls is not None else [node]
+    for place in places:
+        for store in ast.walk(place):
+            if isinstance(store, ast.Assign) and isinstance(store.value, ast.Call) and any(dotted(t) == meter for t in store.targets):
+                head = (call_name(store.value) or "").split(".", 1)[0]
+                origin = ctx.facts.imports.get(head, head)
+                if origin.startswith(NO_GRAD_UPDATE_PACKAGES):
+                    return True
+    return False
 
 
 def _leak_lifetime(name: str, ctx: LintContext) -> str | None:

@@ -170,6 +170,9 @@ def is_summary_name(name: str) -> bool:
     return any(word in lowered for word in _SUMMARY_WORDS)
 
 
+# The verdict on a call named like a summary (``compute_metrics``): no graph, unless it is a function of this file.
+SUMMARY_NAMED: Labels = frozenset({"summary-named"})
+
 # A local call's result given the labels of its arguments: None when the callee is not a function of this file.
 LocalResult = Callable[[ast.Call, "TaintState"], "Labels | None"]
 
@@ -298,8 +301,10 @@ class TaintEvaluator:
             verdict = EMPTY
         elif (not is_method or "." in name) and short in CLEAN_FUNCTIONS and not (is_method and short == "float"):
             verdict = EMPTY
-        elif name.startswith(CLEAN_MODULE_PREFIXES) or is_summary_name(short) or "tokenizer" in name.lower():
-            verdict = EMPTY  # summaries and decoded text are Python objects, not tensors
+        elif name.startswith(CLEAN_MODULE_PREFIXES) or "tokenizer" in name.lower():
+            verdict = EMPTY  # decoded text is a Python object, not a tensor
+        elif is_summary_name(short):
+            verdict = SUMMARY_NAMED  # summaries are Python objects, unless the file's own function says otherwise
         elif short in PARAMETER_METHODS or short in {"buffers", "named_buffers", "modules", "children", "named_modules"}:
             verdict = LEAF_ONLY if short in PARAMETER_METHODS else EMPTY
         self._name_verdicts[key] = verdict
@@ -307,6 +312,10 @@ class TaintEvaluator:
 
     def _call(self, call: ast.Call, state: TaintState) -> Labels:
         verdict = self._by_name(call)
+        if verdict is SUMMARY_NAMED:
+            # ``get_batch_loss_metrics`` of the file is judged by its summary: a name is no evidence
+            local = self.local_result(call, state)
+            return EMPTY if local is None else local
         if verdict is not None:
             return verdict
         if self._is_factory(call):

@@ -102,6 +102,21 @@ class LintContext:
     def tainted(self, expr: ast.AST | None) -> bool:
         return GRAPH in self.labels(expr)
 
+    def backpropagated_later(self, name: str, stmt: ast.stmt, container: bool = False) -> bool:
+        """A backward through ``name`` (``loss.backward()``) comes after ``stmt``, in the same iteration of its
+        loop: what ``stmt`` binds there carries graph, whatever computed it. For a ``container`` any backward
+        through it in the loop counts: ``losses[i - 1].backward()`` at the top of the body differentiates
+        what the previous iteration put there."""
+        roots = self.evidence.backward_roots.get(id(self.scope.node))
+        if not roots or name not in roots or self.state.grad_off:
+            return False
+        here = (stmt.lineno, stmt.col_offset)
+        loop = self.loops[-1] if self.loops else None
+        if loop is None:
+            return any(position > here for position in roots[name])
+        inside = [p for p in roots[name] if loop.lineno <= p[0] <= (loop.end_lineno or loop.lineno)]
+        return any(container or position > here for position in inside)
+
     def forward_kind(self, call: ast.Call) -> str | None:
         return self.evaluator.forward_kind(call)
 
@@ -286,28 +301,19 @@ class Walker:
         for target in stmt.targets:
             self._bind(target, stmt.value, labels)
         roots = ctx.evidence.backward_roots.get(id(ctx.scope.node))
-        if roots and not ctx.state.grad_off and not _sanitized(stmt.value):
+        if roots and not ctx.state.grad_off and not sanitized(stmt.value):
             element_roots = ctx.evidence.backward_element_roots.get(id(ctx.scope.node), {})
             for target in stmt.targets:
                 for node in ast.walk(target):
                     if isinstance(node, (ast.Name, ast.Attribute)) and isinstance(node.ctx, ast.Store):
                         name = dotted(node)
-                        if name not in roots or not self._backpropagated_later(roots[name], stmt):
+                        if not ctx.backpropagated_later(name, stmt):
                             continue
                         if name in element_roots:
                             for key in element_roots[name]:  # ``output["loss"].backward()``: that element
                                 ctx.state.set_element(name, key, GRAPH_ONLY)
                         else:
                             ctx.state.add(name, GRAPH_ONLY)  # backpropagated later: it carries graph
-
-    def _backpropagated_later(self, positions: list[tuple[int, int]], stmt: ast.stmt) -> bool:
-        """A backward call through this binding comes after it, in the same iteration of its loop."""
-        here = (stmt.lineno, stmt.col_offset)
-        loop = self.ctx.loops[-1] if self.ctx.loops else None
-        return any(
-            position > here and (loop is None or loop.lineno <= position[0] <= (loop.end_lineno or loop.lineno))
-            for position in positions
-        )
 
     def _visit_AnnAssign(self, stmt: ast.AnnAssign) -> None:
         if stmt.value is not None:
@@ -518,7 +524,8 @@ class Walker:
                 state.aliases[name] = state.resolve(source)
             else:
                 state.aliases.pop(name, None)
-            state.set(name, EMPTY if is_summary_name(name) else labels)
+            # ``stats``, ``metrics``: Python summaries by their name, unless the evidence says graph
+            state.set(name, EMPTY if is_summary_name(name) and GRAPH not in labels else labels)
             return
         if kind is ast.Tuple or kind is ast.List:
             values = value.elts if type(value) in _SEQUENCES and len(value.elts) == len(target.elts) else None
@@ -559,7 +566,7 @@ _NAMED = frozenset({ast.Name, ast.Attribute})
 _SEQUENCES = frozenset({ast.Tuple, ast.List})
 
 
-def _sanitized(value: ast.AST) -> bool:
+def sanitized(value: ast.AST) -> bool:
     """A value that cannot carry graph whatever it is computed from: a literal, ``x.item()``, ``float(x)``."""
     if isinstance(value, (ast.Constant, ast.List, ast.Dict, ast.Tuple, ast.Set, ast.JoinedStr, ast.Compare)):
         return True
@@ -597,8 +604,10 @@ def _activation_parameters(node: ast.AST, cls: ast.ClassDef | None, ctx: LintCon
     }
 
 
+# Not ``float``: a 0-d tensor passes for one (``def update(self, val: float)`` given a loss, metrics typed
+# ``Dict[str, float]`` holding losses), so a parameter typed so may still keep a graph.
 _NON_TENSOR_TYPES = frozenset({
-    "int", "float", "bool", "str", "bytes", "complex", "tuple", "Tuple", "list", "List", "Sequence", "Optional",
+    "int", "bool", "str", "bytes", "tuple", "Tuple", "list", "List", "Sequence", "Optional",
     "Union", "dict", "Dict", "Mapping", "device", "dtype", "Callable", "None", "Size", "Iterable", "type", "Type",
     "Literal", "slice", "range", "torch", "typing",
 })
