@@ -102,13 +102,13 @@ writeFileSync(
 mkdirSync(artifacts, { recursive: true });
 
 /** What the editor must show, from the CLI on the same capture (the figures are formatted by vramlens itself). */
-function expectedFromCli(capture = capturePath) {
+function expectedFromCli(capture = capturePath, ofScript = (l) => l.local_path === scriptPath) {
     const analyze = spawnSync(python, ["-m", "vramlens", "analyze", "--json", "--source-root", dirs.workspace, capture], {
         encoding: "utf8",
     });
     if (analyze.status !== 0) throw new Error(`vramlens analyze failed: ${analyze.stderr}`);
     const analysis = JSON.parse(analyze.stdout);
-    const lines = analysis.lines.filter((l) => l.local_path === scriptPath && l.live_bytes > 0);
+    const lines = analysis.lines.filter((l) => ofScript(l) && l.live_bytes > 0);
     const sizes = spawnSync(
         python,
         ["-c", "import json,sys; from vramlens.units import format_bytes; print(json.dumps([format_bytes(int(a)) for a in sys.argv[1:]]))",
@@ -532,7 +532,8 @@ try {
     await toast("Top line retained_references.py:20").waitFor({ timeout: SERVER_TIMEOUT_MS });
     await page.locator(".tab.active", { hasText: SCRIPT }).first().waitFor({ timeout: STEP_TIMEOUT_MS });
     // The sample is its own recording (from neutral folders) of the same script: its figures come from it.
-    const sample = expectedFromCli(path.join(repo, SAMPLE_CAPTURE));
+    // Its frames name /workspace/sample/<file>: the CLI maps by path suffix only, the server also by file name.
+    const sample = expectedFromCli(path.join(repo, SAMPLE_CAPTURE), (l) => l.path?.endsWith(`/${SCRIPT}`));
     await until("the sample's figures", async () => (await editorLines())[sample.lines[0].line]?.after.includes(sample.lines[0].live));
     await frame.locator("svg.timeline").waitFor({ timeout: STEP_TIMEOUT_MS });
     await screenshot("sample");
