@@ -283,3 +283,41 @@ RETURNED_RESULTS = cases(
 @pytest.mark.parametrize("text", RETURNED_RESULTS, ids=ids(RETURNED_RESULTS))
 def test_per_step_outputs_a_modules_method_returns_are_its_result(text):
     check(text)
+
+
+GRADIENTS_WITH_GRAPH = cases(
+    """
+    def step(model: nn.Module, x, targets, optimizer):
+        x.requires_grad_(True)
+        out = model(x)
+        penalty = 0
+        for pred in out.unbind(-1):
+            penalty = penalty + torch.autograd.grad(pred.sum(), x, create_graph=True)[0].relu().mean()
+        loss = out.mean() + penalty
+        loss.backward()
+        optimizer.step()
+    def train(model: nn.Module, loader, optimizer):
+        for x, y in loader:
+            step(model, x, y, optimizer)
+    """,
+    """
+    def train(model: nn.Module, loader, optimizer):
+        for x in loader:
+            loss = model(x).mean()
+            loss.backward(create_graph=True)  # flag: VL301
+            optimizer.step()
+    """,
+    """
+    def train(model: nn.Module, loader, optimizer):
+        for x in loader:
+            x.requires_grad_(True)
+            out = model(x).sum()
+            grads = torch.autograd.grad(out, x, create_graph=True, retain_graph=True)  # flag: VL301
+            optimizer.step()
+    """,
+)
+
+
+@pytest.mark.parametrize("text", GRADIENTS_WITH_GRAPH, ids=ids(GRADIENTS_WITH_GRAPH))
+def test_gradients_taken_with_create_graph_are_meant_to_be_differentiated(text):
+    check(text)

@@ -228,7 +228,7 @@ class RetainedGraph:
             # An input, an intermediate made in forward (kept with the node; the docs allow it) or a
             # non-tensor value: that is what ctx attributes are for.
             return True
-        ctx.report("VL105", stmt, message)
+        ctx.report("VL107", stmt, message)
         return True
 
     def _global_store(self, stmt: ast.Assign, target: ast.Name, ctx: LintContext) -> None:
