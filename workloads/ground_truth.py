@@ -26,6 +26,7 @@ CACHE_RATIO = 2.0  # ... and reserved at least this many times allocated
 OUTSIDE_SHARE = 0.25  # OOM without a cap, with at least this share of the device outside PyTorch
 GROWTH_MIN_STEPS = 2  # growth needs the OOM to come after at least this many completed steps
 EXPANDABLE = "expandable_segments:True"
+INTENDED_CACHES = ("library_cache", "own_cache")  # growth_holder values: a cache that grows by design
 
 
 def inputs_of(workload) -> dict:
@@ -171,9 +172,10 @@ def _out_of_memory(state: dict, runs: list[dict], baseline: str, inputs: dict) -
             "expandable_segments:True prevented the OOM under the same cap: the live set fit, the cache's "
             "split did not."] + said}
     if prevents.get("steps_halved") and steps >= GROWTH_MIN_STEPS:
-        if inputs.get("growth_holder") == "library_cache":
+        if inputs.get("growth_holder") in INTENDED_CACHES:
+            whose = "the library's" if inputs["growth_holder"] == "library_cache" else "the program's own"
             return {"cause": "working_set", "detail": "intended cache", "rule": "R3a", "evidence": [
-                f"Memory grew over {steps} steps and halving them prevented the OOM; the growth is the library's "
+                f"Memory grew over {steps} steps and halving them prevented the OOM; the growth is {whose} "
                 "cache, which the full run needs."] + said}
         if prevents.get("fix") and fix.get("kind") == "drop_references":
             return {"cause": "retained_references", "detail": None, "rule": "R3b", "evidence": [

@@ -10,6 +10,7 @@ measured (ground_truth.py), and where the two disagree the measurement wins.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 
 
@@ -75,7 +76,7 @@ class Workload:
     scale: Knob | None = None
     steps: Knob | None = None
     fix: Fix | None = None
-    growth_holder: str | None = None  # library_cache: growth that the library's cache holds by design
+    growth_holder: str | None = None  # growth a cache holds by design: library_cache (the library's) | own_cache (the program's KV cache class)
     progress: str = r"^(\[rank\d+\]:\s*)?\[progress\] "  # a line per completed step (torchrun may prefix the rank)
     launcher: str = "python"  # python | torchrun
     alone: bool = False  # uses another library's allocator: nothing else may run meanwhile
@@ -83,6 +84,16 @@ class Workload:
     timeout_s: float = 90.0
     optional: bool = False  # recorded last, skipped first when time runs short
     sized_by: tuple[str, ...] = field(default=())  # arguments set by calibration (outside)
+    # The split of the diagnosis benchmark. None: the first round's rule (the name's sha1 ends in 0-4);
+    # True: a workload written after the engine was tuned on the corpus, never seen by it.
+    held_out: bool | None = None
+    round: int = 1  # the recording round that added it (record.py --round N records one round only)
+
+    @property
+    def is_held_out(self) -> bool:
+        if self.held_out is not None:
+            return self.held_out
+        return hashlib.sha1(self.name.encode()).hexdigest()[-1] in "01234"
 
 
 def _between(*fits: tuple[tuple[str, str], ...]) -> Calibration:
@@ -269,5 +280,101 @@ WORKLOADS: tuple[Workload, ...] = (
         args=("--batch-size", "24", "--steps", "3"), expect="completes", cap_from="ddp_too_large",
         launcher="torchrun", timeout_s=120, optional=True),
 )
+
+# Round 3: a fresh held-out set, written after the engine was tuned on the workloads above. Other code
+# and other libraries for the same kinds of causes, each family with its counter-case.
+ROUND3 = dict(held_out=True, round=3)
+
+HELD_OUT_ROUND3: tuple[Workload, ...] = (
+    Workload(
+        "accelerate_long_context", "accelerate_loop", "accelerate_loop", "finetune.py", "accelerate (transformers Llama)",
+        "working_set",
+        "An Accelerator loop (bf16, gradient accumulation) fine-tuning a Llama-style model at a sequence length too "
+        "long for the card: the OOM comes inside the first micro-batch.",
+        args=("--seq-len", "2048", "--micro-batch", "2", "--accumulation", "2", "--steps", "3"),
+        calibration=_between(_set("--seq-len", 1024)),
+        scale=Knob("--seq-len", 2048), steps=Knob("--steps", 3), **ROUND3),
+    Workload(
+        "accelerate_eval_total_loss", "accelerate_loop", "accelerate_loop", "finetune.py", "accelerate (transformers Llama)",
+        "retained_references",
+        "The same Accelerator loop evaluates with model.eval() but without torch.no_grad() and sums "
+        "`total_loss += loss`: the running sum keeps every evaluation batch's graph until the OOM.",
+        args=("--seq-len", "512", "--steps", "2", "--eval-batches", "16", "--eval-batch-size", "4", "--eval-seq-len", "256"),
+        calibration=_between(_set("--eval-batches", 8)),
+        scale=Knob("--eval-batch-size", 4), steps=Knob("--eval-batches", 16),
+        fix=Fix("--fixed", "1", "drop_references", "sum loss.item() instead of the loss tensor"), **ROUND3),
+    Workload(
+        "timm_vit_autocast_batch", "timm_vit", "timm_vit", "finetune_vit.py", "timm (ViT, torch.autocast)",
+        "working_set",
+        "A timm ViT fine-tuned under torch.autocast (bf16) with Mixup and AdamW at a batch too large: the OOM comes "
+        "in the first step's forward/backward.",
+        args=("--batch-size", "256", "--steps", "3"),
+        calibration=_between(_set("--batch-size", 128), _set("--grad-checkpointing", 1)),
+        scale=Knob("--batch-size", 256), steps=Knob("--steps", 3),
+        fix=Fix("--grad-checkpointing", "1", "shrink_working_set",
+                "model.set_grad_checkpointing() keeps each block's input only and recomputes the rest in backward"),
+        **ROUND3),
+    Workload(
+        "timm_vit_grad_checkpointing", "timm_vit", "timm_vit", "finetune_vit.py", "timm (ViT, torch.autocast)",
+        "no_problem", "The same ViT fine-tuning at the same batch with gradient checkpointing on completes under the same cap.",
+        args=("--batch-size", "256", "--steps", "3", "--grad-checkpointing", "1"), expect="completes",
+        cap_from="timm_vit_autocast_batch", **ROUND3),
+    Workload(
+        "timm_embed_cached", "timm_vit", "timm_vit", "embed_images.py", "timm (ConvNeXt, inference_mode)",
+        "cached_not_leak",
+        "Image embeddings with a timm ConvNeXt under inference_mode at three resolutions, every batch's features "
+        "moved to the CPU: the run ends with gigabytes reserved and only the weights allocated.",
+        args=("--batch-size", "256"), expect="completes", **ROUND3),
+    Workload(
+        "kv_cache_static_too_long", "kv_cache", "kv_cache", "generate.py", "torch (hand-written decoder, static KV cache)",
+        "working_set",
+        "A hand-written decoder preallocates its static KV cache for the model's whole context (16384 positions) "
+        "when the run needs 256: the OOM comes in setup_caches(), before the first token.",
+        args=("--cache", "static", "--batch-size", "32", "--max-seq-len", "16384", "--max-new-tokens", "128"),
+        calibration=_between(_set("--batch-size", 16), _set("--max-seq-len", 0)),
+        scale=Knob("--batch-size", 32), steps=Knob("--max-new-tokens", 128),
+        fix=Fix("--max-seq-len", "0", "shrink_working_set", "size the static cache to the prompt plus the new tokens"),
+        **ROUND3),
+    Workload(
+        "kv_cache_sized", "kv_cache", "kv_cache", "generate.py", "torch (hand-written decoder, static KV cache)",
+        "no_problem", "The same generation with the static cache sized to the prompt plus the new tokens completes under the same cap.",
+        args=("--cache", "static", "--batch-size", "32", "--max-seq-len", "0", "--max-new-tokens", "128"),
+        expect="completes", cap_from="kv_cache_static_too_long", **ROUND3),
+    Workload(
+        "kv_cache_concat_growth", "kv_cache", "kv_cache", "generate.py", "torch (hand-written decoder, torch.cat KV cache)",
+        "working_set",
+        "The same decoder with a KV cache grown by torch.cat one token per layer per step: 128 prompts times 1024 new "
+        "tokens outgrow the card part-way through decoding.",
+        args=("--cache", "concat", "--batch-size", "128", "--max-new-tokens", "1024"),
+        calibration=_between(_set("--max-new-tokens", 512)),
+        scale=Knob("--batch-size", 128), steps=Knob("--max-new-tokens", 1024), growth_holder="own_cache", **ROUND3),
+    Workload(
+        "lightning_train_outputs", "lightning_fit", "lightning_fit", "keep_train_outputs.py", "Lightning (bf16-mixed)",
+        "retained_references",
+        "A LightningModule appends each training_step's full logits to self.training_step_outputs for an epoch-end "
+        "metric: one batch of logits more every step until the OOM in the middle of the epoch.",
+        args=("--batch-size", "8", "--train-batches", "24"),
+        calibration=_between(_set("--train-batches", 12)),
+        scale=Knob("--batch-size", 8), steps=Knob("--train-batches", 24),
+        fix=Fix("--fixed", "1", "drop_references", "append the detached predicted ids and clear the list every epoch"),
+        **ROUND3),
+    Workload(
+        "segmentation_multiscale", "segmentation", "segmentation", "train_multiscale.py", "torchvision DeepLabV3",
+        "fragmentation",
+        "DeepLabV3 trained with multi-scale resizing and batches padded to their largest image, under a cap between "
+        "the packed and the reserved peak: every step has its own shape and the cache splits.",
+        args=("--batch-size", "4", "--steps", "16", "--base-size", "256"),
+        calibration=Calibration("fragmentation"),
+        scale=Knob("--batch-size", 4), steps=Knob("--steps", 16),
+        fix=Fix("--crop-size", "320", "shrink_working_set", "crop every image to 320 x 320 after the resize: one shape every step"),
+        **ROUND3),
+    Workload(
+        "segmentation_fixed_crop", "segmentation", "segmentation", "train_multiscale.py", "torchvision DeepLabV3",
+        "no_problem", "The same training with every image cropped to 320 x 320 after the resize completes under the same cap.",
+        args=("--batch-size", "4", "--steps", "16", "--base-size", "256", "--crop-size", "320"), expect="completes",
+        cap_from="segmentation_multiscale", **ROUND3),
+)
+
+WORKLOADS = WORKLOADS + HELD_OUT_ROUND3
 
 BY_NAME = {workload.name: workload for workload in WORKLOADS}

@@ -144,11 +144,7 @@ class Driver:
         self.stopping = False
         self.out.mkdir(parents=True, exist_ok=True)
         self.log_file = open(self.out / "log.txt", "a", encoding="utf-8")
-        selected = [w for w in WORKLOADS if not options.only or w.name in options.only]
-        missing_cases = {w.cap_from for w in selected if w.cap_from} - {w.name for w in selected}
-        self.workloads = [w for w in WORKLOADS if w in selected or w.name in missing_cases]
-        if options.skip_optional:
-            self.workloads = [w for w in self.workloads if not w.optional]
+        self.workloads = select_workloads(options.only, options.round, options.skip_optional)
         if options.root:
             self.root = self._writable(Path(options.root))
         else:  # a folder that says nothing of this repository, and is not where it lies
@@ -217,10 +213,16 @@ class Driver:
     def _stand_in_scripts(self) -> None:
         """Dry run: every script is replaced by the stand-in, told how its workload behaves."""
         stand_in = (HERE / "dryrun" / "standin_workload.py").read_text()
-        for workload in sorted(self.workloads, key=lambda w: w.cap_from is None):  # a case's spec wins
+        cases: dict[Path, list] = {}
+        for workload in self.workloads:
             script = self.folder(workload) / workload.script
             script.write_text(stand_in)
-            script.with_suffix(".standin.json").write_text(json.dumps(stand_in_spec(workload)))
+            cases.setdefault(script, [])
+            if workload.cap_from is None:  # a counter-case behaves as its case with the fix or a smaller size
+                cases[script].append({"args": list(workload.args), "spec": stand_in_spec(workload)})
+        for script, choices in cases.items():
+            # Cases sharing a script: the stand-in takes the one whose arguments its command line matches best.
+            script.with_suffix(".standin.json").write_text(json.dumps({"choices": choices}))
 
     def environment(self, extra: dict | None = None) -> dict:
         env = dict(os.environ)
@@ -601,7 +603,7 @@ class Driver:
         command += self.launch(workload, result["args"])
         record = {
             "workload": workload.name, "library": workload.library, "story": workload.story,
-            "intent": workload.intent,
+            "intent": workload.intent, "held_out": workload.is_held_out, "round": workload.round,
             "recorded": {"folder": str(self.folder(workload)), "script": workload.script, "args": result["args"],
                          "launcher": workload.launcher, "memory_limit": None if cap is None else f"{cap // MIB}MiB",
                          "command": " ".join(command)},
@@ -718,6 +720,15 @@ class Driver:
         self.stop_everything()
 
 
+def select_workloads(only: list[str] | None = None, round_: int | None = None, skip_optional: bool = False) -> list[Workload]:
+    """The workloads a call records, in the manifest's order: those named (all when none is), of the
+    round asked for (all rounds when none is), and the cases their counter-cases take a cap from."""
+    selected = [w for w in WORKLOADS if (not only or w.name in only) and (round_ is None or w.round == round_)]
+    missing_cases = {w.cap_from for w in selected if w.cap_from} - {w.name for w in selected}
+    chosen = [w for w in WORKLOADS if w in selected or w.name in missing_cases]
+    return [w for w in chosen if not (skip_optional and w.optional)]
+
+
 def variant_specs_of(workload: Workload, args: list[str]) -> list[tuple[str, str]]:
     """(kind, spec) of each confirming run: the allocator setting, then --flag=value for the halved
     batch (or size), the halved steps and the fix."""
@@ -739,7 +750,7 @@ def stand_in_spec(workload: Workload) -> dict:
                  "outside_allocator": "outside", "cached_not_leak": "cached", "no_problem": "healthy"}[workload.intent]
     if workload.cap_from:
         behaviour = "healthy_after_fix"
-    if workload.growth_holder == "library_cache":
+    if workload.growth_holder in ground_truth.INTENDED_CACHES:
         behaviour = "growth"
     knob = lambda k: None if k is None else {"flag": k.flag, "reference": k.value or (workload.calibration.probe_batch if workload.calibration else 1)}  # noqa: E731
     return {"behaviour": behaviour, "scale": knob(workload.scale), "steps": knob(workload.steps),
@@ -801,6 +812,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--max-entries", type=int, default=PRIMARY_MAX_ENTRIES,
                         help=f"allocator history of each recorded capture (default {PRIMARY_MAX_ENTRIES})")
     parser.add_argument("--only", nargs="*", help="record these workloads only (and the cases they take a cap from)")
+    parser.add_argument("--round", type=int, help="record the workloads of this round only (manifest: round), e.g. 3")
     parser.add_argument("--known-plans", help="summary.json of an earlier call: reuse the caps it calibrated")
     parser.add_argument("--no-capture", nargs="*", help="workloads whose capture an earlier call recorded: confirming runs only")
     parser.add_argument("--calibration-cap", type=int, default=None, metavar="BYTES",

@@ -93,7 +93,8 @@ def readme(dest: Path, summary: dict) -> str:
             cause += f" ({record['detail']})"
         intent = record["intent"] + ("" if record["agrees_with_intent"] else " — the measurement wins")
         run = f"`{re.sub(r'^vramlens run --max-entries [0-9]+ ', '', record['recorded']['command'])}`"
-        lines.append(f"| `{record['workload']}` | {record['library']} | {run} | {_outcome(record['measured'])} | "
+        split = f" (held-out round {record['round']})" if record.get("held_out") and record.get("round", 1) > 1 else ""
+        lines.append(f"| `{record['workload']}`{split} | {record['library']} | {run} | {_outcome(record['measured'])} | "
                      f"{_confirming(record)} | **{cause}** [{record['rule']}] | {intent} |")
     skipped = summary.get("skipped") or []
     if skipped:

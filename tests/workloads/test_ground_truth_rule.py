@@ -82,10 +82,18 @@ def test_growth_in_the_first_step_is_not_retention():
     assert result["cause"] == "working_set"
 
 
-def test_growth_held_by_a_library_cache_is_the_working_set():
-    inputs = dict(INPUTS, fix=None, growth_holder="library_cache")
+@pytest.mark.parametrize("holder", ["library_cache", "own_cache"])
+def test_growth_held_by_a_cache_by_design_is_the_working_set(holder):
+    inputs = dict(INPUTS, fix=None, growth_holder=holder)
     result = ground_truth.judge(inputs, oom_meta(), log(100), variants(steps="completed", scale="completed"), ARGS)
     assert (result["cause"], result["detail"], result["rule"]) == ("working_set", "intended cache", "R3a")
+    assert ("library's" if holder == "library_cache" else "program's own") in result["evidence"][0]
+
+
+def test_an_undeclared_holder_is_not_an_intended_cache():
+    inputs = dict(INPUTS, fix=None, growth_holder="something_else")
+    result = ground_truth.judge(inputs, oom_meta(), log(100), variants(steps="completed", scale="completed"), ARGS)
+    assert result["rule"] != "R3a"
 
 
 def test_growth_without_a_confirming_fix_stays_unnamed():

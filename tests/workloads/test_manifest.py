@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "workloads"))
 
 from manifest import BY_NAME, WORKLOADS  # noqa: E402
-from record import variant_specs_of  # noqa: E402
+from record import select_workloads, variant_specs_of  # noqa: E402
 
 CAUSES = {"working_set", "retained_references", "fragmentation", "outside_allocator", "cached_not_leak", "no_problem"}
 
@@ -64,3 +64,28 @@ def test_nanogpt_is_used_as_published_with_its_licence():
         pytest.skip("nanoGPT's files are third-party code, placed here only to record the corpus (SOURCE.md)")
     assert "MIT License" in (folder / "LICENSE").read_text()
     assert "exec(open('configurator.py').read())" in (folder / "train.py").read_text()
+
+
+def test_round_three_is_a_held_out_set_with_its_counter_cases():
+    fresh = [w for w in WORKLOADS if w.round == 3]
+    assert 8 <= len(fresh) and all(w.held_out is True and w.is_held_out for w in fresh)
+    new_families = {w.family for w in fresh if all(o.round == 3 for o in WORKLOADS if o.family == w.family)}
+    by_family = {}
+    for workload in fresh:
+        if workload.family in new_families:
+            by_family.setdefault(workload.family, set()).add(workload.intent)
+    assert len(by_family) >= 4 and all(len(intents) >= 2 for intents in by_family.values()), by_family
+    assert {w.intent for w in fresh} >= {"working_set", "retained_references", "fragmentation", "cached_not_leak", "no_problem"}
+
+
+def test_the_first_rounds_keep_their_split():
+    import hashlib
+    for workload in WORKLOADS:
+        if workload.round == 1:
+            assert workload.is_held_out == (hashlib.sha1(workload.name.encode()).hexdigest()[-1] in "01234")
+
+
+def test_recording_one_round_selects_that_round_only():
+    assert [w.name for w in select_workloads(round_=3)] == [w.name for w in WORKLOADS if w.round == 3]
+    assert select_workloads(only=["kv_cache_sized"], round_=3) == [BY_NAME["kv_cache_static_too_long"], BY_NAME["kv_cache_sized"]]
+    assert len(select_workloads()) == len(WORKLOADS)

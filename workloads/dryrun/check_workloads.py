@@ -5,7 +5,7 @@ on the GPU (baseline, halved batch, halved steps, the fix), plus --device cpu --
 nanoGPT gets its own overrides), in the interpreter given (e.g. .venv-dry from setup_venv.sh).
 A wrong flag, a missing import or a broken fix shows here instead of on the GPU machine.
 
-    .venv-dry/bin/python workloads/dryrun/check_workloads.py [--only NAME ...] [--jobs 2]
+    .venv-dry/bin/python workloads/dryrun/check_workloads.py [--only NAME ...] [--round N] [--jobs 2]
 """
 
 from __future__ import annotations
@@ -59,6 +59,7 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--python", default=sys.executable)
     parser.add_argument("--only", nargs="*")
+    parser.add_argument("--round", type=int, help="only the workloads of this recording round (manifest: round)")
     parser.add_argument("--jobs", type=int, default=2)
     options = parser.parse_args()
     root = Path(tempfile.mkdtemp(prefix="cpu-check-"))
@@ -66,7 +67,7 @@ def main() -> int:
     for family in {w.family: w.folder for w in WORKLOADS}.items():
         shutil.copytree(HERE / family[0], root / family[1], ignore=shutil.ignore_patterns("__pycache__"))
     for workload in WORKLOADS:
-        if options.only and workload.name not in options.only:
+        if (options.only and workload.name not in options.only) or (options.round and workload.round != options.round):
             continue
         folder = root / workload.folder
         for step in workload.prep:

@@ -26,6 +26,7 @@ import time
 from .capture_writer import write_json_atomically
 from .cells import INDEX_KEY
 from .notebook_file import NotebookError, read_notebook
+from .recording_args import recording_parser
 from .runner_link import ENV_VAR as LINK_ENV_VAR
 
 EXIT_PREFLIGHT = 2
@@ -38,18 +39,8 @@ _EXIT_CODES = {"completed": 0, "oom": 1, "error": 1, "interrupted": 130, "termin
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="vramlens-notebook")
-    parser.add_argument("--capture", required=True)
-    parser.add_argument("--status-file", required=True)
+    parser = recording_parser("vramlens-notebook")
     parser.add_argument("--progress-file")
-    parser.add_argument("--run-id", default="")
-    parser.add_argument("--stacks", choices=("python", "all"), default="python")
-    parser.add_argument("--max-entries", type=int, default=1_000_000)
-    parser.add_argument("--memory-limit-bytes", type=int)
-    parser.add_argument("--memory-limit-fraction", type=float)
-    parser.add_argument("--memory-limit-text")
-    parser.add_argument("--source-root")
-    parser.add_argument("--no-census", dest="census", action="store_false")
     parser.add_argument("notebook")
     parser.add_argument("args", nargs=argparse.REMAINDER)  # a notebook takes none; kept for the runner's shape
     return parser.parse_args(argv)

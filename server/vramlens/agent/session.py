@@ -18,6 +18,7 @@ from . import distributed, environment, live_status, tracebacks
 from .capture_writer import write_capture, write_json_atomically
 from .frame_names import frame_names
 from .census_moments import CensusMoments, PeakWatch
+from .recording_args import recording_parser
 from .nvml_probe import NvmlProbe
 from .recorder import Recorder
 from .runner_link import RunnerLink
@@ -33,17 +34,7 @@ RUNNER_GONE = ("vramlens, which started this run, ended before the script did: t
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="vramlens-agent")
-    parser.add_argument("--capture", required=True)
-    parser.add_argument("--status-file", required=True)
-    parser.add_argument("--run-id", default="")
-    parser.add_argument("--stacks", choices=("python", "all"), default="python")
-    parser.add_argument("--max-entries", type=int, default=1_000_000)
-    parser.add_argument("--memory-limit-bytes", type=int)
-    parser.add_argument("--memory-limit-fraction", type=float)
-    parser.add_argument("--memory-limit-text")
-    parser.add_argument("--source-root")
-    parser.add_argument("--no-census", dest="census", action="store_false", help="record no tensor census")
+    parser = recording_parser("vramlens-agent")
     parser.add_argument("--per-rank", action="store_true", help="write into CAPTURE/rank-<RANK> (under torchrun)")
     parser.add_argument("script")
     parser.add_argument("args", nargs=argparse.REMAINDER)

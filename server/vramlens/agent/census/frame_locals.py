@@ -80,13 +80,4 @@ def _collect(graph: Graph, inventory, container, into: list, level: int = 1) -> 
 
 def claim(inventory, entries: list[LocalEntry]) -> list[LocalEntry]:
     """Claim in order; the entries that hold storages of their own are kept."""
-    kept = []
-    for entry in entries:
-        owner, claimed = len(kept), False
-        for index in entry.tensors:
-            if not inventory.claimed(index):
-                claimed = True
-                entry.bytes += inventory.claim(index, "frame_local", owner)
-        if claimed:
-            kept.append(entry)
-    return kept
+    return inventory.claim_in_order(entries, "frame_local")

@@ -130,16 +130,7 @@ def claim(inventory, holders: list[Holder]) -> list[Holder]:
         return sum(inventory.storages[key].nbytes for key in storages)
 
     holders.sort(key=size, reverse=True)
-    kept = []
-    for holder in holders:
-        owner, claimed = len(kept), False
-        for index in holder.tensors:
-            if not inventory.claimed(index):
-                claimed = True
-                holder.bytes += inventory.claim(index, "held", owner)
-        if claimed:
-            kept.append(holder)
-    return kept
+    return inventory.claim_in_order(holders, "held")
 
 
 def path_text(chain: list[dict] | None) -> str | None:

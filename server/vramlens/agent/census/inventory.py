@@ -94,6 +94,20 @@ class Inventory:
         storage.role, storage.owner = role, owner
         return storage.nbytes
 
+    def claim_in_order(self, entries: list, role: str) -> list:
+        """Claim each entry's tensors in order (its ``tensors``, adding to its ``bytes``); the entries that got
+        storages of their own, each owner numbered by its place among those kept."""
+        kept = []
+        for entry in entries:
+            owner, claimed = len(kept), False
+            for index in entry.tensors:
+                if not self.claimed(index):
+                    claimed = True
+                    entry.bytes += self.claim(index, role, owner)
+            if claimed:
+                kept.append(entry)
+        return kept
+
     def unclaimed(self) -> list[int]:
         return [index for index in range(len(self.facts)) if not self.claimed(index)]
 
