@@ -6,7 +6,8 @@ with materialize.py). Lints every file with every rule, and prints per rule and 
 held-out parts separately:
 
 - precision corpus: findings, true / false / debatable / unjudged, precision of the default-on rules
-  (true / judged), false default-on findings per 20k lines, lines of code;
+  (true / judged), false default-on findings per 20k lines, lines of code; a codebase whose findings have not
+  been judged yet (`"judged": false` in codebases.json) is listed apart as "not judged yet", outside the figures;
 - recall corpus: buggy sites flagged by a fitting default-on rule / sites (and with preview rules too), and
   fixed versions with a default-on finding left at their fixed lines.
 
@@ -50,6 +51,10 @@ def print_precision(summary: sc.PrecisionSummary) -> None:
             lines = f"{summary.lines[split]:8d}" if rule == "all" else " " * 8
             print(f"  {split:9} {rule:6} {t.findings:8d} {t.true:5d} {t.false:5d} {t.debatable:6d} {t.unjudged:8d} "
                   f"{_pct(t.precision):>9} {per20k} {lines}")
+        for r in summary.not_judged[split]:
+            on = sum(f.default_on for f in r.findings)
+            print(f"  {split:9} not judged yet: {r.codebase.name} ({r.lines} lines, {len(r.findings)} findings, "
+                  f"{on} default-on; not in the figures above)")
 
 
 def print_recall(tallies: dict) -> None:

@@ -46,6 +46,8 @@ class ReleasedCodebase:
     exclude: list[str] = field(default_factory=list)
     files: int = 0
     lines: int = 0
+    round: int | None = None  # the round that added it; entries without one came in rounds 1-2
+    judged: bool = True  # false until every finding has been judged once: then its lines do not count yet
 
     @property
     def archive(self) -> Archive:
@@ -82,6 +84,8 @@ class CommitCodebase:
     files: int = 0
     lines: int = 0
     content_sha256: str = ""
+    round: int | None = None
+    judged: bool = True
 
     @property
     def archive(self) -> Path:

@@ -27,7 +27,8 @@ FILES = ("before.py", "after.py")
 
 
 def is_held_out(name: str) -> bool:
-    """The split, fixed before any case was linted: held out when sha1(name) ends in a hex digit 0-4."""
+    """How rounds 1-2 were split, before any of their cases was linted: held out when sha1(name) ends in a hex
+    digit 0-4. The split itself is each case's ``held_out`` field."""
     return hashlib.sha1(name.encode("utf-8")).hexdigest()[-1] in "01234"
 
 
@@ -111,6 +112,7 @@ class RecallCase:
     after_known: list[KnownAfterFinding] = field(default_factory=list)
     note: str | None = None
     fix: str | None = None  # the upstream change, when the url documents the bug rather than the fix
+    round: int | None = None  # the round that added it; cases without one came in rounds 1-2
 
     def texts(self, cache: Path | None = None) -> tuple[str, str]:
         """The buggy and the fixed version of the file."""
@@ -122,7 +124,7 @@ def sha256_of(path: Path) -> str:
 
 
 _COMMON = ("url", "license", "buggy_lines", "buggy_lines_are", "pattern", "rules", "evidence", "held_out",
-           "trimmed", "note", "fix")
+           "trimmed", "note", "fix", "round")
 
 
 def load_case(folder: Path) -> RecallCase:

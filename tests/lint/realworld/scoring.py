@@ -93,6 +93,8 @@ class PrecisionTally:
 class PrecisionSummary:
     lines: dict[str, int] = field(default_factory=lambda: defaultdict(int))
     tallies: dict[tuple[str, str], PrecisionTally] = field(default_factory=lambda: defaultdict(PrecisionTally))
+    # codebases whose findings have not been judged yet, per split: scored apart, not counted in the figures
+    not_judged: dict[str, list[CodebaseResult]] = field(default_factory=lambda: defaultdict(list))
 
     def tally(self, split: str, rule: str = "all") -> PrecisionTally:
         return self.tallies[(split, rule)]
@@ -103,9 +105,14 @@ class PrecisionSummary:
 
 
 def summarize_precision(results: list[CodebaseResult]) -> PrecisionSummary:
+    """Tallies per split and rule; a codebase marked ``judged: false`` is kept apart until its findings are judged,
+    so that its lines do not dilute the false findings per 20k lines."""
     summary = PrecisionSummary()
     for result in results:
         split = split_of(result.codebase.held_out)
+        if not result.codebase.judged:
+            summary.not_judged[split].append(result)
+            continue
         summary.lines[split] += result.lines
         for f in result.findings:
             summary.tally(split, f.code).add(f)
