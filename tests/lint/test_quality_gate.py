@@ -125,3 +125,12 @@ def test_the_measured_figures_are_those_of_the_judged_commit_corpus(tmp_path):
     tallies, lines = _in_sample_tallies(corpus, lambda c: unpacked_sources(c, tmp_path), gate.RECALL_TABLES["github"])
     assert lines == COMMIT_LINES
     _assert_figures(tallies, "commits")
+
+
+def test_every_recall_judgment_names_a_case_and_a_version_and_gives_a_reason():
+    for corpus, table in gate.RECALL_TABLES.items():
+        cases = {c.name: c for c in (corpora.released_corpus() if corpus == "pypi" else corpora.github_corpus()).cases}
+        for j in load_judgments(table).values():
+            version, _, path = j.path.partition("/")
+            assert j.codebase in cases and version in ("buggy", "fixed") and path == cases[j.codebase].path, j
+            assert j.reason.strip(), j
