@@ -35,10 +35,11 @@ def is_fresh(value: ast.AST | None) -> bool:
         return all(is_fresh(e) for e in value.elts)
     if isinstance(value, ast.Dict):
         return not value.keys
-    if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Mult):
-        return is_fresh(value.left) and isinstance(value.left, ast.List) or is_fresh(value.right) and isinstance(value.right, ast.List)
+    if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Mult):  # ``[None] * n``
+        return any(isinstance(side, ast.List) and is_fresh(side) for side in (value.left, value.right))
     if isinstance(value, ast.Call):
-        short = last_name(call_name(value)) if call_name(value) else (value.func.attr if isinstance(value.func, ast.Attribute) else "")
+        func = value.func
+        short = func.attr if isinstance(func, ast.Attribute) else last_name(call_name(value))
         if short in _FRESH_CALLS:
             return True
         if short == "Variable" and value.args:
