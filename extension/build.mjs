@@ -33,7 +33,7 @@ await build({
 // The walkthrough's sample: a real capture recorded on an H200 and the script it ran (see media/walkthrough/).
 const sample = path.join(root, "media/sample");
 rmSync(sample, { recursive: true, force: true });
-cpSync(path.join(root, "tests/fixtures/captures/retained_references"), path.join(sample, "capture"), { recursive: true });
+cpSync(path.join(root, "tests/fixtures/captures/sample"), path.join(sample, "capture"), { recursive: true });
 cpSync(path.join(root, "scenarios/retained_references.py"), path.join(sample, "retained_references.py"));
 if (process.argv.includes("--tests")) {
     const tests = readdirSync(path.join(here, "test")).filter((name) => name.endsWith(".test.ts"));

@@ -113,6 +113,15 @@ def test_the_kv_cache_of_generate_is_the_working_set_not_a_leak():
     assert any("KV cache" in fact for fact in result.diagnosis.evidence)
 
 
+def test_a_kv_cache_the_program_wrote_itself_is_the_working_set_not_a_leak():
+    # A hand-written decoder whose ConcatKVCache grows by torch.cat per token: no frame is named as cache code,
+    # the census finds the growing tensors inside the cache objects. (Its confirming runs were not packed.)
+    result = analysis("kv_cache_concat_growth")
+    assert result.diagnosis.cause == "working_set"
+    assert any("KV cache" in fact for fact in result.diagnosis.evidence)
+    assert not any(".item()" in r.action or ".detach()" in r.action for r in result.recommendations)
+
+
 def _gpt2_parameters(vocab: int, positions: int, width: int, layers: int) -> int:
     """GPT-2's parameter count from its config (lm_head tied to the token embedding)."""
     block = 12 * width * width + 13 * width

@@ -47,6 +47,7 @@ const { chromium } = createRequire(path.join(toolsDir, "cs/package.json"))("play
 
 const SCRIPT = "retained_references.py";
 const CAPTURE = "retained_references";
+const SAMPLE_CAPTURE = "tests/fixtures/captures/sample"; // what extension/build.mjs ships as the walkthrough's sample
 const DDP_SCRIPT = "ddp_uneven.py";
 const DDP_LINE = 38; // `loss = model(inputs)…`: where rank 1 ran out of memory
 const EXPERIMENT = "fragmentation";
@@ -101,8 +102,8 @@ writeFileSync(
 mkdirSync(artifacts, { recursive: true });
 
 /** What the editor must show, from the CLI on the same capture (the figures are formatted by vramlens itself). */
-function expectedFromCli() {
-    const analyze = spawnSync(python, ["-m", "vramlens", "analyze", "--json", "--source-root", dirs.workspace, capturePath], {
+function expectedFromCli(capture = capturePath) {
+    const analyze = spawnSync(python, ["-m", "vramlens", "analyze", "--json", "--source-root", dirs.workspace, capture], {
         encoding: "utf8",
     });
     if (analyze.status !== 0) throw new Error(`vramlens analyze failed: ${analyze.stderr}`);
@@ -530,7 +531,9 @@ try {
     await frame.locator("#empty-sample").click();
     await toast("Top line retained_references.py:20").waitFor({ timeout: SERVER_TIMEOUT_MS });
     await page.locator(".tab.active", { hasText: SCRIPT }).first().waitFor({ timeout: STEP_TIMEOUT_MS });
-    await until("the sample's figures", async () => (await editorLines())[expected.lines[0].line]?.after.includes(expected.lines[0].live));
+    // The sample is its own recording (from neutral folders) of the same script: its figures come from it.
+    const sample = expectedFromCli(path.join(repo, SAMPLE_CAPTURE));
+    await until("the sample's figures", async () => (await editorLines())[sample.lines[0].line]?.after.includes(sample.lines[0].live));
     await frame.locator("svg.timeline").waitFor({ timeout: STEP_TIMEOUT_MS });
     await screenshot("sample");
     await clearToasts();

@@ -205,6 +205,7 @@ class StepModel:
     survivors_by_line: dict = field(default_factory=dict)  # line key -> bytes from the second step on, still live
     old_survivors: int = 0  # of those, bytes older than the step before the moment's: accumulation
     cache_survivors: int = 0  # of those, bytes allocated inside cache code (a KV cache growing as designed)
+    survivor_blocks: dict = field(default_factory=dict)  # address -> bytes of those blocks (joined to the census' roles)
     survivor_sites: dict = field(default_factory=dict)  # (file, line, function) that allocated them -> bytes
     setup_survivors: int = 0  # bytes from the second step on made by building a model or loading a checkpoint
     notes: list[str] = field(default_factory=list)

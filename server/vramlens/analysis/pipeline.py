@@ -206,7 +206,7 @@ def _analyze(capture: Capture, total_memory: int | None, source_root: str | None
         end_allocated=timeline.end_allocated, end_reserved=timeline.end_reserved,
         oom_count=max(rep.oom_count, meta_oom.get("count") or 0),
         status=status, no_oom_sentence=no_oom_sentence(meta, status),
-        steps=steps, growth=growth_of(steps, allocated), mode=mode,
+        steps=steps, growth=growth_of(steps, allocated, roles_of if moment != "peak" else None), mode=mode,
         grad_enabled=census.grad_enabled if census else None, census=census,
     )
     mark_growing(lines, facts.growth)

@@ -11,7 +11,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from vramlens.analysis.attribution.roles import ROLE_NAMES
 from vramlens.analysis.model import StepModel
+
+KV_CACHE_ROLE = ROLE_NAMES["cache"][0]
 
 MIB = 1024 * 1024
 MIN_RISE = 32 * MIB  # a floor rising by less than this over the run is noise for an OOM's story
@@ -51,9 +54,11 @@ class Growth:
         return left is not None and left <= max(SOON_STEPS, 2 * self.steps_done)
 
 
-def growth_of(steps: StepModel | None, live_now: int) -> Growth | None:
+def growth_of(steps: StepModel | None, live_now: int, roles_of: dict | None = None) -> Growth | None:
     """The growth the step model shows, or None when the floor is flat, too few steps ran, or the
-    rise is too small to matter at this moment."""
+    rise is too small to matter at this moment. ``roles_of`` (block address -> the census' role)
+    tells a cache that the program wrote itself: its code need not be named as one, the object that
+    holds the growing tensors is (a class named ``...Cache``, a library's cache)."""
     if steps is None or steps.growth_per_step is None or steps.growth_per_step <= 0:
         return None
     floors = [step.floor_allocated for step in steps.steps[1:]]
@@ -74,7 +79,15 @@ def growth_of(steps: StepModel | None, live_now: int) -> Growth | None:
     carriers = sorted(steps.survivors_by_line.items(), key=lambda item: -item[1])
     return Growth(rate=steps.growth_per_step, intervals=len(changes), rise=rise, floor=floors[-1], excess=max(excess, 0),
                   carriers=carriers, sites=sorted(steps.survivor_sites.items(), key=lambda item: -item[1]),
-                  old=steps.old_survivors, cache=steps.cache_survivors, steps_done=steps.completed)
+                  old=steps.old_survivors, cache=max(steps.cache_survivors, _held_by_caches(steps, roles_of)),
+                  steps_done=steps.completed)
+
+
+def _held_by_caches(steps: StepModel, roles_of: dict | None) -> int:
+    """Bytes of the growth that the census found inside cache objects at the moment."""
+    if not roles_of:
+        return 0
+    return sum(size for address, size in steps.survivor_blocks.items() if roles_of.get(address) == KV_CACHE_ROLE)
 
 
 def _current_index(steps: StepModel) -> int:

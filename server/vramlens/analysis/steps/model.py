@@ -132,7 +132,7 @@ def _survivors(model: StepModel, live: dict, current_start: int, trace: list, ca
     second_start = starts[1] if len(starts) > 1 else None
     previous_start = max((s for s in starts if s < current_start), default=None)
     total, from_steps = 0, set()
-    for size, acc, index in live.values():
+    for address, (size, acc, index) in live.items():
         if not first_start <= index < current_start:
             continue
         total += size
@@ -145,6 +145,7 @@ def _survivors(model: StepModel, live: dict, current_start: int, trace: list, ca
             continue
         key = acc[KEY]
         model.survivors_by_line[key] = model.survivors_by_line.get(key, 0) + size
+        model.survivor_blocks[address] = size
         if previous_start is not None and index < previous_start:
             model.old_survivors += size
         if _made_by_cache_code(frames, calls):
