@@ -28,8 +28,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "lint"))
 
 from realworld import scoring as sc  # noqa: E402
 from realworld import corpora  # noqa: E402
+from realworld import gate  # noqa: E402
 from realworld.judgments import Judgment, write_judgments  # noqa: E402
 from realworld.linting import default_on_codes  # noqa: E402
+from vramlens.lint import CHECKS  # noqa: E402
+from vramlens.lint.catalog import MIN_JUDGED, PRECISION_FLOOR  # noqa: E402
 
 
 def _pct(value: float | None) -> str:
@@ -65,6 +68,20 @@ def print_recall(tallies: dict) -> None:
                   f"{t.flagged_any:8d} {t.fixed_flagged:5d}")
 
 
+def print_gate(tallies: dict[str, tuple[int, int]], field: str) -> None:
+    """What the quality gate sees on this corpus (in-sample codebases and recall files), beside the catalog."""
+    print(f"quality gate evidence (in sample: precision codebases + recall files; catalog field `{field}`)")
+    print(f"  {'code':6} {'true':>5} {'judged':>6} {'catalog':>9}  status (both corpora, from the catalog)")
+    for c in CHECKS:
+        if c.code == "VL000":
+            continue
+        true, judged = tallies.get(c.code, (0, 0))
+        recorded = getattr(c, field)
+        mark = "" if recorded == (tallies.get(c.code)) else "  <- catalog differs"
+        print(f"  {c.code:6} {true:5d} {judged:6d} {str(recorded):>9}  {c.reason}{mark}")
+    print(f"  (on by default: >= {MIN_JUDGED} judged findings over both corpora, >= {PRECISION_FLOOR:.0%} true)")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--corpus", choices=("pypi", "github"), default="pypi",
@@ -92,6 +109,9 @@ def main() -> int:
 
     print_precision(sc.summarize_precision(results))
     print_recall(sc.summarize_recall(case_results))
+    recall_findings = gate.in_sample_recall_findings(corpus.cases, gate.RECALL_TABLES[args.corpus],
+                                                     getattr(corpus, "cache", None))
+    print_gate(gate.tallies(results, recall_findings), "released" if args.corpus == "pypi" else "commits")
     unreadable = [(r.codebase.name, p) for r in results for p in r.unreadable]
     print(f"files the engine could not parse: {len(unreadable)}; {fetched} archives downloaded in {downloaded:.1f} s; "
           f"linting took {elapsed:.1f} s")
@@ -100,14 +120,21 @@ def main() -> int:
             print(f"  {r.case.name:40} {'held-out' if r.case.held_out else 'in-sample':9} {r.flagged}/{r.sites}"
                   f" (+preview {r.flagged_any}) fixed-version findings: {r.fixed_findings or '-'}")
     unjudged = [f for r in results for f in r.findings if f.verdict is None]
+    unjudged_recall = [f for f in recall_findings if f.verdict is None]
     if args.unjudged:
         for f in unjudged:
             print(f"  unjudged {f.codebase}/{f.path}:{f.line} {f.code} {'' if f.default_on else '(preview) '}{f.text}")
+        for f in unjudged_recall:
+            print(f"  unjudged recall {f.case} {f.version}:{f.line} {f.code} {f.text}")
     if args.unjudged_csv:
         unique = {f.key: f for f in unjudged}
         write_judgments([Judgment(f.codebase, f.path, f.line, f.code, f.text, "", "") for f in unique.values()],
                         args.unjudged_csv)
         print(f"wrote {len(unique)} rows to {args.unjudged_csv}")
+        if unjudged_recall:
+            recall_csv = args.unjudged_csv.with_name(args.unjudged_csv.stem + "-recall.csv")
+            write_judgments([f.as_judgment() for f in {f.key: f for f in unjudged_recall}.values()], recall_csv)
+            print(f"wrote {len(unjudged_recall)} recall rows to {recall_csv} (for {gate.RECALL_TABLES[args.corpus]})")
     return 0
 
 

@@ -746,14 +746,14 @@ def test_the_output_kept_on_ctx_is_reported_and_inputs_and_intermediates_are_not
                 ctx.inputs = (x, y)
                 ctx.scale = x.size(0)
                 ctx.mid = x * 2
-                ctx.out = out  # flag: VL105
+                ctx.out = out  # flag: VL107
                 return out
         class Helper:
             @staticmethod
             def keep(ctx, inputs, outputs):
                 result, info = outputs
                 ctx.info = int(info[0])
-                ctx.result = result  # flag: VL105
+                ctx.result = result  # flag: VL107
         class Modern(torch.autograd.Function):
             @staticmethod
             def forward(x):
@@ -765,7 +765,7 @@ def test_the_output_kept_on_ctx_is_reported_and_inputs_and_intermediates_are_not
             @staticmethod
             def forward(ctx, x):
                 out = x + 1
-                ctx.view = to_dlpack(out)  # flag: VL105
+                ctx.view = to_dlpack(out)  # flag: VL107
                 return out
         """))
 

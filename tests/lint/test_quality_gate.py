@@ -1,7 +1,8 @@
-"""The rule-quality gate: checks measured below 90 % precision on real code are preview checks, off by default.
+"""The rule-quality gate: a check is on by default only when measured right (>= 90 %) on enough real code.
 
-The figures in the catalog are checked against the judged in-sample parts of the real-code corpora: the released
-one (tests/lint/realworld/pypi, downloaded like the scoring tests do) always, the commit one when it is built.
+The figures in the catalog are checked against the judged in-sample parts of the real-code corpora (the
+precision codebases and the recall cases' buggy and fixed files): the released ones (tests/lint/realworld/pypi,
+downloaded like the scoring tests do) always, the commit ones when they are built.
 """
 
 from __future__ import annotations
@@ -12,12 +13,13 @@ import pytest
 
 from realworld import archives as ar
 from realworld import corpora
+from realworld import gate
 from realworld import scoring as sc
 from realworld.judgments import load_judgments
 from realworld.precision import unpacked_sources
 from vramlens.cli import main
 from vramlens.lint import CHECKS, lint_source
-from vramlens.lint.catalog import COMMIT_LINES, PRECISION_FLOOR, RELEASED_LINES, is_enabled
+from vramlens.lint.catalog import COMMIT_LINES, MIN_JUDGED, PRECISION_FLOOR, RELEASED_LINES, Check, is_enabled
 
 PREVIEW = [c for c in CHECKS if c.preview]
 DEFAULT_ON = [c for c in CHECKS if not c.preview and c.code != "VL000"]
@@ -25,13 +27,35 @@ DEFAULT_ON = [c for c in CHECKS if not c.preview and c.code != "VL000"]
 HOST_TENSOR = "import torch\n\ndef train(loader, device):\n    for x in loader:\n        w = torch.zeros(4).to(device)\n        x.backward()\n"
 
 
-def test_a_check_below_the_floor_is_preview_and_one_above_or_unmeasured_is_not():
+def test_a_check_is_on_only_when_measured_at_or_above_the_floor_on_enough_findings():
     for c in CHECKS:
-        if c.precision is None:
-            assert not c.preview, c.code
-        else:
-            assert c.preview == (c.precision < PRECISION_FLOOR), c.code
+        if c.code == "VL000":
+            assert not c.preview and c.reason == "always reported"
+            continue
+        measured = c.measured
+        on = measured is not None and measured[1] >= MIN_JUDGED and measured[0] / measured[1] >= PRECISION_FLOOR
+        assert c.preview == (not on), c.code
+        assert c.reason.startswith("on:" if on else "preview:"), (c.code, c.reason)
     assert PREVIEW, "expected at least one preview check at this revision"
+
+
+def test_the_reason_says_whether_evidence_is_missing_or_precision_is_low():
+    unmeasured = Check("VL999", "x", "warning", "x")
+    few = Check("VL999", "x", "warning", "x", released=(1, 1), commits=(1, 1))
+    low = Check("VL999", "x", "warning", "x", released=(2, 3), commits=(5, 6))
+    good = Check("VL999", "x", "warning", "x", released=(2, 2), commits=(8, 9))
+    assert unmeasured.preview and "not enough evidence (no finding" in unmeasured.reason
+    assert few.preview and few.reason == f"preview: not enough evidence (2 true of 2 judged on real code; {MIN_JUDGED} needed)"
+    assert low.preview and low.reason == "preview: measured below 90% (7 true of 9 judged on real code)"
+    assert not good.preview and good.reason == "on: 10 true of 11 judged on real code"
+
+
+def test_the_cli_lists_each_check_with_its_status_and_reason(capsys):
+    assert main(["lint", "--list-checks"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    for c in CHECKS:
+        line = next(row for row in out if row.startswith(c.code))
+        assert c.rule in line and ("preview" if c.preview else "on") in line and c.reason.split(": ", 1)[-1] in line
 
 
 def test_preview_checks_are_off_by_default_and_opted_into_by_code_rule_or_preview():
@@ -63,19 +87,13 @@ def test_the_cli_honours_the_gate(tmp_path, capsys):
     capsys.readouterr()
 
 
-def _in_sample_tallies(corpus, sources) -> tuple[dict[str, tuple[int, int]], int]:
-    """(true, judged) per finding code, and the lines linted, over the corpus's in-sample codebases."""
+def _in_sample_tallies(corpus, sources, recall_table, cache=None) -> tuple[dict[str, tuple[int, int]], int]:
+    """(true, judged) per finding code, and the lines linted, over the corpus's in-sample codebases and the
+    in-sample recall cases' files."""
     judged = load_judgments(corpus.table)
-    tallies: dict[str, tuple[int, int]] = {}
-    lines = 0
-    for codebase in (c for c in corpus.codebases if not c.held_out):
-        result = sc.lint_codebase(codebase, sources(codebase), judged)
-        lines += result.lines
-        for f in result.findings:
-            true, count = tallies.get(f.code, (0, 0))
-            if f.verdict is not None:
-                tallies[f.code] = (true + (f.verdict == "true"), count + 1)
-    return tallies, lines
+    results = [sc.lint_codebase(c, sources(c), judged) for c in corpus.codebases if not c.held_out]
+    recall = gate.in_sample_recall_findings(corpus.cases, recall_table, cache)
+    return gate.tallies(results, recall), sum(r.lines for r in results)
 
 
 def _assert_figures(tallies: dict[str, tuple[int, int]], field: str) -> None:
@@ -95,15 +113,24 @@ def test_the_measured_figures_are_those_of_the_judged_released_corpus():
         failure = str(err)
     if failure:  # outside the except block, so the sentence is all that is printed
         pytest.fail(failure, pytrace=False)
-    tallies, lines = _in_sample_tallies(corpus, lambda c: c.sources(corpus.cache))
+    tallies, lines = _in_sample_tallies(corpus, lambda c: c.sources(corpus.cache), gate.RECALL_TABLES["pypi"], corpus.cache)
     assert lines == RELEASED_LINES
     _assert_figures(tallies, "released")
 
 
 def test_the_measured_figures_are_those_of_the_judged_commit_corpus(tmp_path):
     corpus = corpora.github_corpus()
-    if any(not c.archive.is_file() for c in corpus.codebases):
+    if corpus.missing():
         pytest.skip("the local-only commit corpora are not built (tests/lint/realworld/github/README.md)")
-    tallies, lines = _in_sample_tallies(corpus, lambda c: unpacked_sources(c, tmp_path))
+    tallies, lines = _in_sample_tallies(corpus, lambda c: unpacked_sources(c, tmp_path), gate.RECALL_TABLES["github"])
     assert lines == COMMIT_LINES
     _assert_figures(tallies, "commits")
+
+
+def test_every_recall_judgment_names_a_case_and_a_version_and_gives_a_reason():
+    for corpus, table in gate.RECALL_TABLES.items():
+        cases = {c.name: c for c in (corpora.released_corpus() if corpus == "pypi" else corpora.github_corpus()).cases}
+        for j in load_judgments(table).values():
+            version, _, path = j.path.partition("/")
+            assert j.codebase in cases and version in ("buggy", "fixed") and path == cases[j.codebase].path, j
+            assert j.reason.strip(), j

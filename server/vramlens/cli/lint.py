@@ -7,7 +7,7 @@ import json
 import os
 import sys
 
-from vramlens.lint import fix_file, iter_python_files, lint_file, unknown_selectors
+from vramlens.lint import CHECKS, fix_file, iter_python_files, lint_file, unknown_selectors
 from vramlens.lint.findings import Finding
 from vramlens.safe_text import one_line
 
@@ -21,13 +21,16 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         description="Static checks for PyTorch code that keeps autograd graphs alive or wastes GPU memory. "
         "Exit status: 0 when clean, 1 when findings remain, 2 on usage errors.",
     )
-    parser.add_argument("paths", nargs="+", metavar="PATH", help="Python files or folders to check")
+    parser.add_argument("paths", nargs="*", metavar="PATH", help="Python files or folders to check")
     parser.add_argument("--json", action="store_true", help="print findings as JSON (schema in docs/lint.md)")
     parser.add_argument("--fix", action="store_true", help="apply the safe default fix of each finding in place")
     parser.add_argument("--select", default="", metavar="CODES", help="comma-separated rule slugs, codes or code prefixes to report")
     parser.add_argument("--ignore", default="", metavar="CODES", help="comma-separated rule slugs, codes or code prefixes to skip")
     parser.add_argument("--preview", action="store_true",
-                        help="also run preview checks (off by default: below 90%% precision on real code, see docs/lint.md)")
+                        help="also run preview checks (off by default: not measured at 90%% precision on enough real code, "
+                        "see docs/lint.md)")
+    parser.add_argument("--list-checks", action="store_true",
+                        help="list every check: its rule, severity, whether it is on by default, and why")
     parser.set_defaults(handler=run_lint)
 
 
@@ -36,6 +39,12 @@ def _split(value: str) -> list[str]:
 
 
 def run_lint(args: argparse.Namespace) -> int:
+    if args.list_checks:
+        _print_checks()
+        return 0
+    if not args.paths:
+        print("vramlens lint: give at least one PATH (or --list-checks).", file=sys.stderr)
+        return 2
     select, ignore = _split(args.select), _split(args.ignore)
     unknown = unknown_selectors(select + ignore)
     if unknown:
@@ -61,6 +70,13 @@ def run_lint(args: argparse.Namespace) -> int:
     else:
         _print_text(findings, len(files), fixed if args.fix else None)
     return 1 if any(f.severity in ("error", "warning") for f in findings) else 0
+
+
+def _print_checks() -> None:
+    """One line per check: code, rule, severity, default status and the evidence behind it."""
+    for c in CHECKS:
+        status = "preview" if c.preview else "on"
+        print(f"{c.code}  {c.rule:22} {c.severity:8} {status:8} {c.summary}; {c.reason.split(': ', 1)[-1]}")
 
 
 def _print_text(findings: list[Finding], file_count: int, fixed: int | None) -> None:

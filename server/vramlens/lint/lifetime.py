@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 
 from .dataflow import Dataflow
+from .object_state import reinitialised_per_call
 from .syntax import assigned_names, base_dotted, dotted, iter_nodes
 from .walker import LintContext
 
@@ -104,8 +105,10 @@ def _parameters(ctx: LintContext) -> set[str]:
 def lifetime(name: str, ctx: LintContext) -> str | None:
     """OUTLIVES_CALL, OUTLIVES_ITERATION or None when the place is as short-lived as the value."""
     resolved = ctx.state.resolve(name)
+    if reinitialised_per_call(resolved, ctx, ctx.line):
+        return None  # every call starts it afresh (``init_hidden()`` first): it holds one call's values
     if enclosing_repeating_loop(resolved, ctx) is not None:
-        return OUTLIVES_ITERATION
+        return None if builds_the_result(resolved, ctx) else OUTLIVES_ITERATION
     if any(rebound_in(loop, resolved, ctx) for loop in ctx.loops):
         return None
     if is_attribute_store(resolved, ctx) or is_global_name(resolved, ctx):
@@ -113,6 +116,43 @@ def lifetime(name: str, ctx: LintContext) -> str | None:
             return None  # re-created on every call: holds at most one call's graph
         return OUTLIVES_CALL
     return None
+
+
+def builds_the_result(name: str, ctx: LintContext) -> bool:
+    """A local list that a module's method fills step by step and returns (``mel_outputs += [out]`` in a
+    decoding loop): the stored values are the method's output, kept for whoever called it. Only in a method
+    of a module class that trains nowhere (a training loop's list of losses is no result)."""
+    node = ctx.scope.node
+    cls = ctx.scope.cls
+    if "." in name or cls is None or cls.name not in ctx.evidence.module_classes or isinstance(node, ast.Module):
+        return False
+    if ctx.graph.trains.get(id(node)) or is_global_name(name, ctx):
+        return False
+    key = ("returned-names", id(node))
+    returned = ctx.memo.get(key)
+    if returned is None:
+        returned = ctx.memo[key] = names_reaching_return(node)
+    return name in returned
+
+
+def names_reaching_return(func: ast.AST) -> set[str]:
+    """Local names whose value flows into what ``func`` returns, through assignments (``a, b = f(a, b)``)."""
+    found: set[str] = set()
+    for node in ast.walk(func):
+        if isinstance(node, ast.Return) and node.value is not None:
+            found |= {n.id for n in ast.walk(node.value) if isinstance(n, ast.Name)}
+    assigns = [n for n in ast.walk(func) if isinstance(n, ast.Assign)]
+    changed = True
+    while changed:
+        changed = False
+        for assign in assigns:
+            targets = {n.id for t in assign.targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+            if targets & found:
+                sources = {n.id for n in ast.walk(assign.value) if isinstance(n, ast.Name)} - found
+                if sources:
+                    found |= sources
+                    changed = True
+    return found
 
 
 def _consumption_flow(name: str, ctx: LintContext) -> Dataflow:

@@ -27,6 +27,10 @@ def _flag_set(call: ast.Call) -> str | None:
     return None
 
 
+def _retains(call: ast.Call) -> bool:
+    return any(k.arg == "retain_graph" and isinstance(k.value, ast.Constant) and k.value.value is True for k in call.keywords)
+
+
 def _frees(call: ast.Call) -> bool:
     """A backward pass without retain_graph: it frees the graph it runs through."""
     if not is_backward_call(call):
@@ -55,6 +59,11 @@ class RetainGraphInLoop:
             return
         flag = _flag_set(call)
         if flag is None:
+            return
+        if flag == "create_graph" and not _stores_graph_in_grads(call) and not _retains(call):
+            # ``autograd.grad(..., create_graph=True)`` returns gradients that are meant to be differentiated
+            # (a gradient penalty): their graph lives exactly as long as they do, which the retained-graph
+            # checks follow. Only ``backward(create_graph=True)`` parks a graph in every ``.grad``.
             return
         repeating = [loop for loop in ctx.loops if not is_small_constant_loop(loop)]
         in_callers_loop = not repeating and bool(ctx.graph.in_loop.get(id(ctx.scope.node)))

@@ -14,6 +14,7 @@ from .findings import Fix
 from .function_ctx import OUTPUT, tensor_kind
 from .library import NO_GRAD_UPDATE_PACKAGES
 from .lifetime import OUTLIVES_CALL, backpropagated, carried_across, lifetime, rebound_in
+from .object_state import memo_cache_with_clear, reinitialised_per_call
 from .summaries import MAYBE_GRAPH, Effect
 from .syntax import assigned_names, base_dotted, call_name, dotted, last_name
 from .taint import is_sequence
@@ -24,6 +25,7 @@ _IN_PLACE_ADDERS = frozenset({"add_", "sub_", "addcmul_", "addcdiv_", "lerp_"})
 _IN_PLACE_SCALERS = frozenset({"mul_", "div_"})
 _CONCATENATORS = {"cat", "concat", "concatenate", "stack", "hstack", "vstack", "dstack", "column_stack"}
 _TENSOR_FACTORIES = {"zeros", "ones", "randn", "rand", "empty", "full", "zeros_like", "ones_like", "randn_like", "empty_like"}
+_PARAMETER_SLOTS = frozenset({"weight", "bias"})
 _LIFETIME_WORDS = {OUTLIVES_CALL: "for as long as the object or module lives", "iteration": "across every iteration of the loop"}
 
 
@@ -258,6 +260,10 @@ class RetainedGraph:
         on_class = scope.cls is not None and head in {scope.cls.name, "cls"}
         if not (in_forward or on_class) or "loss" in target.attr.lower():
             return  # a stored loss is there to be backpropagated by its owner
+        if target.attr in _PARAMETER_SLOTS and (head == "self" or ctx.evidence.is_module(target.value, scope.node)):
+            return  # a module's parameter slot takes only a Parameter (a leaf) or a re-parametrisation
+        if reinitialised_per_call(name, ctx, stmt.lineno) or memo_cache_with_clear(name, ctx):
+            return  # state of one call, or a cache its owner clears
         if in_forward and _unchanged_input(value, ctx):
             return  # the caller's own tensor, as it came: the module adds no graph of its own to it
         if backpropagated(name, ctx):
@@ -286,7 +292,7 @@ class RetainedGraph:
             # An input, an intermediate made in forward (kept with the node; the docs allow it) or a
             # non-tensor value: that is what ctx attributes are for.
             return True
-        ctx.report("VL105", stmt, message)
+        ctx.report("VL107", stmt, message)
         return True
 
     def _global_store(self, stmt: ast.Assign, target: ast.Name, ctx: LintContext) -> None:
@@ -374,6 +380,8 @@ def report_kept_argument(ctx: LintContext, call: ast.Call, argument: ast.AST, ef
     if receiver and receiver not in {"self", "cls"} and "." not in receiver:
         if any(rebound_in(loop, receiver, ctx) for loop in ctx.loops):
             return  # the object is made anew each iteration and takes the graph with it
+    if receiver == "self" and reinitialised_per_call(effect.place, ctx, call.lineno):
+        return  # ``self.init_hidden()`` emptied the place earlier in this call: it holds this call's values
     text = ctx.positions.segment(argument)
     message = (
         f"`{text}` carries autograd history and `{effect.function}` {effect.how} `{effect.place}`, which outlives "

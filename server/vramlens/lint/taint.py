@@ -318,6 +318,8 @@ class TaintEvaluator:
             return EMPTY if local is None else local
         if verdict is not None:
             return verdict
+        if any(is_detaching_callable(a) for a in call.args):
+            return EMPTY  # ``apply_to_tensor(hidden, torch.Tensor.detach)``: detach mapped over a structure
         if self._is_factory(call):
             return LEAF_ONLY if _requires_grad(call) else EMPTY
         if self._builds_optimizer(call):
@@ -403,6 +405,24 @@ class TaintEvaluator:
             if labels:
                 found = found | labels
         return found
+
+
+_DETACHERS = frozenset({"detach", "item", "tolist"})
+
+
+def is_detaching_callable(node: ast.AST) -> bool:
+    """``torch.Tensor.detach`` handed as a function, or ``lambda t: t.detach()`` (``.detach().cpu()`` too)."""
+    if isinstance(node, ast.Attribute):
+        return node.attr in _DETACHERS and dotted(node.value) in {"torch.Tensor", "Tensor"}
+    if not isinstance(node, ast.Lambda) or len(node.args.args) != 1:
+        return False
+    argument = node.args.args[0].arg
+    body = node.body
+    while isinstance(body, ast.Call) and isinstance(body.func, ast.Attribute):
+        if body.func.attr in _DETACHERS and isinstance(body.func.value, ast.Name) and body.func.value.id == argument:
+            return True
+        body = body.func.value
+    return False
 
 
 def is_sequence(node: ast.AST) -> bool:

@@ -77,6 +77,7 @@ class LintContext:
         self.loops: list[ast.AST] = []  # enclosing loops of the current scope, outermost first
         self.blocks: list[ast.AST] = []  # enclosing compound statements and except handlers
         self.handler_depth = 0  # how many of those blocks are except handlers
+        self.line = 0  # the line of the statement being visited
         self._taint_cache: dict[int, Labels] = {}  # valid for the statement being visited
         self.memo: dict = {}  # per-file caches shared by the rules, keyed by (kind, id(node))
         self.evaluator: TaintEvaluator  # set by the walker
@@ -252,6 +253,7 @@ class Walker:
     def _statement(self, stmt: ast.stmt) -> None:
         ctx = self.ctx
         ctx._taint_cache = {}
+        ctx.line = stmt.lineno
         if ctx.owners is not None and ctx.scope.node is ctx.tree:
             ctx.use_chunk(stmt)
         if not self.silent:
@@ -594,14 +596,37 @@ def _activation_parameters(node: ast.AST, cls: ast.ClassDef | None, ctx: LintCon
     is_module = cls.name in ctx.evidence.module_classes
     # An image pool is fed generator outputs; when this file feeds it, its callers decide (summaries).
     fed_here = bool(ctx.graph.sites_to.get(id(node)))
-    receives_activations = (node.name == "forward" and is_module) or ("pool" in name_words(cls.name) and not is_module and not fed_here)
-    if not receives_activations:
+    is_forward = node.name == "forward" and is_module
+    is_pool = "pool" in name_words(cls.name) and not is_module and not fed_here
+    if not (is_forward or is_pool):
         return set()
     defaults = dict(zip([a.arg for a in (node.args.posonlyargs + node.args.args)][::-1], node.args.defaults[::-1]))
     return {
         arg.arg for arg in args[1:]
         if not isinstance(defaults.get(arg.arg), ast.Constant) and not non_tensor_annotation(arg.annotation)
+        and (is_forward or _used_as_tensor(node, arg.arg))
     }
+
+
+def _used_as_tensor(func: ast.AST, parameter: str) -> bool:
+    """The parameter (or an element it is iterated into) is handed to a torch function or has a tensor method
+    called on it: what a pool not fed in this file receives is a tensor only by that evidence (a dict of ids
+    and strings is not)."""
+    names = {parameter}
+    for node in ast.walk(func):
+        if isinstance(node, (ast.For, ast.comprehension)) and isinstance(node.iter, ast.Name) and node.iter.id in names:
+            names |= {n.id for n in ast.walk(node.target) if isinstance(n, ast.Name)}
+    for node in ast.walk(func):
+        if not isinstance(node, ast.Call):
+            continue
+        callee = dotted(node.func) or ""
+        if callee.split(".", 1)[0] in {"torch", "F"} and any(isinstance(a, ast.Name) and a.id in names for a in node.args):
+            return True
+        func_node = node.func
+        if isinstance(func_node, ast.Attribute) and isinstance(func_node.value, ast.Name) and func_node.value.id in names:
+            if func_node.attr not in CLEAN_METHODS and func_node.attr not in {"get", "keys", "items", "values", "split", "format"}:
+                return True
+    return False
 
 
 # Not ``float``: a 0-d tensor passes for one (``def update(self, val: float)`` given a loss, metrics typed
