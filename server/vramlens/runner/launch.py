@@ -163,34 +163,36 @@ def start_and_watch(options: RunOptions, command: list[str], link_to_agent: bool
         passed = (events_write, acks_read, control_read)
         env[LINK_ENV_VAR] = f"{events_write},{acks_read},{control_read}"
     started = time.time()
-    try:
-        # A session of its own, so that the whole tree it starts can be ended with it.
-        child = subprocess.Popen(command, env=env, pass_fds=passed, start_new_session=True,
-                                 cwd=options.cwd, stdout=options.output, stderr=options.output)
-    except OSError as error:
-        for fd in (events_read, acks_write, control_write):
-            if fd is not None:
+    supervisor = Supervisor(options.timeout_s, options.cancel)
+    with supervisor.signals():  # before the start: a Ctrl-C while the agent starts still reaches it
+        try:
+            # A session of its own, so that the whole tree it starts can be ended with it.
+            child = subprocess.Popen(command, env=env, pass_fds=passed, start_new_session=True,
+                                     cwd=options.cwd, stdout=options.output, stderr=options.output)
+        except OSError as error:
+            for fd in (events_read, acks_write, control_write):
+                if fd is not None:
+                    os.close(fd)
+            raise CaptureError(f"Cannot start the interpreter {options.python} ({error.strerror}); check --python.") from None
+        finally:
+            for fd in passed:
                 os.close(fd)
-        raise CaptureError(f"Cannot start the interpreter {options.python} ({error.strerror}); check --python.") from None
-    finally:
-        for fd in passed:
-            os.close(fd)
-    sampler = NvmlSampler(options.sample_interval_s)
-    sampler.start(child.pid, events_read, acks_write, started)
-    supervisor = Supervisor(child, options.timeout_s, options.cancel, control_fd=control_write, writing=sampler.writing)
-    if options.on_start:
-        options.on_start(child.pid)
-    watch = StatusWatch(status_file, options.on_status).start() if options.on_status and status_file else None
-    try:
-        exit_code = supervisor.wait()
-    finally:
-        if watch:
-            watch.stop()
-        sampler.stop()
-        for fd in (events_read, acks_write, control_write):
-            if fd is not None:
-                os.close(fd)
-        end_process_tree(child.pid)
+        sampler = NvmlSampler(options.sample_interval_s)
+        sampler.start(child.pid, events_read, acks_write, started)
+        supervisor.attach(child, control_fd=control_write, writing=sampler.writing)
+        if options.on_start:
+            options.on_start(child.pid)
+        watch = StatusWatch(status_file, options.on_status).start() if options.on_status and status_file else None
+        try:
+            exit_code = supervisor.wait()
+        finally:
+            if watch:
+                watch.stop()
+            sampler.stop()
+            for fd in (events_read, acks_write, control_write):
+                if fd is not None:
+                    os.close(fd)
+            end_process_tree(child.pid)
     if supervisor.ending:
         exit_code = EXIT_CODES[supervisor.ending]
     elif exit_code < 0:

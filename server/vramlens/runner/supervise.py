@@ -14,6 +14,7 @@ exited, what is left of its tree gets TREE_GRACE_S after SIGTERM, then SIGKILL.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -27,29 +28,46 @@ _POLL_S = 0.2
 
 
 class Supervisor:
-    def __init__(self, child: subprocess.Popen, timeout_s: float | None, cancel: threading.Event | None,
-                 control_fd: int | None = None, writing: threading.Event | None = None):
-        self.child = child
+    """Made, and its signal handlers installed (``signals()``), before the agent is started: a signal that
+    arrives while the agent is being started is kept and passed on once it exists (``attach``)."""
+
+    def __init__(self, timeout_s: float | None, cancel: threading.Event | None):
+        self.child: subprocess.Popen | None = None
         self.deadline = time.monotonic() + timeout_s if timeout_s else None
         self.cancel = cancel
         self.ending: str | None = None  # timeout | cancelled | terminated, once we asked the agent to stop
         self.interrupted = False
         self._kill_at: float | None = None
-        self._control_fd = control_fd  # the agent's control pipe (agent/runner_watch.py), when it has one
-        self._writing = writing  # set by the agent when it begins writing its capture
+        self._control_fd: int | None = None  # the agent's control pipe (agent/runner_watch.py), when it has one
+        self._writing: threading.Event | None = None  # set by the agent when it begins writing its capture
         self._writing_seen = False
+        self._pending: list[int] = []  # signals that came before the agent existed
 
-    def wait(self) -> int:
+    @contextlib.contextmanager
+    def signals(self):
+        """The user's signals are ours (and the agent's) while this lasts."""
         previous = self._install_handlers()
         try:
-            while True:
-                try:
-                    return self.child.wait(timeout=_POLL_S)
-                except subprocess.TimeoutExpired:
-                    self._check_time()
+            yield self
         finally:
             for signum, handler in previous.items():
                 signal.signal(signum, handler)
+
+    def attach(self, child: subprocess.Popen, control_fd: int | None = None,
+               writing: threading.Event | None = None) -> None:
+        self.child, self._control_fd, self._writing = child, control_fd, writing
+        pending, self._pending = self._pending, []
+        for signum in pending:
+            self._send(signum)
+        if self.ending is not None:
+            self._end_now()
+
+    def wait(self) -> int:
+        while True:
+            try:
+                return self.child.wait(timeout=_POLL_S)
+            except subprocess.TimeoutExpired:
+                self._check_time()
 
     def _check_time(self) -> None:
         now = time.monotonic()
@@ -70,9 +88,13 @@ class Supervisor:
         """Ask the agent to write its capture and stop; kill the tree if it does not in time."""
         if self.ending is None:
             self.ending = reason
-            self._send(signal.SIGTERM)
-            answers = self._ask_agent_to_end()
-            self._kill_at = time.monotonic() + (ACK_GRACE_S if answers else TERMINATE_GRACE_S)
+            if self.child is not None:  # else attach() asks as soon as the agent exists
+                self._end_now()
+
+    def _end_now(self) -> None:
+        self._send(signal.SIGTERM)
+        answers = self._ask_agent_to_end()
+        self._kill_at = time.monotonic() + (ACK_GRACE_S if answers else TERMINATE_GRACE_S)
 
     def _ask_agent_to_end(self) -> bool:
         """True when the agent has a control pipe (and so tells when it writes)."""
@@ -85,6 +107,9 @@ class Supervisor:
         return True
 
     def _send(self, signum: int) -> None:
+        if self.child is None:
+            self._pending.append(signum)
+            return
         try:
             self.child.send_signal(signum)
         except ProcessLookupError:
@@ -102,7 +127,7 @@ class Supervisor:
         return {signum: signal.signal(signum, handler) for signum, handler in handlers.items()}
 
     def _on_interrupt(self, signum, frame) -> None:
-        if self.interrupted:  # a second Ctrl-C: stop waiting for a graceful end
+        if self.interrupted and self.child is not None:  # a second Ctrl-C: stop waiting for a graceful end
             end_process_group(self.child.pid, signal.SIGKILL)
         self.interrupted = True
         self._send(signal.SIGINT)
