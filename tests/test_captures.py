@@ -219,3 +219,14 @@ def test_fixtures_hold_what_the_current_agent_records():
         assert meta["environment"]["allocator_settings"] is not None, meta_path
         assert meta["recording"]["stacks"] in ("python", "all"), meta_path
         assert any(sample["phase"] == "cuda_init" for sample in meta["nvml"]["samples"]), meta_path
+
+
+def test_the_graphs_a_local_list_of_outputs_keeps_are_named_as_such():
+    # The evaluation loop's `outputs` list (a local of `evaluate`) keeps every batch's output with its graph:
+    # the activations those graphs saved are the largest role, not anonymous tensors.
+    result = analyze_path(CAPTURES / "sample")
+    assert result.diagnosis.cause == "retained_references"
+    largest = max(result.roles, key=lambda share: share.bytes)
+    assert largest.role == "kept_graphs" and largest.bytes > 0.5 * sum(share.bytes for share in result.roles)
+    holder = next(h for h in result.holders if h.root.startswith("local outputs in evaluate"))
+    assert holder.length == 18 and holder.with_graph == 18 and holder.graph_bytes > 2 * 2**30

@@ -272,10 +272,14 @@ def _holders(census: dict, owner_bytes: Counter, owner_lines: dict) -> list[Hold
         if not size:
             continue
         where = f"{str(entry['filename']).replace(chr(92), '/').rsplit('/', 1)[-1]}:{entry.get('line')}"
+        lines = owner_lines.get(("frame_local", index))
+        listed = entry["tensors"]["listed"]
         found.append(Holder(root=f"local {entry['name']} in {entry['function']} ({where})", kind="frame", bytes=size,
                             tensors=entry["tensors"]["count"], length=entry.get("length"),
                             created_at=(entry["filename"], entry.get("line")) if entry.get("line") else None,
-                            copy_of=_copy_of(census, entry["tensors"]["listed"], models)))
+                            appended_at=lines.most_common(1)[0][0] if lines else None,
+                            with_graph=sum(1 for i in listed if census["tensors"][i]["grad_fn"] is not None) if listed else None,
+                            copy_of=_copy_of(census, listed, models)))
     for index, entry in enumerate(census.get("caches") or []):
         size = owner_bytes[("cache", index)]
         if size:
@@ -300,9 +304,10 @@ def _graphs_behind(holders: list[Holder], unnamed: dict, resolver: SourceResolve
                 by_line.setdefault(key, Counter())[role] += size
     taken: Counter = Counter()
     for holder in holders:
-        # A collection of graphs (a list of losses, a dict of outputs), not the one loss of the step in
-        # progress, whose graph the coming backward needs.
-        collection = holder.kind not in ("locals", "frame") and (holder.with_graph or 0) >= 2
+        # A collection of graphs (a list of losses, a dict of outputs; a local one too, such as the list an
+        # evaluation loop fills), not the one loss of the step in progress, whose graph the coming backward needs.
+        container = holder.kind != "locals" and (holder.kind != "frame" or (holder.length or 0) >= 2)
+        collection = container and (holder.with_graph or 0) >= 2
         if collection and holder.appended_at in by_line:
             sizes = by_line.pop(holder.appended_at)
             holder.graph_bytes = sum(sizes.values())
