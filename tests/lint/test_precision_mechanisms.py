@@ -321,3 +321,63 @@ GRADIENTS_WITH_GRAPH = cases(
 @pytest.mark.parametrize("text", GRADIENTS_WITH_GRAPH, ids=ids(GRADIENTS_WITH_GRAPH))
 def test_gradients_taken_with_create_graph_are_meant_to_be_differentiated(text):
     check(text)
+
+
+# Where the loop backpropagates, the value is detached before it is kept; where it keeps graphs, nothing in the
+# loop backpropagates and the local list is summed into what the function returns: the caller's loss.
+DETACHED_WHERE_BACKPROPAGATED = cases(
+    """
+    class ChunkedLoss(nn.Module):
+        def __init__(self, model):
+            super().__init__()
+            self.model = model
+        def calculate_loss(self, reps, with_backward=False):
+            losses = []
+            for begin in range(0, len(reps), 8):
+                chunk_loss = self.model(reps[begin:begin + 8]).sum()
+                if with_backward:
+                    chunk_loss.backward()
+                    chunk_loss = chunk_loss.detach()
+                losses.append(chunk_loss)
+            return sum(losses)
+    """,
+    """
+    def train(model: nn.Module, loader, optimizer):
+        losses = []
+        for batch in loader:
+            loss = model(batch).sum()
+            loss.backward()
+            optimizer.step()
+            losses.append(loss)  # flag: VL102
+        return sum(losses)
+    """,
+    """
+    def train(model: nn.Module, loader, optimizer, flag):
+        losses = []
+        for batch in loader:
+            loss = model(batch).sum()
+            if flag:
+                loss.backward()
+                loss = loss.detach()
+            else:
+                loss.backward()
+            losses.append(loss)  # flag: VL102
+        return losses
+    """,
+    """
+    def evaluate(model: nn.Module, loader, with_backward=False):
+        losses = []
+        for batch in loader:
+            loss = model(batch).sum()
+            if with_backward:
+                loss.backward()
+                loss = loss.detach()
+            losses.append(loss)  # flag: VL102
+        return len(losses)
+    """,
+)
+
+
+@pytest.mark.parametrize("text", DETACHED_WHERE_BACKPROPAGATED, ids=ids(DETACHED_WHERE_BACKPROPAGATED))
+def test_graphs_kept_only_where_the_loop_does_not_backpropagate_are_the_callers_loss(text):
+    check(text)

@@ -13,7 +13,7 @@ from .forwards import DIFFERENTIABLE, FORWARD, METHOD
 from .findings import Fix
 from .function_ctx import OUTPUT, tensor_kind
 from .library import NO_GRAD_UPDATE_PACKAGES
-from .lifetime import OUTLIVES_CALL, backpropagated, carried_across, lifetime, rebound_in
+from .lifetime import OUTLIVES_CALL, backpropagated, carried_across, lifetime, names_reaching_return, rebound_in
 from .object_state import memo_cache_with_clear, reinitialised_per_call
 from .summaries import MAYBE_GRAPH, Effect
 from .syntax import assigned_names, base_dotted, call_name, dotted, last_name
@@ -60,6 +60,64 @@ def _stored_values(call: ast.Call) -> list[ast.AST]:
     if len(args) == 1 and isinstance(args[0], (ast.Tuple, ast.List)):
         return list(args[0].elts)
     return args
+
+
+def _kept_only_for_the_callers_backward(container: str, values: list[ast.AST], ctx: LintContext) -> bool:
+    """``if with_backward: loss.backward(); loss = loss.detach()`` then ``losses.append(loss)``, and the function
+    returns what ``losses`` holds (``return sum(losses)``): where the loop backpropagates, what it keeps is detached;
+    where it keeps graphs, nothing of the loop backpropagates and the graphs are the result the caller
+    differentiates. A local list, so nothing of it outlives the call."""
+    loop = ctx.loops[-1] if ctx.loops else None
+    node = ctx.scope.node
+    if loop is None or "." in container or isinstance(node, ast.Module) or not _returns_contents(container, node):
+        return False
+    names = {v.id for v in values if isinstance(v, ast.Name)}
+    if len(names) != len(values):
+        return False
+    branches = [b for b in ast.walk(loop) if isinstance(b, ast.If)]
+    backward_lines = {c.lineno for c in ast.walk(loop) if _is_backward(c)}
+    if not backward_lines:
+        return False
+    for name in names:
+        covering = [b for b in branches if _backward_then_detach(b.body, name)]
+        inside = {c.lineno for b in covering for stmt in b.body for c in ast.walk(stmt) if _is_backward(c)}
+        if not covering or backward_lines - inside:
+            return False  # a backward outside the detaching branch: the kept graphs may be a training loop's
+    return True
+
+
+_SIZE_ONLY = {"len", "bool", "str", "repr", "print", "isinstance", "type"}
+
+
+def _returns_contents(container: str, func: ast.AST) -> bool:
+    """What ``func`` returns is made of the container's elements (``return sum(losses)``, ``torch.stack(outs)``,
+    the list itself, through assignments), not merely its size (``len(losses)``)."""
+    if container not in names_reaching_return(func):
+        return False
+    sized = {id(arg) for call in ast.walk(func) if isinstance(call, ast.Call) and call_name(call) in _SIZE_ONLY
+             for arg in call.args if isinstance(arg, ast.Name) and arg.id == container}
+    uses = [n for ret in ast.walk(func) if isinstance(ret, (ast.Return, ast.Assign)) and ret.value is not None
+            for n in ast.walk(ret.value) if isinstance(n, ast.Name) and n.id == container]
+    return any(id(n) not in sized for n in uses)
+
+
+def _is_backward(node: ast.AST) -> bool:
+    return isinstance(node, ast.Call) and call_name(node).rsplit(".", 1)[-1] == "backward"
+
+
+def _backward_then_detach(body: list[ast.stmt], name: str) -> bool:
+    """The branch backpropagates ``name`` and then re-binds it detached (``.detach()`` / ``.item()``)."""
+    backward_at = next((i for i, stmt in enumerate(body) if isinstance(stmt, ast.Expr) and _is_backward(stmt.value)
+                        and isinstance(stmt.value.func, ast.Attribute) and dotted(stmt.value.func.value) == name), None)
+    if backward_at is None:
+        return False
+    for stmt in body[backward_at + 1:]:
+        if (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
+                and stmt.targets[0].id == name and isinstance(stmt.value, ast.Call)
+                and isinstance(stmt.value.func, ast.Attribute) and stmt.value.func.attr in {"detach", "item"}
+                and dotted(stmt.value.func.value) == name):
+            return True
+    return False
 
 
 class RetainedGraph:
@@ -229,6 +287,8 @@ class RetainedGraph:
             graph = [v for v in values if ctx.tainted(v) or not sanitized(v)]
         else:
             graph = [v for v in values if ctx.tainted(v)]
+        if graph and kept != OUTLIVES_CALL and _kept_only_for_the_callers_backward(container, graph, ctx):
+            return
         if not graph:
             if kept == OUTLIVES_CALL:
                 how = "appends it to" if code == "VL102" else "stores it in"
