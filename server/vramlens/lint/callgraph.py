@@ -168,7 +168,7 @@ class CallGraph(Contexts, Reachability):
             return None, False
         receiver = func.value
         if isinstance(receiver, ast.Call) and call_name(receiver) == "super":
-            cls = self.enclosing_class(scope)
+            cls = self.facts.enclosing_class(scope)
             if cls is None:
                 return None, False
             for base in self.local_bases(cls):
@@ -180,7 +180,7 @@ class CallGraph(Contexts, Reachability):
         if name is None:
             return None, False
         if name in {"self", "cls"}:
-            cls = self.enclosing_class(scope)
+            cls = self.facts.enclosing_class(scope)
             found = self.method(cls, func.attr) if cls is not None else None
             return found, found is not None and not _is_static(found)
         if name in facts.classes:  # ``Helper.method(...)``
@@ -231,15 +231,6 @@ class CallGraph(Contexts, Reachability):
             found = self._return_nodes[key] = [s for s in self.statements_in.get(key, ()) if isinstance(s, ast.Return)]
         return found
 
-    def enclosing_class(self, scope: ast.AST) -> ast.ClassDef | None:
-        current = scope
-        while current is not None and not isinstance(current, ast.Module):
-            cls = self.facts.class_of(current)
-            if cls is not None:
-                return cls
-            current = self.facts.parent.get(id(current))
-        return None
-
     def local_bases(self, cls: ast.ClassDef) -> list[ast.ClassDef]:
         found = []
         for base in cls.bases:
@@ -261,7 +252,7 @@ class CallGraph(Contexts, Reachability):
     def instance_class(self, name: str, scope: ast.AST) -> ast.ClassDef | None:
         """The class of this file an instance name is bound to (``meter = AverageMeter()``)."""
         if name.startswith("self."):
-            cls = self.enclosing_class(scope)
+            cls = self.facts.enclosing_class(scope)
             if cls is None:
                 return None
             return self._class_instances(cls).get(name)
@@ -344,7 +335,7 @@ class CallGraph(Contexts, Reachability):
         func = call.func
         if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id in {"self", "cls"}):
             return []
-        cls = self.enclosing_class(scope)
+        cls = self.facts.enclosing_class(scope)
         if cls is None:
             return []
         found = []

@@ -338,7 +338,7 @@ class Evidence:
         """``name`` (plain or ``self.x``) holds a module in ``scope``."""
         if name.startswith("self."):
             head, _, rest = name.partition(".")
-            cls = self._class_for(scope)
+            cls = self.facts.enclosing_class(scope)
             if cls is None:
                 return False
             attr = f"self.{rest.split('.', 1)[0]}"
@@ -362,15 +362,6 @@ class Evidence:
             return None
         return self.facts.parent.get(id(scope)) or self.facts.tree
 
-    def _class_for(self, scope: ast.AST) -> ast.ClassDef | None:
-        current = scope
-        while current is not None and not isinstance(current, ast.Module):
-            cls = self.facts.class_of(current)
-            if cls is not None:
-                return cls
-            current = self.facts.parent.get(id(current))
-        return None
-
     def _class_modules(self, cls: ast.ClassDef) -> set[str]:
         found = set(self._class_attrs.get(cls.name, ()))
         for base in cls.bases:
@@ -382,7 +373,7 @@ class Evidence:
     def is_differentiable_name(self, name: str, scope: ast.AST) -> bool:
         """Called to compute a loss that is backpropagated (so a network or a loss, whatever its name)."""
         if name.startswith("self."):
-            cls = self._class_for(scope)
+            cls = self.facts.enclosing_class(scope)
             return cls is not None and name in self._class_differentiable.get(cls.name, ())
         current = scope
         while current is not None:
@@ -554,7 +545,7 @@ class Evidence:
             return True
         local = self.facts.functions.get(name) if "." not in name else None
         if local is None and name.startswith("self."):
-            cls = self._class_for(scope)
+            cls = self.facts.enclosing_class(scope)
             local = self.facts.methods.get((cls.name, name[5:])) if cls is not None and name.count(".") == 1 else None
         if local is not None:
             return self._returns_no_grad_callable(local)

@@ -94,6 +94,16 @@ class FileFacts:
     def class_of(self, func: ast.AST) -> ast.ClassDef | None:
         return self.owner.get(id(func))
 
+    def enclosing_class(self, scope: ast.AST) -> ast.ClassDef | None:
+        """The class whose method ``scope`` is, or is nested in (a closure defined inside a method)."""
+        current = scope
+        while current is not None and not isinstance(current, ast.Module):
+            cls = self.class_of(current)
+            if cls is not None:
+                return cls
+            current = self.parent.get(id(current))
+        return None
+
     def trains_directly(self, node: ast.AST) -> bool:
         """A backward pass, autograd.grad or an optimizer step is written inside ``node``."""
         key = id(node)

@@ -38,7 +38,7 @@ _NOT_A_FORWARD_PREFIXES = (
 
 
 def _enclosing_class_is_module(evidence: Evidence, scope: ast.AST) -> bool:
-    cls = evidence._class_for(scope)
+    cls = evidence.facts.enclosing_class(scope)
     return cls is not None and cls.name in evidence.module_classes
 
 

@@ -128,11 +128,17 @@ def builds_the_result(name: str, ctx: LintContext) -> bool:
         return False
     if ctx.graph.trains.get(id(node)) or is_global_name(name, ctx):
         return False
+    return name in returned_names(ctx)
+
+
+def returned_names(ctx: LintContext) -> set[str]:
+    """``names_reaching_return`` of the function being checked, worked out once per function."""
+    node = ctx.scope.node
     key = ("returned-names", id(node))
     returned = ctx.memo.get(key)
     if returned is None:
         returned = ctx.memo[key] = names_reaching_return(node)
-    return name in returned
+    return returned
 
 
 def names_reaching_return(func: ast.AST) -> set[str]:

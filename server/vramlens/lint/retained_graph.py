@@ -13,7 +13,7 @@ from .forwards import DIFFERENTIABLE, FORWARD, METHOD
 from .findings import Fix
 from .function_ctx import OUTPUT, tensor_kind
 from .library import NO_GRAD_UPDATE_PACKAGES
-from .lifetime import OUTLIVES_CALL, backpropagated, carried_across, lifetime, names_reaching_return, rebound_in
+from .lifetime import OUTLIVES_CALL, backpropagated, carried_across, lifetime, rebound_in, returned_names
 from .object_state import memo_cache_with_clear, reinitialised_per_call
 from .summaries import MAYBE_GRAPH, Effect
 from .syntax import assigned_names, base_dotted, call_name, dotted, last_name
@@ -69,7 +69,8 @@ def _kept_only_for_the_callers_backward(container: str, values: list[ast.AST], c
     differentiates. A local list, so nothing of it outlives the call."""
     loop = ctx.loops[-1] if ctx.loops else None
     node = ctx.scope.node
-    if loop is None or "." in container or isinstance(node, ast.Module) or not _returns_contents(container, node):
+    if loop is None or "." in container or isinstance(node, ast.Module) or container not in returned_names(ctx) \
+            or not _returns_contents(container, node):
         return False
     names = {v.id for v in values if isinstance(v, ast.Name)}
     if len(names) != len(values):
@@ -90,10 +91,8 @@ _SIZE_ONLY = {"len", "bool", "str", "repr", "print", "isinstance", "type"}
 
 
 def _returns_contents(container: str, func: ast.AST) -> bool:
-    """What ``func`` returns is made of the container's elements (``return sum(losses)``, ``torch.stack(outs)``,
-    the list itself, through assignments), not merely its size (``len(losses)``)."""
-    if container not in names_reaching_return(func):
-        return False
+    """Of a container that reaches what ``func`` returns: it goes there as its elements (``return sum(losses)``,
+    ``torch.stack(outs)``, the list itself, through assignments), not merely as its size (``len(losses)``)."""
     sized = {id(arg) for call in ast.walk(func) if isinstance(call, ast.Call) and call_name(call) in _SIZE_ONLY
              for arg in call.args if isinstance(arg, ast.Name) and arg.id == container}
     uses = [n for ret in ast.walk(func) if isinstance(ret, (ast.Return, ast.Assign)) and ret.value is not None

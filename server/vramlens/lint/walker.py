@@ -270,14 +270,18 @@ class Walker:
             visit = _VISITORS[kind] = getattr(Walker, f"_visit_{kind.__name__}", _no_transfer)
         visit(self, stmt)
 
+    def _callee_summary(self, call: ast.Call):
+        """(call site, the callee's summary) for a call of a function of this file; (None, None) otherwise."""
+        site = self.ctx.graph.site_of.get(id(call))
+        if site is None:
+            return None, None
+        return site, self.ctx.summaries.get(id(site.callee))
+
     def _call_effects(self, call: ast.Call) -> None:
         """A call of a function of this file that keeps one of its arguments: report graph passed to it, and
         pass the effect on to the current function's own parameters."""
         ctx = self.ctx
-        site = ctx.graph.site_of.get(id(call))
-        if site is None:
-            return
-        summary = ctx.summaries.get(id(site.callee))
+        site, summary = self._callee_summary(call)
         if summary is None or not summary.effects:
             return
         from .retained_graph import report_kept_argument  # the rule owns the wording
@@ -366,10 +370,7 @@ class Walker:
         ctx = self.ctx
         if not isinstance(call, ast.Call):
             return
-        site = ctx.graph.site_of.get(id(call))
-        if site is None:
-            return
-        summary = ctx.summaries.get(id(site.callee))
+        site, summary = self._callee_summary(call)
         if summary is None or not summary.detaches:
             return
         for parameter, argument in ctx.graph.bound_arguments(site):
