@@ -248,6 +248,19 @@ def _copy_of(census: dict, indices: list[int], models: list[tuple[str, Counter]]
     return None
 
 
+def _filled_at(owner_lines: dict, owner: tuple) -> tuple | None:
+    """The line that allocated most of what an owner holds."""
+    lines = owner_lines.get(owner)
+    return lines.most_common(1)[0][0] if lines else None
+
+
+def _with_graph(census: dict, listed: list[int]) -> int | None:
+    """How many of the listed tensors carry an autograd graph (None: the census listed none)."""
+    if not listed:
+        return None
+    return sum(1 for index in listed if census["tensors"][index]["grad_fn"] is not None)
+
+
 def _holders(census: dict, owner_bytes: Counter, owner_lines: dict) -> list[Holder]:
     models = [(_class_label(module), _signature(census, [item["tensor"] for item in module["parameters"]["listed"]]))
               for module in census.get("modules") or () if module["parameters"]["listed"]]
@@ -257,29 +270,24 @@ def _holders(census: dict, owner_bytes: Counter, owner_lines: dict) -> list[Hold
         if not size:
             continue
         container = entry["container"]
-        lines = owner_lines.get(("held", index))
-        appended = lines.most_common(1)[0][0] if lines else None
         chain = [_step_text(step) for step in entry.get("chain") or ()]
         root = entry.get("path") or (", ".join(str(name) for name in entry["names"][:2]) if entry["names"] else None)
         listed = entry["tensors"]["listed"]
-        with_graph = sum(1 for index in listed if census["tensors"][index]["grad_fn"] is not None)
         found.append(Holder(root=root or container.get("type") or container.get("kind") or "?",
                             kind=_holder_kind(container), bytes=size, tensors=entry["tensors"]["count"],
-                            length=container.get("length"), appended_at=appended, chain=chain,
-                            with_graph=with_graph if listed else None, copy_of=_copy_of(census, listed, models)))
+                            length=container.get("length"), appended_at=_filled_at(owner_lines, ("held", index)),
+                            chain=chain, with_graph=_with_graph(census, listed), copy_of=_copy_of(census, listed, models)))
     for index, entry in enumerate(census.get("frame_locals") or []):
         size = owner_bytes[("frame_local", index)]
         if not size:
             continue
         where = f"{str(entry['filename']).replace(chr(92), '/').rsplit('/', 1)[-1]}:{entry.get('line')}"
-        lines = owner_lines.get(("frame_local", index))
         listed = entry["tensors"]["listed"]
         found.append(Holder(root=f"local {entry['name']} in {entry['function']} ({where})", kind="frame", bytes=size,
                             tensors=entry["tensors"]["count"], length=entry.get("length"),
                             created_at=(entry["filename"], entry.get("line")) if entry.get("line") else None,
-                            appended_at=lines.most_common(1)[0][0] if lines else None,
-                            with_graph=sum(1 for i in listed if census["tensors"][i]["grad_fn"] is not None) if listed else None,
-                            copy_of=_copy_of(census, listed, models)))
+                            appended_at=_filled_at(owner_lines, ("frame_local", index)),
+                            with_graph=_with_graph(census, listed), copy_of=_copy_of(census, listed, models)))
     for index, entry in enumerate(census.get("caches") or []):
         size = owner_bytes[("cache", index)]
         if size:
