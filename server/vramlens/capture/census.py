@@ -217,6 +217,34 @@ def validate_census(data) -> dict:
     clean["unreached"] = record({"storages": COUNT, "bytes": BYTES,
                                  "tensors": record({"count": COUNT, "listed": listed})})(_field(data, "unreached"), "unreached")
     _check_owners(storages, {table: len(clean[table]) for table in set(_OWNER_TABLE.values())})
+    if data.get("graphs") is not None:
+        clean["graphs"] = _graphs(data["graphs"], len(storages))
+    return clean
+
+
+GRAPH_MECHANISMS = ("saved_tensor_data", "producer")
+
+
+def _graphs(value, storage_count: int) -> dict:
+    """The autograd graphs' table (absent before the graph walk existed): owners and the storages their graphs keep."""
+    storage = integer(0, storage_count - 1) if storage_count else _nothing("storages is empty")
+    kept = items(record({"ptr": BYTES, "device": integer(-1, 1 << 16), "bytes": BYTES, "python_visible": flag,
+                         "owners": items(COUNT, 16), "shared": flag}, {"storage": storage}))
+    clean = record(
+        {"mechanism": choice(*GRAPH_MECHANISMS),
+         "totals": record({"storages": COUNT, "bytes": BYTES, "not_python_visible_bytes": BYTES}),
+         "unlisted": record({"storages": COUNT, "bytes": BYTES})},
+        {"owners_asked": COUNT, "owners_walked": COUNT, "nodes": COUNT, "saved": COUNT, "hooked": COUNT,
+         "hooked_kept": COUNT, "empty": COUNT, "unreadable": COUNT, "cut": choice("time", "nodes")})(value, "graphs")
+    clean["storages"] = kept(_field(value, "storages"), "graphs.storages")
+    listed = items(integer(0, len(clean["storages"]) - 1) if clean["storages"] else _nothing("graphs.storages is empty"))
+    clean["owners"] = items(record(
+        {"role": choice(*ROLES), "roots": COUNT, "nodes": COUNT, "storages": COUNT, "bytes": BYTES,
+         "exclusive_bytes": BYTES, "python_visible_bytes": BYTES, "named_elsewhere": COUNT, "listed": listed},
+        {"owner": COUNT}))(_field(value, "owners"), "graphs.owners")
+    for position, kept_storage in enumerate(clean["storages"]):
+        if any(owner >= len(clean["owners"]) for owner in kept_storage["owners"]):
+            raise _Invalid(f"graphs.storages[{position}].owners refers past graphs.owners")
     return clean
 
 

@@ -132,6 +132,13 @@ def holders(listing: Listing, entries) -> list[dict]:
     return found
 
 
+def graphs(listing: Listing, facts: dict) -> dict:
+    """The graph walk's table, each Python-visible storage also by its position in ``storages``."""
+    for storage in facts["storages"]:
+        storage["storage"] = listing.storage_at.get((storage["device"], storage["ptr"]))
+    return facts
+
+
 def empty_tables() -> dict:
     """The tables of a census that found nothing (or failed before listing what it found)."""
     return {"totals": {"tensors": 0, "storages": 0, "bytes": 0},

@@ -8,7 +8,7 @@ import os
 import threading
 import time
 
-from . import caches, encode, frame_locals, holder_groups, holders, modules, optimizers
+from . import autograd_graphs, caches, encode, frame_locals, holder_groups, holders, modules, optimizers
 from .budget import Budget
 from .graph import Graph, is_a, mro, type_name
 from .inventory import Inventory
@@ -94,7 +94,7 @@ class _Census:
     # Slots: the census' own attributes must never show up as referrers of the user's objects.
     __slots__ = ("torch", "budget", "out", "extra_roots", "user_code", "device", "max_tensors", "tensor_type",
                  "parameter_type", "module_type", "optimizer_type", "inventory", "modules", "optimizers", "caches",
-                 "own_ids", "graph", "frames", "param_names", "module_paths")
+                 "own_ids", "graph", "frames", "param_names", "module_paths", "device_filter")
 
     def __init__(self, torch, budget: Budget, out: dict, extra_roots, device_filter, user_code: UserCode,
                  device, max_tensors: int):
@@ -106,6 +106,7 @@ class _Census:
         self.parameter_type = _attribute(nn, "Parameter")
         self.optimizer_type = _attribute(optim, "Optimizer")
         self.inventory = Inventory(device_filter)
+        self.device_filter = device_filter
         self.modules: list = []
         self.optimizers: list = []
         self.caches: list = []
@@ -140,6 +141,8 @@ class _Census:
         leftover = inventory.unclaimed()
         for index in leftover:
             inventory.claim(index, "unreached", None)
+        graphs = self._phase("the autograd graphs", lambda: autograd_graphs.walk_graphs(
+            self.torch, inventory, self.budget, self.device_filter))
         listing = encode.Listing(inventory, self.max_tensors)
 
         def tables() -> dict:  # all of them or none: they refer to each other
@@ -151,6 +154,8 @@ class _Census:
             found["frame_locals"] = encode.frame_locals(listing, local_entries)
             found["holders"] = encode.holders(listing, holder_entries)
             found["unreached"] = encode.unreached(listing, inventory, leftover)
+            if graphs is not None:
+                found["graphs"] = encode.graphs(listing, graphs)
             return found
 
         out.update(self._phase("the listing", tables) or {})
