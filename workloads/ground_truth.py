@@ -25,6 +25,9 @@ CACHE_GAP = GIB  # completed: at least this much reserved beyond allocated at th
 CACHE_RATIO = 2.0  # ... and reserved at least this many times allocated
 OUTSIDE_SHARE = 0.25  # OOM without a cap, with at least this share of the device outside PyTorch
 GROWTH_MIN_STEPS = 2  # growth needs the OOM to come after at least this many completed steps
+GROWTH_SHARE = 0.25  # completed: halving the steps lowered the peak allocated by at least this share ...
+GROWTH_MIN_BYTES = 256 * 2**20  # ... and by at least this many bytes
+RULES_VERSION = 2  # 2: a completed run whose memory grows with its steps is judged as growth (G1-G3) before C1/C2
 EXPANDABLE = "expandable_segments:True"
 INTENDED_CACHES = ("library_cache", "own_cache")  # growth_holder values: a cache that grows by design
 
@@ -40,6 +43,7 @@ def inputs_of(workload) -> dict:
                                                    "kind": workload.fix.kind, "text": workload.fix.text},
         "growth_holder": workload.growth_holder,
         "progress": workload.progress,
+        "storing_line": getattr(workload, "storing_line", None),
     }
 
 
@@ -128,10 +132,50 @@ def judge(inputs: dict, meta: dict, log_text: str, variants: list[dict], args: l
     runs = confirming_runs(variants, inputs, args)
     baseline = find_variant(variants, kind="baseline")
     baseline_outcome = outcome_of(baseline["runs"]) if baseline else "not_run"
-    result = {"measured": state, "baseline_confirming_run": baseline_outcome, "confirming_runs": runs}
+    result = {"measured": state, "baseline_confirming_run": baseline_outcome, "confirming_runs": runs,
+              "rules_version": RULES_VERSION}
     if not state["oom"]:
-        return dict(result, **_completed(state))
+        return dict(result, **(_grew(state, runs, variants, inputs, baseline) or _completed(state)))
     return dict(result, **_out_of_memory(state, runs, baseline_outcome, inputs))
+
+
+def _peak_of(variants: list[dict], keys: dict | None) -> int | None:
+    variant = find_variant(variants, **keys) if keys else None
+    runs = (variant or {}).get("runs") or []
+    peaks = [run.get("peak_allocated") for run in runs if run.get("status") == "completed"]
+    return max(peaks) if peaks and all(isinstance(p, int) for p in peaks) else None
+
+
+def _grew(state: dict, runs: list[dict], variants: list[dict], inputs: dict, baseline: dict | None) -> dict | None:
+    """A completed run whose memory grows with its number of steps (G1-G3), measured by its confirming runs:
+    growth before the limit is the same cause as growth that reached it. None: not measured, or no growth."""
+    if state["status"] != "completed" or baseline is None:
+        return None
+    full = _peak_of(variants, {"kind": "baseline"})
+    steps = inputs.get("steps")
+    halved_run = next((run for run in runs if run["role"] == "steps_halved"), None)
+    if full is None or not steps or halved_run is None or halved_run["outcome"] != "completed":
+        return None
+    value = None
+    for variant in variants:
+        if variant.get("kind") == "argument" and variant.get("argument") == steps["flag"]:
+            value = variant.get("value")
+    halved = _peak_of(variants, {"kind": "argument", "argument": steps["flag"], "value": value}) if value else None
+    if halved is None or full - halved < max(GROWTH_SHARE * full, GROWTH_MIN_BYTES):
+        return None
+    said = [f"Completed with a peak of {_gib(full)} allocated; with the steps halved ({halved_run['change']}) the "
+            f"peak was {_gib(halved)}: memory grows with the steps."]
+    if inputs.get("growth_holder") in INTENDED_CACHES:
+        return {"cause": "no_problem", "detail": "intended cache grows", "rule": "G2", "evidence": said + [
+            "The growth is a cache that grows by design, and the run completed."]}
+    fix = inputs.get("fix") or {}
+    fixed = _peak_of(variants, {"kind": "argument", "argument": fix.get("flag"), "value": fix.get("value")}) \
+        if fix.get("kind") == "drop_references" else None
+    if fixed is not None and full - fixed >= max(GROWTH_SHARE * full, GROWTH_MIN_BYTES):
+        return {"cause": "retained_references", "detail": "growth before the limit", "rule": "G1", "evidence": said + [
+            f"No longer keeping the earlier steps' tensors ({fix.get('text')}) lowered the peak to {_gib(fixed)}."]}
+    return {"cause": None, "detail": "growth, holder unconfirmed", "rule": "G3", "evidence": said + [
+        "No run confirmed who holds the growth."]}
 
 
 def _completed(state: dict) -> dict:

@@ -47,6 +47,8 @@ class Calibration:
         between the largest peak reserved of the fits and the baseline's peak allocated (so the
         baseline must run out whatever the allocator does, and the fits have room). A growth case
         lists its halved steps only: its fix keeps nothing across steps, so it needs less.
+    headroom: run the baseline without a cap; the cap is its peak allocated / `target`, so a completed run ends
+        at that share of the cap (a growth that has not reached the limit yet).
     fragmentation: run the baseline without a cap, then a ladder of caps between its packed peak
         (allocated) and its reserved peak; the highest cap that runs out is kept.
     outside: no cap (the other library fills the real device); one probe run with the other
@@ -88,6 +90,7 @@ class Workload:
     # True: a workload written after the engine was tuned on the corpus, never seen by it.
     held_out: bool | None = None
     round: int = 1  # the recording round that added it (record.py --round N records one round only)
+    storing_line: str | None = None  # "file:line" of the statement that keeps the memory: the line a user must change
 
     @property
     def is_held_out(self) -> bool:
@@ -379,5 +382,160 @@ HELD_OUT_ROUND3: tuple[Workload, ...] = (
 )
 
 WORKLOADS = WORKLOADS + HELD_OUT_ROUND3
+
+BY_NAME = {workload.name: workload for workload in WORKLOADS}
+
+# Round 4: retention families where the line to change is the line that *stores* (storing_line, "file:line" of
+# the statement a user must change), a completed run that grows, one that ends near the limit, and one forward-
+# and one backward-pass OOM of real models. Held out: the name's sha1("round4:" + name) ends in 0-7 (the rule
+# in README.md, fixed before any of these was recorded).
+
+
+def _round4(name: str) -> dict:
+    return dict(round=4, held_out=hashlib.sha1(f"round4:{name}".encode()).hexdigest()[-1] in "01234567")
+
+
+def _headroom(target: float) -> Calibration:
+    return Calibration("headroom", target=target)
+
+
+ROUND4: tuple[Workload, ...] = (
+    Workload(
+        "hook_features_append", "retention", "features", "hook_features.py", "torchvision ResNet-50 (forward hook)",
+        "retained_references",
+        "A forward hook on layer3 appends every batch's feature map to a global list during no_grad feature "
+        "extraction: the list grows by a batch of features per batch until the OOM.",
+        args=("--batch-size", "128", "--batches", "40"),
+        calibration=_between(_set("--batches", 20)),
+        scale=Knob("--batch-size", 128), steps=Knob("--batches", 40),
+        fix=Fix("--fixed", "1", "drop_references", "keep the pooled features on the CPU"),
+        storing_line="hook_features.py:17", **_round4("hook_features_append")),
+    Workload(
+        "eval_outputs_kept", "retention", "evaluation", "eval_keep_outputs.py", "transformers GPT-2 (evaluation loop)",
+        "retained_references",
+        "An evaluation loop without torch.no_grad() appends every batch's logits to a list: each keeps its forward "
+        "pass's graph, and the list outgrows the card part-way through the evaluation.",
+        args=("--batch-size", "8", "--batches", "16"),
+        calibration=_between(_set("--batches", 8)),
+        scale=Knob("--batch-size", 8), steps=Knob("--batches", 16),
+        fix=Fix("--fixed", "1", "drop_references", "append the predicted ids on the CPU"),
+        storing_line="eval_keep_outputs.py:36", **_round4("eval_outputs_kept")),
+    Workload(
+        "eval_outputs_fixed", "retention", "evaluation", "eval_keep_outputs.py", "transformers GPT-2 (evaluation loop)",
+        "no_problem",
+        "The same evaluation with its fix (the predicted ids appended on the CPU) completes under the same cap: the "
+        "after half of a before/after pair.",
+        args=("--batch-size", "8", "--batches", "16", "--fixed", "1"), expect="completes", cap_from="eval_outputs_kept",
+        **_round4("eval_outputs_fixed")),
+    Workload(
+        "metrics_dict_outputs", "retention", "train_metrics", "metrics_dict.py", "transformers GPT-2 (training loop)",
+        "retained_references",
+        "A training loop stores each step's whole model output in `metrics[step] = out`: one batch of vocabulary-sized "
+        "logits more per step until the OOM.",
+        args=("--batch-size", "8", "--steps", "30"),
+        calibration=_between(_set("--steps", 15)),
+        scale=Knob("--batch-size", 8), steps=Knob("--steps", 30),
+        fix=Fix("--fixed", "1", "drop_references", "keep out.loss.item()"),
+        storing_line="metrics_dict.py:39", **_round4("metrics_dict_outputs")),
+    Workload(
+        "module_history_attr", "retention", "encoder", "module_history.py", "torch (nn.TransformerEncoder)",
+        "retained_references",
+        "A model's forward does `self.history += [h]` with its hidden states on the GPU: the module's list grows every "
+        "step until the OOM.",
+        args=("--batch-size", "64", "--seq-len", "512", "--steps", "60"),
+        calibration=_between(_set("--steps", 30)),
+        scale=Knob("--batch-size", 64), steps=Knob("--steps", 60),
+        fix=Fix("--fixed", "1", "drop_references", "record a detached CPU summary"),
+        storing_line="module_history.py:29", **_round4("module_history_attr")),
+    Workload(
+        "feature_bank_cat", "retention", "contrastive", "feature_bank.py", "torchvision ResNet-18 (memory bank)",
+        "retained_references",
+        "A contrastive memory bank grown by `self.feats = torch.cat([self.feats, f.detach()])` is never trimmed: it "
+        "grows by a batch of embeddings per step until the OOM.",
+        args=("--batch-size", "256", "--steps", "60"),
+        calibration=_between(_set("--steps", 30)),
+        scale=Knob("--batch-size", 256), steps=Knob("--steps", 60),
+        fix=Fix("--fixed", "1", "drop_references", "keep a queue of the newest entries only"),
+        storing_line="feature_bank.py:22", **_round4("feature_bank_cat")),
+    Workload(
+        "ema_snapshots_kept", "retention", "ema", "ema_snapshots.py", "transformers GPT-2 (EMA)",
+        "retained_references",
+        "Training with an EMA of the weights copies the EMA's state into a list every step: one model's weights more "
+        "per step on the GPU until the OOM.",
+        args=("--batch-size", "8", "--steps", "30"),
+        calibration=_between(_set("--steps", 15)),
+        scale=Knob("--batch-size", 8), steps=Knob("--steps", 30),
+        fix=Fix("--fixed", "1", "drop_references", "keep the snapshots on the CPU"),
+        storing_line="ema_snapshots.py:54", **_round4("ema_snapshots_kept")),
+    Workload(
+        "val_losses_completes", "retention", "classifier", "val_losses_complete.py", "torchvision ResNet-34",
+        "retained_references",
+        "A training loop appends a validation loss tensor (with its graph) every step; memory climbs every step but "
+        "the run is short enough to complete: growth before the limit.",
+        args=("--batch-size", "16", "--steps", "12"), expect="completes",
+        calibration=_headroom(0.75),
+        scale=Knob("--batch-size", 16), steps=Knob("--steps", 12),
+        fix=Fix("--fixed", "1", "drop_references", "append loss.item()"),
+        storing_line="val_losses_complete.py:42", **_round4("val_losses_completes")),
+    Workload(
+        "embed_grad_near_limit", "retention", "embeddings", "embed_without_no_grad.py", "timm ViT-S/16 (inference)",
+        "retained_references",
+        "Inference without torch.no_grad() keeps every batch's embeddings with their graphs; the run completes at "
+        "about 93 % of the cap: one batch more would not fit.",
+        args=("--batch-size", "16", "--batches", "8"), expect="completes",
+        calibration=_headroom(0.93),
+        scale=Knob("--batch-size", 16), steps=Knob("--batches", 8),
+        fix=Fix("--fixed", "1", "drop_references", "run the loop under torch.no_grad()"),
+        storing_line="embed_without_no_grad.py:33", **_round4("embed_grad_near_limit")),
+    Workload(
+        "torch_load_cuda", "retention", "resume", "load_to_cuda.py", "torch.load (map_location='cuda')",
+        "working_set",
+        "A checkpoint read with torch.load(..., map_location='cuda') beside the model built on the GPU: the second "
+        "copy of the weights stays referenced, and the first step's optimizer state no longer fits.",
+        args=("--batch-size", "512", "--steps", "2"),
+        calibration=_between(_set("--map-location", "cpu")),
+        scale=Knob("--batch-size", 512), steps=Knob("--steps", 2),
+        fix=Fix("--map-location", "cpu", "shrink_working_set", "map_location='cpu' reads the checkpoint into host memory"),
+        prep=(("save_state.py",),), storing_line="load_to_cuda.py:31", timeout_s=120, **_round4("torch_load_cuda")),
+    Workload(
+        "lightning_seg_val_outputs", "lightning_seg", "segmentation_val", "segment.py", "Lightning (segmentation)",
+        "retained_references",
+        "A LightningModule's validation_step appends each batch's per-pixel logits to self.val_outputs: validation "
+        "runs out of memory part-way through the epoch.",
+        args=("--batch-size", "8", "--val-batches", "24"),
+        calibration=_between(_set("--val-batches", 12)),
+        scale=Knob("--batch-size", 8), steps=Knob("--val-batches", 24),
+        fix=Fix("--fixed", "1", "drop_references", "keep the detached class map on the CPU and clear the list"),
+        storing_line="segment.py:41", **_round4("lightning_seg_val_outputs")),
+    Workload(
+        "hf_trainer_mlm_eval", "hf_mlm", "mlm_eval", "evaluate_mlm.py", "transformers Trainer (BERT MLM)",
+        "retained_references",
+        "Trainer.evaluate() with compute_metrics and eval_accumulation_steps unset gathers every batch's "
+        "vocabulary-sized prediction scores on the GPU until the OOM.",
+        args=("--eval-samples", "256", "--eval-batch-size", "16"),
+        calibration=_between(_set("--eval-samples", 128)),
+        scale=Knob("--eval-batch-size", 16), steps=Knob("--eval-samples", 256),
+        fix=Fix("--eval-accumulation-steps", "1", "drop_references",
+                "eval_accumulation_steps=1 moves the gathered predictions to the CPU after every step"),
+        storing_line="evaluate_mlm.py:52", **_round4("hf_trainer_mlm_eval")),
+    Workload(
+        "vit_forward_oom", "big_step", "vit_train", "vit_forward.py", "timm ViT-B/16 (float32)",
+        "working_set",
+        "A ViT-B/16 trained in float32 at a batch too large: the saved activations outgrow the card inside the first "
+        "forward pass.",
+        args=("--batch-size", "96", "--steps", "3"),
+        calibration=_between(_set("--batch-size", 48)),
+        scale=Knob("--batch-size", 96), steps=Knob("--steps", 3), **_round4("vit_forward_oom")),
+    Workload(
+        "gpt2_backward_oom", "big_step", "gpt2_train", "gpt2_backward.py", "transformers GPT-2 (24 layers)",
+        "working_set",
+        "The first step of a 24-layer GPT-2: the forward pass fits, and the backward pass runs out of memory when the "
+        "parameters' gradients are created beside the saved activations.",
+        args=("--batch-size", "2", "--seq-len", "512", "--steps", "2"),
+        calibration=_between(_set("--forward-only", 1)),
+        scale=Knob("--batch-size", 2), steps=Knob("--steps", 2), **_round4("gpt2_backward_oom")),
+)
+
+WORKLOADS = WORKLOADS + ROUND4
 
 BY_NAME = {workload.name: workload for workload in WORKLOADS}

@@ -334,6 +334,8 @@ class Driver:
             return self._calibrate_outside(workload, plan, where)
         if calibration.kind == "fragmentation":
             return self._calibrate_fragmentation(workload, plan, base, where, shared)
+        if calibration.kind == "headroom":
+            return self._calibrate_headroom(workload, plan, base, where, shared)
         configs = [("baseline", base)] + [(_label(fit), with_overrides(base, fit)) for fit in calibration.fits]
         measured = self._in_parallel(workload, [(label, args, None) for label, args in configs], where, shared)
         plan.runs = [[label, vars(m)] for label, m in measured]
@@ -390,6 +392,21 @@ class Driver:
         plan.notes.append(f"no cap between the packed peak {_size(packed)} and the reserved peak {_size(reserved)} "
                           "ran out of memory, down to the lowest tried: recorded there, expecting no OOM")
         plan.skip_confirming = True
+        return plan
+
+    def _calibrate_headroom(self, workload: Workload, plan: Plan, args: list[str], where: Path, shared: bool) -> Plan:
+        """A completed run that should end at ``target`` of its cap: the cap is its uncapped peak allocated / target."""
+        (_, first), = self._in_parallel(workload, [("baseline", args, None)], where, shared)
+        plan.runs.append(["baseline", vars(first)])
+        self.log(f"  calibrate {workload.name} [baseline] uncapped: {first.text()}")
+        if first.status != "completed" or not first.peak_allocated:
+            plan.notes.append("the uncapped run did not complete: no cap")
+            plan.skip_confirming = True
+            return plan
+        target = workload.calibration.target
+        plan.cap = (int(first.peak_allocated / target) + MIB - 1) // MIB * MIB
+        plan.notes.append(f"cap {_size(plan.cap)}: the uncapped peak allocated ({_size(first.peak_allocated)}) is "
+                          f"{target:.0%} of it")
         return plan
 
     def _calibrate_outside(self, workload: Workload, plan: Plan, where: Path) -> Plan:

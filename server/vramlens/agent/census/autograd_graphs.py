@@ -89,6 +89,7 @@ class GraphWalk:
         self._node_saved: dict[int, tuple] = {}  # id(node) -> storage keys it saved
         self._node_sizes: dict[tuple, int] = {}  # storage key -> bytes
         self._keep: list = []  # nodes and tensors, alive while the walk runs so that ids stay theirs
+        self._walked: set[int] = set()  # id(node) of every node walked, by any owner
         self._node_owners: dict[int, list[int]] = {}  # id(node) -> owner positions (producer mechanism)
         self.nodes = self.saved = self.hooked = self.hooked_kept = self.empty = self.unreadable = 0
         self.cut: str | None = None
@@ -111,6 +112,7 @@ class GraphWalk:
                 continue
             seen.add(id(node))
             self._keep.append(node)
+            self._walked.add(id(node))
             if self.mechanism == "producer":
                 self._node_owners.setdefault(id(node), []).append(position)
             walked += 1
@@ -217,9 +219,17 @@ class GraphWalk:
         try:
             for owner, indices in owners:
                 roots = [self.inventory.objects[index] for index in indices]
+                if owner[0] == "unreached":
+                    # a tensor without a holder whose node an owner's graph contains is part of that graph
+                    # (a saved activation that had a Python wrapper), not a graph of its own
+                    produced = [(tensor, _grad_fn(tensor)) for tensor in roots]  # nodes alive: their ids stay theirs
+                    roots = [tensor for tensor, node in produced if id(node) not in self._walked]
+                    del produced
                 keys, walked = self.reach(roots, len(reached))
+                count = len(roots)
                 del roots
-                reached.append((owner, len(indices), keys, walked))
+                if count:
+                    reached.append((owner, count, keys, walked))
             if self.mechanism == "producer":
                 self._producers(reached)
         except _Stop:
@@ -227,6 +237,7 @@ class GraphWalk:
         finally:
             self._node_saved.clear()
             self._node_owners.clear()
+            self._walked.clear()
             self._keep.clear()
         return self._facts(reached, len(owners))
 
