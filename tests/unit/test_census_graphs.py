@@ -186,3 +186,19 @@ def test_without_the_saved_tensor_properties_nothing_saved_is_read(monkeypatch):
     entry = owner_of(found, "held", holder_position(found, "producer"))
     assert entry["bytes"] >= 256 * 512 * 4
     KEPT.clear()
+
+
+@needs_saved_data
+def test_a_running_sum_of_losses_counts_the_forward_passes_its_one_graph_holds():
+    KEPT.clear()
+    layer = torch.nn.Linear(256, 256)
+    total = 0
+    for _ in range(4):
+        total = total + layer(torch.randn(32, 256)).exp().sum()
+    KEPT["total"] = [total]
+    KEPT["one"] = [layer(torch.randn(32, 256)).exp().sum()]
+    del total
+    found = census()
+    assert owner_of(found, "held", holder_position(found, "total"))["passes"] == 4
+    assert owner_of(found, "held", holder_position(found, "one"))["passes"] == 1
+    KEPT.clear()

@@ -64,8 +64,8 @@ def main() -> int:
     options = parser.parse_args()
     root = Path(tempfile.mkdtemp(prefix="cpu-check-"))
     jobs = []
-    for family in {w.family: w.folder for w in WORKLOADS}.items():
-        shutil.copytree(HERE / family[0], root / family[1], ignore=shutil.ignore_patterns("__pycache__"))
+    for folder, family in {w.folder: w.family for w in WORKLOADS}.items():  # a family may run from several folders
+        shutil.copytree(HERE / family, root / folder, ignore=shutil.ignore_patterns("__pycache__"))
     for workload in WORKLOADS:
         if (options.only and workload.name not in options.only) or (options.round and workload.round != options.round):
             continue

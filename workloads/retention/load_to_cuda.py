@@ -11,7 +11,9 @@ import torch
 from torch import nn
 
 
-def build_model(width: int = 2048, layers: int = 12) -> nn.Module:
+def build_model(width: int = 2048, layers: int = 12, dry_run: bool = False) -> nn.Module:
+    if dry_run:
+        width, layers = 64, 2
     return nn.Sequential(*[nn.Sequential(nn.Linear(width, 4 * width), nn.GELU(), nn.Linear(4 * width, width))
                            for _ in range(layers)])
 
@@ -27,12 +29,12 @@ def main() -> None:
     args = parser.parse_args()
     if args.dry_run:
         args.batch_size, args.steps = 2, 1
-    model = build_model().to(args.device)
+    model = build_model(dry_run=args.dry_run).to(args.device)
     state = torch.load(args.checkpoint, map_location=args.map_location)
     model.load_state_dict(state)
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-5)
     for step in range(args.steps):
-        x = torch.randn(args.batch_size, 2048, device=args.device)
+        x = torch.randn(args.batch_size, model[0][0].in_features, device=args.device)
         loss = model(x).pow(2).mean()
         loss.backward()
         optimizer.step()

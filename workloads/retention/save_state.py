@@ -11,9 +11,10 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--device", default="cuda")
     parser.add_argument("--out", default="encoder.pt")
+    parser.add_argument("--dry-run", action="store_true", help="the tiny model of load_to_cuda.py --dry-run")
     args = parser.parse_args()
     torch.manual_seed(0)
-    torch.save(build_model().to(args.device).state_dict(), args.out)
+    torch.save(build_model(dry_run=args.dry_run).to(args.device).state_dict(), args.out)
 
 
 if __name__ == "__main__":

@@ -241,7 +241,7 @@ def _graphs(value, storage_count: int) -> dict:
     clean["owners"] = items(record(
         {"role": choice(*ROLES), "roots": COUNT, "nodes": COUNT, "storages": COUNT, "bytes": BYTES,
          "exclusive_bytes": BYTES, "python_visible_bytes": BYTES, "named_elsewhere": COUNT, "listed": listed},
-        {"owner": COUNT}))(_field(value, "owners"), "graphs.owners")
+        {"owner": COUNT, "passes": COUNT}))(_field(value, "owners"), "graphs.owners")
     for position, kept_storage in enumerate(clean["storages"]):
         if any(owner >= len(clean["owners"]) for owner in kept_storage["owners"]):
             raise _Invalid(f"graphs.storages[{position}].owners refers past graphs.owners")

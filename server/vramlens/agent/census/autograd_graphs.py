@@ -95,10 +95,12 @@ class GraphWalk:
         self.cut: str | None = None
 
     # -- one owner's graphs ---------------------------------------------------------------
-    def reach(self, roots: list, position: int = 0) -> tuple[set, int]:
-        """The storage keys the graphs of ``roots`` (tensors) keep, and the nodes walked (noted under
-        ``position``, the owner's, for the producer mechanism)."""
+    def reach(self, roots: list, position: int = 0) -> tuple[set, int, dict]:
+        """The storage keys the graphs of ``roots`` (tensors) keep, the nodes walked (noted under
+        ``position``, the owner's, for the producer mechanism), and how many nodes lead to each leaf's
+        gradient accumulator (id -> count)."""
         found: set = set()
+        leaves: dict = {}
         seen: set[int] = set()
         stack = []
         for tensor in roots:
@@ -128,9 +130,13 @@ class GraphWalk:
                 keys = self._node_saved[id(node)] = tuple(self._saved_by(node))
             found.update(keys)
             for child in self._next(node):
-                if child is not None and id(child) not in seen:
+                if child is None:
+                    continue
+                if type(child).__name__ == "AccumulateGrad":
+                    leaves[id(child)] = leaves.get(id(child), 0) + 1
+                if id(child) not in seen:
                     stack.append(child)
-        return found, walked
+        return found, walked, leaves
 
     def _next(self, node) -> list:
         cls = type(node)
@@ -225,11 +231,11 @@ class GraphWalk:
                     produced = [(tensor, _grad_fn(tensor)) for tensor in roots]  # nodes alive: their ids stay theirs
                     roots = [tensor for tensor, node in produced if id(node) not in self._walked]
                     del produced
-                keys, walked = self.reach(roots, len(reached))
+                keys, walked, leaves = self.reach(roots, len(reached))
                 count = len(roots)
                 del roots
                 if count:
-                    reached.append((owner, count, keys, walked))
+                    reached.append((owner, count, keys, walked, _median(leaves.values())))
             if self.mechanism == "producer":
                 self._producers(reached)
         except _Stop:
@@ -257,7 +263,7 @@ class GraphWalk:
     def _facts(self, reached: list, asked: int) -> dict:
         inventory = self.inventory
         owners_of: dict[tuple, list[int]] = {}
-        for position, (_owner, _count, keys, _walked) in enumerate(reached):
+        for position, (_owner, _count, keys, _walked, _passes) in enumerate(reached):
             for key in keys:
                 storage = inventory.storages.get(key)
                 if storage is not None and storage.role not in ("unreached", None):
@@ -274,12 +280,12 @@ class GraphWalk:
                              "python_visible": storage is not None, "owners": owners_of[key][:16],
                              "shared": len(owners_of[key]) > 1})
         groups = []
-        for position, (owner, count, keys, walked) in enumerate(reached):
+        for position, (owner, count, keys, walked, passes) in enumerate(reached):
             mine = [key for key in keys if key in owners_of]
             mine.sort(key=lambda key: -sizes[key])
             exclusive = sum(sizes[key] for key in mine if len(owners_of[key]) == 1)
             also_named = sum(1 for key in keys if key not in owners_of)
-            groups.append({"role": owner[0], "owner": owner[1], "roots": count, "nodes": walked,
+            groups.append({"role": owner[0], "owner": owner[1], "roots": count, "nodes": walked, "passes": passes,
                            "storages": len(mine), "bytes": sum(sizes[key] for key in mine),
                            "exclusive_bytes": exclusive,
                            "python_visible_bytes": sum(sizes[key] for key in mine if key in inventory.storages),
@@ -299,6 +305,13 @@ class GraphWalk:
         if storage is not None:
             return storage.nbytes
         return self._node_sizes.get(key, 0)
+
+
+def _median(counts) -> int:
+    """How many forward passes a graph holds: the median number of nodes leading to one leaf's gradient
+    accumulator (a weight is used once per forward pass in most models; a sum of N losses holds N passes)."""
+    ordered = sorted(counts)
+    return ordered[len(ordered) // 2] if ordered else 0
 
 
 def _grad_fn(tensor):
