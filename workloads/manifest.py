@@ -496,7 +496,7 @@ ROUND4: tuple[Workload, ...] = (
         calibration=_between(_set("--map-location", "cpu")),
         scale=Knob("--batch-size", 512), steps=Knob("--steps", 2),
         fix=Fix("--map-location", "cpu", "shrink_working_set", "map_location='cpu' reads the checkpoint into host memory"),
-        prep=(("save_state.py",),), storing_line="load_to_cuda.py:31", timeout_s=120, **_round4("torch_load_cuda")),
+        prep=(("save_state.py",),), storing_line="load_to_cuda.py:33", timeout_s=120, **_round4("torch_load_cuda")),
     Workload(
         "lightning_seg_val_outputs", "lightning_seg", "segmentation_val", "segment.py", "Lightning (segmentation)",
         "retained_references",
@@ -523,9 +523,9 @@ ROUND4: tuple[Workload, ...] = (
         "working_set",
         "A ViT-B/16 trained in float32 at a batch too large: the saved activations outgrow the card inside the first "
         "forward pass.",
-        args=("--batch-size", "96", "--steps", "3"),
-        calibration=_between(_set("--batch-size", 48)),
-        scale=Knob("--batch-size", 96), steps=Knob("--steps", 3), **_round4("vit_forward_oom")),
+        args=("--batch-size", "64", "--steps", "3"),
+        calibration=_between(_set("--batch-size", 32)),
+        scale=Knob("--batch-size", 64), steps=Knob("--steps", 3), **_round4("vit_forward_oom")),
     Workload(
         "gpt2_backward_oom", "big_step", "gpt2_train", "gpt2_backward.py", "transformers GPT-2 (24 layers)",
         "working_set",

@@ -33,7 +33,7 @@ def main() -> None:
             embeddings.append(model(images))
             print(f"[progress] batch {batch + 1} done", flush=True)
     bank = torch.nn.functional.normalize(torch.cat(embeddings), dim=1)
-    nearest = (bank[:8] @ bank.T).topk(5).indices
+    nearest = (bank[:8] @ bank.T).topk(min(5, len(bank))).indices
     print(f"nearest neighbours of the first images: {nearest[:2].tolist()}", flush=True)
 
 

@@ -118,8 +118,9 @@ def _census_view(capture: Capture, meta: dict, outcome: str, segments: list[dict
     same_moment = census["moment"] == meta.get("snapshot_moment")
     allocated = allocated_at_oom if census["moment"] == "oom" else end_allocated
     live = rep.live_at_oom if census["moment"] == "oom" and rep.live_at_oom is not None else rep.end_live
+    names = meta.get("frame_names") if isinstance(meta.get("frame_names"), dict) else None
     return join_census(census, segments if same_moment else None, allocated if same_moment else None, resolver, device,
-                       live, trace)
+                       live, trace, frame_names=names)
 
 
 def _environment(meta: dict, settings: dict, expandable_on: bool, total: int | None, device: int) -> dict:

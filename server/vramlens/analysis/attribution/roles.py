@@ -13,6 +13,7 @@ import bisect
 from collections import Counter
 from dataclasses import dataclass, field
 
+from vramlens.analysis.attribution.library_tree import frame_label
 from vramlens.analysis.load.snapshot import ALLOCATED, block_frames, block_state
 from vramlens.analysis.load.sources import SourceResolver
 from vramlens.analysis.model import Holder, RoleShare
@@ -34,6 +35,12 @@ ACTIVATIONS = ("activations", "not held by any Python object: activations saved 
 ORDER = ("activations", "parameters", "gradients", "optimizer_state", "kv_cache", "held_by_python", "kept_graphs",
          "inputs", "buffers", "other")
 KEPT_GRAPHS = "saved activations kept by the autograd graphs of held tensors"
+SAVED_WORDS = "activations saved for backward by the step in progress"
+# The frames of a backward pass in progress (torch.autograd's own functions on the main thread's stack).
+_BACKWARD_FRAMES = {"_engine_run_backward", "run_backward"}
+# Leaf layers and containers: the activations they allocate belong to the module that called them.
+_LEAF_MODULE_FILES = ("linear.py", "activation.py", "normalization.py", "dropout.py", "conv.py", "sparse.py",
+                      "container.py", "pooling.py", "batchnorm.py", "flatten.py")
 
 
 @dataclass
@@ -120,23 +127,27 @@ def _optimizer_words(census: dict) -> str | None:
 
 
 def join_census(census: dict, segments: list[dict] | None, allocated: int | None, resolver: SourceResolver,
-                device: int | None = None, live: dict | None = None, trace: list | None = None) -> Census:
+                device: int | None = None, live: dict | None = None, trace: list | None = None,
+                frame_names: dict | None = None, name_saved: bool = True) -> Census:
     """``segments`` (and ``live``, the replay's live blocks, with the ``trace`` they index): the
     state at the census' moment, when the snapshot was taken then (else None: the census' own
-    storage sizes are used, against the allocated bytes it recorded)."""
+    storage sizes are used, against the allocated bytes it recorded). ``frame_names``: capture.json's,
+    to name the modules whose forward saved the activations. ``name_saved`` False: tensors without a
+    holder stay "other" (the roles as they were before the graphs were read; for the benchmark)."""
     if segments is None:
-        return _unjoined(census)
+        return _unjoined(census, name_saved)
     blocks = live_blocks(segments, live, trace)
     if not blocks:
-        return _unjoined(census)
+        return _unjoined(census, name_saved)
     starts = [block[0] for block in blocks]
     claimed: set[int] = set()
     role_bytes: Counter = Counter()
     role_blocks: dict = {}
     owner_bytes: Counter = Counter()  # (census role, owner) -> bytes
     owner_lines: dict = {}  # (census role, owner) -> Counter of allocating lines
+    other_at: dict[int, int] = {}  # block position -> census storage index, for the tensors no holder was found for
     unmatched = 0
-    for storage in census["storages"]:
+    for storage_index, storage in enumerate(census["storages"]):
         if device is not None and storage["device"] not in (device, -1):
             continue
         position = _block_at(blocks, starts, storage["ptr"])
@@ -147,6 +158,8 @@ def join_census(census: dict, segments: list[dict] | None, allocated: int | None
         if position in claimed:
             continue  # two storages in one block (sub-allocations): the block counts once
         claimed.add(position)
+        if storage["role"] == "unreached":
+            other_at[position] = storage_index
         address, size, frames = blocks[position]
         role_bytes[role] += size
         role_blocks.setdefault(role, []).append(blocks[position])
@@ -164,16 +177,52 @@ def join_census(census: dict, segments: list[dict] | None, allocated: int | None
         notes.append(f"The census' tensors covered {fmt(-remainder)} more than the allocator counted; the remainder "
                      "is taken as 0.")
         remainder = 0
-    activation_blocks = [block for position, block in enumerate(blocks) if position not in claimed]
-    holders = _holders(census, owner_bytes, owner_lines)
-    kept = _graphs_behind(holders, {"activations": activation_blocks, "other": role_blocks.get("other", [])}, resolver)
-    for role, size in kept.items():  # what held graphs keep is theirs, not anonymous activations
-        if role == "activations":
+    holders, holder_at = _holders(census, owner_bytes, owner_lines)
+    kept_blocks: list = []
+    if name_saved:
+        graphs = _graph_facts(census)
+        by_position = _graph_blocks(graphs, blocks, starts) if graphs else {}
+        saved_storages = _storages_with_graph(census)
+        backward = _backward_in_progress(census)
+        for position, storage_index in other_at.items():
+            owner = by_position.get(position)
+            if owner is None and storage_index not in saved_storages and not backward:
+                continue  # nothing says what keeps it: it stays "other"
+            size = blocks[position][1]
+            role_bytes["other"] -= size
+            role_blocks["other"].remove(blocks[position])
+            if owner is not None and owner in holder_at and _is_collection(graphs, owner):
+                holder_at[owner].graph_bytes += size
+                role_bytes["kept_graphs"] += size
+                kept_blocks.append(blocks[position])
+            else:
+                claimed.discard(position)  # an activation saved for backward: with the remainder
+                remainder += size
+        for position, owner in by_position.items():
+            if position in claimed or owner not in holder_at or not _is_collection(graphs, owner):
+                continue
+            size = blocks[position][1]  # no Python object names it: only the holder's graphs keep it
+            claimed.add(position)
+            holder_at[owner].graph_bytes += size
+            role_bytes["kept_graphs"] += size
             remainder -= size
-        else:
-            role_bytes[role] -= size
-        role_bytes["kept_graphs"] += size
-    roles = _shares(census, role_bytes, remainder)
+            kept_blocks.append(blocks[position])
+    else:
+        graphs = None
+    activation_blocks = [block for position, block in enumerate(blocks) if position not in claimed]
+    if not _graphs_read(graphs):  # without the census' graph walk: the kept graphs by the line that made them
+        kept = _graphs_behind(holders, {"activations": activation_blocks, "other": role_blocks.get("other", [])}, resolver)
+        for role, size in kept.items():  # what held graphs keep is theirs, not anonymous activations
+            if role == "activations":
+                remainder -= size
+            else:
+                role_bytes[role] -= size
+            role_bytes["kept_graphs"] += size
+    roles = _shares(census, role_bytes, remainder,
+                    _saved_by_module(activation_blocks, frame_names) if name_saved and remainder > 0 else None)
+    if kept_blocks:
+        role_blocks["kept_graphs"] = kept_blocks
+    holders.sort(key=lambda holder: -(holder.bytes + holder.graph_bytes))
     grad = census.get("grad_mode") or {}
     result = Census(moment=census["moment"], roles=roles, holders=holders,
                     blocks_by_role=dict(role_blocks, activations=activation_blocks),
@@ -206,9 +255,12 @@ def pending_optimizer_state(census: dict) -> tuple[int, str | None]:
     return pending, words
 
 
-def _shares(census: dict, role_bytes: Counter, remainder: int) -> list[RoleShare]:
+def _shares(census: dict, role_bytes: Counter, remainder: int, saved_detail: str | None = None) -> list[RoleShare]:
     details = {"parameters": _model_words(census), "optimizer_state": _optimizer_words(census)}
-    shares = [RoleShare(ACTIVATIONS[0], remainder, ACTIVATIONS[1])] if remainder else []
+    if saved_detail:
+        shares = [RoleShare(ACTIVATIONS[0], remainder, f"{SAVED_WORDS} ({saved_detail})", saved_detail)] if remainder else []
+    else:
+        shares = [RoleShare(ACTIVATIONS[0], remainder, ACTIVATIONS[1])] if remainder else []
     for census_role, (role, words) in ROLE_NAMES.items():
         if role_bytes[role] > 0:
             detail = details.get(role)
@@ -265,9 +317,11 @@ def _holders(census: dict, owner_bytes: Counter, owner_lines: dict) -> list[Hold
     models = [(_class_label(module), _signature(census, [item["tensor"] for item in module["parameters"]["listed"]]))
               for module in census.get("modules") or () if module["parameters"]["listed"]]
     found = []
+    at: dict = {}  # (census role, owner) -> Holder
+    graph_owners = {(owner["role"], owner.get("owner")) for owner in (_graph_facts(census) or {}).get("owners", ())}
     for index, entry in enumerate(census.get("holders") or []):
         size = owner_bytes[("held", index)]
-        if not size:
+        if not size and ("held", index) not in graph_owners:
             continue
         container = entry["container"]
         chain = [_step_text(step) for step in entry.get("chain") or ()]
@@ -277,9 +331,10 @@ def _holders(census: dict, owner_bytes: Counter, owner_lines: dict) -> list[Hold
                             kind=_holder_kind(container), bytes=size, tensors=entry["tensors"]["count"],
                             length=container.get("length"), appended_at=_filled_at(owner_lines, ("held", index)),
                             chain=chain, with_graph=_with_graph(census, listed), copy_of=_copy_of(census, listed, models)))
+        at[("held", index)] = found[-1]
     for index, entry in enumerate(census.get("frame_locals") or []):
         size = owner_bytes[("frame_local", index)]
-        if not size:
+        if not size and ("frame_local", index) not in graph_owners:
             continue
         where = f"{str(entry['filename']).replace(chr(92), '/').rsplit('/', 1)[-1]}:{entry.get('line')}"
         listed = entry["tensors"]["listed"]
@@ -288,14 +343,94 @@ def _holders(census: dict, owner_bytes: Counter, owner_lines: dict) -> list[Hold
                             created_at=(entry["filename"], entry.get("line")) if entry.get("line") else None,
                             appended_at=_filled_at(owner_lines, ("frame_local", index)),
                             with_graph=_with_graph(census, listed), copy_of=_copy_of(census, listed, models)))
+        at[("frame_local", index)] = found[-1]
     for index, entry in enumerate(census.get("caches") or []):
         size = owner_bytes[("cache", index)]
         if size:
             bound = (entry.get("bound_to") or [None])[0]
             found.append(Holder(root=f"{_class_label(entry)}" + (f" ({bound})" if bound else ""), kind="cache",
                                 bytes=size, tensors=entry["tensors"]["count"]))
+            at[("cache", index)] = found[-1]
     found.sort(key=lambda holder: -holder.bytes)
+    return found, at
+
+
+def _graph_facts(census: dict) -> dict | None:
+    graphs = census.get("graphs")
+    return graphs if isinstance(graphs, dict) and graphs.get("owners") is not None else None
+
+
+def _graphs_read(graphs: dict | None) -> bool:
+    """Whether the census read the saved tensors of every graph (then they, not the allocating line, say
+    what each holder's graphs keep)."""
+    return bool(graphs) and graphs.get("mechanism") == "saved_tensor_data" and not graphs.get("cut")
+
+
+def _is_collection(graphs: dict | None, owner: tuple) -> bool:
+    """Graphs kept past their step: several tensors with graphs (a list of losses, a dict of outputs), or one
+    tensor whose graph holds several forward passes (a running sum of losses); not the step's own loss."""
+    for entry in (graphs or {}).get("owners", ()):
+        if (entry["role"], entry.get("owner")) == owner:
+            return entry["role"] in ("held", "frame_local") and (entry["roots"] >= 2 or (entry.get("passes") or 0) >= 2)
+    return False
+
+
+def _graph_blocks(graphs: dict, blocks: list, starts: list[int]) -> dict:
+    """Block position -> (census role, owner) of the graph that keeps it: a collection's graph first (what it
+    shares with the step in progress is still kept when the step ends), else the first owner listed."""
+    owners = graphs.get("owners") or []
+    found = {}
+    for storage in graphs.get("storages") or ():
+        position = _block_at(blocks, starts, storage["ptr"])
+        if position is None:
+            continue
+        keys = [(owners[i]["role"], owners[i].get("owner")) for i in storage.get("owners") or () if i < len(owners)]
+        if not keys:
+            continue
+        collections = [key for key in keys if _is_collection(graphs, key)]
+        found[position] = (collections or keys)[0]
     return found
+
+
+def _storages_with_graph(census: dict) -> set[int]:
+    """Census storages that a tensor with a grad_fn views: an autograd op's output that no Python object holds
+    (it had a Python wrapper once), kept alive by the graph that saved it."""
+    return {tensor["storage"] for tensor in census.get("tensors") or () if tensor.get("grad_fn")}
+
+
+def _backward_in_progress(census: dict) -> bool:
+    """The census was taken inside a backward pass (torch.autograd's engine on the main thread's stack): tensors
+    without a holder are then the backward's own (saved activations being consumed, gradients in flight)."""
+    return any(frame.get("name") in _BACKWARD_FRAMES for frame in census.get("main_stack") or ())
+
+
+def _module_of(frames: list, names: dict | None) -> str | None:
+    """The module whose forward allocated a block: the innermost ``Class.forward`` frame outside torch's leaf
+    layers and containers (a Linear's output belongs to the attention block that called it)."""
+    for frame in frames or ():
+        if frame.get("name") != "forward":
+            continue
+        filename = str(frame.get("filename") or "").replace("\\", "/")
+        if "/torch/nn/modules/" in filename and filename.rsplit("/", 1)[-1] in _LEAF_MODULE_FILES:
+            continue
+        label = frame_label(frame, names)
+        return label if "." in label else None
+    return None
+
+
+def _saved_by_module(activation_blocks: list, names: dict | None) -> str | None:
+    """"by Attention.forward 2.10 GiB, Mlp.forward 1.95 GiB, …": the activations by the module whose
+    forward made them, when the trace names modules for most of them."""
+    by_module: Counter = Counter()
+    total = 0
+    for _address, size, frames in activation_blocks:
+        total += size
+        module = _module_of(frames, names)
+        if module:
+            by_module[module] += size
+    if not by_module or sum(by_module.values()) < 0.5 * total:
+        return None
+    return "by " + ", ".join(f"{module} {fmt(size)}" for module, size in by_module.most_common(3))
 
 
 def _graphs_behind(holders: list[Holder], unnamed: dict, resolver: SourceResolver) -> Counter:
@@ -323,7 +458,7 @@ def _graphs_behind(holders: list[Holder], unnamed: dict, resolver: SourceResolve
     return taken
 
 
-def _unjoined(census: dict) -> Census:
+def _unjoined(census: dict, name_saved: bool = True) -> Census:
     """A census from another moment than the snapshot's (the peak watcher's): its own sizes."""
     role_bytes: Counter = Counter()
     for census_role, figures in census["roles"].items():
@@ -334,9 +469,43 @@ def _unjoined(census: dict) -> Census:
     owner_bytes: Counter = Counter()
     for storage in census["storages"]:
         owner_bytes[(storage["role"], storage.get("owner"))] += storage["bytes"]
+    holders, holder_at = _holders(census, owner_bytes, {})
+    graphs = _graph_facts(census) if name_saved else None
+    if name_saved:  # as in join_census, by the census' own storage sizes
+        saved, backward = _storages_with_graph(census), _backward_in_progress(census)
+        owner_of = {}
+        for storage in (graphs or {}).get("storages") or ():
+            if storage.get("storage") is not None:
+                keys = [(graphs["owners"][i]["role"], graphs["owners"][i].get("owner")) for i in storage["owners"]
+                        if i < len(graphs["owners"])]
+                collections = [key for key in keys if _is_collection(graphs, key)]
+                if keys:
+                    owner_of[storage["storage"]] = (collections or keys)[0]
+        for index, storage in enumerate(census["storages"]):
+            if storage["role"] != "unreached":
+                continue
+            owner = owner_of.get(index)
+            if owner is None and index not in saved and not backward:
+                continue
+            role_bytes["other"] -= storage["bytes"]
+            if owner in holder_at and _is_collection(graphs, owner):
+                holder_at[owner].graph_bytes += storage["bytes"]
+                role_bytes["kept_graphs"] += storage["bytes"]
+            else:
+                remainder += storage["bytes"]
+        for entry in (graphs or {}).get("owners", ()):  # what only a collection's graphs keep, no Python object naming it
+            key = (entry["role"], entry.get("owner"))
+            if key in holder_at and _is_collection(graphs, key):
+                hidden = sum(graphs["storages"][i]["bytes"] for i in entry["listed"]
+                             if not graphs["storages"][i]["python_visible"] and graphs["storages"][i]["owners"][:1] == [graphs["owners"].index(entry)])
+                hidden = min(hidden, remainder)
+                holder_at[key].graph_bytes += hidden
+                role_bytes["kept_graphs"] += hidden
+                remainder -= hidden
+        holders.sort(key=lambda holder: -(holder.bytes + holder.graph_bytes))
     grad = census.get("grad_mode") or {}
     return Census(moment=census["moment"], roles=_shares(census, role_bytes, remainder),
-                  holders=_holders(census, owner_bytes, {}), grad_enabled=grad.get("grad_enabled"),
+                  holders=holders, grad_enabled=grad.get("grad_enabled"),
                   inference_mode=grad.get("inference_mode"), main_stack=list(census.get("main_stack") or []),
                   notes=list(census.get("notes") or []), optimizer_bytes=role_bytes["optimizer_state"],
                   parameter_bytes=role_bytes["parameters"])
