@@ -1,6 +1,11 @@
 """Turn what record.sh wrote into fixtures: tests/fixtures/realworld/<workload>/ and their README.
 
     python3 workloads/unpack.py OUT [--dest tests/fixtures/realworld]
+    python3 workloads/unpack.py OUT --compressed --dest tests/fixtures/realworld/round4
+
+With --compressed the workloads stay as their <workload>.tar.xz (the tree that travels to the GPU
+machine and the repository stay small); ``extract_compressed`` unpacks such a folder for tests and
+benchmarks.
 
 OUT holds captures-N.tar (members <workload>.tar.xz), summary.json and log.txt. Each workload's
 folder gets exactly what was recorded: capture/ (as `vramlens run` wrote it), experiment.json (the
@@ -38,6 +43,35 @@ def unpack(out: Path, dest: Path) -> list[str]:
                     inner.extractall(dest, filter="data") if sys.version_info >= (3, 12) else inner.extractall(dest)
                 names.append(name)
     return names
+
+
+def keep_compressed(out: Path, dest: Path) -> list[str]:
+    """Each workload's <workload>.tar.xz copied into dest, as recorded (its members checked first)."""
+    names = []
+    for archive in sorted(out.glob("captures-*.tar")):
+        with tarfile.open(archive) as outer:
+            for member in outer.getmembers():
+                if not member.name.endswith(".tar.xz") or "/" in member.name:
+                    continue
+                name = member.name[: -len(".tar.xz")]
+                data = outer.extractfile(member).read()
+                with tarfile.open(fileobj=io.BytesIO(data), mode="r:xz") as inner:
+                    _check_members(inner, name)
+                (dest / member.name).write_bytes(data)
+                names.append(name)
+    return names
+
+
+def extract_compressed(folder: Path, into: Path) -> list[Path]:
+    """The workloads of a --compressed folder, unpacked under ``into``: their folders."""
+    found = []
+    for archive in sorted(folder.glob("*.tar.xz")):
+        name = archive.name[: -len(".tar.xz")]
+        with tarfile.open(archive, mode="r:xz") as inner:
+            _check_members(inner, name)
+            inner.extractall(into, filter="data") if sys.version_info >= (3, 12) else inner.extractall(into)
+        found.append(into / name)
+    return found
 
 
 def _check_members(archive: tarfile.TarFile, name: str) -> None:
@@ -125,12 +159,20 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("out", type=Path)
     parser.add_argument("--dest", type=Path, default=HERE.parent / "tests" / "fixtures" / "realworld")
+    parser.add_argument("--compressed", action="store_true", help="keep each workload as its .tar.xz in DEST")
     options = parser.parse_args(argv)
     options.dest.mkdir(parents=True, exist_ok=True)
-    names = unpack(options.out, options.dest)
     summary_path = options.out / "summary.json"
     summary = json.loads(summary_path.read_text()) if summary_path.is_file() else {}
-    (options.dest / "README.md").write_text(readme(options.dest, summary))
+    if options.compressed:
+        import tempfile
+        names = keep_compressed(options.out, options.dest)
+        with tempfile.TemporaryDirectory() as scratch:
+            extract_compressed(options.dest, Path(scratch))
+            (options.dest / "README.md").write_text(readme(Path(scratch), summary))
+    else:
+        names = unpack(options.out, options.dest)
+        (options.dest / "README.md").write_text(readme(options.dest, summary))
     print(f"unpacked {len(names)} workloads into {options.dest}: {', '.join(names)}")
     return 0
 

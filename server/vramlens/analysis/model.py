@@ -283,6 +283,7 @@ class Analysis:
     steps: StepModel | None = None  # None when the trace shows no recurring loop
     roles: list[RoleShare] = field(default_factory=list)  # empty without a census
     holders: list[Holder] = field(default_factory=list)
+    census_moment: str | None = None  # when the census behind roles and holders was taken: oom | peak | end | on_demand
     breakdown: list[FrameNode] = field(default_factory=list)  # per top user line: its library frames
     mode: str | None = None  # "training" | "inference" | None (not enough evidence)  # for people: "out of memory (request 96.00 MiB)", "no OOM; ended by --timeout after 12 s"
     notebook: NotebookFacts | None = None  # recorded in a Jupyter kernel: its cells, and what the kernel itself keeps

@@ -237,6 +237,7 @@ def _analyze(capture: Capture, total_memory: int | None, source_root: str | None
         allocator_settings=settings, source_root=recorded_root, local_root=resolver.local_root, notes=notes,
         steps=steps, mode=mode,
         roles=census.roles if census else [], holders=census.holders if census else [], breakdown=breakdown,
+        census_moment=census.moment if census else None,
         notebook=resolver.cells,
         outcome_text=f"out of memory (request {fmt(request)})" if outcome == "oom" else outcome_line(outcome, meta, status),
         phase_marks=[PhaseMark(mark.index, mark.time_us, mark.text) for mark in (checked_trace.annotations if checked_trace else [])],

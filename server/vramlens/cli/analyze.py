@@ -13,6 +13,7 @@ from vramlens.capture.ranks import holds_rank_captures
 from vramlens.cli.rank_text import render_ranks_text
 from vramlens.analysis.load.ending import moment_words
 from vramlens.analysis.model import Accounting, Analysis, LineStat
+from vramlens.analysis.attribution.roles import census_moment_words
 from vramlens.units import format_bytes as fmt
 from vramlens.units import parse_size
 from vramlens.capture import CaptureError
@@ -183,7 +184,8 @@ def _memory_views_text(analysis: Analysis) -> list[str]:
     out = []
     if analysis.roles:
         total = sum(role.bytes for role in analysis.roles)
-        out += ["", f"What the memory is ({fmt(total)} live, from the census taken in the process)"]
+        when = census_moment_words(analysis.census_moment, analysis.oom is not None)
+        out += ["", f"What the memory is ({fmt(total)} live, from the census taken in the process {when})"]
         out += [f"  {fmt(role.bytes):>12}  {role.bytes / max(total, 1):4.0%}  {role.label}" for role in analysis.roles]
     if analysis.holders:
         out += ["", "Who holds it"]

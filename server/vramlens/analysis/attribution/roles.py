@@ -35,7 +35,7 @@ ACTIVATIONS = ("activations", "not held by any Python object: activations saved 
 ORDER = ("activations", "parameters", "gradients", "optimizer_state", "kv_cache", "held_by_python", "kept_graphs",
          "inputs", "buffers", "other")
 KEPT_GRAPHS = "saved activations kept by the autograd graphs of held tensors"
-SAVED_WORDS = "activations saved for backward by the step in progress"
+SAVED_WORDS = "activations saved for backward (autograd graphs no Python object names)"
 # The frames of a backward pass in progress (torch.autograd's own functions on the main thread's stack).
 _BACKWARD_FRAMES = {"_engine_run_backward", "run_backward"}
 # Leaf layers and containers: the activations they allocate belong to the module that called them.
@@ -376,8 +376,9 @@ def _is_collection(graphs: dict | None, owner: tuple) -> bool:
 
 
 def _graph_blocks(graphs: dict, blocks: list, starts: list[int]) -> dict:
-    """Block position -> (census role, owner) of the graph that keeps it: a collection's graph first (what it
-    shares with the step in progress is still kept when the step ends), else the first owner listed."""
+    """Block position -> (census role, owner) of the graph that keeps it. A storage only a collection's graphs
+    reach is that collection's; one it shares with the step in progress (a list that already holds this step's
+    output) is the step's working set, freed by its backward: the first other owner's."""
     owners = graphs.get("owners") or []
     found = {}
     for storage in graphs.get("storages") or ():
@@ -387,8 +388,8 @@ def _graph_blocks(graphs: dict, blocks: list, starts: list[int]) -> dict:
         keys = [(owners[i]["role"], owners[i].get("owner")) for i in storage.get("owners") or () if i < len(owners)]
         if not keys:
             continue
-        collections = [key for key in keys if _is_collection(graphs, key)]
-        found[position] = (collections or keys)[0]
+        others = [key for key in keys if not _is_collection(graphs, key)]
+        found[position] = (others or keys)[0]
     return found
 
 
@@ -478,9 +479,9 @@ def _unjoined(census: dict, name_saved: bool = True) -> Census:
             if storage.get("storage") is not None:
                 keys = [(graphs["owners"][i]["role"], graphs["owners"][i].get("owner")) for i in storage["owners"]
                         if i < len(graphs["owners"])]
-                collections = [key for key in keys if _is_collection(graphs, key)]
+                others = [key for key in keys if not _is_collection(graphs, key)]
                 if keys:
-                    owner_of[storage["storage"]] = (collections or keys)[0]
+                    owner_of[storage["storage"]] = (others or keys)[0]
         for index, storage in enumerate(census["storages"]):
             if storage["role"] != "unreached":
                 continue
@@ -515,6 +516,19 @@ def _step_text(step: dict) -> str:
     edge = step.get("edge") or "?"
     name = step.get("name")
     return f"{edge} {name}" if name is not None else edge
+
+
+CENSUS_MOMENTS = {"oom": "at the OOM", "peak": "near the allocated peak", "end": "at the end of the run",
+                  "on_demand": "when it was asked for"}
+
+
+def census_moment_words(moment: str | None, outcome_oom: bool) -> str:
+    """When the census behind a breakdown was taken, said so that it is not read as another moment's: a
+    completed run without a census near its peak shows the end of the run, and says that the peak has none."""
+    words = CENSUS_MOMENTS.get(moment or "", "at an unrecorded moment")
+    if moment == "end" and not outcome_oom:
+        words += "; no census was taken near the peak, so this is not the peak's breakdown"
+    return words
 
 
 def roles_sentence(census: Census, allocated: int) -> str | None:

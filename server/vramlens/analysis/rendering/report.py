@@ -8,6 +8,7 @@ from vramlens.analysis.model import Analysis
 from vramlens.analysis.load.run_settings import run_settings
 from vramlens.analysis.rendering.notebook_text import cell_rows, holder_lines
 from vramlens.safe_text import one_line
+from vramlens.analysis.attribution.roles import census_moment_words
 from vramlens.units import format_bytes as fmt
 
 UNKNOWN = "unknown (the capture does not show it)"
@@ -183,7 +184,9 @@ def _roles(analysis: Analysis) -> list[str]:
     out = []
     if analysis.roles:
         total = sum(role.bytes for role in analysis.roles) or 1
-        out += ["", "### What the memory is", "", "| role | bytes | share |", "|---|---:|---:|"]
+        when = census_moment_words(analysis.census_moment, analysis.oom is not None)
+        out += ["", "### What the memory is", "", f"From the census taken in the process {when}.", "",
+                "| role | bytes | share |", "|---|---:|---:|"]
         out += [f"| {_cell(role.label)} | {fmt(role.bytes)} | {role.bytes / total:.0%} |" for role in analysis.roles]
     if analysis.holders:
         out += ["", "### Who holds it", ""]
