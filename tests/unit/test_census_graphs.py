@@ -3,6 +3,7 @@ charged to its holder, read without unpacking anything (no saved-tensor hook eve
 
 import gc
 import json
+import os
 
 import pytest
 
@@ -17,10 +18,10 @@ needs_saved_data = pytest.mark.skipif(not _SavedReader(torch).usable,
 KEPT = {}  # module-level holder: the census names it, as it would a user's global list
 
 
-def census():
+def census(**options):
     gc.collect()
     taken = take_census(torch, "on_demand", device_filter=lambda t: t.device.type == "cpu", budget_s=30.0,
-                        max_tensors=10**6)
+                        max_tensors=10**6, **options)
     return validate_census(json.loads(json.dumps(taken)))
 
 
@@ -202,3 +203,20 @@ def test_a_running_sum_of_losses_counts_the_forward_passes_its_one_graph_holds()
     assert owner_of(found, "held", holder_position(found, "total"))["passes"] == 4
     assert owner_of(found, "held", holder_position(found, "one"))["passes"] == 1
     KEPT.clear()
+
+
+@needs_saved_data
+def test_saved_activations_inside_a_local_lists_graphs_are_left_to_the_graph_walk_not_sought_as_holders():
+    layer = torch.nn.Linear(256, 256)
+    outputs = []
+    for _ in range(3):
+        hidden = layer(torch.randn(32, 256))  # a Python wrapper once, then only the graph keeps it
+        outputs.append(hidden.exp())
+        del hidden
+    found = census(source_root=os.path.dirname(os.path.abspath(__file__)))  # this file is the user's code
+    entry = [local for local in found["frame_locals"] if local["name"] == "outputs"]
+    assert entry, "the local list is a frame local"
+    owner = owner_of(found, "frame_local", found["frame_locals"].index(entry[0]))
+    assert owner["passes"] == 3 and owner["exclusive_bytes"] >= 3 * 32 * 256 * 4
+    assert found["holder_search"]["inside_graphs"] >= 3
+    assert found["holder_search"]["sought"] < found["holder_search"]["inside_graphs"] + 50

@@ -239,6 +239,7 @@ class Holder:
     chain: list[str] = field(default_factory=list)
     with_graph: int | None = None  # of its tensors listed by the census, how many carry an autograd graph (None: unknown)
     copy_of: str | None = None  # "GPT2LMHeadModel": its tensors have the shapes of that model's parameters (a second copy)
+    named: bool = True  # False: nothing names it (no chain from a named root, no name): only its type is known
     graph_bytes: int = 0  # bytes no Python object names, made at the line that made its graph-carrying tensors:
     # what their autograd graphs keep alive (saved activations)
 

@@ -351,6 +351,38 @@ def owners_with_graphs(inventory) -> list[tuple[tuple, list]]:
     return sorted(grouped.items(), key=lambda item: (OWNER_ORDER.index(item[0][0]), item[0][1] or 0))
 
 
+def inside_claimed_graphs(torch, inventory, budget, device_filter) -> set[int]:
+    """The unclaimed tensors that the graphs of the tensors already claimed (frame locals, caches) contain:
+    saved activations that kept a Python wrapper. No Python object refers to them, so the holder search
+    would look for them in vain and spend its budget; they are left to the graph walk instead."""
+    roots = [index for index, facts in enumerate(inventory.facts)
+             if facts.grad_fn is not None and inventory.storage_of(index).role in ("frame_local", "cache")]
+    if not roots:
+        return set()
+    walk = GraphWalk(torch, inventory, budget, device_filter)
+    try:
+        keys, _walked, _leaves = walk.reach([inventory.objects[index] for index in roots])
+        nodes = walk._walked
+        inside = set()
+        for index, facts in enumerate(inventory.facts):
+            if inventory.claimed(index):
+                continue
+            if facts.storage in keys:
+                inside.add(index)
+            elif facts.grad_fn is not None:
+                node = _grad_fn(inventory.objects[index])
+                if node is not None and id(node) in nodes:
+                    inside.add(index)
+                del node
+        return inside
+    except _Stop:
+        return set()
+    finally:
+        walk._keep.clear()
+        walk._walked.clear()
+        walk._node_saved.clear()
+
+
 def walk_graphs(torch, inventory, budget, device_filter) -> dict:
     """The ``graphs`` table of the census (docs/capture-format.md, census.json)."""
     owners = owners_with_graphs(inventory)

@@ -283,8 +283,12 @@ class _Census:
 
     def _holders(self, roots) -> list:
         inventory = self.inventory
-        targets = set(inventory.unclaimed())
+        inside = self._phase("the graphs of the claimed tensors", lambda: autograd_graphs.inside_claimed_graphs(
+            self.torch, inventory, self.budget, self.device_filter)) or set()
+        targets = set(inventory.unclaimed()) - inside
         if not targets:
+            if inside:
+                self.out["holder_search"] = {"sought": 0, "inside_graphs": len(inside)}
             return []
         self.own_ids.update(id(value) for value in (self.frames.by_thread, roots.user_frames))
         search = holders.HolderSearch(self.graph, inventory, self.budget, self.frames, self.own_ids, _OWN_TYPES)
@@ -294,7 +298,7 @@ class _Census:
             search.search_referrers()
         entries = holder_groups.claim(inventory, holder_groups.Grouping(search).holders())
         missing = len(targets) - len(search.found)
-        self.out["holder_search"] = {"sought": len(targets), "reached_by_walk": reached_by_walk,
+        self.out["holder_search"] = {"sought": len(targets), "inside_graphs": len(inside), "reached_by_walk": reached_by_walk,
                                      "reached_by_referrers": len(search.found) - reached_by_walk,
                                      "not_reached": missing, "walk_cut": search.cut, "walk_nodes": len(search.parents)}
         if missing and self.budget.spent():

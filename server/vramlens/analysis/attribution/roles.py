@@ -128,12 +128,13 @@ def _optimizer_words(census: dict) -> str | None:
 
 def join_census(census: dict, segments: list[dict] | None, allocated: int | None, resolver: SourceResolver,
                 device: int | None = None, live: dict | None = None, trace: list | None = None,
-                frame_names: dict | None = None, name_saved: bool = True) -> Census:
+                frame_names: dict | None = None, name_saved: bool | None = None) -> Census:
     """``segments`` (and ``live``, the replay's live blocks, with the ``trace`` they index): the
     state at the census' moment, when the snapshot was taken then (else None: the census' own
     storage sizes are used, against the allocated bytes it recorded). ``frame_names``: capture.json's,
     to name the modules whose forward saved the activations. ``name_saved`` False: tensors without a
-    holder stay "other" (the roles as they were before the graphs were read; for the benchmark)."""
+    holder stay "other" (the roles as they were before the graphs were read; for the benchmark); None: NAME_SAVED."""
+    name_saved = NAME_SAVED if name_saved is None else name_saved
     if segments is None:
         return _unjoined(census, name_saved)
     blocks = live_blocks(segments, live, trace)
@@ -327,7 +328,7 @@ def _holders(census: dict, owner_bytes: Counter, owner_lines: dict) -> list[Hold
         chain = [_step_text(step) for step in entry.get("chain") or ()]
         root = entry.get("path") or (", ".join(str(name) for name in entry["names"][:2]) if entry["names"] else None)
         listed = entry["tensors"]["listed"]
-        found.append(Holder(root=root or container.get("type") or container.get("kind") or "?",
+        found.append(Holder(root=root or container.get("type") or container.get("kind") or "?", named=bool(root),
                             kind=_holder_kind(container), bytes=size, tensors=entry["tensors"]["count"],
                             length=container.get("length"), appended_at=_filled_at(owner_lines, ("held", index)),
                             chain=chain, with_graph=_with_graph(census, listed), copy_of=_copy_of(census, listed, models)))
@@ -406,16 +407,23 @@ def _backward_in_progress(census: dict) -> bool:
 
 
 def _module_of(frames: list, names: dict | None) -> str | None:
-    """The module whose forward allocated a block: the innermost ``Class.forward`` frame outside torch's leaf
-    layers and containers (a Linear's output belongs to the attention block that called it)."""
+    """The module whose forward allocated a block: of the ``forward`` frames (innermost first, torch's leaf
+    layers and containers left out), the first whose caller's forward is defined in the same file — the
+    model's own blocks (``GPT2MLP.forward`` in ``GPT2Block``, timm's ``Block.forward`` around the shared
+    ``Mlp`` and ``Attention`` layers), not a generic layer of another file."""
+    forwards = []
     for frame in frames or ():
         if frame.get("name") != "forward":
             continue
         filename = str(frame.get("filename") or "").replace("\\", "/")
         if "/torch/nn/modules/" in filename and filename.rsplit("/", 1)[-1] in _LEAF_MODULE_FILES:
             continue
-        label = frame_label(frame, names)
-        return label if "." in label else None
+        forwards.append((filename, frame))
+    for position, (filename, frame) in enumerate(forwards):
+        caller = forwards[position + 1][0] if position + 1 < len(forwards) else None
+        if caller is None or caller == filename:
+            label = frame_label(frame, names)
+            return label if "." in label else None
     return None
 
 
@@ -517,6 +525,8 @@ def _step_text(step: dict) -> str:
     name = step.get("name")
     return f"{edge} {name}" if name is not None else edge
 
+
+NAME_SAVED = True  # benchmarks/census_roles.py measures the roles with it off and on, side by side
 
 CENSUS_MOMENTS = {"oom": "at the OOM", "peak": "near the allocated peak", "end": "at the end of the run",
                   "on_demand": "when it was asked for"}
