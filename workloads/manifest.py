@@ -498,7 +498,7 @@ ROUND4: tuple[Workload, ...] = (
         fix=Fix("--map-location", "cpu", "shrink_working_set", "map_location='cpu' reads the checkpoint into host memory"),
         prep=(("save_state.py",),), storing_line="load_to_cuda.py:33", timeout_s=120, **_round4("torch_load_cuda")),
     Workload(
-        "lightning_seg_val_outputs", "lightning_seg", "segmentation_val", "segment.py", "Lightning (segmentation)",
+        "lightning_seg_val_outputs", "retention", "segmentation_val", "segment.py", "Lightning (segmentation)",
         "retained_references",
         "A LightningModule's validation_step appends each batch's per-pixel logits to self.val_outputs: validation "
         "runs out of memory part-way through the epoch.",
@@ -508,7 +508,7 @@ ROUND4: tuple[Workload, ...] = (
         fix=Fix("--fixed", "1", "drop_references", "keep the detached class map on the CPU and clear the list"),
         storing_line="segment.py:41", **_round4("lightning_seg_val_outputs")),
     Workload(
-        "hf_trainer_mlm_eval", "hf_mlm", "mlm_eval", "evaluate_mlm.py", "transformers Trainer (BERT MLM)",
+        "hf_trainer_mlm_eval", "retention", "mlm_eval", "evaluate_mlm.py", "transformers Trainer (BERT MLM)",
         "retained_references",
         "Trainer.evaluate() with compute_metrics and eval_accumulation_steps unset gathers every batch's "
         "vocabulary-sized prediction scores on the GPU until the OOM.",
@@ -519,7 +519,7 @@ ROUND4: tuple[Workload, ...] = (
                 "eval_accumulation_steps=1 moves the gathered predictions to the CPU after every step"),
         storing_line="evaluate_mlm.py:52", **_round4("hf_trainer_mlm_eval")),
     Workload(
-        "vit_forward_oom", "big_step", "vit_train", "vit_forward.py", "timm ViT-B/16 (float32)",
+        "vit_forward_oom", "retention", "vit_train", "vit_forward.py", "timm ViT-B/16 (float32)",
         "working_set",
         "A ViT-B/16 trained in float32 at a batch too large: the saved activations outgrow the card inside the first "
         "forward pass.",
@@ -527,7 +527,7 @@ ROUND4: tuple[Workload, ...] = (
         calibration=_between(_set("--batch-size", 32)),
         scale=Knob("--batch-size", 64), steps=Knob("--steps", 3), **_round4("vit_forward_oom")),
     Workload(
-        "gpt2_backward_oom", "big_step", "gpt2_train", "gpt2_backward.py", "transformers GPT-2 (24 layers)",
+        "gpt2_backward_oom", "retention", "gpt2_train", "gpt2_backward.py", "transformers GPT-2 (24 layers)",
         "working_set",
         "The first step of a 24-layer GPT-2: the forward pass fits, and the backward pass runs out of memory when the "
         "parameters' gradients are created beside the saved activations.",
