@@ -136,8 +136,10 @@ def to_json(analysis: Analysis) -> dict:
         "mode": analysis.mode,
         "steps": _steps(analysis.steps),
         "roles": [{"role": r.role, "bytes": r.bytes, "label": r.label, "detail": r.detail} for r in analysis.roles],
+        "census_moment": analysis.census_moment,
         "holders": [{"root": h.root, "kind": h.kind, "bytes": h.bytes, "tensors": h.tensors, "length": h.length,
-                     "created_at": _place(h.created_at), "appended_at": _place(h.appended_at), "chain": h.chain}
+                     "created_at": _place(h.created_at), "appended_at": _place(h.appended_at), "chain": h.chain,
+                     "graph_bytes": h.graph_bytes, "named": h.named}
                     for h in analysis.holders[:20]],
         "breakdown": [_node(node) for node in analysis.breakdown],
         "timeline": {
