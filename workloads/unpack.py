@@ -2,6 +2,7 @@
 
     python3 workloads/unpack.py OUT [--dest tests/fixtures/realworld]
     python3 workloads/unpack.py OUT --compressed --dest tests/fixtures/realworld/round4
+    python3 workloads/unpack.py tests/fixtures/realworld/round4 --extract --dest /tmp/round4   # to read them
 
 With --compressed the workloads stay as their <workload>.tar.xz (the tree that travels to the GPU
 machine and the repository stay small); ``extract_compressed`` unpacks such a folder for tests and
@@ -160,8 +161,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("out", type=Path)
     parser.add_argument("--dest", type=Path, default=HERE.parent / "tests" / "fixtures" / "realworld")
     parser.add_argument("--compressed", action="store_true", help="keep each workload as its .tar.xz in DEST")
+    parser.add_argument("--extract", action="store_true", help="OUT is a --compressed folder: unpack it into DEST")
     options = parser.parse_args(argv)
     options.dest.mkdir(parents=True, exist_ok=True)
+    if options.extract:
+        folders = extract_compressed(options.out, options.dest)
+        print(f"extracted {len(folders)} workloads into {options.dest}")
+        return 0
     summary_path = options.out / "summary.json"
     summary = json.loads(summary_path.read_text()) if summary_path.is_file() else {}
     if options.compressed:

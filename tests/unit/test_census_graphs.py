@@ -220,3 +220,25 @@ def test_saved_activations_inside_a_local_lists_graphs_are_left_to_the_graph_wal
     assert owner["passes"] == 3 and owner["exclusive_bytes"] >= 3 * 32 * 256 * 4
     assert found["holder_search"]["inside_graphs"] >= 3
     assert found["holder_search"]["sought"] < found["holder_search"]["inside_graphs"] + 50
+
+
+@needs_saved_data
+def test_a_census_read_on_its_own_charges_a_collections_graphs_to_its_holder_and_the_rest_to_saved_activations():
+    from vramlens.analysis.attribution.roles import join_census
+    layer = torch.nn.Linear(512, 512)
+    outputs = []
+    for _ in range(3):
+        hidden = layer(torch.randn(64, 512))
+        outputs.append(hidden.exp().sum())
+        del hidden
+    step = layer(torch.randn(64, 512)).exp().sum()  # the step in progress: one graph, one pass
+    found = census(source_root=os.path.dirname(os.path.abspath(__file__)))
+    allocated = found["totals"]["bytes"] + found["graphs"]["totals"]["not_python_visible_bytes"]
+    found["device"] = {"index": 0, "allocated": allocated, "reserved": allocated}  # what a CUDA census records
+    joined = join_census(found, None, None, None)  # no snapshot of the same moment: the census' own sizes
+    kept = next(holder for holder in joined.holders if holder.root.startswith("local outputs"))
+    assert kept.graph_bytes >= 3 * 64 * 512 * 4
+    assert all(share.role != "other" for share in joined.roles)
+    saved = next(share for share in joined.roles if share.role == "activations")
+    assert saved.bytes >= 64 * 512 * 4  # the step's own exp output and linear input
+    del step

@@ -376,21 +376,24 @@ def _is_collection(graphs: dict | None, owner: tuple) -> bool:
     return False
 
 
-def _graph_blocks(graphs: dict, blocks: list, starts: list[int]) -> dict:
-    """Block position -> (census role, owner) of the graph that keeps it. A storage only a collection's graphs
-    reach is that collection's; one it shares with the step in progress (a list that already holds this step's
-    output) is the step's working set, freed by its backward: the first other owner's."""
+def _keeper(graphs: dict, storage: dict) -> tuple | None:
+    """(census role, owner) of the graph that keeps a storage the walk reached. A storage only a collection's
+    graphs reach is that collection's; one it shares with the step in progress (a list that already holds this
+    step's output) is the step's working set, freed by its backward: the first other owner's."""
     owners = graphs.get("owners") or []
+    keys = [(owners[i]["role"], owners[i].get("owner")) for i in storage.get("owners") or () if i < len(owners)]
+    others = [key for key in keys if not _is_collection(graphs, key)]
+    return (others or keys)[0] if keys else None
+
+
+def _graph_blocks(graphs: dict, blocks: list, starts: list[int]) -> dict:
+    """Block position -> (census role, owner) of the graph that keeps it."""
     found = {}
     for storage in graphs.get("storages") or ():
         position = _block_at(blocks, starts, storage["ptr"])
-        if position is None:
-            continue
-        keys = [(owners[i]["role"], owners[i].get("owner")) for i in storage.get("owners") or () if i < len(owners)]
-        if not keys:
-            continue
-        others = [key for key in keys if not _is_collection(graphs, key)]
-        found[position] = (others or keys)[0]
+        keeper = _keeper(graphs, storage) if position is not None else None
+        if keeper is not None:
+            found[position] = keeper
     return found
 
 
@@ -482,14 +485,8 @@ def _unjoined(census: dict, name_saved: bool = True) -> Census:
     graphs = _graph_facts(census) if name_saved else None
     if name_saved:  # as in join_census, by the census' own storage sizes
         saved, backward = _storages_with_graph(census), _backward_in_progress(census)
-        owner_of = {}
-        for storage in (graphs or {}).get("storages") or ():
-            if storage.get("storage") is not None:
-                keys = [(graphs["owners"][i]["role"], graphs["owners"][i].get("owner")) for i in storage["owners"]
-                        if i < len(graphs["owners"])]
-                others = [key for key in keys if not _is_collection(graphs, key)]
-                if keys:
-                    owner_of[storage["storage"]] = (others or keys)[0]
+        owner_of = {storage["storage"]: _keeper(graphs, storage) for storage in (graphs or {}).get("storages") or ()
+                    if storage.get("storage") is not None}
         for index, storage in enumerate(census["storages"]):
             if storage["role"] != "unreached":
                 continue
@@ -502,15 +499,14 @@ def _unjoined(census: dict, name_saved: bool = True) -> Census:
                 role_bytes["kept_graphs"] += storage["bytes"]
             else:
                 remainder += storage["bytes"]
-        for entry in (graphs or {}).get("owners", ()):  # what only a collection's graphs keep, no Python object naming it
-            key = (entry["role"], entry.get("owner"))
-            if key in holder_at and _is_collection(graphs, key):
-                hidden = sum(graphs["storages"][i]["bytes"] for i in entry["listed"]
-                             if not graphs["storages"][i]["python_visible"] and graphs["storages"][i]["owners"][:1] == [graphs["owners"].index(entry)])
-                hidden = min(hidden, remainder)
-                holder_at[key].graph_bytes += hidden
-                role_bytes["kept_graphs"] += hidden
-                remainder -= hidden
+        for storage in (graphs or {}).get("storages") or ():  # what no Python object names, a collection's graphs keep
+            keeper = _keeper(graphs, storage)
+            if storage["python_visible"] or keeper not in holder_at or not _is_collection(graphs, keeper):
+                continue
+            hidden = min(storage["bytes"], remainder)
+            holder_at[keeper].graph_bytes += hidden
+            role_bytes["kept_graphs"] += hidden
+            remainder -= hidden
         holders.sort(key=lambda holder: -(holder.bytes + holder.graph_bytes))
     grad = census.get("grad_mode") or {}
     return Census(moment=census["moment"], roles=_shares(census, role_bytes, remainder),
