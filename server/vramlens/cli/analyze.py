@@ -193,8 +193,7 @@ def _memory_views_text(analysis: Analysis) -> list[str]:
             size = f", {holder.length} items" if holder.length is not None else ""
             filled = f"; filled at {_placer(analysis)(*holder.appended_at)}" if holder.appended_at else ""
             graphs = f"; {holder.with_graph} carry an autograd graph" if holder.with_graph else ""
-            kept = f"; keeps {fmt(holder.graph_bytes)} more through their autograd graphs" if holder.graph_bytes else ""
-            out.append(f"  {fmt(holder.bytes):>12}  {holder.root} ({holder.kind}{size}, {holder.tensors} tensors{graphs}){kept}{filled}")
+            out.append(f"  {fmt(holder.bytes):>12}  {holder.root} ({holder.kind}{size}, {holder.tensors} tensors{graphs}){filled}")
     for tree in analysis.breakdown[:1]:
         out += ["", f"Inside {tree.label} (live bytes by library frame)"]
         out += _tree_lines(tree.children, "  ")

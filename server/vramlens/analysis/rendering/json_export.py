@@ -134,12 +134,11 @@ def to_json(analysis: Analysis) -> dict:
         "confirm": _confirm(analysis.diagnosis.confirm),
         "measured": analysis.diagnosis.measured,
         "mode": analysis.mode,
+        "census_moment": analysis.census_moment,  # when the census behind roles and holders was taken
         "steps": _steps(analysis.steps),
         "roles": [{"role": r.role, "bytes": r.bytes, "label": r.label, "detail": r.detail} for r in analysis.roles],
-        "census_moment": analysis.census_moment,
         "holders": [{"root": h.root, "kind": h.kind, "bytes": h.bytes, "tensors": h.tensors, "length": h.length,
-                     "created_at": _place(h.created_at), "appended_at": _place(h.appended_at), "chain": h.chain,
-                     "graph_bytes": h.graph_bytes, "named": h.named}
+                     "created_at": _place(h.created_at), "appended_at": _place(h.appended_at), "chain": h.chain}
                     for h in analysis.holders[:20]],
         "breakdown": [_node(node) for node in analysis.breakdown],
         "timeline": {

@@ -192,8 +192,7 @@ def _roles(analysis: Analysis) -> list[str]:
         out += ["", "### Who holds it", ""]
         for holder in analysis.holders[:5]:
             filled = f", filled at `{_where(analysis, *holder.appended_at)}`" if holder.appended_at else ""
-            kept = f", and {fmt(holder.graph_bytes)} more through their autograd graphs" if holder.graph_bytes else ""
-            out.append(f"- `{_cell(holder.root)}` ({holder.kind}, {holder.tensors} tensors): {fmt(holder.bytes)}{kept}{filled}")
+            out.append(f"- `{_cell(holder.root)}` ({holder.kind}, {holder.tensors} tensors): {fmt(holder.bytes)}{filled}")
     return out
 
 
