@@ -368,11 +368,13 @@ def _graphs_read(graphs: dict | None) -> bool:
 
 
 def _is_collection(graphs: dict | None, owner: tuple) -> bool:
-    """Graphs kept past their step: several tensors with graphs (a list of losses, a dict of outputs), or one
-    tensor whose graph holds several forward passes (a running sum of losses); not the step's own loss."""
+    """Graphs kept past their step: graphs of several forward passes (a list of losses, a dict of outputs, a
+    running sum of losses), not the step's own (its loss, or the q, k, v locals of the forward in progress:
+    several tensors, one pass). Without a trainable leaf to count passes by, several tensors with graphs."""
     for entry in (graphs or {}).get("owners", ()):
         if (entry["role"], entry.get("owner")) == owner:
-            return entry["role"] in ("held", "frame_local") and (entry["roots"] >= 2 or (entry.get("passes") or 0) >= 2)
+            passes = entry.get("passes") or 0
+            return entry["role"] in ("held", "frame_local") and (passes >= 2 if passes else entry["roots"] >= 2)
     return False
 
 
