@@ -9,7 +9,8 @@ from dataclasses import dataclass
 from typing import Callable
 
 from vramlens.safe_text import one_line
-from vramlens.analysis.model import Analysis, LineStat
+from vramlens.analysis.model import Analysis, LineStat, StoringLine
+from vramlens.lsp.runtime_findings import PeakFunction
 from vramlens.lsp.frame_links import FrameLinker, is_torch_frame, line_uri, split_frame
 from vramlens.units import format_bytes as fmt
 
@@ -155,7 +156,86 @@ def line_annotations(analysis: Analysis, cells: bool = False, linker: FrameLinke
             growth_bytes=stat.growth_bytes, hover=hover_markdown(stat, moment, _user_first(stat, linker)),
             function=stat.function,
         )
+    _mark_storing(analysis, by_file, cells, linker)
     return {path: sorted(lines.values(), key=lambda a: a.line) for path, lines in by_file.items()}
+
+
+def _storing_place(storing: StoringLine, cells: bool):
+    if cells:
+        cell = storing.cell
+        return (cell.notebook, cell.index) if cell is not None and cell.notebook and cell.index is not None else None
+    return storing.local_path
+
+
+def _mark_storing(analysis: Analysis, by_file: dict, cells: bool, linker: FrameLinker) -> None:
+    """The storing line carries the figure (and the shade); the line that allocated what it keeps
+    says where it is kept, and its own shade keeps only what no storing line explains."""
+    total = max(analysis.accounting.allocated or sum(line.live_bytes for line in analysis.lines), 1)
+    kept_from: dict = {}
+    for storing in analysis.storing:
+        where = _storing_place(storing, cells)
+        if where is None:
+            continue
+        lines = by_file.setdefault(where, {})
+        own = lines.get(storing.line)
+        share = min(storing.bytes / total, 1.0)
+        text = f"keeps {fmt(storing.bytes)} · {share:.0%}" + (f" {GROWING_MARK}" if storing.growth_bytes else "")
+        hover = storing_hover(storing, analysis, linker)
+        if own is not None:
+            hover += "\n\n" + own.hover
+        lines[storing.line] = LineAnnotation(
+            local_path=storing.local_path or where[0], line=storing.line, source=storing.source, text=text,
+            long_text=f"keeps {fmt(storing.bytes)} alive in {storing.holder}" + (" · growing" if storing.growth_bytes else ""),
+            share=share, live_bytes=storing.bytes, growing=bool(storing.growth_bytes),
+            growth_bytes=storing.growth_bytes, hover=hover, function=own.function if own else "")
+        if storing.allocated_at and storing.allocated_at != (storing.path, storing.line):
+            kept_from.setdefault(storing.allocated_at, []).append(storing)
+    for stat in analysis.lines:
+        keepers = kept_from.get((stat.path, stat.line))
+        where = cell_of(stat) if cells else stat.local_path
+        annotation = by_file.get(where, {}).get(stat.line) if where is not None else None
+        if not keepers or annotation is None:
+            continue
+        kept = sum(storing.bytes for storing in keepers)
+        first = keepers[0]
+        note = f"allocated here, kept by `{_code(first.target)}` at line {first.line}"
+        by_file[where][stat.line] = LineAnnotation(
+            local_path=annotation.local_path, line=annotation.line, source=annotation.source,
+            text=f"{fmt(stat.live_bytes)} · kept at line {first.line}", long_text=f"{annotation.long_text} · {note}",
+            share=max(stat.live_bytes - kept, 0) / total, live_bytes=annotation.live_bytes, growing=False,
+            growth_bytes=annotation.growth_bytes, hover=f"**{note[:1].upper()}{note[1:]}**  \n{annotation.hover}",
+            function=annotation.function)
+
+
+def storing_hover(storing: StoringLine, analysis: Analysis, linker: FrameLinker) -> str:
+    """The storing line's hover: what it keeps, in which holder, where that was allocated, what to change."""
+    grown = f", {fmt(storing.growth_bytes)} of it allocated in earlier steps" if storing.growth_bytes else ""
+    out = [f"**Keeps {fmt(storing.bytes)} alive** in `{_code(storing.holder)}`{grown} — the line to change  "]
+    if storing.allocated_at and storing.allocated_at != (storing.path, storing.line):
+        path, line = storing.allocated_at
+        local = next((stat.local_path for stat in analysis.lines if stat.path == path and stat.local_path), None)
+        label = _code(f"{str(path).replace(chr(92), '/').rsplit('/', 1)[-1]}:{line}")
+        shown = f"[{_escape(label)}]({line_uri(local, line)})" if local else f"`{label}`"
+        out.append(f"What it keeps was allocated at {shown}.")
+    if storing.others:
+        out.append("It is also stored into at line" + ("s " if len(storing.others) > 1 else " ")
+                   + ", ".join(str(number) for number in storing.others[:5]) + ".")
+    advice = next((rec for rec in analysis.recommendations
+                   if any(a.kind == "open_line" and a.arguments.get("line") == storing.line
+                          and a.arguments.get("path") == storing.path for a in rec.actions)), None)
+    if advice is not None:
+        out += ["", f"What to try: {_code(advice.action)}"]
+    return "\n".join(out)
+
+
+def storing_lens(analysis: Analysis) -> PeakFunction | None:
+    """The code lens on the line that keeps the memory, when one was found in a file here."""
+    storing = next((s for s in analysis.storing if s.local_path), None)
+    if storing is None:
+        return None
+    grown = f", {fmt(storing.growth_bytes)} grew across steps" if storing.growth_bytes else ""
+    title = f"▲ keeps {fmt(storing.bytes)} in {one_line(storing.holder)}{grown} — the line to change · show memory report"
+    return PeakFunction(storing.local_path, storing.line, title)
 
 
 def _user_first(stat: LineStat, linker: FrameLinker) -> Callable[[str], str | None]:

@@ -231,13 +231,14 @@ def _growth_holder(facts: RunFacts):
     census = facts.census
     if census is None:
         return None
-    return next((holder for holder in census.holders
-                 if holder.kind not in ("cache",) and holder.bytes + holder.graph_bytes >= MIB), None)
+    return next((holder for holder in census.holders if holder.kind not in ("cache",) and not holder.working_set
+                 and holder.bytes + holder.graph_bytes >= MIB), None)
 
 
 def _holder_sentence(holder) -> str:
     what = f"a {holder.kind} of {holder.length} item(s)" if holder.length is not None else f"a {holder.kind}"
-    where = f", filled at {_key_label(holder.appended_at)}" if holder.appended_at else ""
+    where = f", stored into at {_key_label(holder.stored_at)}" if holder.stored_at else ""
+    where += f", what it keeps allocated at {_key_label(holder.appended_at)}" if holder.appended_at else ""
     graphs = (f"; their autograd graphs keep {fmt(holder.graph_bytes)} more alive (saved activations made at that "
               "line that no Python object names)") if holder.graph_bytes else ""
     return f"Held by {holder.root} ({what}, {holder.tensors} tensor(s), {fmt(holder.bytes)}){where}{graphs}."

@@ -173,8 +173,8 @@ def _retained(lines: list[LineStat], facts) -> list[Recommendation]:
     if fix is not None:
         if with_graph == 0:
             return [fix]  # the census saw the kept tensors: none carries a graph, so grad mode is not the matter
-        if with_graph and facts.mode == "inference" and facts.grad_enabled:
-            return [fix, _no_grad(growing, certain=True), detach]
+        if facts.mode == "inference" and facts.grad_enabled is not False:
+            return [fix, _no_grad(growing, certain=bool(facts.grad_enabled)), detach]
         return [fix, detach]
     if facts is None or facts.mode != "inference" or facts.grad_enabled is False:
         return [find, detach]  # training, not enough evidence, or grad mode was already off
