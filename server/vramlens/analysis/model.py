@@ -264,6 +264,7 @@ class StoringLine:
     cell: CellRef | None = None
     found_by: str = "holder"  # "holder": the census named the holder; "growth": the growth's allocation line's data flow
     others: list[int] = field(default_factory=list)  # further lines storing into the same holder
+    kept_from: dict = field(default_factory=dict)  # (recorded path, line) that allocated what it keeps -> bytes
 
     @property
     def label(self) -> str:

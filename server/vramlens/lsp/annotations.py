@@ -178,30 +178,32 @@ def _mark_storing(analysis: Analysis, by_file: dict, cells: bool, linker: FrameL
             continue
         lines = by_file.setdefault(where, {})
         own = lines.get(storing.line)
-        share = min(storing.bytes / total, 1.0)
-        text = f"keeps {fmt(storing.bytes)} · {share:.0%}" + (f" {GROWING_MARK}" if storing.growth_bytes else "")
+        kept = max(storing.bytes, own.live_bytes if own else 0)  # a line that allocates and stores keeps all it made
+        share = min(kept / total, 1.0)
+        text = f"keeps {fmt(kept)} · {share:.0%}" + (f" {GROWING_MARK}" if storing.growth_bytes else "")
         hover = storing_hover(storing, analysis, linker)
         if own is not None:
             hover += "\n\n" + own.hover
         lines[storing.line] = LineAnnotation(
             local_path=storing.local_path or where[0], line=storing.line, source=storing.source, text=text,
-            long_text=f"keeps {fmt(storing.bytes)} alive in {storing.holder}" + (" · growing" if storing.growth_bytes else ""),
-            share=share, live_bytes=storing.bytes, growing=bool(storing.growth_bytes),
+            long_text=f"keeps {fmt(kept)} alive in {storing.holder}" + (" · growing" if storing.growth_bytes else ""),
+            share=share, live_bytes=kept, growing=bool(storing.growth_bytes),
             growth_bytes=storing.growth_bytes, hover=hover, function=own.function if own else "")
-        if storing.allocated_at and storing.allocated_at != (storing.path, storing.line):
-            kept_from.setdefault(storing.allocated_at, []).append(storing)
+        for place, size in storing.kept_from.items():
+            if place != (storing.path, storing.line):
+                kept_from.setdefault(place, []).append((storing, size))
     for stat in analysis.lines:
         keepers = kept_from.get((stat.path, stat.line))
         where = cell_of(stat) if cells else stat.local_path
         annotation = by_file.get(where, {}).get(stat.line) if where is not None else None
         if not keepers or annotation is None:
             continue
-        kept = sum(storing.bytes for storing in keepers)
-        first = keepers[0]
+        kept = sum(size for _storing, size in keepers)
+        first = keepers[0][0]
         note = f"allocated here, kept by `{_code(first.target)}` at line {first.line}"
         by_file[where][stat.line] = LineAnnotation(
             local_path=annotation.local_path, line=annotation.line, source=annotation.source,
-            text=f"{fmt(stat.live_bytes)} · kept at line {first.line}", long_text=f"{annotation.long_text} · {note}",
+            text=f"{fmt(stat.live_bytes)} · kept by {one_line(first.target)}",  # by name: a line number moves with edits long_text=f"{annotation.long_text} · {note}",
             share=max(stat.live_bytes - kept, 0) / total, live_bytes=annotation.live_bytes, growing=False,
             growth_bytes=annotation.growth_bytes, hover=f"**{note[:1].upper()}{note[1:]}**  \n{annotation.hover}",
             function=annotation.function)

@@ -197,10 +197,16 @@ def storing_lines(holders: list[Holder], lines: list[LineStat], carriers: list[t
 
 
 def _add(found: dict, storing: StoringLine, resolver: SourceResolver) -> None:
+    if storing.allocated_at and not storing.kept_from:
+        storing.kept_from = {storing.allocated_at: storing.bytes}
     key = (storing.path, storing.line)
     if key in found:
-        found[key].bytes = max(found[key].bytes, storing.bytes)
-        found[key].growth_bytes = max(found[key].growth_bytes, storing.growth_bytes)
+        kept = found[key]
+        if storing.found_by == "growth" and kept.allocated_at != storing.allocated_at:
+            # one statement keeps what several lines allocated (`out = model(x)`: the graph of out saves x)
+            kept.bytes += storing.bytes
+            kept.growth_bytes += storing.growth_bytes
+            kept.kept_from.update(storing.kept_from)
         return
     storing.source = resolver.source_line(storing.path, storing.line)
     storing.local_path = resolver.local_path(storing.path)

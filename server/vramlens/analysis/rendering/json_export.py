@@ -45,6 +45,7 @@ def _storing(storing) -> dict:
             "line": storing.line, "local_path": storing.local_path, "source": storing.source, "bytes": storing.bytes,
             "growth_bytes": storing.growth_bytes, "allocated_at": _place(storing.allocated_at),
             "found_by": storing.found_by, "other_lines": list(storing.others),
+            "kept_from": [{"path": path, "line": line, "bytes": size} for (path, line), size in storing.kept_from.items()],
             "cell": None if storing.cell is None else {"label": storing.cell.label, "index": storing.cell.index}}
 
 
