@@ -203,7 +203,8 @@ def _mark_storing(analysis: Analysis, by_file: dict, cells: bool, linker: FrameL
         note = f"allocated here, kept by `{_code(first.target)}` at line {first.line}"
         by_file[where][stat.line] = LineAnnotation(
             local_path=annotation.local_path, line=annotation.line, source=annotation.source,
-            text=f"{fmt(stat.live_bytes)} · kept by {one_line(first.target)}",  # by name: a line number moves with edits long_text=f"{annotation.long_text} · {note}",
+            # named, not numbered: a line number would go wrong as edits move the lines
+            text=f"{fmt(stat.live_bytes)} · kept by {one_line(first.target)}", long_text=f"{annotation.long_text} · {note}",
             share=max(stat.live_bytes - kept, 0) / total, live_bytes=annotation.live_bytes, growing=False,
             growth_bytes=annotation.growth_bytes, hover=f"**{note[:1].upper()}{note[1:]}**  \n{annotation.hover}",
             function=annotation.function)
