@@ -175,6 +175,7 @@ class Recommendation:
     experiment: bool = False  # True when it must be measured, not assumed
     actions: list[Action] = field(default_factory=list)  # what an editor can run for it
     command: str | None = None  # the CLI command that does the same, for the terminal
+    remedy: str | None = None  # the library remedy it is (analysis/recommendations/remedies.py), if one
 
 
 @dataclass

@@ -232,10 +232,11 @@ def storing_hover(storing: StoringLine, analysis: Analysis, linker: FrameLinker)
 
 
 def storing_lens(analysis: Analysis) -> PeakFunction | None:
-    """The code lens on the line that keeps the memory, when one was found in a file here."""
+    """The code lens on the line that keeps the memory, when one was found in a file here; else on the
+    line of the user's code a library remedy changes (`TrainingArguments(`, `torch.load(`)."""
     storing = next((s for s in analysis.storing if s.local_path), None)
     if storing is None:
-        return None
+        return _remedy_lens(analysis)
     grown = f", {fmt(storing.growth_bytes)} grew across steps" if storing.growth_bytes else ""
     title = f"▲ keeps {fmt(storing.bytes)} in {one_line(storing.holder)}{grown} — the line to change · show memory report"
     return PeakFunction(storing.local_path, storing.line, title)
@@ -261,3 +262,16 @@ def spread_markdown(live_by_rank: dict[int, int]) -> str:
     return (f"**Across ranks**: {per_rank}  \n"
             f"min {fmt(live_by_rank[low])} (rank {low}) · max {fmt(live_by_rank[high])} (rank {high}) · "
             f"spread {fmt(live_by_rank[high] - live_by_rank[low])}")
+
+
+def _remedy_lens(analysis: Analysis) -> PeakFunction | None:
+    local = {line.path: line.local_path for line in analysis.lines if line.path and line.local_path}
+    for rec in analysis.recommendations:
+        if rec.remedy is None:
+            continue
+        place = next((a.arguments for a in rec.actions if a.kind == "open_line" and local.get(a.arguments.get("path"))), None)
+        if place is not None:
+            library = rec.action.split(":", 1)[0]
+            return PeakFunction(local[place["path"]], place["line"],
+                                f"▲ the line to change for {one_line(library)} — show memory report")
+    return None

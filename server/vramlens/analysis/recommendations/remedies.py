@@ -151,7 +151,7 @@ def library_remedies(cause: str, lines: list[LineStat], facts, sources: SourceFa
         if remedy.or_copy and copy is not None:
             reason += (f" Here {copy.root} held {fmt(copy.bytes)} in {copy.tensors} tensor(s) shaped like "
                        f"{copy.copy_of}'s parameters.")
-        chosen.append(Recommendation(f"{remedy.library}: {remedy.action}", reason, actions=actions))
+        chosen.append(Recommendation(f"{remedy.library}: {remedy.action}", reason, actions=actions, remedy=remedy.name))
         chosen_names.add(remedy.name)
     return chosen
 
