@@ -130,3 +130,28 @@ def test_growth_without_a_holder_follows_the_allocation_line_into_its_store():
     assert store_from_line("/app/train.py", 38, sources) is None
     # a line that grows its own container is its own storing line
     assert store_from_line("/app/train.py", 12, sources).kind == "concat"
+
+
+def test_a_store_that_moves_its_value_off_the_gpu_comes_after_the_one_that_keeps_it():
+    text = textwrap.dedent('''\
+        def main(model, batches, fixed):
+            kept = []
+
+            def hook(module, inputs, output):
+                kept.append(output)
+
+            for x in batches:
+                logits = model(x)
+                if fixed:
+                    kept.append(logits.argmax(-1).cpu())
+                else:
+                    kept.append(logits)
+                kept.append(logits.item() if fixed else logits)
+    ''')
+    facts = file_facts(text)
+    off = {store.line: store.moves_off for store in facts.stores}
+    assert off == {5: False, 10: True, 12: False, 13: False}  # a conditional may keep it either way
+    holder = _holder("local kept in main (t.py:2)", kind="frame", at=8, created=("/app/t.py", 2))
+    recorded, stores = store_for_holder(holder, [], _Sources({"/app/t.py": text}))
+    assert [store.line for store in stores][:1] == [12] and stores[-1].line == 10
+    assert 5 in [store.line for store in stores]  # the hook defined inside main stores into main's list

@@ -27,6 +27,8 @@ class Store:
     function: str | None  # the enclosing function ("validation_step"), None at module level
     loop: tuple[int, int] | None  # the innermost enclosing for/while loop's lines
     reads: frozenset  # the names the stored value reads ("logits", "loss")
+    moves_off: bool = False  # the stored value is made off the GPU or a number (`x.cpu()`, `loss.item()`)
+    functions: tuple = ()  # every enclosing function, outermost first (a hook defined inside main: main, hook)
 
     @property
     def leaf(self) -> str:
@@ -103,7 +105,8 @@ class _Collector(ast.NodeVisitor):
     def _store(self, node: ast.AST, kind: str, target: str | None, value: ast.AST | None) -> None:
         if target:
             function, loop = self._place()
-            self.facts.stores.append(Store(node.lineno, kind, target, function, loop, _reads(value)))
+            self.facts.stores.append(Store(node.lineno, kind, target, function, loop, _reads(value), _moves_off(value),
+                                           tuple(self.functions)))
 
     def _function(self, node) -> None:
         self.functions.append(node.name)
@@ -168,6 +171,21 @@ class _Collector(ast.NodeVisitor):
             self.facts.bindings.append(Binding(node.lineno, node.end_lineno or node.lineno, (node.target.id,), function,
                                                loop, _reads(node.value)))
         self.generic_visit(node)
+
+
+OFF_DEVICE = {"cpu", "item", "tolist", "numpy"}
+
+
+def _moves_off(value: ast.AST | None) -> bool:
+    """``x.cpu()``, ``loss.item()``, ``[h.mean().cpu()]``: what is stored keeps no GPU memory. A conditional
+    (``loss.item() if fixed else loss``) may keep it either way, so it does not count."""
+    if isinstance(value, (ast.List, ast.Tuple, ast.Set)):
+        return bool(value.elts) and all(_moves_off(element) for element in value.elts)
+    if isinstance(value, (ast.ListComp, ast.GeneratorExp, ast.SetComp)):
+        return _moves_off(value.elt)
+    if isinstance(value, ast.Dict):
+        return bool(value.values) and all(_moves_off(item) for item in value.values)
+    return isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in OFF_DEVICE
 
 
 def _concat_of(value: ast.AST, name: str | None) -> bool:

@@ -84,7 +84,7 @@ def _matches(store: Store, name: _Name) -> bool:
         return "." in store.target  # self.val_outputs, model.val_outputs: an attribute of that name
     if store.target != name.leaf:
         return False
-    return name.function is None or store.function == name.function
+    return name.function is None or name.function in store.functions  # a closure inside it stores into it too
 
 
 def _bound_at(facts: FileFacts, line: int | None) -> set[str]:
@@ -96,7 +96,7 @@ def _bound_at(facts: FileFacts, line: int | None) -> set[str]:
 def _pick(stores: list[Store], fed: set[str]) -> list[Store]:
     """The stores in order of how surely they keep the holder's tensors: the one that reads what the
     allocation line bound first, then those inside a loop."""
-    return sorted(stores, key=lambda store: (not (store.reads & fed), store.loop is None, store.line))
+    return sorted(stores, key=lambda store: (store.moves_off, not (store.reads & fed), store.loop is None, store.line))
 
 
 def _files(holder: Holder, lines: list[LineStat]) -> list[str]:
@@ -144,6 +144,7 @@ def store_from_line(path: str, line: int, sources: SourceFacts) -> Store | None:
             names |= set(later.names)
     stores = [store for store in facts.stores
               if store.kind in ACCUMULATING and store.function == binding.function and store.loop is not None
+              and not store.moves_off
               and _inside(store.loop, binding.line) and store.reads & names and store.target not in binding.names]
     targets = {store.target for store in stores}
     if len(targets) != 1:
