@@ -11,13 +11,16 @@ the capture is analysed with its recorded folder mapped onto the workload's scri
 - strongest figure: the line whose inline figure has the largest share (the darkest shade);
 - top holder: the first holder the census names that is not the step's working set;
 and whether the library's remedy is among the advice. Scores are printed per split: in-sample, and
-held-out (ground_truth.json's `held_out`, or the truth file's own `held_out`), apart.
+held-out (ground_truth.json's `held_out`, when the truth file says `"_split": "ground_truth"`), apart; a
+corpus of `<workload>.tar.xz` files is unpacked into a temporary folder first.
 """
 
 from __future__ import annotations
 
 import json
 import sys
+import tarfile
+import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -49,6 +52,7 @@ def places(analysis) -> dict:
         "code_lens": _short(lens.local_path, lens.def_line) if lens else None,
         "strongest_figure": _short(strongest.local_path, strongest.line) if strongest else None,
         "top_holder": holder.root if holder else None,
+        "top_holder_stored_at": _short(*holder.stored_at) if holder and holder.stored_at else None,
         "remedies": sorted({r.remedy for r in analysis.recommendations if r.remedy}),
         "storing": [_short(s.path, s.line) for s in analysis.storing],
         "cause": analysis.diagnosis.cause,
@@ -56,8 +60,14 @@ def places(analysis) -> dict:
 
 
 def judge(found: dict, truth: dict) -> dict:
-    """measure -> True / False, or None where the truth does not judge it."""
+    """measure -> True / False, or None where the truth does not judge it. A holder of "stored" means: the
+    top holder is the one the storing line stores into (its name is the census' to give)."""
     place = truth.get("first_line")
+    if truth.get("holder") == "stored":
+        stored = found["top_holder_stored_at"] == truth.get("storing") if found["top_holder"] else None
+        verdicts = judge(found, dict(truth, holder=None))
+        verdicts["top_holder"] = stored
+        return verdicts
     return {
         "first_link": None if place is None else found["first_link"] == place,
         # a library case has no storing line of the user's: its lens and figure are not judged by it
@@ -68,13 +78,24 @@ def judge(found: dict, truth: dict) -> dict:
     }
 
 
-def row(folder: Path, truth: dict, sources: Path) -> dict:
+def row(folder: Path, truth: dict, sources: Path, split_from_ground_truth: bool) -> dict:
     recorded = json.loads((folder / "ground_truth.json").read_text())
     mapped = sources / Path(recorded["recorded"]["folder"]).name
     analysis = analyze_path(folder / "capture", source_root=str(mapped))
     found = places(analysis)
-    held = truth.get("held_out", recorded.get("held_out") if truth.get("split_from_ground_truth", False) else False)
-    return {"workload": folder.name, "held_out": bool(held), **found, "judged": judge(found, truth), "truth": truth}
+    held = bool(recorded.get("held_out")) if split_from_ground_truth else False
+    return {"workload": folder.name, "held_out": held, **found, "judged": judge(found, truth), "truth": truth}
+
+
+def unpacked(corpus: Path, scratch: Path) -> Path:
+    """A corpus kept as one ``<workload>.tar.xz`` per workload is unpacked into ``scratch`` first."""
+    archives = sorted(corpus.glob("*.tar.xz"))
+    if not archives:
+        return corpus
+    for archive in archives:
+        with tarfile.open(archive) as bundle:
+            bundle.extractall(scratch, filter="data")
+    return scratch
 
 
 def score(rows: list[dict], measure: str) -> str:
@@ -89,9 +110,13 @@ def main() -> int:
         return Path(argv[argv.index(name) + 1]) if name in argv[:-1] else default
 
     corpus, truth_file, sources = option("--corpus", CORPUS), option("--truth", TRUTH), option("--sources", ROOT / "workloads")
-    truths = {name: entry for name, entry in json.loads(truth_file.read_text()).items() if not name.startswith("_")}
-    rows = [row(corpus / name, entry, sources) for name, entry in sorted(truths.items())
-            if (corpus / name / "ground_truth.json").exists()]
+    table = json.loads(truth_file.read_text())
+    truths = {name: entry for name, entry in table.items() if not name.startswith("_")}
+    split = table.get("_split") == "ground_truth"  # else every workload is in-sample (the engine was built on them)
+    with tempfile.TemporaryDirectory(prefix="vramlens-storing-") as scratch:
+        corpus = unpacked(corpus, Path(scratch))
+        folders = {path.parent.name: path.parent for path in corpus.rglob("ground_truth.json")}
+        rows = [row(folders[name], entry, sources, split) for name, entry in sorted(truths.items()) if name in folders]
     if "--json" in argv:
         print(json.dumps(rows, indent=1))
         return 0
