@@ -195,7 +195,8 @@ def _storing_fix(storing, holder) -> Recommendation:
         action = (f"Stop growing {storing.target} by concatenation every step at {storing.label}{code}: allocate it once "
                   "at its final size, keep it on the CPU, or add .detach() of what you need.")
     else:
-        action = (f"Stop {storing.holder} from keeping every step's tensors at {storing.label}{code}: store .item() / "
+        name = storing.target if storing.holder.startswith("local ") else storing.holder  # `features`, not its frame
+        action = (f"Stop {name} from keeping every step's tensors at {storing.label}{code}: store .item() / "
                   ".detach().cpu() of what you need there, or clear it once it has been used.")
     grown = f", {fmt(storing.growth_bytes)} of it from earlier steps" if storing.growth_bytes else ""
     allocated = f"; what it keeps was allocated at {_short(storing.allocated_at)}" if storing.allocated_at else ""
