@@ -103,6 +103,8 @@ def carriers_at_peak(growth: Growth | None, lines: list, moment: str) -> None:
     when it held at least half of the floor's rise (``lines`` are of the peak, largest first)."""
     if growth is None or growth.carriers or moment != "peak":
         return
+    if growth.rise < 0.5 * sum(line.live_bytes for line in lines):
+        return  # the growth is not what filled the peak: no line is named for it
     top = next((line for line in lines if line.path is not None), None)
     if top is not None and top.live_bytes >= 0.5 * growth.rise:
         growth.carriers = [((top.path, top.line), min(top.live_bytes, growth.rise))]
