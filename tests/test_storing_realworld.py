@@ -123,3 +123,13 @@ def test_vramlens_diff_prints_text_and_json():
     missing = subprocess.run([sys.executable, "-m", "vramlens", "diff", before, str(CORPUS / "nowhere")],
                              capture_output=True, text=True, timeout=60, env=env)
     assert missing.returncode == 2 and missing.stderr.count("\n") == 1  # one sentence
+
+
+def test_run_compare_to_a_capture_that_is_not_there_runs_nothing(tmp_path):
+    script = tmp_path / "never_run.py"
+    script.write_text("open(__file__ + '.ran', 'w').write('ran')\n")
+    env = {"PYTHONPATH": str(REPO / "server"), "PATH": "/usr/bin:/bin"}
+    done = subprocess.run([sys.executable, "-m", "vramlens", "run", "--compare-to", str(tmp_path / "nowhere"), str(script)],
+                          capture_output=True, text=True, timeout=60, env=env)
+    assert done.returncode == 2 and "no capture there" in done.stderr
+    assert not (tmp_path / "never_run.py.ran").exists()
