@@ -155,3 +155,11 @@ def test_a_store_that_moves_its_value_off_the_gpu_comes_after_the_one_that_keeps
     recorded, stores = store_for_holder(holder, [], _Sources({"/app/t.py": text}))
     assert [store.line for store in stores][:1] == [12] and stores[-1].line == 10
     assert 5 in [store.line for store in stores]  # the hook defined inside main stores into main's list
+
+
+def test_rebinding_a_name_to_itself_plus_more_is_a_store():
+    facts = file_facts("def f(xs, model):\n    kept = []\n    for x in xs:\n        kept = kept + [model(x)]\n"
+                       "        model.seen = model.seen + [x]\n        other = kept + [x]\n")
+    found = {(store.line, store.kind, store.target) for store in facts.stores}
+    assert (4, "augmented", "kept") in found and (5, "augmented", "model.seen") in found
+    assert not any(store.line == 6 for store in facts.stores)  # a new name made of it stores into nothing

@@ -154,10 +154,14 @@ class _Collector(ast.NodeVisitor):
                 self._store(node, "item", dotted(target.value), node.value)
             elif isinstance(target, ast.Attribute):
                 name = dotted(target)
-                grows = _concat_of(node.value, name)
-                self._store(node, "concat" if grows else "attribute", name, node.value)
+                if _added_to(node.value, name):  # self.X = self.X + [v]
+                    self._store(node, "augmented", name, node.value.right)
+                else:
+                    self._store(node, "concat" if _concat_of(node.value, name) else "attribute", name, node.value)
             elif isinstance(target, ast.Name) and _concat_of(node.value, target.id):
                 self._store(node, "concat", target.id, node.value)
+            elif isinstance(target, ast.Name) and _added_to(node.value, target.id):  # X = X + [v]
+                self._store(node, "augmented", target.id, node.value.right)
         names = tuple(name for target in node.targets for name in _bound_names(target))
         if names:
             function, loop = self._place()
@@ -186,6 +190,10 @@ def _moves_off(value: ast.AST | None) -> bool:
     if isinstance(value, ast.Dict):
         return bool(value.values) and all(_moves_off(item) for item in value.values)
     return isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in OFF_DEVICE
+
+
+def _added_to(value: ast.AST, name: str | None) -> bool:
+    return bool(name) and isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add) and dotted(value.left) == name
 
 
 def _concat_of(value: ast.AST, name: str | None) -> bool:
