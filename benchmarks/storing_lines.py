@@ -1,6 +1,6 @@
 """Where the user is sent, on real captures: is it the line to change?
 
-    python benchmarks/storing_lines.py [--json] [--corpus DIR] [--truth FILE] [--sources DIR]
+    python benchmarks/storing_lines.py [--json] [--corpus DIR] [--truth FILE] [--sources DIR] [--split in-sample|held-out]
 
 For every workload the truth file judges (benchmarks/storing_truth.json for tests/fixtures/realworld),
 the capture is analysed with its recorded folder mapped onto the workload's script here
@@ -117,6 +117,9 @@ def main() -> int:
         corpus = unpacked(corpus, Path(scratch))
         folders = {path.parent.name: path.parent for path in corpus.rglob("ground_truth.json")}
         rows = [row(folders[name], entry, sources, split) for name, entry in sorted(truths.items()) if name in folders]
+    if "--split" in argv[:-1]:  # one part alone: the held-out part is measured once, after the in-sample work
+        wanted = argv[argv.index("--split") + 1] == "held-out"
+        rows = [r for r in rows if r["held_out"] == wanted]
     if "--json" in argv:
         print(json.dumps(rows, indent=1))
         return 0
