@@ -30,6 +30,9 @@ from vramlens.analysis import analyze_path  # noqa: E402
 from vramlens.lsp.annotations import line_annotations, storing_lens  # noqa: E402
 from vramlens.lsp.runtime_findings import peak_function  # noqa: E402
 
+sys.path.insert(0, str(ROOT / "workloads"))
+from manifest import BY_NAME  # noqa: E402
+
 CORPUS = ROOT / "tests" / "fixtures" / "realworld"
 TRUTH = Path(__file__).resolve().parent / "storing_truth.json"
 MEASURES = ("first_link", "code_lens", "strongest_figure", "top_holder", "remedy")
@@ -80,7 +83,9 @@ def judge(found: dict, truth: dict) -> dict:
 
 def row(folder: Path, truth: dict, sources: Path, split_from_ground_truth: bool) -> dict:
     recorded = json.loads((folder / "ground_truth.json").read_text())
-    mapped = sources / Path(recorded["recorded"]["folder"]).name
+    # the scripts are copied from workloads/<family>/ into the neutral folder they ran from
+    workload = BY_NAME.get(folder.name)
+    mapped = sources / (workload.family if workload else Path(recorded["recorded"]["folder"]).name)
     analysis = analyze_path(folder / "capture", source_root=str(mapped))
     found = places(analysis)
     held = bool(recorded.get("held_out")) if split_from_ground_truth else False

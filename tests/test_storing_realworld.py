@@ -25,9 +25,16 @@ _CACHE: dict = {}
 
 def analysis(name: str):
     if name not in _CACHE:
-        folder = json.loads((CORPUS / name / "ground_truth.json").read_text())["recorded"]["folder"]
-        _CACHE[name] = analyze_path(CORPUS / name / "capture", source_root=str(REPO / "workloads" / Path(folder).name))
+        _CACHE[name] = analyze_path(CORPUS / name / "capture", source_root=str(REPO / "workloads" / family(name)))
     return _CACHE[name]
+
+
+def family(name: str) -> str:
+    """workloads/<family>/ holds the scripts the workload ran (copied into its neutral folder to run)."""
+    sys.path.insert(0, str(REPO / "workloads"))
+    from manifest import BY_NAME
+
+    return BY_NAME[name].family
 
 
 def short(path, line) -> str:
