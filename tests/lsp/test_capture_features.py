@@ -68,8 +68,8 @@ async def test_open_capture_shows_hints_hover_lens_and_the_oom_diagnostic(client
     assert set(hints) == {BUILD, RANDN, MODEL, APPEND}
     # The line that keeps the memory carries the figure; the lines that allocated it say where it is kept.
     assert hints[APPEND].label == "keeps 2.66 GiB · 90% ↑"  # short: the words are in its tooltip
-    assert hints[MODEL].label == "2.63 GiB · kept by outputs"
-    assert hints[RANDN].label == "304.00 MiB · kept by outputs"  # the graph of `out` saved x
+    assert hints[MODEL].label == "2.63 GiB · 2.39 GiB kept by outputs"
+    assert hints[RANDN].label == "304.00 MiB · 272.00 MiB kept by outputs"  # the graph of `out` saved x
     assert "↑" not in hints[BUILD].label
     model_line = text.splitlines()[MODEL]
     assert hints[MODEL].position == types.Position(line=MODEL, character=len(model_line))
@@ -190,7 +190,7 @@ async def test_lines_move_with_edits_above_and_changed_lines_go_stale(client: La
     hints = await _hints(client, uri)
     assert "vramlens/annotationsChanged" in client.refreshes
     assert set(hints) == {BUILD + 2, RANDN + 2, MODEL + 2, APPEND + 2}
-    assert hints[MODEL + 2].label == "2.63 GiB · kept by outputs"
+    assert hints[MODEL + 2].label == "2.63 GiB · 2.39 GiB kept by outputs"
     assert hints[APPEND + 2].label.startswith("keeps 2.66 GiB")
     assert "2.63 GiB" in (await _hover(client, uri, MODEL + 2)).contents.value
     assert await _hover(client, uri, MODEL) is None
@@ -207,7 +207,7 @@ async def test_lines_move_with_edits_above_and_changed_lines_go_stale(client: La
     await replace_range(client, uri, (line, 8), (line, 22), "out = model(x * 2)", version=3)
     hints = await _hints(client, uri)
     assert hints[line].label == "stale · changed since the capture"
-    assert hints[RANDN + 2].label == "304.00 MiB · kept by outputs"
+    assert hints[RANDN + 2].label == "304.00 MiB · 272.00 MiB kept by outputs"
     assert "changed since the capture" in (await _hover(client, uri, line)).contents.value
     assert await _published_oom(client, uri) is None  # no runtime diagnostic on a changed line
     lenses = await client.text_document_code_lens_async(types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=uri)))

@@ -143,6 +143,7 @@ def line_annotations(analysis: Analysis, cells: bool = False, linker: FrameLinke
     moment = analysis.accounting.moment
     linker = linker or FrameLinker(analysis.local_root, analysis.environment.get("torch"))
     by_file: dict = {}
+    shade = _shade(analysis)
     for stat in analysis.lines:
         where = cell_of(stat) if cells else stat.local_path
         if where is None or not stat.line or (stat.live_bytes <= 0 and stat.allocated_bytes <= 0):
@@ -152,12 +153,23 @@ def line_annotations(analysis: Analysis, cells: bool = False, linker: FrameLinke
             continue
         lines[stat.line] = LineAnnotation(
             local_path=stat.local_path or where[0], line=stat.line, source=stat.source, text=hint_text(stat, moment),
-            long_text=long_text(stat, moment), share=stat.share, live_bytes=stat.live_bytes, growing=stat.growing,
+            long_text=long_text(stat, moment), share=shade(stat), live_bytes=stat.live_bytes, growing=stat.growing,
             growth_bytes=stat.growth_bytes, hover=hover_markdown(stat, moment, _user_first(stat, linker)),
             function=stat.function,
         )
     _mark_storing(analysis, by_file, cells, linker)
     return {path: sorted(lines.values(), key=lambda a: a.line) for path, lines in by_file.items()}
+
+
+def _shade(analysis: Analysis) -> Callable[[LineStat], float]:
+    """How dark a line is shaded: its share of the live memory; when what ran out is growth across steps
+    (retention), its share of what grew, so the step's own tensors (its working set) do not outshine the
+    lines that keep each step's tensors. The figure's text keeps the live share either way."""
+    grown = analysis.diagnosis.cause == "retained_references" and any(line.growing for line in analysis.lines)
+    total = max(analysis.accounting.allocated or sum(line.live_bytes for line in analysis.lines), 1)
+    if not grown:
+        return lambda stat: stat.share
+    return lambda stat: min(stat.growth_bytes / total, 1.0)
 
 
 def _storing_place(storing: StoringLine, cells: bool):
@@ -200,12 +212,15 @@ def _mark_storing(analysis: Analysis, by_file: dict, cells: bool, linker: FrameL
             continue
         kept = sum(size for _storing, size in keepers)
         first = keepers[0][0]
+        grown = analysis.diagnosis.cause == "retained_references" and any(line.growing for line in analysis.lines)
+        left = max(stat.growth_bytes - kept, 0) if grown else max(stat.live_bytes - kept, 0)  # what no keeper explains
         note = f"allocated here, kept by `{_code(first.target)}` at line {first.line}"
         by_file[where][stat.line] = LineAnnotation(
             local_path=annotation.local_path, line=annotation.line, source=annotation.source,
             # named, not numbered: a line number would go wrong as edits move the lines
-            text=f"{fmt(stat.live_bytes)} · kept by {one_line(first.target)}", long_text=f"{annotation.long_text} · {note}",
-            share=max(stat.live_bytes - kept, 0) / total, live_bytes=annotation.live_bytes, growing=False,
+            text=f"{fmt(stat.live_bytes)} · {fmt(min(kept, stat.live_bytes))} kept by {one_line(first.target)}",
+            long_text=f"{annotation.long_text} · {note}",
+            share=left / total, live_bytes=annotation.live_bytes, growing=False,
             growth_bytes=annotation.growth_bytes, hover=f"**{note[:1].upper()}{note[1:]}**  \n{annotation.hover}",
             function=annotation.function)
 
