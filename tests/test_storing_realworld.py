@@ -140,3 +140,29 @@ def test_run_compare_to_a_capture_that_is_not_there_runs_nothing(tmp_path):
                           capture_output=True, text=True, timeout=60, env=env)
     assert done.returncode == 2 and "no capture there" in done.stderr
     assert not (tmp_path / "never_run.py.ran").exists()
+
+
+ROUND4 = CORPUS / "round4"
+
+
+@pytest.mark.skipif(not (ROUND4 / "eval_outputs_kept.tar.xz").exists(), reason="round 4's captures are not here")
+def test_vramlens_diff_on_a_before_after_pair_recorded_on_the_gpu(tmp_path):
+    """eval_outputs_kept (every batch's logits appended with their graphs) and eval_outputs_fixed (the predicted
+    ids appended on the CPU): the same evaluation before and after its fix, recorded on the H200."""
+    import tarfile
+
+    for name in ("eval_outputs_kept", "eval_outputs_fixed"):
+        with tarfile.open(ROUND4 / f"{name}.tar.xz") as bundle:
+            bundle.extractall(tmp_path, filter="data")
+    before, after = (str(tmp_path / name / "capture") for name in ("eval_outputs_kept", "eval_outputs_fixed"))
+    env = {"PYTHONPATH": str(REPO / "server"), "PATH": "/usr/bin:/bin"}
+    done = subprocess.run([sys.executable, "-m", "vramlens", "diff", "--json", before, after,
+                           "--source-root", str(REPO / "workloads" / family("eval_outputs_kept"))],
+                          capture_output=True, text=True, timeout=300, env=env)
+    assert done.returncode == 0, done.stderr
+    diff = json.loads(done.stdout)
+    assert diff["before"]["cause"] == "retained_references" and diff["after"]["cause"] != "retained_references"
+    assert diff["after"]["peak_allocated"] < 0.5 * diff["before"]["peak_allocated"]
+    assert diff["before"]["growth"] > 10 * max(diff["after"]["growth"] or 0, 2**20)
+    assert "removed" in diff["sentence"] and "eval_keep_outputs.py:36" in diff["sentence"]
+    assert any("--fixed 1" in note for note in diff["notes"])  # the change: the fix's flag

@@ -161,5 +161,7 @@ def test_rebinding_a_name_to_itself_plus_more_is_a_store():
     facts = file_facts("def f(xs, model):\n    kept = []\n    for x in xs:\n        kept = kept + [model(x)]\n"
                        "        model.seen = model.seen + [x]\n        other = kept + [x]\n")
     found = {(store.line, store.kind, store.target) for store in facts.stores}
-    assert (4, "augmented", "kept") in found and (5, "augmented", "model.seen") in found
+    assert (4, "extend", "kept") in found and (5, "extend", "model.seen") in found  # a list grown, not a sum
     assert not any(store.line == 6 for store in facts.stores)  # a new name made of it stores into nothing
+    grown = file_facts("def f(self, h, loss):\n    self.history += [h]\n    self.total += loss\n")
+    assert [(store.kind, store.target) for store in grown.stores] == [("extend", "self.history"), ("augmented", "self.total")]

@@ -22,7 +22,8 @@ class Store:
     """One statement that puts a value into a container or an attribute."""
 
     line: int  # 1-based
-    kind: str  # append | extend | update | augmented | item | concat | setattr | attribute | retain_graph
+    kind: str  # append | extend (X += [v] too) | update | augmented (a running sum) | item | concat | setattr |
+    # attribute | retain_graph
     target: str  # the container as written: "all_logits", "self.val_outputs", "metrics"
     function: str | None  # the enclosing function ("validation_step"), None at module level
     loop: tuple[int, int] | None  # the innermost enclosing for/while loop's lines
@@ -145,7 +146,9 @@ class _Collector(ast.NodeVisitor):
 
     def visit_AugAssign(self, node: ast.AugAssign) -> None:
         if isinstance(node.op, ast.Add):
-            self._store(node, "augmented", dotted(node.target), node.value)
+            # `X += [v]` grows a list (an extend); `total += loss` is a running sum
+            grows = isinstance(node.value, (ast.List, ast.Tuple, ast.ListComp, ast.GeneratorExp))
+            self._store(node, "extend" if grows else "augmented", dotted(node.target), node.value)
         self.generic_visit(node)
 
     def visit_Assign(self, node: ast.Assign) -> None:
@@ -155,13 +158,13 @@ class _Collector(ast.NodeVisitor):
             elif isinstance(target, ast.Attribute):
                 name = dotted(target)
                 if _added_to(node.value, name):  # self.X = self.X + [v]
-                    self._store(node, "augmented", name, node.value.right)
+                    self._store(node, _sum_kind(node.value.right), name, node.value.right)
                 else:
                     self._store(node, "concat" if _concat_of(node.value, name) else "attribute", name, node.value)
             elif isinstance(target, ast.Name) and _concat_of(node.value, target.id):
                 self._store(node, "concat", target.id, node.value)
             elif isinstance(target, ast.Name) and _added_to(node.value, target.id):  # X = X + [v]
-                self._store(node, "augmented", target.id, node.value.right)
+                self._store(node, _sum_kind(node.value.right), target.id, node.value.right)
         names = tuple(name for target in node.targets for name in _bound_names(target))
         if names:
             function, loop = self._place()
@@ -190,6 +193,10 @@ def _moves_off(value: ast.AST | None) -> bool:
     if isinstance(value, ast.Dict):
         return bool(value.values) and all(_moves_off(item) for item in value.values)
     return isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in OFF_DEVICE
+
+
+def _sum_kind(added: ast.AST) -> str:
+    return "extend" if isinstance(added, (ast.List, ast.Tuple, ast.ListComp, ast.GeneratorExp)) else "augmented"
 
 
 def _added_to(value: ast.AST, name: str | None) -> bool:
