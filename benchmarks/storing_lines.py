@@ -88,6 +88,11 @@ def row(folder: Path, truth: dict, sources: Path, split_from_ground_truth: bool)
     mapped = sources / (workload.family if workload else Path(recorded["recorded"]["folder"]).name)
     analysis = analyze_path(folder / "capture", source_root=str(mapped))
     found = places(analysis)
+    recorded_line = (recorded.get("inputs") or {}).get("storing_line")
+    if recorded_line and truth.get("first_line") and recorded_line != truth["first_line"]:
+        print(f"note: {folder.name}: the truth file says {truth['first_line']}, its ground_truth.json "
+              f"{recorded_line}; the recording's wins", file=sys.stderr)
+        truth = dict(truth, first_line=recorded_line, storing=recorded_line if truth.get("storing") else None)
     held = bool(recorded.get("held_out")) if split_from_ground_truth else False
     return {"workload": folder.name, "held_out": held, **found, "judged": judge(found, truth), "truth": truth}
 

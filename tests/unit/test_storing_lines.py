@@ -165,3 +165,34 @@ def test_rebinding_a_name_to_itself_plus_more_is_a_store():
     assert not any(store.line == 6 for store in facts.stores)  # a new name made of it stores into nothing
     grown = file_facts("def f(self, h, loss):\n    self.history += [h]\n    self.total += loss\n")
     assert [(store.kind, store.target) for store in grown.stores] == [("extend", "self.history"), ("augmented", "self.total")]
+
+
+def test_a_method_of_your_own_class_is_not_a_containers_store_and_the_allocating_store_wins():
+    text = textwrap.dedent('''\
+        import torch
+
+        class Bank:
+            def add(self, f):
+                self.feats = torch.cat([self.feats, f.detach()])
+
+        def main(model, xs, fixed):
+            bank, snapshots = Bank(), []
+            for x in xs:
+                bank.add(model(x))
+                if fixed:
+                    snapshots.append({k: v.detach().to("cpu", copy=True) for k, v in model.state_dict().items()})
+                else:
+                    snapshots.append({k: v.detach().clone() for k, v in model.state_dict().items()})
+    ''')
+    facts = file_facts(text)
+    assert "add" in facts.methods
+    assert {store.line: store.moves_off for store in facts.stores if store.target == "snapshots"} == {12: True, 14: False}
+    sources = _Sources({"/app/t.py": text})
+    # the census names the object; what it keeps was allocated by the statement that grows its attribute
+    bank = Holder(root="bank", kind="object", bytes=1 << 30, tensors=1, appended_at=("/app/t.py", 5))
+    assert store_for_holder(bank, [], sources)[1][0].line == 5
+    bank.appended_at = None
+    assert store_for_holder(bank, [], sources) is None  # `bank.add(...)` alone is a call into your code
+    kept = _holder("local snapshots in main (t.py:8)", kind="frame", at=14, created=("/app/t.py", 8))
+    kept.appended_at = ("/app/t.py", 14)
+    assert store_for_holder(kept, [], sources)[1][0].line == 14

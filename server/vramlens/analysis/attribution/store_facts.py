@@ -9,7 +9,7 @@ analysis/attribution/storing.py joins them with what the census and the step mod
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 APPENDING = {"append": "append", "extend": "extend", "insert": "append", "appendleft": "append", "add": "append",
              "update": "update", "setdefault": "item", "put": "append"}
@@ -29,6 +29,7 @@ class Store:
     loop: tuple[int, int] | None  # the innermost enclosing for/while loop's lines
     reads: frozenset  # the names the stored value reads ("logits", "loss")
     moves_off: bool = False  # the stored value is made off the GPU or a number (`x.cpu()`, `loss.item()`)
+    method: str | None = None  # the container's method that stores ("append"), for a call
     functions: tuple = ()  # every enclosing function, outermost first (a hook defined inside main: main, hook)
 
     @property
@@ -55,6 +56,7 @@ class FileFacts:
     bindings: list[Binding]
     calls: dict  # callee's last name -> [line] of calls in this file ("TrainingArguments", "load", "generate")
     keywords: dict  # (callee, keyword) -> [line]
+    methods: set = field(default_factory=set)  # names of the methods the file's classes define ("add", "update")
 
 
 def dotted(node: ast.AST) -> str | None:
@@ -103,11 +105,16 @@ class _Collector(ast.NodeVisitor):
     def _place(self) -> tuple[str | None, tuple[int, int] | None]:
         return (self.functions[-1] if self.functions else None), (self.loops[-1] if self.loops else None)
 
-    def _store(self, node: ast.AST, kind: str, target: str | None, value: ast.AST | None) -> None:
+    def _store(self, node: ast.AST, kind: str, target: str | None, value: ast.AST | None, method: str | None = None) -> None:
         if target:
             function, loop = self._place()
             self.facts.stores.append(Store(node.lineno, kind, target, function, loop, _reads(value), _moves_off(value),
-                                           tuple(self.functions)))
+                                           method, tuple(self.functions)))
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        self.facts.methods.update(item.name for item in node.body
+                                  if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)))
+        self.generic_visit(node)
 
     def _function(self, node) -> None:
         self.functions.append(node.name)
@@ -134,7 +141,7 @@ class _Collector(ast.NodeVisitor):
                     self.facts.keywords.setdefault((callee, keyword.arg), []).append(node.lineno)
         func = node.func
         if isinstance(func, ast.Attribute) and func.attr in APPENDING and node.args:
-            self._store(node, APPENDING[func.attr], dotted(func.value), node.args[-1])
+            self._store(node, APPENDING[func.attr], dotted(func.value), node.args[-1], func.attr)
         elif callee == "setattr" and len(node.args) == 3 and isinstance(node.args[1], ast.Constant):
             base = dotted(node.args[0])
             if base and isinstance(node.args[1].value, str):
@@ -192,7 +199,14 @@ def _moves_off(value: ast.AST | None) -> bool:
         return _moves_off(value.elt)
     if isinstance(value, ast.Dict):
         return bool(value.values) and all(_moves_off(item) for item in value.values)
-    return isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in OFF_DEVICE
+    if isinstance(value, ast.DictComp):
+        return _moves_off(value.value)
+    if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)):
+        return False
+    if value.func.attr == "to":  # x.to("cpu"), x.to(device="cpu")
+        places = list(value.args[:1]) + [k.value for k in value.keywords if k.arg == "device"]
+        return any(isinstance(place, ast.Constant) and place.value == "cpu" for place in places)
+    return value.func.attr in OFF_DEVICE
 
 
 def _sum_kind(added: ast.AST) -> str:

@@ -77,9 +77,9 @@ class SourceFacts:
         return self._facts[recorded]
 
 
-def _matches(store: Store, name: _Name) -> bool:
-    if store.kind not in ACCUMULATING or store.leaf != name.leaf:
-        return False
+def _matches(store: Store, name: _Name, methods: set) -> bool:
+    if store.kind not in ACCUMULATING or store.leaf != name.leaf or store.method in methods:
+        return False  # `bank.add(f)` of a class of yours is a call into your code, not a container's store
     if name.qualified:
         return "." in store.target  # self.val_outputs, model.val_outputs: an attribute of that name
     if store.target != name.leaf:
@@ -114,13 +114,27 @@ def store_for_holder(holder: Holder, lines: list[LineStat], sources: SourceFacts
     found = []
     for recorded in ([name.file] if name.file else _files(holder, lines)):
         facts = sources.of(recorded)
-        stores = [store for store in (facts.stores if facts else ()) if _matches(store, name)]
+        stores = [store for store in (facts.stores if facts else ()) if _matches(store, name, facts.methods)]
+        own = _own_store(facts, holder, recorded, name)
+        if own is not None:  # the allocating statement stores itself: `X.append({... .clone()})`, `X = cat([X, f])`
+            stores = [own] + [store for store in stores if store.line != own.line]
         if stores:
             fed = _bound_at(facts, holder.appended_at[1]) if holder.appended_at and holder.appended_at[0] == recorded else set()
             found.append((recorded, _pick(stores, fed)))
     if len(found) != 1:
         return None  # nowhere, or in several files: not guessed
     return found[0]
+
+
+def _own_store(facts: FileFacts | None, holder: Holder, recorded: str, name: _Name) -> Store | None:
+    """The store made by the very statement that allocated what the holder keeps, when it stores into this
+    holder: its name, or (for an object holding tensors in its attributes) an attribute of the object's class."""
+    if facts is None or not holder.appended_at or holder.appended_at[0] != recorded:
+        return None
+    own = [store for store in facts.stores if store.line == holder.appended_at[1] and store.kind in ACCUMULATING
+           and store.method not in facts.methods]
+    fits = [store for store in own if store.leaf == name.leaf or (holder.kind == "object" and store.target.startswith("self."))]
+    return fits[0] if len(fits) == 1 else None
 
 
 def store_from_line(path: str, line: int, sources: SourceFacts) -> Store | None:
@@ -131,7 +145,8 @@ def store_from_line(path: str, line: int, sources: SourceFacts) -> Store | None:
     facts = sources.of(path)
     if facts is None:
         return None
-    own = [store for store in facts.stores if store.line == line and store.kind in ACCUMULATING]
+    own = [store for store in facts.stores if store.line == line and store.kind in ACCUMULATING
+           and store.method not in facts.methods]
     if len(own) == 1:
         return own[0]
     binding = next((b for b in facts.bindings if b.line <= line <= b.end_line), None)
@@ -144,7 +159,7 @@ def store_from_line(path: str, line: int, sources: SourceFacts) -> Store | None:
             names |= set(later.names)
     stores = [store for store in facts.stores
               if store.kind in ACCUMULATING and store.function == binding.function and store.loop is not None
-              and not store.moves_off
+              and not store.moves_off and store.method not in facts.methods
               and _inside(store.loop, binding.line) and store.reads & names and store.target not in binding.names]
     targets = {store.target for store in stores}
     if len(targets) != 1:

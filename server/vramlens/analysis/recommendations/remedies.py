@@ -131,7 +131,7 @@ def library_remedies(cause: str, lines: list[LineStat], facts, sources: SourceFa
     frames = _path_text(lines, steps, growth)
     chosen, chosen_names = [], set()
     for remedy in REMEDIES:
-        if cause not in remedy.causes:
+        if cause not in remedy.causes and not (remedy.or_copy and copied):  # a second copy of the weights: any outcome
             continue
         if remedy.needs_cache is not None and bool(growth and growth.intended_cache) != remedy.needs_cache:
             continue
