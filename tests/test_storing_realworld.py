@@ -166,3 +166,13 @@ def test_vramlens_diff_on_a_before_after_pair_recorded_on_the_gpu(tmp_path):
     assert diff["before"]["growth"] > 10 * max(diff["after"]["growth"] or 0, 2**20)
     assert "removed" in diff["sentence"] and "eval_keep_outputs.py:36" in diff["sentence"]
     assert any("--fixed 1" in note for note in diff["notes"])  # the change: the fix's flag
+
+
+def test_a_notebook_cell_that_builds_the_list_is_its_storing_line():
+    # tests/fixtures/captures/notebook_kept_outputs: `losses = [loss_of(4096) for _ in range(8)]` in cell 6 keeps
+    # eight losses with their graphs; the cell allocated nothing itself (loss_of, in another cell, did)
+    result = analyze_path(REPO / "tests" / "fixtures" / "captures" / "notebook_kept_outputs", source_root=str(REPO))
+    storing = result.storing[0]
+    assert (storing.holder, storing.kind, storing.line) == ("__main__.losses", "built", 1)
+    assert storing.cell is not None and storing.label.endswith("cell 6 line 1")
+    assert first_link(result) is not None and "cell 6 line 1" in result.recommendations[0].action

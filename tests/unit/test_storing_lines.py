@@ -196,3 +196,9 @@ def test_a_method_of_your_own_class_is_not_a_containers_store_and_the_allocating
     kept = _holder("local snapshots in main (t.py:8)", kind="frame", at=14, created=("/app/t.py", 8))
     kept.appended_at = ("/app/t.py", 14)
     assert store_for_holder(kept, [], sources)[1][0].line == 14
+
+
+def test_a_list_built_by_a_comprehension_is_filled_where_it_is_made():
+    facts = file_facts("losses = [loss_of(4096) for _ in range(8)]\nnames = [str(i) for i in range(3)]\nplain = []\n")
+    assert [(store.line, store.kind, store.target) for store in facts.stores] == [(1, "built", "losses"),
+                                                                                  (2, "built", "names")]

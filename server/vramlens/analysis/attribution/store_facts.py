@@ -23,7 +23,7 @@ class Store:
 
     line: int  # 1-based
     kind: str  # append | extend (X += [v] too) | update | augmented (a running sum) | item | concat | setattr |
-    # attribute | retain_graph
+    # built (X = [f(x) for x in xs]) | attribute | retain_graph
     target: str  # the container as written: "all_logits", "self.val_outputs", "metrics"
     function: str | None  # the enclosing function ("validation_step"), None at module level
     loop: tuple[int, int] | None  # the innermost enclosing for/while loop's lines
@@ -172,6 +172,8 @@ class _Collector(ast.NodeVisitor):
                 self._store(node, "concat", target.id, node.value)
             elif isinstance(target, ast.Name) and _added_to(node.value, target.id):  # X = X + [v]
                 self._store(node, _sum_kind(node.value.right), target.id, node.value.right)
+            elif isinstance(target, ast.Name) and isinstance(node.value, (ast.ListComp, ast.DictComp, ast.SetComp)):
+                self._store(node, "built", target.id, node.value)  # X = [f(x) for x in xs]: filled where it is made
         names = tuple(name for target in node.targets for name in _bound_names(target))
         if names:
             function, loop = self._place()

@@ -26,7 +26,7 @@ from vramlens.analysis.model import Holder, LineStat, StoringLine
 
 MIB = 1 << 20
 MIN_KEPT = MIB  # a holder keeping less is not worth a line of advice
-ACCUMULATING = ("append", "extend", "update", "augmented", "item", "concat", "setattr")
+ACCUMULATING = ("append", "extend", "update", "augmented", "item", "concat", "setattr", "built")
 MAX_FILES = 40  # user files read for one analysis
 
 
@@ -99,10 +99,13 @@ def _pick(stores: list[Store], fed: set[str]) -> list[Store]:
     return sorted(stores, key=lambda store: (store.moves_off, not (store.reads & fed), store.loop is None, store.line))
 
 
-def _files(holder: Holder, lines: list[LineStat]) -> list[str]:
-    """Recorded user files to search: the holder's own first, then every file a user line is in."""
+def _files(holder: Holder, lines: list[LineStat], sources: SourceFacts) -> list[str]:
+    """Recorded user files to search: the holder's own first, then every file a user line is in, then (in a
+    notebook) every cell that ran: a cell that only fills a list allocates nothing itself."""
     ordered = [place[0] for place in (holder.appended_at, holder.created_at) if place]
     ordered += [line.path for line in lines if line.path is not None]
+    cells = getattr(sources.resolver, "cells", None) if sources.resolver is not None else None
+    ordered += [run.code_name for run in (cells.runs if cells is not None else ()) if run.code_name]
     return list(dict.fromkeys(ordered))
 
 
@@ -112,7 +115,7 @@ def store_for_holder(holder: Holder, lines: list[LineStat], sources: SourceFacts
     if name is None:
         return None
     found = []
-    for recorded in ([name.file] if name.file else _files(holder, lines)):
+    for recorded in ([name.file] if name.file else _files(holder, lines, sources)):
         facts = sources.of(recorded)
         stores = [store for store in (facts.stores if facts else ()) if _matches(store, name, facts.methods)]
         own = _own_store(facts, holder, recorded, name)

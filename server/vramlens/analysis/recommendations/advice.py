@@ -86,10 +86,10 @@ def _working_set(acc: Accounting, lines: list[LineStat], facts=None) -> list[Rec
         where = graphs.stored_at
         recs.insert(0, Recommendation(
             f"Keep .item() or .detach() of what {graphs.root} stores"
-            + (f" at {_short(where)}" if where else "") + f": the {graphs.with_graph} tensor(s) it holds carry "
+            + (f" at {_short(where, facts)}" if where else "") + f": the {graphs.with_graph} tensor(s) it holds carry "
             f"their autograd graphs, which keep {fmt(graphs.graph_bytes)} of saved activations alive.",
             "A tensor kept with its graph keeps every tensor that graph saved for backward.",
-            actions=[Action("open_line", f"Open {_short(where)}", {"path": where[0], "line": where[1]})] if where else [],
+            actions=[Action("open_line", f"Open {_short(where, facts)}", {"path": where[0], "line": where[1]})] if where else [],
         ))
     no_frame = next((l for l in lines if l.path is None and l.live_bytes > 0 and "autograd" in l.function), None)
     if no_frame and no_frame.share >= 0.2:
@@ -165,7 +165,7 @@ def _retained(lines: list[LineStat], facts) -> list[Recommendation]:
     holder = _holder_of(facts)
     if storing:
         kept_by = next((h for h in _holders(facts) if h.stored_at == (storing[0].path, storing[0].line)), None)
-        fix, with_graph = _storing_fix(storing[0], kept_by), kept_by.with_graph if kept_by else None
+        fix, with_graph = _storing_fix(storing[0], kept_by, facts), kept_by.with_graph if kept_by else None
     elif holder is not None:
         fix, with_graph = _holder_fix(holder), holder.with_graph
     else:
@@ -181,11 +181,15 @@ def _retained(lines: list[LineStat], facts) -> list[Recommendation]:
     return [find, _no_grad(growing, certain=bool(facts.grad_enabled)), detach]
 
 
-def _short(place) -> str:
+def _short(place, facts=None) -> str:
+    """``train.py:42``; a notebook cell's line by its cell (``train.ipynb cell 4 line 7``) when the facts know it."""
+    resolver = getattr(getattr(facts, "sources", None), "resolver", None)
+    if resolver is not None and resolver.cell_ref(place[0]) is not None:
+        return resolver.place(place[0], place[1])
     return f"{str(place[0]).replace(chr(92), '/').rsplit('/', 1)[-1]}:{place[1]}"
 
 
-def _storing_fix(storing, holder) -> Recommendation:
+def _storing_fix(storing, holder, facts=None) -> Recommendation:
     """Advice at the line that keeps the memory; the allocation line is the second link."""
     code = f" (`{storing.source}`)" if storing.source else ""
     if storing.kind == "augmented":
@@ -199,12 +203,12 @@ def _storing_fix(storing, holder) -> Recommendation:
         action = (f"Stop {name} from keeping every step's tensors at {storing.label}{code}: store .item() / "
                   ".detach().cpu() of what you need there, or clear it once it has been used.")
     grown = f", {fmt(storing.growth_bytes)} of it from earlier steps" if storing.growth_bytes else ""
-    allocated = f"; what it keeps was allocated at {_short(storing.allocated_at)}" if storing.allocated_at else ""
+    allocated = f"; what it keeps was allocated at {_short(storing.allocated_at, facts)}" if storing.allocated_at else ""
     graphs = (f"; {holder.with_graph} of its tensors carry an autograd graph" if holder is not None and holder.with_graph
               else "")
     actions = [Action("open_line", f"Open {storing.label}", {"path": storing.path, "line": storing.line})]
     if storing.allocated_at and storing.allocated_at[0] and storing.allocated_at != (storing.path, storing.line):
-        actions.append(Action("open_line", f"Open {_short(storing.allocated_at)} (allocated here)",
+        actions.append(Action("open_line", f"Open {_short(storing.allocated_at, facts)} (allocated here)",
                               {"path": storing.allocated_at[0], "line": storing.allocated_at[1]}))
     return Recommendation(action, f"That line keeps {fmt(storing.bytes)} alive{grown}{allocated}{graphs}.", actions=actions)
 
