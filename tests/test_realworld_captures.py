@@ -50,9 +50,19 @@ def test_the_corpus_is_there():
     assert len(NAMES) >= 16 and len(MEASURED) >= 16
 
 
+def growth_never_measured(recorded: dict) -> bool:
+    """A completed run labelled by its end state alone (rules version 1's C1) that was built to grow and had
+    no confirming runs: whether it grows was never measured (rules version 2 asks that first, G1-G3)."""
+    runs = recorded.get("confirming_runs") or []
+    return (recorded.get("rule") == "C1" and (recorded.get("rules_version") or 1) == 1
+            and recorded.get("intent") == "retained_references" and all(r.get("outcome") == "not_run" for r in runs))
+
+
 @pytest.mark.parametrize("name", MEASURED)
 def test_the_cause_is_the_measured_one(name):
     expected = truth(name)
+    if growth_never_measured(expected):
+        pytest.skip("labelled by the end state alone; its growth across steps was never measured")
     got = analysis(name).diagnosis
     assert got.cause == expected["cause"], f"{name}: {got.cause} ({got.confidence:.2f}); measured {expected['cause']} " \
                                            f"({expected['rule']}): {got.evidence}"

@@ -48,6 +48,7 @@ export class Commands {
             command("vramlens.runConfirmation", (argument?: { workspaceFolder?: string }) => this.confirm(argument?.workspaceFolder)),
             command("vramlens.chooseSourceFolder", () => this.chooseSourceFolder()),
             command("vramlens.compareWithPreset", (argument?: Record<string, unknown>) => this.compareInterventions(undefined, argument)),
+            command("vramlens.compareWithPrevious", () => this.compareWithPrevious()),
         ];
     }
 
@@ -344,6 +345,29 @@ export class Commands {
             workspaceFolder: folder?.uri.toString(),
         });
         this.showResult(result);
+    }
+
+    /** Before/after: the loaded capture against an earlier one the user picks; the server compares, this shows it. */
+    private async compareWithPrevious(): Promise<void> {
+        const folder = this.report.workspaceFolder ?? this.folderFor()?.uri.toString();
+        const root = this.folderFor()?.uri;
+        const picked = await vscode.window.showOpenDialog({
+            title: "VRAM Lens: compare the loaded capture with an earlier one (the run before your change)",
+            openLabel: "Compare with this capture",
+            canSelectFiles: true,
+            canSelectFolders: true,
+            canSelectMany: false,
+            defaultUri: root ? vscode.Uri.joinPath(root, ".vramlens", "captures") : undefined,
+        });
+        if (!picked?.[0]) return;
+        const result = (await this.server.executeCommand(
+            "vramlens.compareCaptures", { before: picked[0].fsPath, workspaceFolder: folder }, "VRAM Lens: comparing captures",
+        )) as (CommandResult & { text?: string }) | undefined;
+        this.showResult(result);
+        if (result?.ok && result.text) {
+            const document = await vscode.workspace.openTextDocument({ content: result.text, language: "plaintext" });
+            await vscode.window.showTextDocument(document, { preview: true, viewColumn: vscode.ViewColumn.Beside });
+        }
     }
 
     /** The folder a capture's frames map onto: the capture's own, else the active file's, else the first. */

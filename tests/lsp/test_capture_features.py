@@ -65,9 +65,11 @@ async def test_open_capture_shows_hints_hover_lens_and_the_oom_diagnostic(client
     assert outcome["workspaceFolder"] == workspace.as_uri()
 
     hints = await _hints(client, uri)
-    assert set(hints) == {BUILD, RANDN, MODEL}
-    assert hints[MODEL].label == "2.63 GiB · 89% ↑"  # short: the words are in its tooltip
-    assert hints[RANDN].label == "304.00 MiB · 10% ↑"
+    assert set(hints) == {BUILD, RANDN, MODEL, APPEND}
+    # The line that keeps the memory carries the figure; the lines that allocated it say where it is kept.
+    assert hints[APPEND].label == "keeps 2.66 GiB · 90% ↑"  # short: the words are in its tooltip
+    assert hints[MODEL].label == "2.63 GiB · 2.39 GiB kept by outputs"
+    assert hints[RANDN].label == "304.00 MiB · 272.00 MiB kept by outputs"  # the graph of `out` saved x
     assert "↑" not in hints[BUILD].label
     model_line = text.splitlines()[MODEL]
     assert hints[MODEL].position == types.Position(line=MODEL, character=len(model_line))
@@ -75,7 +77,8 @@ async def test_open_capture_shows_hints_hover_lens_and_the_oom_diagnostic(client
 
     hover = await _hover(client, uri, MODEL)
     value = hover.contents.value
-    headline, accounting, _, call_path, _, links = value.split("\n")
+    kept, headline, accounting, _, call_path, _, links = value.split("\n")
+    assert kept == "**Allocated here, kept by `outputs` at line 21**  "
     assert headline == "**2.63 GiB live at the OOM** · 89% of live memory · growing, +2.39 GiB accumulated across steps  "
     assert accounting == ("57 allocations, 2.63 GiB over the run · 57 blocks live · "
                           "largest 64.00 MiB ×37, 32.00 MiB ×1, 16.00 MiB ×18")  # largest blocks first
@@ -85,12 +88,16 @@ async def test_open_capture_shows_hints_hover_lens_and_the_oom_diagnostic(client
     assert links.startswith("[Show in report](command:vramlens.showMemoryReport?")
     assert "[Confirm the diagnosis](command:vramlens.runConfirmation?" in links
     assert hints[MODEL].tooltip.value == value
-    assert await _hover(client, uri, APPEND) is None  # no figure on a line that allocated nothing
+    stored = (await _hover(client, uri, APPEND)).contents.value  # it allocated nothing, yet it keeps the memory
+    assert stored.startswith("**Keeps 2.66 GiB alive** in `outputs`, 2.66 GiB of it allocated in earlier steps")
+    assert f"allocated at [retained\\_references.py:20]({_uri(workspace)}#L20)" in stored
+    assert "What to try: Stop outputs from keeping every step's tensors at retained_references.py:21" in stored
 
     lenses = await client.text_document_code_lens_async(types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=uri)))
-    assert [lens.range.start.line for lens in lenses] == [DEF_EVALUATE]
+    assert [lens.range.start.line for lens in lenses] == [APPEND]  # the line to change, not the function's def
     assert lenses[0].command.command == "vramlens.showReport"
-    assert lenses[0].command.title == "▲ 2.92 GiB live at the OOM (99%) — show memory report"
+    assert lenses[0].command.title == ("▲ keeps 2.66 GiB in outputs, 2.66 GiB grew across steps — the line to change "
+                                       "· show memory report")
 
     diagnostics = {d.code: d for d in client.diagnostics[uri]}
     oom = diagnostics["VL-OOM"]
@@ -111,7 +118,7 @@ async def test_retained_graph_finding_carries_the_measured_growth(client: Langua
     finding = {d.code: d for d in client.diagnostics[uri]}["VL102"]
     assert finding.range.start.line == APPEND
     assert finding.message.startswith(before["VL102"].message)
-    assert finding.message.endswith("Measured: lines 19, 20 of this loop grew by 2.66 GiB across the run (2.92 GiB live).")
+    assert finding.message.endswith("Measured: this line grew by 2.66 GiB across the run (2.66 GiB live).")
 
 
 @pytest.mark.asyncio
@@ -167,7 +174,7 @@ async def test_raw_server_pickle_maps_by_file_name_suffix(client: LanguageClient
     assert outcome["ok"], outcome
     hints = await _hints(client, _uri(workspace, "server_dump.py"))
     # /srv/app/server_dump.py (as recorded) is this workspace's scenarios/server_dump.py
-    assert hints[20].label == "1.39 GiB · 81% ↑"
+    assert hints[20].label == "keeps 1.39 GiB · 81% ↑"  # `responses[request_id] = model(features)` allocates and keeps
     assert hints[19].label.endswith("↑")
 
 
@@ -182,14 +189,16 @@ async def test_lines_move_with_edits_above_and_changed_lines_go_stale(client: La
     await replace_range(client, uri, (0, 0), (0, 0), "# one\n# two\n", version=2)
     hints = await _hints(client, uri)
     assert "vramlens/annotationsChanged" in client.refreshes
-    assert set(hints) == {BUILD + 2, RANDN + 2, MODEL + 2}
-    assert hints[MODEL + 2].label.startswith("2.63 GiB · 89%")
+    assert set(hints) == {BUILD + 2, RANDN + 2, MODEL + 2, APPEND + 2}
+    assert hints[MODEL + 2].label == "2.63 GiB · 2.39 GiB kept by outputs"
+    assert hints[APPEND + 2].label.startswith("keeps 2.66 GiB")
     assert "2.63 GiB" in (await _hover(client, uri, MODEL + 2)).contents.value
     assert await _hover(client, uri, MODEL) is None
     annotations = plain(await client.protocol.send_request_async("vramlens/lineAnnotations", {"uri": uri}))["annotations"]
-    assert [a["line"] for a in annotations] == [BUILD + 2, RANDN + 2, MODEL + 2]
+    assert [a["line"] for a in annotations] == [BUILD + 2, RANDN + 2, MODEL + 2, APPEND + 2]
     assert annotations[2]["text"] == hints[MODEL + 2].label and annotations[2]["stale"] is False
-    assert annotations[2]["liveBytes"] == 2819620864 and annotations[2]["growing"] is True
+    assert annotations[2]["liveBytes"] == 2819620864 and annotations[2]["growing"] is False  # the growth is shown where kept
+    assert annotations[3]["growing"] is True and annotations[3]["share"] > annotations[2]["share"]
     oom = await _published_oom(client, uri)
     assert oom.range.start.line == MODEL + 2
 
@@ -198,11 +207,11 @@ async def test_lines_move_with_edits_above_and_changed_lines_go_stale(client: La
     await replace_range(client, uri, (line, 8), (line, 22), "out = model(x * 2)", version=3)
     hints = await _hints(client, uri)
     assert hints[line].label == "stale · changed since the capture"
-    assert hints[RANDN + 2].label.startswith("304.00 MiB · 10%")
+    assert hints[RANDN + 2].label == "304.00 MiB · 272.00 MiB kept by outputs"
     assert "changed since the capture" in (await _hover(client, uri, line)).contents.value
     assert await _published_oom(client, uri) is None  # no runtime diagnostic on a changed line
     lenses = await client.text_document_code_lens_async(types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=uri)))
-    assert [lens.range.start.line for lens in lenses] == [DEF_EVALUATE + 2]
+    assert [lens.range.start.line for lens in lenses] == [APPEND + 2]
 
 
 async def _published_oom(client: LanguageClient, uri: str) -> types.Diagnostic | None:

@@ -103,7 +103,7 @@ def test_healthy_loop_is_no_problem_and_json_has_the_schema():
     for _ in range(10):
         builder.alloc(0, 200 * MIB, user_stack(8)).free(0)
     data = to_json(analyze(builder.snapshot(), {"status": "completed"}))
-    assert data["cause"] == "no_problem" and data["outcome"] == "completed" and data["schema_version"] == 2
+    assert data["cause"] == "no_problem" and data["outcome"] == "completed" and data["schema_version"] == 3
     assert set(data["memory"]) >= {"allocated", "reserved", "peak_allocated", "driver_used", "non_pytorch", "request"}
     assert data["memory"]["driver_used"] is None and data["memory"]["request"] is None
     assert set(data["lines"][0]) >= {"path", "line", "function", "live_bytes", "share", "allocated_bytes", "count", "growing"}

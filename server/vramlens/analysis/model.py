@@ -175,6 +175,7 @@ class Recommendation:
     experiment: bool = False  # True when it must be measured, not assumed
     actions: list[Action] = field(default_factory=list)  # what an editor can run for it
     command: str | None = None  # the CLI command that does the same, for the terminal
+    remedy: str | None = None  # the library remedy it is (analysis/recommendations/remedies.py), if one
 
 
 @dataclass
@@ -242,6 +243,36 @@ class Holder:
     named: bool = True  # False: nothing names it (no chain from a named root, no name): only its type is known
     graph_bytes: int = 0  # bytes no Python object names, made at the line that made its graph-carrying tensors:
     # what their autograd graphs keep alive (saved activations)
+    survivor_bytes: int | None = None  # of its bytes, those allocated in earlier steps: its growth (None: no step model)
+    working_set: bool = False  # the step's own tensors (nothing from earlier steps), beside a holder that grew
+    stored_at: tuple[str, int] | None = None  # (recorded path, line) of the statement of the user's code storing into it
+
+
+@dataclass
+class StoringLine:
+    """The statement of the user's code that keeps memory alive by storing into a holder
+    (analysis/attribution/storing.py): the line to change. The allocation line is the second hop."""
+
+    holder: str  # the holder as the census names it ("model.val_outputs"), else the container as written
+    target: str  # the container as the statement writes it: "self.val_outputs", "all_logits"
+    kind: str  # append | extend | update | augmented | item | concat | setattr
+    path: str  # as recorded
+    line: int
+    bytes: int  # what the holder keeps at the moment (its tensors and what their graphs keep)
+    growth_bytes: int  # of which allocated in earlier steps (0: not measured)
+    allocated_at: tuple[str, int] | None = None  # the line that allocated what it keeps
+    source: str | None = None
+    local_path: str | None = None
+    cell: CellRef | None = None
+    found_by: str = "holder"  # "holder": the census named the holder; "growth": the growth's allocation line's data flow
+    others: list[int] = field(default_factory=list)  # further lines storing into the same holder
+    kept_from: dict = field(default_factory=dict)  # (recorded path, line) that allocated what it keeps -> bytes
+
+    @property
+    def label(self) -> str:
+        if self.cell is not None:
+            return f"{self.cell.label} line {self.line}"
+        return f"{self.path.replace(chr(92), '/').rsplit('/', 1)[-1]}:{self.line}"
 
 
 @dataclass
@@ -289,6 +320,8 @@ class Analysis:
     mode: str | None = None  # "training" | "inference" | None (not enough evidence)  # for people: "out of memory (request 96.00 MiB)", "no OOM; ended by --timeout after 12 s"
     notebook: NotebookFacts | None = None  # recorded in a Jupyter kernel: its cells, and what the kernel itself keeps
     phase_marks: list[PhaseMark] = field(default_factory=list)  # the user's annotations (torch 2.14), in trace order
+    storing: list[StoringLine] = field(default_factory=list)  # the lines that keep the memory, the grown one first
+    storing_note: str | None = None  # why no storing line is named, when memory is kept and none could be found
 
     @property
     def user_root(self) -> str | None:

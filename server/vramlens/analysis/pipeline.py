@@ -10,7 +10,7 @@ from pathlib import Path
 from vramlens.analysis.accounting.bytes import account, allocator_limit, device_total, nvml_sample
 from vramlens.analysis.attribution.lines import add_blocks_from_before_trace, backward_seen, line_stats, mark_growing
 from vramlens.analysis.diagnosis.classify import RunFacts, diagnose, effective_limit
-from vramlens.analysis.diagnosis.growth import growth_of
+from vramlens.analysis.diagnosis.growth import carriers_at_peak, growth_of
 from vramlens.analysis.diagnosis.kernel_held import kernel_held_findings
 from vramlens.analysis.diagnosis.mode import main_thread_in_backward, run_mode
 from vramlens.analysis.load.ending import no_oom_sentence, nothing_recorded, outcome_line, rejection_note, run_status
@@ -28,6 +28,8 @@ from vramlens.analysis.diagnosis.measured import apply_confirmation
 from vramlens.analysis.attribution.library_tree import library_trees
 from vramlens.analysis.attribution.roles import join_census, live_blocks
 from vramlens.analysis.attribution.request_site import request_site, site_sentence
+from vramlens.analysis.attribution.growth_holders import rank_by_growth
+from vramlens.analysis.attribution.storing import SourceFacts, storing_lines
 from vramlens.analysis.replay.trace import replay
 from vramlens.analysis.steps import build_step_model
 from vramlens.analysis.load.sources import SourceResolver, usable_recorded_root
@@ -210,6 +212,12 @@ def _analyze(capture: Capture, total_memory: int | None, source_root: str | None
         steps=steps, growth=growth_of(steps, allocated, roles_of if moment != "peak" else None), mode=mode,
         grad_enabled=census.grad_enabled if census else None, census=census,
     )
+    carriers_at_peak(facts.growth, lines, moment)
+    if census is not None and census.moment == meta.get("snapshot_moment") and moment != "peak":
+        rank_by_growth(census.holders, steps)  # survivors are of the snapshot's moment: the census' own
+    facts.sources = SourceFacts(resolver)
+    facts.storing, storing_note = storing_lines(census.holders if census else [], lines,
+                                                facts.growth.carriers if facts.growth else [], facts.sources)
     mark_growing(lines, facts.growth)
     diagnosis = diagnose(accounting, lines, facts)
     apply_confirmation(diagnosis, meta.get("confirmation"))
@@ -241,4 +249,5 @@ def _analyze(capture: Capture, total_memory: int | None, source_root: str | None
         notebook=resolver.cells,
         outcome_text=f"out of memory (request {fmt(request)})" if outcome == "oom" else outcome_line(outcome, meta, status),
         phase_marks=[PhaseMark(mark.index, mark.time_us, mark.text) for mark in (checked_trace.annotations if checked_trace else [])],
+        storing=facts.storing, storing_note=storing_note if diagnosis.cause == "retained_references" else None,
     )

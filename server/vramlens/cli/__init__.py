@@ -13,7 +13,7 @@ import sys
 
 from vramlens import __version__
 
-SUBCOMMANDS = ("run", "experiment", "analyze", "report", "lint", "serve")
+SUBCOMMANDS = ("run", "experiment", "analyze", "diff", "report", "lint", "serve")
 
 
 def build_parser() -> argparse.ArgumentParser:

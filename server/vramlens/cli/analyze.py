@@ -188,15 +188,38 @@ def _memory_views_text(analysis: Analysis) -> list[str]:
         out += ["", f"What the memory is ({fmt(total)} live, from the census taken in the process {when})"]
         out += [f"  {fmt(role.bytes):>12}  {role.bytes / max(total, 1):4.0%}  {role.label}" for role in analysis.roles]
     if analysis.holders:
-        out += ["", "Who holds it"]
+        ranked = any(holder.survivor_bytes for holder in analysis.holders)
+        out += ["", "Who holds it" + (" (by what grew across steps; the step's own tensors are its working set)"
+                                      if ranked else "")]
+        place = _placer(analysis)
         for holder in analysis.holders[:5]:
             size = f", {holder.length} items" if holder.length is not None else ""
-            filled = f"; filled at {_placer(analysis)(*holder.appended_at)}" if holder.appended_at else ""
+            stored = f"; stored at {place(*holder.stored_at)}" if holder.stored_at else ""
+            filled = f"; allocated at {place(*holder.appended_at)}" if holder.appended_at else ""
             graphs = f"; {holder.with_graph} carry an autograd graph" if holder.with_graph else ""
-            out.append(f"  {fmt(holder.bytes):>12}  {holder.root} ({holder.kind}{size}, {holder.tensors} tensors{graphs}){filled}")
+            grew = (f"; grew {fmt(holder.survivor_bytes)} across steps" if holder.survivor_bytes
+                    else "; working set of the step" if holder.working_set else "")
+            out.append(f"  {fmt(holder.bytes):>12}  {holder.root} ({holder.kind}{size}, {holder.tensors} tensors{graphs})"
+                       f"{grew}{stored}{filled}")
     for tree in analysis.breakdown[:1]:
         out += ["", f"Inside {tree.label} (live bytes by library frame)"]
         out += _tree_lines(tree.children, "  ")
+    return out
+
+
+def storing_text(analysis: Analysis) -> list[str]:
+    """The lines of the user's code that keep the memory (the line to change), each with its second hop."""
+    if not analysis.storing:
+        return ["", f"The line that keeps it: {analysis.storing_note}"] if analysis.storing_note else []
+    place = _placer(analysis)
+    out = ["", "The line that keeps it (where to change the code)"]
+    for storing in analysis.storing[:3]:
+        grown = f", {fmt(storing.growth_bytes)} of it from earlier steps" if storing.growth_bytes else ""
+        out.append(f"  {place(storing.path, storing.line)}: keeps {fmt(storing.bytes)}{grown} in {storing.holder}")
+        if storing.source:
+            out.append(f"     > {storing.source}")
+        if storing.allocated_at and storing.allocated_at != (storing.path, storing.line):
+            out.append(f"     allocated at {place(*storing.allocated_at)}, kept by {storing.target} at line {storing.line}")
     return out
 
 
@@ -253,12 +276,16 @@ def render_text(analysis: Analysis, path: str, top: int = TOP_LINES) -> str:
         out += ["", f"To decide by measurement ({diagnosis.confirm.question})",
                 f"  {diagnosis.confirm.command}", f"  {diagnosis.confirm.expectation}"]
     out += _steps_text(analysis)
+    out += storing_text(analysis)
     out += _memory_views_text(analysis)
     if analysis.recommendations:
         out += ["", "What to try"]
         for number, rec in enumerate(analysis.recommendations, 1):
             tag = " [experiment: measure it]" if rec.experiment else ""
             out += [f"  {number}. {rec.action}{tag}", f"     why: {rec.reason}"]
+            opens = [action.arguments for action in rec.actions if action.kind == "open_line" and action.arguments.get("path")]
+            if opens:
+                out.append("     open: " + ", ".join(_placer(analysis)(where["path"], where.get("line")) for where in opens))
     shown = [line for line in analysis.lines if line.live_bytes > 0 or line.allocated_bytes > 0][:top]
     if shown:
         out += ["", f"Top lines (live bytes {moment})"]

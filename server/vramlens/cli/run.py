@@ -50,6 +50,9 @@ def add_parser(subparsers) -> None:
     )
     parser.add_argument("--confirm-repeats", type=_positive_int, default=1, metavar="N",
                         help="runs of each side of the confirming experiment (default 1)")
+    parser.add_argument("--compare-to", metavar="BEFORE",
+                        help="then compare the new capture with BEFORE (an earlier capture of the script, e.g. before "
+                        "your change), as `vramlens diff BEFORE NEW` prints it")
     # Everything after --torchrun is torchrun's: its options, then SCRIPT and ARGS (so it comes last).
     parser.add_argument(
         "--torchrun", nargs=argparse.REMAINDER, metavar="TORCHRUN_OPTIONS SCRIPT ARGS",
@@ -100,6 +103,10 @@ def _announce(script: Path, through_torchrun: bool):
 
 def handle(args: argparse.Namespace) -> int:
     torchrun_options = None
+    if args.compare_to and not os.path.exists(args.compare_to):
+        print(f"vramlens: --compare-to {one_line(args.compare_to)}: there is no capture there (nothing was run).",
+              file=sys.stderr)
+        return 2
     if args.torchrun is not None:
         if args.command:
             print("vramlens: put --torchrun last, right before torchrun's options and the script.", file=sys.stderr)
@@ -165,6 +172,12 @@ def handle(args: argparse.Namespace) -> int:
         print(one_line(f"vramlens: with {setting}: {trial.status}; capture written to {trial.capture_dir}"), file=sys.stderr)
     if args.confirm:
         return _confirm(options, result, args.confirm_repeats)
+    if args.compare_to:
+        from vramlens.cli import main as cli_main
+
+        source_root = [] if options.source_root is None else ["--source-root", str(options.source_root)]
+        cli_main(["diff", args.compare_to, str(result.capture_dir), *source_root])
+        return result.exit_code
     if args.analyze:
         from vramlens.cli import main as cli_main
 

@@ -9,7 +9,8 @@ from dataclasses import dataclass
 from typing import Callable
 
 from vramlens.safe_text import one_line
-from vramlens.analysis.model import Analysis, LineStat
+from vramlens.analysis.model import Analysis, LineStat, StoringLine
+from vramlens.lsp.runtime_findings import PeakFunction
 from vramlens.lsp.frame_links import FrameLinker, is_torch_frame, line_uri, split_frame
 from vramlens.units import format_bytes as fmt
 
@@ -142,6 +143,7 @@ def line_annotations(analysis: Analysis, cells: bool = False, linker: FrameLinke
     moment = analysis.accounting.moment
     linker = linker or FrameLinker(analysis.local_root, analysis.environment.get("torch"))
     by_file: dict = {}
+    shade = _shade(analysis)
     for stat in analysis.lines:
         where = cell_of(stat) if cells else stat.local_path
         if where is None or not stat.line or (stat.live_bytes <= 0 and stat.allocated_bytes <= 0):
@@ -151,11 +153,108 @@ def line_annotations(analysis: Analysis, cells: bool = False, linker: FrameLinke
             continue
         lines[stat.line] = LineAnnotation(
             local_path=stat.local_path or where[0], line=stat.line, source=stat.source, text=hint_text(stat, moment),
-            long_text=long_text(stat, moment), share=stat.share, live_bytes=stat.live_bytes, growing=stat.growing,
+            long_text=long_text(stat, moment), share=shade(stat), live_bytes=stat.live_bytes, growing=stat.growing,
             growth_bytes=stat.growth_bytes, hover=hover_markdown(stat, moment, _user_first(stat, linker)),
             function=stat.function,
         )
+    _mark_storing(analysis, by_file, cells, linker)
     return {path: sorted(lines.values(), key=lambda a: a.line) for path, lines in by_file.items()}
+
+
+def _shade(analysis: Analysis) -> Callable[[LineStat], float]:
+    """How dark a line is shaded: its share of the live memory; when what ran out is growth across steps
+    (retention), its share of what grew, so the step's own tensors (its working set) do not outshine the
+    lines that keep each step's tensors. The figure's text keeps the live share either way."""
+    grown = analysis.diagnosis.cause == "retained_references" and any(line.growing for line in analysis.lines)
+    total = max(analysis.accounting.allocated or sum(line.live_bytes for line in analysis.lines), 1)
+    if not grown:
+        return lambda stat: stat.share
+    return lambda stat: min(stat.growth_bytes / total, 1.0)
+
+
+def _storing_place(storing: StoringLine, cells: bool):
+    if cells:
+        cell = storing.cell
+        return (cell.notebook, cell.index) if cell is not None and cell.notebook and cell.index is not None else None
+    return storing.local_path
+
+
+def _mark_storing(analysis: Analysis, by_file: dict, cells: bool, linker: FrameLinker) -> None:
+    """The storing line carries the figure (and the shade); the line that allocated what it keeps
+    says where it is kept, and its own shade keeps only what no storing line explains."""
+    total = max(analysis.accounting.allocated or sum(line.live_bytes for line in analysis.lines), 1)
+    kept_from: dict = {}
+    for storing in analysis.storing:
+        where = _storing_place(storing, cells)
+        if where is None:
+            continue
+        lines = by_file.setdefault(where, {})
+        own = lines.get(storing.line)
+        kept = max(storing.bytes, own.live_bytes if own else 0)  # a line that allocates and stores keeps all it made
+        share = min(kept / total, 1.0)
+        text = f"keeps {fmt(kept)} · {share:.0%}" + (f" {GROWING_MARK}" if storing.growth_bytes else "")
+        hover = storing_hover(storing, analysis, linker)
+        if own is not None:
+            hover += "\n\n" + own.hover
+        lines[storing.line] = LineAnnotation(
+            local_path=storing.local_path or where[0], line=storing.line, source=storing.source, text=text,
+            long_text=f"keeps {fmt(kept)} alive in {storing.holder}" + (" · growing" if storing.growth_bytes else ""),
+            share=share, live_bytes=kept, growing=bool(storing.growth_bytes),
+            growth_bytes=storing.growth_bytes, hover=hover, function=own.function if own else "")
+        for place, size in storing.kept_from.items():
+            if place != (storing.path, storing.line):
+                kept_from.setdefault(place, []).append((storing, size))
+    for stat in analysis.lines:
+        keepers = kept_from.get((stat.path, stat.line))
+        where = cell_of(stat) if cells else stat.local_path
+        annotation = by_file.get(where, {}).get(stat.line) if where is not None else None
+        if not keepers or annotation is None:
+            continue
+        kept = sum(size for _storing, size in keepers)
+        first = keepers[0][0]
+        grown = analysis.diagnosis.cause == "retained_references" and any(line.growing for line in analysis.lines)
+        left = max(stat.growth_bytes - kept, 0) if grown else max(stat.live_bytes - kept, 0)  # what no keeper explains
+        note = f"allocated here, kept by `{_code(first.target)}` at line {first.line}"
+        by_file[where][stat.line] = LineAnnotation(
+            local_path=annotation.local_path, line=annotation.line, source=annotation.source,
+            # named, not numbered: a line number would go wrong as edits move the lines
+            text=f"{fmt(stat.live_bytes)} · {fmt(min(kept, stat.live_bytes))} kept by {one_line(first.target)}",
+            long_text=f"{annotation.long_text} · {note}",
+            share=left / total, live_bytes=annotation.live_bytes, growing=False,
+            growth_bytes=annotation.growth_bytes, hover=f"**{note[:1].upper()}{note[1:]}**  \n{annotation.hover}",
+            function=annotation.function)
+
+
+def storing_hover(storing: StoringLine, analysis: Analysis, linker: FrameLinker) -> str:
+    """The storing line's hover: what it keeps, in which holder, where that was allocated, what to change."""
+    grown = f", {fmt(storing.growth_bytes)} of it allocated in earlier steps" if storing.growth_bytes else ""
+    out = [f"**Keeps {fmt(storing.bytes)} alive** in `{_code(storing.holder)}`{grown} — the line to change  "]
+    if storing.allocated_at and storing.allocated_at != (storing.path, storing.line):
+        path, line = storing.allocated_at
+        local = next((stat.local_path for stat in analysis.lines if stat.path == path and stat.local_path), None)
+        label = _code(f"{str(path).replace(chr(92), '/').rsplit('/', 1)[-1]}:{line}")
+        shown = f"[{_escape(label)}]({line_uri(local, line)})" if local else f"`{label}`"
+        out.append(f"What it keeps was allocated at {shown}.")
+    if storing.others:
+        out.append("It is also stored into at line" + ("s " if len(storing.others) > 1 else " ")
+                   + ", ".join(str(number) for number in storing.others[:5]) + ".")
+    advice = next((rec for rec in analysis.recommendations
+                   if any(a.kind == "open_line" and a.arguments.get("line") == storing.line
+                          and a.arguments.get("path") == storing.path for a in rec.actions)), None)
+    if advice is not None:
+        out += ["", f"What to try: {_code(advice.action)}"]
+    return "\n".join(out)
+
+
+def storing_lens(analysis: Analysis) -> PeakFunction | None:
+    """The code lens on the line that keeps the memory, when one was found in a file here; else on the
+    line of the user's code a library remedy changes (`TrainingArguments(`, `torch.load(`)."""
+    storing = next((s for s in analysis.storing if s.local_path), None)
+    if storing is None:
+        return _remedy_lens(analysis)
+    grown = f", {fmt(storing.growth_bytes)} grew across steps" if storing.growth_bytes else ""
+    title = f"▲ keeps {fmt(storing.bytes)} in {one_line(storing.holder)}{grown} — the line to change · show memory report"
+    return PeakFunction(storing.local_path, storing.line, title)
 
 
 def _user_first(stat: LineStat, linker: FrameLinker) -> Callable[[str], str | None]:
@@ -178,3 +277,16 @@ def spread_markdown(live_by_rank: dict[int, int]) -> str:
     return (f"**Across ranks**: {per_rank}  \n"
             f"min {fmt(live_by_rank[low])} (rank {low}) · max {fmt(live_by_rank[high])} (rank {high}) · "
             f"spread {fmt(live_by_rank[high] - live_by_rank[low])}")
+
+
+def _remedy_lens(analysis: Analysis) -> PeakFunction | None:
+    local = {line.path: line.local_path for line in analysis.lines if line.path and line.local_path}
+    for rec in analysis.recommendations:
+        if rec.remedy is None:
+            continue
+        place = next((a.arguments for a in rec.actions if a.kind == "open_line" and local.get(a.arguments.get("path"))), None)
+        if place is not None:
+            library = rec.action.split(":", 1)[0]
+            return PeakFunction(local[place["path"]], place["line"],
+                                f"▲ the line to change for {one_line(library)} — show memory report")
+    return None

@@ -19,7 +19,7 @@ from vramlens.analysis.attribution.over_time import top_lines_at
 from vramlens.analysis.load.snapshot import device_trace, pick_device
 from vramlens.analysis.rendering.json_export import downsample
 from vramlens.capture import load_capture
-from vramlens.lsp.annotations import LineAnnotation, line_annotations
+from vramlens.lsp.annotations import LineAnnotation, line_annotations, storing_lens
 from vramlens.lsp.line_tracking import split_lines
 from vramlens.lsp.runtime_findings import OomLine, PeakFunction, oom_line, peak_function
 from vramlens.lsp.source_mapping import choose_source_root, recorded_user_files
@@ -93,7 +93,7 @@ def file_figures(analysis: Analysis) -> dict[str, FileFigures]:
         cells[oom.local_path].oom = oom
     elif oom and "#cell-" not in oom.local_path:
         figures(oom.local_path).oom = oom
-    lens = peak_function(analysis)
+    lens = storing_lens(analysis) or peak_function(analysis)  # the line that keeps the memory, else the peak's function
     if lens:
         figures(lens.local_path).lens = lens
     for file in files.values():

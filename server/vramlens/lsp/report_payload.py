@@ -114,7 +114,7 @@ def line_links(analysis: Analysis, to_uri: Callable[[str], str]) -> dict[str, di
     """`train.py:20` -> where it is here, for every attributed user line found on this machine:
     the report view turns each such token of its text into a link."""
     links: dict[str, dict] = {}
-    for line in analysis.lines:
+    for line in [*analysis.lines, *analysis.storing]:  # a storing line need not have allocated anything
         if line.local_path and line.line and line.label not in links:
             links[line.label] = {"label": line.label, "uri": to_uri(line.local_path), "line": line.line - 1}
     return links
@@ -152,14 +152,26 @@ def frame_tree(node, to_uri: Callable[[str], str]) -> dict:
             "children": [frame_tree(child, to_uri) for child in node.children]}
 
 
+def storing_row(storing, to_uri: Callable[[str], str]) -> dict:
+    """A line that keeps the memory, with where it is here (the report links it like its other lines)."""
+    return {"label": storing.label, "holder": storing.holder, "target": storing.target, "kind": storing.kind,
+            "uri": to_uri(storing.local_path) if storing.local_path else None, "line": storing.line - 1,
+            "source": storing.source, "bytes": storing.bytes, "growthBytes": storing.growth_bytes,
+            "allocatedAt": list(storing.allocated_at) if storing.allocated_at else None}
+
+
 def memory_views(analysis: Analysis, to_uri: Callable[[str], str]) -> dict:
     """What the memory is (roles), who holds it (holders) and the library frames below each top line."""
     return {
         "roles": [{"role": r.role, "bytes": r.bytes, "label": r.label, "detail": r.detail} for r in analysis.roles],
         "holders": [{"root": h.root, "kind": h.kind, "bytes": h.bytes, "tensors": h.tensors, "length": h.length,
                      "createdAt": list(h.created_at) if h.created_at else None,
-                     "appendedAt": list(h.appended_at) if h.appended_at else None, "chain": list(h.chain)}
+                     "appendedAt": list(h.appended_at) if h.appended_at else None, "chain": list(h.chain),
+                     "storedAt": list(h.stored_at) if h.stored_at else None, "survivorBytes": h.survivor_bytes,
+                     "workingSet": h.working_set, "graphBytes": h.graph_bytes}
                     for h in analysis.holders],
+        "storing": [storing_row(storing, to_uri) for storing in analysis.storing],
+        "storingNote": analysis.storing_note,
         "breakdown": [frame_tree(node, to_uri) for node in analysis.breakdown],
         "mode": analysis.mode,
     }

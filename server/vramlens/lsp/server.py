@@ -390,13 +390,13 @@ def _register_notebook_events(server: VramLensServer) -> None:
 
 
 def create_server() -> VramLensServer:
-    from vramlens.lsp import (capture_features, commands, confirm, diagnose, experiments, interpreter_health,
+    from vramlens.lsp import (capture_features, commands, compare, confirm, diagnose, experiments, interpreter_health,
                               lint_features)
 
     server = VramLensServer()
     _register_document_events(server)
     _register_notebook_events(server)
-    for module in (lint_features, capture_features, commands, diagnose, experiments, confirm, interpreter_health):
+    for module in (lint_features, capture_features, commands, compare, diagnose, experiments, confirm, interpreter_health):
         module.register(server)
     return server
 

@@ -20,7 +20,7 @@ proposed (``Diagnosis.confirm``, built in analysis/recommendations/confirm.py).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from vramlens.analysis.diagnosis.growth import Growth
 from vramlens.analysis.load.ending import moment_words, taken_mid_run
@@ -38,6 +38,8 @@ END_CACHE_GAP = 1024 * MIB  # ...and gigabytes: what makes someone look at nvidi
 LEAK_SHARE = 0.25  # a completed run whose oldest survivors are this share of what is live is leaking
 CACHE_GAP = 256 * MIB
 GROWTH_SHARE_COMPLETED = 0.10  # a completed run's growth must reach this share of the limit to be a leak
+LEAK_RISE_OF_PEAK = 0.5  # ...or rise, step after step, to this share of the run's peak
+LEAK_MIN_INTERVALS = 3  # ...over at least this many step-to-step changes
 
 
 @dataclass
@@ -57,6 +59,8 @@ class RunFacts:
     mode: str | None = None  # "training" | "inference" | None
     grad_enabled: bool | None = None  # grad mode at the moment (from the census), None when not recorded
     census: object | None = None  # attribution/roles.py Census: roles and holders at the moment
+    storing: list = field(default_factory=list)  # analysis/attribution/storing.py: the lines that keep the memory
+    sources: object | None = None  # analysis/attribution/storing.py SourceFacts: the user's files, parsed once
 
     @property
     def mid_run(self) -> bool:
@@ -227,13 +231,14 @@ def _growth_holder(facts: RunFacts):
     census = facts.census
     if census is None:
         return None
-    return next((holder for holder in census.holders
-                 if holder.kind not in ("cache",) and holder.bytes + holder.graph_bytes >= MIB), None)
+    return next((holder for holder in census.holders if holder.kind not in ("cache",) and not holder.working_set
+                 and holder.bytes + holder.graph_bytes >= MIB), None)
 
 
 def _holder_sentence(holder) -> str:
     what = f"a {holder.kind} of {holder.length} item(s)" if holder.length is not None else f"a {holder.kind}"
-    where = f", filled at {_key_label(holder.appended_at)}" if holder.appended_at else ""
+    where = f", stored into at {_key_label(holder.stored_at)}" if holder.stored_at else ""
+    where += f", what it keeps allocated at {_key_label(holder.appended_at)}" if holder.appended_at else ""
     graphs = (f"; their autograd graphs keep {fmt(holder.graph_bytes)} more alive (saved activations made at that "
               "line that no Python object names)") if holder.graph_bytes else ""
     return f"Held by {holder.root} ({what}, {holder.tensors} tensor(s), {fmt(holder.bytes)}){where}{graphs}."
@@ -335,17 +340,33 @@ def _completed(acc: Accounting, lines: list[LineStat], facts: RunFacts) -> Diagn
     growth = facts.growth
     limit = acc.limit
     leaking = growth is not None and not growth.intended_cache and (
-        (limit and growth.rise >= GROWTH_SHARE_COMPLETED * limit) or growth.old >= LEAK_SHARE * max(facts.end_allocated, 1))
+        (limit and growth.rise >= GROWTH_SHARE_COMPLETED * limit) or growth.old >= LEAK_SHARE * max(facts.end_allocated, 1)
+        # Growth across steps is retention whether or not the run reached the limit: a floor that rose
+        # step after step to most of the peak would run out of any card given more steps.
+        or (growth.intervals >= LEAK_MIN_INTERVALS and growth.rise >= LEAK_RISE_OF_PEAK * max(facts.peak_allocated, 1)))
     if leaking:
         left = growth.steps_left(limit)
         evidence = [
             f"{facts.no_oom_sentence}, but the live floor between steps rose by {fmt(growth.rise)} over "
-            f"{growth.intervals} step(s) ({fmt(growth.rate)} per step){upto}.",
-            "What carries it: " + ", ".join(f"{_key_label(key)} ({fmt(size)})" for key, size in growth.carriers[:3]) + ".",
+            f"{growth.intervals} step(s) ({fmt(growth.rate)} per step){upto}: it will run out of memory given more "
+            "steps or a smaller card.",
         ]
+        if growth.carriers:
+            when = " at the peak" if growth.at_peak else ""
+            evidence.append(f"What carries it{when}: " +
+                            ", ".join(f"{_key_label(key)} ({fmt(size)})" for key, size in growth.carriers[:3]) + ".")
         if left is not None:
-            evidence.append(f"At this rate the live set passes the {fmt(limit)} limit within {left} more step(s).")
+            evidence.append(f"At this rate the live set passes the {fmt(limit)} limit within {left} more step(s): "
+                            f"projected to run out at step {growth.steps_done + left + 1}.")
+        evidence += _storing_evidence(facts)
         return Diagnosis("retained_references", 0.7, evidence, alternative="no_problem")
+    kept = _graphs_near_limit(facts, limit)
+    if kept is not None:
+        evidence = [f"{facts.no_oom_sentence}, but its peak ({fmt(facts.peak_allocated)}) came within "
+                    f"{1 - facts.peak_allocated / limit:.0%} of the {fmt(limit)} limit, and "
+                    f"{_holder_sentence(kept)[0].lower()}{_holder_sentence(kept)[1:]}",
+                    "One more kept batch would run out of memory."] + _storing_evidence(facts)
+        return Diagnosis("retained_references", 0.65, evidence, alternative="no_problem")
     peak_gap = max(facts.peak_reserved, facts.end_reserved) - facts.peak_allocated
     end_gap = facts.end_reserved - facts.end_allocated
     end_cache = end_gap >= END_CACHE_GAP and facts.end_reserved >= END_CACHE_RATIO * max(facts.end_allocated, 1)
@@ -375,6 +396,23 @@ def _completed(acc: Accounting, lines: list[LineStat], facts: RunFacts) -> Diagn
         share = facts.peak_allocated / acc.limit
         evidence.append(f"The peak used {'under 1%' if 0 < share < 0.01 else f'{share:.0%}'} of the {fmt(acc.limit)} limit.")
     return Diagnosis("no_problem", 0.7, evidence + notes)
+
+
+def _graphs_near_limit(facts: RunFacts, limit: int | None):
+    """A holder whose kept outputs' graphs hold at least half of a peak within 10 % of the limit."""
+    census = facts.census
+    if census is None or not limit or facts.peak_allocated < CLOSE_TO_LIMIT * limit:
+        return None
+    return next((holder for holder in census.holders if holder.kind != "cache" and (holder.with_graph or 0) >= 2
+                 and holder.bytes + holder.graph_bytes >= 0.5 * facts.peak_allocated), None)
+
+
+def _storing_evidence(facts: RunFacts) -> list[str]:
+    storing = facts.storing[0] if facts.storing else None
+    if storing is None:
+        return []
+    return [f"The line that keeps it: {storing.label} stores into {storing.target}"
+            + (f" what {_key_label(storing.allocated_at)} allocated" if storing.allocated_at else "") + "."]
 
 
 def diagnose(acc: Accounting, lines: list[LineStat], facts: RunFacts) -> Diagnosis:

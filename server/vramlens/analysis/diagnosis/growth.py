@@ -35,6 +35,7 @@ class Growth:
     old: int = 0  # bytes older than the previous step still live: accumulation
     cache: int = 0  # bytes allocated by cache code
     steps_done: int = 0
+    at_peak: bool = False  # the carriers are the lines holding most at the peak (the run let go of them after)
 
     @property
     def intended_cache(self) -> bool:
@@ -94,3 +95,17 @@ def _current_index(steps: StepModel) -> int:
     """How many floors (from the second step on) lead up to the moment: all for a completed run."""
     incomplete = [i for i, step in enumerate(steps.steps) if not step.complete]
     return incomplete[0] if incomplete else len(steps.steps)
+
+
+def carriers_at_peak(growth: Growth | None, lines: list, moment: str) -> None:
+    """A completed run that let go of what it kept (a function returned, its list with it) has no
+    survivors at its end; what carried the growth is then the user line that held most at the peak,
+    when it held at least half of the floor's rise (``lines`` are of the peak, largest first)."""
+    if growth is None or growth.carriers or moment != "peak":
+        return
+    if growth.rise < 0.5 * sum(line.live_bytes for line in lines):
+        return  # the growth is not what filled the peak: no line is named for it
+    top = next((line for line in lines if line.path is not None), None)
+    if top is not None and top.live_bytes >= 0.5 * growth.rise:
+        growth.carriers = [((top.path, top.line), min(top.live_bytes, growth.rise))]
+        growth.at_peak = True

@@ -166,8 +166,18 @@ class SourceResolver:
     def source_line(self, filename: str | None, line: int | None) -> str | None:
         if self.cells is not None and filename and self.cells.is_cell(filename):
             return self.cells.source_line(filename, line)
+        lines = self.source_lines(filename) if line else None
+        if lines is None or not 0 < line <= len(lines):
+            return None
+        return lines[line - 1].strip()
+
+    def source_lines(self, filename: str | None) -> list[str] | None:
+        """The whole text of a recorded user file (a notebook cell's code too), as lines; None when not here."""
+        if self.cells is not None and filename and self.cells.is_cell(filename):
+            run = self.cells.run_of(filename)
+            return run.lines if run is not None else None
         local = self.local_path(filename)
-        if local is None or not line:
+        if local is None:
             return None
         if local not in self._lines:
             try:
@@ -175,7 +185,4 @@ class SourceResolver:
                 self._lines[local] = text.splitlines()
             except FileProblem:
                 self._lines[local] = None
-        lines = self._lines[local]
-        if lines is None or not 0 < line <= len(lines):
-            return None
-        return lines[line - 1].strip()
+        return self._lines[local]

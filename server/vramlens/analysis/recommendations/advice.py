@@ -10,6 +10,7 @@ from vramlens.analysis.diagnosis.classify import CONTEXT_ALLOWANCE, effective_li
 from vramlens.analysis.load.interventions import Intervention, tried_knob
 from vramlens.analysis.model import Accounting, Action, Diagnosis, LineStat, Recommendation
 from vramlens.analysis.load.snapshot import max_split_size
+from vramlens.analysis.recommendations.remedies import library_remedies, measured_fixes
 from vramlens.analysis.recommendations.rerun import experiment_command
 from vramlens.units import format_bytes as fmt
 
@@ -82,17 +83,13 @@ def _working_set(acc: Accounting, lines: list[LineStat], facts=None) -> list[Rec
     graphs = next((h for h in (getattr(getattr(facts, "census", None), "holders", None) or ())
                    if h.graph_bytes >= 0.2 * max(acc.allocated, 1)), None)
     if graphs is not None:
+        where = graphs.stored_at
         recs.insert(0, Recommendation(
-            f"Keep .item() or .detach() of what {graphs.root} stores: the {graphs.with_graph} tensor(s) it holds carry "
+            f"Keep .item() or .detach() of what {graphs.root} stores"
+            + (f" at {_short(where, facts)}" if where else "") + f": the {graphs.with_graph} tensor(s) it holds carry "
             f"their autograd graphs, which keep {fmt(graphs.graph_bytes)} of saved activations alive.",
             "A tensor kept with its graph keeps every tensor that graph saved for backward.",
-        ))
-    copy = next((h for h in (getattr(getattr(facts, "census", None), "holders", None) or ()) if h.copy_of), None)
-    if copy is not None:
-        recs.insert(0, Recommendation(
-            f"Load the checkpoint onto the CPU (torch.load(..., map_location=\"cpu\"), or mmap=True) and copy it into the "
-            f"model with load_state_dict, then drop it: {copy.root} kept a second copy of {copy.copy_of}'s weights on the GPU.",
-            f"{fmt(copy.bytes)} in {copy.tensors} tensor(s) had the shapes of the model's parameters.",
+            actions=[Action("open_line", f"Open {_short(where, facts)}", {"path": where[0], "line": where[1]})] if where else [],
         ))
     no_frame = next((l for l in lines if l.path is None and l.live_bytes > 0 and "autograd" in l.function), None)
     if no_frame and no_frame.share >= 0.2:
@@ -164,18 +161,56 @@ def _retained(lines: list[LineStat], facts) -> list[Recommendation]:
         "autograd graph of each iteration can be freed.",
         "A kept tensor that requires grad holds its whole graph, including every saved activation.",
     )
+    storing = list(getattr(facts, "storing", None) or [])
     holder = _holder_of(facts)
-    if holder is not None:
-        fix = _holder_fix(holder)
-        if holder.with_graph == 0:
+    if storing:
+        kept_by = next((h for h in _holders(facts) if h.stored_at == (storing[0].path, storing[0].line)), None)
+        fix, with_graph = _storing_fix(storing[0], kept_by, facts), kept_by.with_graph if kept_by else None
+    elif holder is not None:
+        fix, with_graph = _holder_fix(holder), holder.with_graph
+    else:
+        fix = with_graph = None
+    if fix is not None:
+        if with_graph == 0:
             return [fix]  # the census saw the kept tensors: none carries a graph, so grad mode is not the matter
-        graphs = holder.with_graph is not None and holder.with_graph > 0
-        if graphs and facts.mode == "inference" and facts.grad_enabled:
-            return [_no_grad(growing, certain=True), fix, detach]
+        if facts.mode == "inference" and facts.grad_enabled is not False:
+            return [fix, _no_grad(growing, certain=bool(facts.grad_enabled)), detach]
         return [fix, detach]
     if facts is None or facts.mode != "inference" or facts.grad_enabled is False:
         return [find, detach]  # training, not enough evidence, or grad mode was already off
     return [find, _no_grad(growing, certain=bool(facts.grad_enabled)), detach]
+
+
+def _short(place, facts=None) -> str:
+    """``train.py:42``; a notebook cell's line by its cell (``train.ipynb cell 4 line 7``) when the facts know it."""
+    resolver = getattr(getattr(facts, "sources", None), "resolver", None)
+    if resolver is not None and resolver.cell_ref(place[0]) is not None:
+        return resolver.place(place[0], place[1])
+    return f"{str(place[0]).replace(chr(92), '/').rsplit('/', 1)[-1]}:{place[1]}"
+
+
+def _storing_fix(storing, holder, facts=None) -> Recommendation:
+    """Advice at the line that keeps the memory; the allocation line is the second link."""
+    code = f" (`{storing.source}`)" if storing.source else ""
+    if storing.kind == "augmented":
+        action = (f"Add .item() (or .detach()) to {storing.target} at {storing.label}{code}, not the tensor itself: a "
+                  "running sum of tensors keeps every step's autograd graph.")
+    elif storing.kind == "concat":
+        action = (f"Stop growing {storing.target} by concatenation every step at {storing.label}{code}: allocate it once "
+                  "at its final size, keep it on the CPU, or add .detach() of what you need.")
+    else:
+        name = storing.target if storing.holder.startswith("local ") else storing.holder  # `features`, not its frame
+        action = (f"Stop {name} from keeping every step's tensors at {storing.label}{code}: store .item() / "
+                  ".detach().cpu() of what you need there, or clear it once it has been used.")
+    grown = f", {fmt(storing.growth_bytes)} of it from earlier steps" if storing.growth_bytes else ""
+    allocated = f"; what it keeps was allocated at {_short(storing.allocated_at, facts)}" if storing.allocated_at else ""
+    graphs = (f"; {holder.with_graph} of its tensors carry an autograd graph" if holder is not None and holder.with_graph
+              else "")
+    actions = [Action("open_line", f"Open {storing.label}", {"path": storing.path, "line": storing.line})]
+    if storing.allocated_at and storing.allocated_at[0] and storing.allocated_at != (storing.path, storing.line):
+        actions.append(Action("open_line", f"Open {_short(storing.allocated_at, facts)} (allocated here)",
+                              {"path": storing.allocated_at[0], "line": storing.allocated_at[1]}))
+    return Recommendation(action, f"That line keeps {fmt(storing.bytes)} alive{grown}{allocated}{graphs}.", actions=actions)
 
 
 def _no_grad(growing: list[LineStat], certain: bool) -> Recommendation:
@@ -194,19 +229,26 @@ def _no_grad(growing: list[LineStat], certain: bool) -> Recommendation:
     )
 
 
-def _holder_of(facts):
+def _holders(facts) -> list:
     census = getattr(facts, "census", None)
-    return next((h for h in (census.holders if census else ()) if h.kind != "cache" and h.bytes >= 1 << 20), None)
+    return list(census.holders) if census is not None else []
+
+
+def _holder_of(facts):
+    return next((h for h in _holders(facts) if h.kind != "cache" and not h.working_set and h.bytes >= 1 << 20), None)
 
 
 def _holder_fix(holder) -> Recommendation:
+    """No statement storing into the holder was found in the user's code: the allocation line, said as such."""
     where = holder.appended_at
-    place = f" at {where[0].replace(chr(92), '/').rsplit('/', 1)[-1]}:{where[1]}" if where else ""
+    place = f"; what it keeps was allocated at {_short(where)}" if where and where[0] else ""
     return Recommendation(
-        f"Stop {holder.root} from keeping every step's tensors{place}: keep what you need as .item() / "
-        ".detach().cpu(), or clear it once it has been used.",
-        f"It held {holder.tensors} tensor(s), {fmt(holder.bytes)}, at the moment (found by walking the live objects).",
-        actions=[Action("open_line", f"Open {place.strip(' at')}", {"path": where[0], "line": where[1]})] if where else [],
+        f"Stop {holder.root} from keeping every step's tensors: keep what you need as .item() / .detach().cpu(), or "
+        "clear it once it has been used.",
+        f"It held {holder.tensors} tensor(s), {fmt(holder.bytes)}, at the moment (found by walking the live objects)"
+        f"{place}; no statement of your code storing into it was found with confidence.",
+        actions=[Action("open_line", f"Open {_short(where)} (allocated here)", {"path": where[0], "line": where[1]})]
+        if where and where[0] else [],
     )
 
 
@@ -254,6 +296,8 @@ def recommend(
     """``meta`` (capture.json) gives the command an experiment reruns; ``facts`` (RunFacts) the step
     model, the growth and whether the run trained (advice about grad mode needs evidence of inference)."""
     recs = _for_cause(diagnosis, acc, lines, settings, expandable_on, tried or [], meta or {}, facts)
+    # The library's own remedy, then (before both) a fix a confirming run measured on this script.
+    recs = measured_fixes(meta or {}) + library_remedies(diagnosis.cause, lines, facts, getattr(facts, "sources", None)) + recs
     plan = diagnosis.confirm
     if plan is None:
         return recs

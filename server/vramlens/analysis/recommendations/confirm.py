@@ -18,6 +18,7 @@ from __future__ import annotations
 import shlex
 
 from vramlens.analysis.model import ConfirmPlan, Diagnosis
+from vramlens.analysis.recommendations.rerun import memory_limit_options, recorded_argv, torchrun_options
 from vramlens.units import format_bytes
 
 STEP_FLAGS = ("--steps", "--max-steps", "--max_steps", "--num-steps", "--num_steps", "--iters", "--iterations",
@@ -54,13 +55,32 @@ def _flag_value(argv: list[str], flags: tuple[str, ...]) -> tuple[str, int] | No
     return None
 
 
-def _command(meta: dict) -> str:
-    argv = [str(arg) for arg in meta.get("argv") or []] or [str(meta.get("script") or "YOUR_SCRIPT.py")]
-    command = ["vramlens", "run", "--confirm"]
-    requested = (meta.get("memory_limit") or {}).get("requested")
-    if requested:
-        command += ["--memory-limit", str(requested)]
-    return shlex.join(command + argv)
+def _command(meta: dict, variant: dict | None = None) -> str:
+    """``vramlens run --confirm …`` as recorded; for a torchrun rank (where --confirm does not drive torchrun)
+    the launch again with ``--torchrun`` and its options, the variant applied, to compare with this capture."""
+    torchrun = torchrun_options(meta)
+    if torchrun is None or variant is None:
+        return shlex.join(["vramlens", "run", "--confirm", *memory_limit_options(meta), *recorded_argv(meta)])
+    argv, limit, env = recorded_argv(meta), memory_limit_options(meta), ""
+    if variant["kind"] == "argument":
+        argv = _with_argument(argv, variant["flag"], variant["value"])
+    elif variant["kind"] == "memory_limit":
+        limit = ["--memory-limit", variant["value"]]
+    elif variant["kind"] == "allocator":
+        env = f"PYTORCH_CUDA_ALLOC_CONF={shlex.quote(variant['setting'])} "
+    return env + shlex.join(["vramlens", "run", *limit, "--torchrun", *torchrun, *argv])
+
+
+def _with_argument(argv: list[str], flag: str, value: str) -> list[str]:
+    out = list(argv)
+    for position, arg in enumerate(out):
+        if arg == flag and position + 1 < len(out):
+            out[position + 1] = value
+            return out
+        if arg.startswith(flag + "="):
+            out[position] = f"{flag}={value}"
+            return out
+    return out + [flag, value]
 
 
 def _growth_plan(meta: dict, limit: int | None, what: str) -> ConfirmPlan | None:
@@ -79,14 +99,14 @@ def _growth_plan(meta: dict, limit: int | None, what: str) -> ConfirmPlan | None
     else:
         return None
     return ConfirmPlan(question="growth across steps or the working set of one step?", variants=[variant],
-                       command=_command(meta), expectation=expectation)
+                       command=_command(meta, variant), expectation=expectation)
 
 
 def _allocator_plan(meta: dict) -> ConfirmPlan:
     return ConfirmPlan(
         question="fragmentation or the working set?",
         variants=[{"kind": "allocator", "setting": EXPANDABLE}],
-        command=_command(meta),
+        command=_command(meta, {"kind": "allocator", "setting": EXPANDABLE}),
         expectation=("If the OOM goes away with expandable segments, free memory was there but split (fragmentation); "
                      "if it stays, the live tensors themselves did not fit (working set)."),
     )
@@ -97,10 +117,11 @@ def _batch_plan(meta: dict) -> ConfirmPlan | None:
     if found is None:
         return None
     flag, value = found
+    variant = {"kind": "argument", "flag": flag, "value": str(value // 2)}
     return ConfirmPlan(
         question="is it the working set of one step?",
-        variants=[{"kind": "argument", "flag": flag, "value": str(value // 2)}],
-        command=_command(meta),
+        variants=[variant],
+        command=_command(meta, variant),
         expectation=(f"If the run fits with {flag} {value // 2}, the live set of one step was too large (confirmed); if it "
                      "still runs out, something else holds the memory."),
     )
@@ -108,6 +129,14 @@ def _batch_plan(meta: dict) -> ConfirmPlan | None:
 
 def plan_for(diagnosis: Diagnosis, meta: dict, limit: int | None, intended_cache: bool = False) -> ConfirmPlan | None:
     """The experiment that decides between the diagnosis' cause and its most likely alternative."""
+    plan = _plan(diagnosis, meta, limit, intended_cache)
+    if plan is not None and torchrun_options(meta) is not None:
+        plan.expectation = ("Launch it and compare its capture with this one (`vramlens diff THIS NEW`): " +
+                            plan.expectation[:1].lower() + plan.expectation[1:])
+    return plan
+
+
+def _plan(diagnosis: Diagnosis, meta: dict, limit: int | None, intended_cache: bool) -> ConfirmPlan | None:
     cause, alternative = diagnosis.cause, diagnosis.alternative
     if cause == "outside_allocator" or cause in ("no_problem", "cached_not_leak"):
         return None

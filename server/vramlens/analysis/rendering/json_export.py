@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from vramlens.analysis.model import Analysis, LineStat
 
-SCHEMA_VERSION = 2  # 2: steps, mode, alternative, confirm, measured, actions; growing means growth across steps
+SCHEMA_VERSION = 3  # 3: storing, storing_note, holders' survivor_bytes/working_set/stored_at/graph_bytes
+# 2: steps, mode, alternative, confirm, measured, actions; growing means growth across steps
 TIMELINE_POINTS = 200
 
 
@@ -37,6 +38,15 @@ def _notebook(analysis: Analysis) -> dict | None:
 
 def _place(place) -> dict | None:
     return None if place is None else {"path": place[0], "line": place[1]}
+
+
+def _storing(storing) -> dict:
+    return {"holder": storing.holder, "target": storing.target, "kind": storing.kind, "path": storing.path,
+            "line": storing.line, "local_path": storing.local_path, "source": storing.source, "bytes": storing.bytes,
+            "growth_bytes": storing.growth_bytes, "allocated_at": _place(storing.allocated_at),
+            "found_by": storing.found_by, "other_lines": list(storing.others),
+            "kept_from": [{"path": path, "line": line, "bytes": size} for (path, line), size in storing.kept_from.items()],
+            "cell": None if storing.cell is None else {"label": storing.cell.label, "index": storing.cell.index}}
 
 
 def _node(node) -> dict:
@@ -138,8 +148,12 @@ def to_json(analysis: Analysis) -> dict:
         "steps": _steps(analysis.steps),
         "roles": [{"role": r.role, "bytes": r.bytes, "label": r.label, "detail": r.detail} for r in analysis.roles],
         "holders": [{"root": h.root, "kind": h.kind, "bytes": h.bytes, "tensors": h.tensors, "length": h.length,
-                     "created_at": _place(h.created_at), "appended_at": _place(h.appended_at), "chain": h.chain}
+                     "created_at": _place(h.created_at), "appended_at": _place(h.appended_at), "chain": h.chain,
+                     "graph_bytes": h.graph_bytes, "with_graph": h.with_graph, "survivor_bytes": h.survivor_bytes, "working_set": h.working_set,
+                     "stored_at": _place(h.stored_at)}
                     for h in analysis.holders[:20]],
+        "storing": [_storing(storing) for storing in analysis.storing],
+        "storing_note": analysis.storing_note,
         "breakdown": [_node(node) for node in analysis.breakdown],
         "timeline": {
             "entries": timeline.entries, "peak_index": timeline.peak_index, "oom_index": timeline.oom_index,

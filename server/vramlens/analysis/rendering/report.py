@@ -188,11 +188,26 @@ def _roles(analysis: Analysis) -> list[str]:
         out += ["", "### What the memory is", "", f"From the census taken in the process {when}.", "",
                 "| role | bytes | share |", "|---|---:|---:|"]
         out += [f"| {_cell(role.label)} | {fmt(role.bytes)} | {role.bytes / total:.0%} |" for role in analysis.roles]
+    if analysis.storing or analysis.storing_note:
+        out += ["", "### The line that keeps it", ""]
+        if not analysis.storing:
+            out.append(_cell(analysis.storing_note))
+        for storing in analysis.storing[:3]:
+            grown = f", {fmt(storing.growth_bytes)} of it from earlier steps" if storing.growth_bytes else ""
+            code = f": `{_cell(storing.source)}`" if storing.source else ""
+            second = (f"; allocated at `{_where(analysis, *storing.allocated_at)}`"
+                      if storing.allocated_at and storing.allocated_at != (storing.path, storing.line) else "")
+            out.append(f"- `{_where(analysis, storing.path, storing.line)}`{code} keeps {fmt(storing.bytes)}{grown} in "
+                       f"`{_cell(storing.holder)}`{second}")
     if analysis.holders:
         out += ["", "### Who holds it", ""]
         for holder in analysis.holders[:5]:
-            filled = f", filled at `{_where(analysis, *holder.appended_at)}`" if holder.appended_at else ""
-            out.append(f"- `{_cell(holder.root)}` ({holder.kind}, {holder.tensors} tensors): {fmt(holder.bytes)}{filled}")
+            stored = f", stored at `{_where(analysis, *holder.stored_at)}`" if holder.stored_at else ""
+            filled = f", allocated at `{_where(analysis, *holder.appended_at)}`" if holder.appended_at else ""
+            grew = (f", grew {fmt(holder.survivor_bytes)} across steps" if holder.survivor_bytes
+                    else ", the step's working set" if holder.working_set else "")
+            out.append(f"- `{_cell(holder.root)}` ({holder.kind}, {holder.tensors} tensors): {fmt(holder.bytes)}"
+                       f"{grew}{stored}{filled}")
     return out
 
 

@@ -1,0 +1,1 @@
+"""Comparing two analyses of one program: before and after a change."""

@@ -1,0 +1,232 @@
+"""Before and after a change: two analyses of the same program, compared.
+
+What a user wants to know after changing a line: did the run get further (steps completed, OOM or
+not), how much lower are the three peaks (allocated, reserved, driver-visible), did the cause go,
+which lines and holders gave their bytes back, and how much of the growth across steps is gone.
+Lines are matched by file and text where the text is known (an edit above moves line numbers),
+else by file and number; holders by their name.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from vramlens.analysis.model import Analysis, LineStat
+from vramlens.units import format_bytes as fmt
+
+MIB = 1 << 20
+MIN_DELTA = MIB  # smaller changes of one line or holder are noise
+
+
+@dataclass
+class Delta:
+    label: str  # "train.py:20", "__main__.all_logits"
+    before: int
+    after: int
+    growth_before: int = 0
+    growth_after: int = 0
+    source: str | None = None
+    path: str | None = None
+    line: int | None = None
+
+    @property
+    def change(self) -> int:
+        return self.after - self.before
+
+
+@dataclass
+class RunSide:
+    outcome: str  # "oom" | "completed"
+    cause: str
+    peak_allocated: int
+    peak_reserved: int
+    peak_driver: int | None  # the highest driver-visible use NVML saw, None without samples
+    steps: int | None  # iterations the trace shows
+    completed: int | None
+    growth: int | None  # how far the floor between steps rose from the second step on
+
+
+@dataclass
+class CaptureDiff:
+    before: RunSide
+    after: RunSide
+    lines: list[Delta] = field(default_factory=list)  # largest change first
+    holders: list[Delta] = field(default_factory=list)
+    sentence: str = ""  # the verdict in one sentence
+    notes: list[str] = field(default_factory=list)
+
+
+def _peak_driver(meta: dict | None) -> int | None:
+    samples = ((meta or {}).get("nvml") or {}).get("samples") or []
+    used = [sample.get("device_used") for sample in samples if isinstance(sample, dict)]
+    used = [value for value in used if type(value) is int]
+    return max(used) if used else None
+
+
+def _growth(analysis: Analysis) -> int | None:
+    model = analysis.steps
+    if model is None or len(model.steps) < 3:
+        return None
+    floors = [step.floor_allocated for step in model.steps[1:]]
+    return max(floors) - floors[0]
+
+
+def _side(analysis: Analysis, meta: dict | None) -> RunSide:
+    model = analysis.steps
+    return RunSide(outcome=analysis.outcome, cause=analysis.diagnosis.cause,
+                   peak_allocated=analysis.timeline.peak_allocated, peak_reserved=analysis.timeline.peak_reserved,
+                   peak_driver=_peak_driver(meta), steps=len(model.steps) if model else None,
+                   completed=model.completed if model else None, growth=_growth(analysis))
+
+
+def _line_key(line: LineStat) -> tuple:
+    name = str(line.path).replace("\\", "/").rsplit("/", 1)[-1]
+    return (name, line.source) if line.source else (name, line.line)
+
+
+def _line_deltas(before: Analysis, after: Analysis) -> list[Delta]:
+    found: dict = {}
+    for side, analysis in (("before", before), ("after", after)):
+        for line in analysis.lines:
+            if line.path is None:
+                continue
+            delta = found.setdefault(_line_key(line), Delta(line.label, 0, 0, source=line.source, path=line.path,
+                                                            line=line.line))
+            if side == "before":
+                delta.before += line.live_bytes
+                delta.growth_before += line.growth_bytes
+            else:
+                delta.after += line.live_bytes
+                delta.growth_after += line.growth_bytes
+                delta.label, delta.path, delta.line = line.label, line.path, line.line  # where it is now
+    # a storing line of before that allocated nothing still names where the growth was kept
+    for storing in before.storing:
+        name = storing.path.replace("\\", "/").rsplit("/", 1)[-1]
+        key = (name, storing.source) if storing.source else (name, storing.line)
+        delta = found.setdefault(key, Delta(storing.label, 0, 0, source=storing.source, path=storing.path,
+                                            line=storing.line))
+        delta.before, delta.growth_before = max(delta.before, storing.bytes), max(delta.growth_before, storing.growth_bytes)
+    for storing in after.storing:
+        name = storing.path.replace("\\", "/").rsplit("/", 1)[-1]
+        key = (name, storing.source) if storing.source else (name, storing.line)
+        delta = found.setdefault(key, Delta(storing.label, 0, 0, source=storing.source, path=storing.path,
+                                            line=storing.line))
+        delta.after, delta.growth_after = max(delta.after, storing.bytes), max(delta.growth_after, storing.growth_bytes)
+    changed = [d for d in found.values() if abs(d.change) >= MIN_DELTA or abs(d.growth_after - d.growth_before) >= MIN_DELTA]
+    return sorted(changed, key=lambda d: (-abs(d.growth_after - d.growth_before), -abs(d.change)))
+
+
+def _holder_deltas(before: Analysis, after: Analysis) -> list[Delta]:
+    found: dict = {}
+    for side, analysis in (("before", before), ("after", after)):
+        for holder in analysis.holders:
+            delta = found.setdefault(holder.root, Delta(holder.root, 0, 0))
+            kept = holder.bytes + holder.graph_bytes
+            if side == "before":
+                delta.before, delta.growth_before = delta.before + kept, delta.growth_before + (holder.survivor_bytes or 0)
+            else:
+                delta.after, delta.growth_after = delta.after + kept, delta.growth_after + (holder.survivor_bytes or 0)
+    changed = [d for d in found.values() if abs(d.change) >= MIN_DELTA]
+    return sorted(changed, key=lambda d: -abs(d.change))
+
+
+def _ending(side: RunSide) -> str:
+    if side.outcome == "oom":
+        return f"ran out of memory after {side.completed} step(s)" if side.completed is not None else "ran out of memory"
+    return f"completes ({side.completed} step(s))" if side.completed is not None else "completes"
+
+
+def _sentence(diff: CaptureDiff) -> str:
+    before, after = diff.before, diff.after
+    parts = []
+    grown_before, grown_after = before.growth or 0, after.growth or 0
+    changed = next((d for d in diff.lines if d.growth_before > d.growth_after), None)
+    if grown_before - grown_after >= MIN_DELTA:
+        where = f" (kept at {changed.label} before)" if changed is not None else ""
+        parts.append(f"the change removed {fmt(grown_before - grown_after)} of growth across steps{where}")
+    peak = before.peak_allocated - after.peak_allocated
+    if abs(peak) >= MIN_DELTA:
+        parts.append(f"the peak allocated went {'down' if peak > 0 else 'up'} by {fmt(abs(peak))} "
+                     f"({fmt(before.peak_allocated)} → {fmt(after.peak_allocated)})")
+    if before.outcome == "oom" and after.outcome != "oom":
+        parts.append("the run now completes")
+    elif before.outcome != "oom" and after.outcome == "oom":
+        parts.append("the run now runs out of memory")
+    elif before.outcome == after.outcome == "oom":
+        further = (after.completed or 0) - (before.completed or 0)
+        parts.append(f"it still runs out of memory ({'after ' + str(further) + ' more step(s)' if further > 0 else 'no further'})")
+    if not parts:
+        return "No difference worth a mention: the peaks, the outcome and the growth are the same within 1 MiB."
+    text = "; ".join(parts)
+    return text[:1].upper() + text[1:] + "."
+
+
+def diff_analyses(before: Analysis, after: Analysis, before_meta: dict | None = None,
+                  after_meta: dict | None = None) -> CaptureDiff:
+    diff = CaptureDiff(_side(before, before_meta), _side(after, after_meta), _line_deltas(before, after),
+                       _holder_deltas(before, after))
+    scripts = {str((meta or {}).get("script") or "").replace("\\", "/").rsplit("/", 1)[-1]
+               for meta in (before_meta, after_meta)} - {""}
+    if len(scripts) > 1:
+        diff.notes.append(f"The two captures ran different scripts ({', '.join(sorted(scripts))}): the comparison "
+                          "may not be of one change.")
+    argv = [list((meta or {}).get("argv") or [])[1:] for meta in (before_meta, after_meta)]
+    if argv[0] != argv[1]:
+        diff.notes.append(f"The arguments differ: {' '.join(map(str, argv[0])) or '(none)'} → "
+                          f"{' '.join(map(str, argv[1])) or '(none)'}.")
+    diff.sentence = _sentence(diff)
+    return diff
+
+
+def diff_to_json(diff: CaptureDiff) -> dict:
+    def side(run: RunSide) -> dict:
+        return {"outcome": run.outcome, "cause": run.cause, "peak_allocated": run.peak_allocated,
+                "peak_reserved": run.peak_reserved, "peak_driver": run.peak_driver, "steps": run.steps,
+                "completed": run.completed, "growth": run.growth}
+
+    def delta(item: Delta) -> dict:
+        return {"label": item.label, "path": item.path, "line": item.line, "source": item.source,
+                "before": item.before, "after": item.after, "change": item.change,
+                "growth_before": item.growth_before, "growth_after": item.growth_after}
+
+    return {"format": "vramlens-diff", "version": 1, "before": side(diff.before), "after": side(diff.after),
+            "sentence": diff.sentence, "lines": [delta(item) for item in diff.lines[:20]],
+            "holders": [delta(item) for item in diff.holders[:20]], "notes": list(diff.notes)}
+
+
+def diff_text(diff: CaptureDiff, before_name: str, after_name: str) -> str:
+    def figure(value: int | None) -> str:
+        return fmt(value) if value is not None else "unknown"
+
+    def change(before: int | None, after: int | None) -> str:
+        if before is None or after is None:
+            return ""
+        return f"{'+' if after >= before else '−'}{fmt(abs(after - before))}"
+
+    out = [f"VRAM Lens — before {before_name}", f"            after  {after_name}", "", diff.sentence, ""]
+    rows = [("outcome", _ending(diff.before), _ending(diff.after), ""),
+            ("cause", diff.before.cause, diff.after.cause, ""),
+            ("peak allocated", figure(diff.before.peak_allocated), figure(diff.after.peak_allocated),
+             change(diff.before.peak_allocated, diff.after.peak_allocated)),
+            ("peak reserved", figure(diff.before.peak_reserved), figure(diff.after.peak_reserved),
+             change(diff.before.peak_reserved, diff.after.peak_reserved)),
+            ("peak driver-visible", figure(diff.before.peak_driver), figure(diff.after.peak_driver),
+             change(diff.before.peak_driver, diff.after.peak_driver)),
+            ("growth across steps", figure(diff.before.growth), figure(diff.after.growth),
+             change(diff.before.growth, diff.after.growth))]
+    out.append(f"  {'':22} {'before':>30} {'after':>30} {'change':>12}")
+    out += [f"  {label:22} {before:>30} {after:>30} {delta:>12}" for label, before, after, delta in rows]
+    if diff.lines:
+        out += ["", "Lines (live bytes at each run's moment; growth across steps)"]
+        for item in diff.lines[:8]:
+            grown = (f"; growth {fmt(item.growth_before)} → {fmt(item.growth_after)}"
+                     if item.growth_before or item.growth_after else "")
+            out.append(f"  {item.label}: {fmt(item.before)} → {fmt(item.after)} ({change(item.before, item.after)}){grown}")
+            if item.source:
+                out.append(f"     > {item.source}")
+    if diff.holders:
+        out += ["", "Holders"]
+        out += [f"  {item.label}: {fmt(item.before)} → {fmt(item.after)} ({change(item.before, item.after)})"
+                for item in diff.holders[:8]]
+    out += [f"Note: {note}" for note in diff.notes]
+    return "\n".join(out) + "\n"
