@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from itertools import chain, repeat
 
 from vramlens.capture.errors import CaptureError
+from vramlens.capture.stacks import SharedStacks
 
 MAX_DEVICES = 1024
 SIZE_LIMIT = 1 << 56  # 64 PiB: more than any device; a larger "size" is damage
@@ -190,10 +191,11 @@ class _Checker:
         del frames
         if tuple in kinds or max(map(len, present), default=0) > MAX_STACK:
             present = self._usable_stacks(trace, present)  # the rare case: copies, once per shared stack
-        self._check_frames(present, where)
         self.frame_refs += sum(map(len, present))
         if self.frame_refs > self.frame_budget:
             raise self.too_many_frame_refs()
+        del present
+        self._check_frames(_share_stacks(trace), where)
 
     def _usable_stacks(self, trace: list, present: list) -> list:
         """Tuples made lists and deep stacks cut, each shared stack once; the entries point at the copies."""
@@ -331,6 +333,19 @@ class _Checker:
                 raise self.damaged(where, "has a history size that is not a sane whole number")
             if last.get("frames"):
                 last["frames"] = self.stack(last["frames"], where)
+
+
+def _share_stacks(trace: list) -> list:
+    """Each entry given the one frames list of its stack (capture/stacks.py); the distinct lists."""
+    stacks = SharedStacks()
+    share = stacks.share
+    for entry in trace:
+        frames = entry.get("frames")
+        if frames:
+            shared = share(frames)
+            if shared is not frames:
+                entry["frames"] = shared
+    return stacks.distinct
 
 
 def _ints_within(values: list, limit: int) -> bool:

@@ -26,7 +26,7 @@ def _moment_ordinal(rep: ReplayResult, moment: str) -> int:
 
 
 def _pids(rep: ReplayResult, calls: CallPaths, moment: str) -> list[int]:
-    pids = [calls.path_id(frames) for frames in rep.allocs.frames]
+    pids = calls.path_ids(rep.allocs.frames)
     if moment == "oom" and rep.oom_alloc_count is not None:
         pids.insert(rep.oom_alloc_count, calls.path_id(rep.oom_frames))  # the request that failed
     return pids
