@@ -152,9 +152,10 @@ class _Checker:
             result.traces[device] = TraceFacts()
             return trace
         self.count_records(len(trace), "trace entries")
-        if set(map(type, trace)) != {dict}:
+        try:
+            actions = list(map(dict.get, trace, repeat("action")))
+        except TypeError:  # an entry that is not a record
             self._explain(trace, where)
-        actions = list(map(dict.get, trace, repeat("action")))
         if set(map(type, actions)) != {str}:
             self._explain(trace, where)
         counts = dict(Counter(actions))
