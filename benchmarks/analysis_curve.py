@@ -2,11 +2,13 @@
 
     python benchmarks/analysis_curve.py [--entries 1000000,3000000,10000000] [--depths shallow,deep]
         [--stacks python,all] [--rounds 3] [--rounds-from-10m 1] [--keep DIR]
+    python benchmarks/analysis_curve.py --snapshot FILE [--snapshot FILE ...] [--rounds 3]
 
 Each snapshot is made by benchmarks/analysis_snapshots.py (shaped like the recorded nanoGPT captures:
 shared frame dicts, a frames list per entry, --stacks all's C++ frames, alloc / free_requested /
 free_completed / segment events, steps). For each one, three programs run in fresh interpreters,
-alternating within every round: a bare ``pickle.load`` of the file, ``analyze_path`` (the restricted
+alternating within every round (``--snapshot``: the given files instead, e.g. a
+recorded capture's snapshot.pickle or analysis_synthetic.py's older shape): a bare ``pickle.load`` of the file, ``analyze_path`` (the restricted
 load, the shape check and the whole analysis, as the editor runs it) and the ``vramlens analyze`` command
 (the same, plus its start-up and the text it prints). Medians of wall time, CPU time (user + system) and
 peak RSS, side by side with their ratio to the bare load. On a shared machine wall time follows the
@@ -54,6 +56,19 @@ def snapshot(folder: str, entries: int, depth: str, stacks: str) -> str:
     return path
 
 
+def compare(path: str, label: str, rounds: int, env: dict) -> None:
+    """Print the medians of every variant on ``path``, each beside its ratio to the bare load."""
+    runs = {name: [] for name in VARIANTS}
+    for _ in range(rounds):
+        for name, command in VARIANTS.items():
+            runs[name].append(measure(command, path, env))
+    base = [statistics.median(column) for column in zip(*runs["pickle.load"])]
+    for name, measured in runs.items():
+        wall, cpu, peak = (statistics.median(column) for column in zip(*measured))
+        print(f"{label} {os.path.getsize(path) / 2**20:>6.0f} | {name:<16} {wall:>7.2f} {wall / base[0]:>5.2f} "
+              f"{cpu:>7.2f} {cpu / base[1]:>5.2f} {peak / 2**20:>9.0f} {peak / base[2]:>5.2f}", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--entries", default="1000000,3000000,10000000")
@@ -62,6 +77,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--rounds-from-10m", type=int, default=1, help="rounds for snapshots of 10M entries or more")
     parser.add_argument("--keep", help="folder that keeps the generated snapshots between runs")
+    parser.add_argument("--snapshot", action="append", help="measure this snapshot file instead (repeatable)")
     args = parser.parse_args()
     folder = args.keep or tempfile.mkdtemp(prefix="vramlens-curve-")
     os.makedirs(folder, exist_ok=True)
@@ -77,23 +93,18 @@ def main() -> None:
     header = (f"{'entries':>10} {'depth':<7} {'stacks':<6} {'MiB':>6} | {'variant':<16} {'wall s':>7} {'x':>5} "
               f"{'CPU s':>7} {'x':>5} {'peak MiB':>9} {'x':>5}")
     print(header)
-    for entries in map(int, args.entries.split(",")):
-        for depth in args.depths.split(","):
-            for stacks in args.stacks.split(","):
-                path = snapshot(folder, entries, depth, stacks)
-                rounds = args.rounds_from_10m if entries >= 10_000_000 else args.rounds
-                runs = {name: [] for name in VARIANTS}
-                for _ in range(rounds):
-                    for name, command in VARIANTS.items():
-                        runs[name].append(measure(command, path, env))
-                base = [statistics.median(column) for column in zip(*runs["pickle.load"])]
-                for name, measured in runs.items():
-                    wall, cpu, peak = (statistics.median(column) for column in zip(*measured))
-                    print(f"{entries:>10} {depth:<7} {stacks:<6} {os.path.getsize(path) / 2**20:>6.0f} | {name:<16} "
-                          f"{wall:>7.2f} {wall / base[0]:>5.2f} {cpu:>7.2f} {cpu / base[1]:>5.2f} "
-                          f"{peak / 2**20:>9.0f} {peak / base[2]:>5.2f}", flush=True)
-                if not args.keep:
-                    os.unlink(path)
+    if args.snapshot:
+        for path in args.snapshot:
+            compare(path, f"{os.path.basename(path)[-25:]:>25}", args.rounds, env)
+    else:
+        for entries in map(int, args.entries.split(",")):
+            for depth in args.depths.split(","):
+                for stacks in args.stacks.split(","):
+                    path = snapshot(folder, entries, depth, stacks)
+                    rounds = args.rounds_from_10m if entries >= 10_000_000 else args.rounds
+                    compare(path, f"{entries:>10} {depth:<7} {stacks:<6}", rounds, env)
+                    if not args.keep:
+                        os.unlink(path)
     load_after = os.getloadavg()
     print("load average (1, 5, 15 min): before " + ", ".join(f"{x:.2f}" for x in load_before)
           + "; after " + ", ".join(f"{x:.2f}" for x in load_after))
