@@ -11,11 +11,11 @@ allocation, one shared by its free_requested / free_completed pair; frameless fr
 a new ``compile_context`` string per entry; segment_alloc events from a caching allocator that reuses
 freed blocks of the same size; the final segments with their live blocks.
 
-``--depth shallow`` gives Python stacks of 13 to 19 frames (nanoGPT's); ``deep`` wraps the model in a
-trainer, accelerate-like wrappers and two more module levels: 30 to 40 frames (the Hugging Face
-captures'). ``--stacks all`` interleaves the C++ frames torch records then (the allocator's, the
-operator's dispatch, the interpreter's between every Python frame, libc's): 60 to 110 frames.
-The numbers mean nothing; the shape is what is timed.
+``--depth shallow`` gives Python stacks of 15 frames (the nanoGPT fixtures': 9 to 19); ``deep`` wraps the
+model in a trainer, accelerate-like wrappers and two more module levels: 30 frames (the Hugging Face
+fixtures': 24 to 31). ``--stacks all`` interleaves the C++ frames torch records then (the allocator's,
+the operator's dispatch, the interpreter's between Python frames, libc's): 58 and 103 frames (the
+recorded working_set_stacks_all fixture: 42 to 68). The numbers mean nothing; the shape is what is timed.
 """
 
 from __future__ import annotations
