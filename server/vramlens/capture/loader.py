@@ -20,7 +20,7 @@ from vramlens.capture.format import FORMAT_NAME, FORMAT_VERSION, META_FILE, SNAP
 from vramlens.capture.meta_shape import check_meta
 from vramlens.capture.notebook import check_notebook
 from vramlens.capture.snapshot_shape import CheckedSnapshot, TraceFacts, check_snapshot
-from vramlens.capture.unpickle import unpickle_snapshot
+from vramlens.capture.unpickle import cyclic_gc_paused, unpickle_snapshot
 from vramlens.regular_files import FileProblem, problem_with, read_regular_file
 
 SNAPSHOT_LIMIT = 4 << 30  # a 4 GiB pickle takes about 35 GiB once loaded
@@ -54,10 +54,11 @@ def load_checked_snapshot(path: str | Path) -> CheckedSnapshot:
         data = read_regular_file(path, SNAPSHOT_LIMIT, "snapshot")
     except FileProblem as problem:
         raise CaptureError(f"Cannot read the snapshot: {problem}.") from None
-    raw = unpickle_snapshot(data, path.name)
-    size = len(data)
-    del data  # the objects are all that is needed from here on
-    return check_snapshot(raw, path.name, size)
+    with cyclic_gc_paused():
+        raw = unpickle_snapshot(data, path.name)
+        size = len(data)
+        del data  # the objects are all that is needed from here on
+        return check_snapshot(raw, path.name, size)
 
 
 def load_snapshot(path: str | Path) -> dict:

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from itertools import chain, repeat
 
 from vramlens.capture.errors import CaptureError
+from vramlens.capture.stacks import SharedStacks
 
 MAX_DEVICES = 1024
 SIZE_LIMIT = 1 << 56  # 64 PiB: more than any device; a larger "size" is damage
@@ -40,7 +41,8 @@ MEMORY_ACTIONS = frozenset({
 })
 FREE_ACTIONS = ("free_requested", "free_completed", "free")
 ANNOTATE = "annotate"  # torch 2.14: a user's mark in the history; its text is in user_metadata
-_INT_OR_NONE = frozenset({int, type(None)})
+_NONE = type(None)
+_INT_OR_NONE = frozenset({int, _NONE})
 _STACK_OR_NONE = frozenset({list, tuple, type(None)})
 
 # allocator_settings is a small flat record (torch 2.3+), one level of dicts at most
@@ -150,20 +152,22 @@ class _Checker:
             result.traces[device] = TraceFacts()
             return trace
         self.count_records(len(trace), "trace entries")
-        if set(map(type, trace)) != {dict}:
+        try:
+            actions = list(map(dict.get, trace, repeat("action")))
+        except TypeError:  # an entry that is not a record
             self._explain(trace, where)
-        actions = list(map(dict.get, trace, repeat("action")))
         if set(map(type, actions)) != {str}:
             self._explain(trace, where)
         counts = dict(Counter(actions))
         addrs = list(map(dict.get, trace, repeat("addr")))
         sizes = list(map(dict.get, trace, repeat("size")))
+        addr_types, size_types = set(map(type, addrs)), set(map(type, sizes))
         # Addresses and streams are keys, never computed with: their type is enough.
-        if not (set(map(type, addrs)) <= _INT_OR_NONE and _ints_within(sizes, SIZE_LIMIT)
+        if not (addr_types <= _INT_OR_NONE and _ints_within(sizes, SIZE_LIMIT, size_types)
                 and _ints_within(list(map(dict.get, trace, repeat("time_us"))), TIME_LIMIT)
                 and set(map(type, map(dict.get, trace, repeat("stream")))) <= _INT_OR_NONE):
             self._explain(trace, where)
-        if None in addrs or None in sizes:
+        if _NONE in addr_types or _NONE in size_types:
             incomplete = {action for action, addr, size in zip(actions, addrs, sizes) if addr is None or size is None}
             if incomplete & MEMORY_ACTIONS:
                 self._explain(trace, where)
@@ -187,13 +191,16 @@ class _Checker:
         if not kinds <= _STACK_OR_NONE:
             self._explain(trace, where)
         present = list(filter(None, frames))
-        del frames
-        if tuple in kinds or max(map(len, present), default=0) > MAX_STACK:
+        lengths = list(map(len, present))
+        if tuple in kinds or max(lengths, default=0) > MAX_STACK:
             present = self._usable_stacks(trace, present)  # the rare case: copies, once per shared stack
-        self._check_frames(present, where)
-        self.frame_refs += sum(map(len, present))
+            lengths = list(map(len, present))
+            frames = list(map(dict.get, trace, repeat("frames")))
+        del present
+        self.frame_refs += sum(lengths)
         if self.frame_refs > self.frame_budget:
             raise self.too_many_frame_refs()
+        self._check_frames(_share_stacks(trace, frames), where)
 
     def _usable_stacks(self, trace: list, present: list) -> list:
         """Tuples made lists and deep stacks cut, each shared stack once; the entries point at the copies."""
@@ -333,11 +340,27 @@ class _Checker:
                 last["frames"] = self.stack(last["frames"], where)
 
 
-def _ints_within(values: list, limit: int) -> bool:
-    """Every value present is an int in [0, limit)."""
-    if None in values:
+def _share_stacks(trace: list, stacks: list) -> list:
+    """Each entry given the one frames list of its stack (capture/stacks.py; ``stacks``: the entries'
+    frames, in order); returns the distinct lists."""
+    shared_stacks = SharedStacks()
+    share = shared_stacks.share
+    for entry, frames in zip(trace, stacks):
+        if frames:
+            shared = share(frames)
+            if shared is not frames:
+                entry["frames"] = shared
+    return shared_stacks.distinct
+
+
+def _ints_within(values: list, limit: int, types: set | None = None) -> bool:
+    """Every value present is an int in [0, limit). ``types``: the values' types, when known already."""
+    types = set(map(type, values)) if types is None else types
+    if not types <= _INT_OR_NONE:
+        return False
+    if _NONE in types:
         values = [value for value in values if value is not None]
-    return not values or (set(map(type, values)) == {int} and min(values) >= 0 and max(values) < limit)
+    return not values or (min(values) >= 0 and max(values) < limit)
 
 
 def _positions(items: list, wanted, count: int) -> list[int]:

@@ -16,14 +16,17 @@ from vramlens import __version__
 SUBCOMMANDS = ("run", "experiment", "analyze", "diff", "report", "lint", "serve")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
+    """The parser of every subcommand; with ``argv`` naming one, of that one only (the others' modules,
+    lint's engine and the runner among them, take a third of a second to import)."""
     parser = argparse.ArgumentParser(
         prog="vramlens",
         description="Why did my GPU run out of memory, and which line of my code is responsible?",
     )
     parser.add_argument("--version", action="version", version=f"vramlens {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in SUBCOMMANDS:
+    chosen = _chosen_subcommand(argv)
+    for name in SUBCOMMANDS if chosen is None else (chosen,):
         try:
             module = importlib.import_module(f"vramlens.cli.{name}")
         except ModuleNotFoundError as error:
@@ -36,8 +39,17 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _chosen_subcommand(argv: list[str] | None) -> str | None:
+    """The subcommand ``argv`` names first, when it is one (options before it are the top level's)."""
+    for word in argv or ():
+        if not word.startswith("-"):
+            return word if word in SUBCOMMANDS else None
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else argv
+    parser = build_parser(argv)
     args = parser.parse_args(argv)
     handler = getattr(args, "handler", None)
     if handler is None:

@@ -25,7 +25,7 @@ LIVE, SIZES, FRAMES, BLOCKS, AT_PEAK, AT_OOM, KEY, OFFSET, OFFSET_BLOCKS, BLOCKS
 
 TIMELINE_POINTS = 400
 MIN_BLOCK = 512
-MAX_STACKS = 4096  # bounds the stack memo when frames are not shared
+MAX_STACKS = 1 << 16  # bounds the stack memo when frames lists are not shared (a trace built by hand)
 
 
 def block_size(requested: int) -> int:
@@ -123,7 +123,6 @@ def _chunks(entries: int, bucket: int):
 def _replay(trace: list, resolver: SourceResolver) -> ReplayResult:  # noqa: C901 - one hot loop, kept whole on purpose
     entries = len(trace)
     bucket = max(1, entries // TIMELINE_POINTS)
-    user, not_user, classify = resolver.user_files, resolver.other_files, resolver.kind
     lines: dict = {}
     live: dict = {}
     points: list = []
@@ -138,9 +137,8 @@ def _replay(trace: list, resolver: SourceResolver) -> ReplayResult:  # noqa: C90
     log_index, log_size, log_after, log_frames = log.index.append, log.size.append, log.after.append, log.frames.append
     oom_seen = False
     before = no_frame = None
-    # torch shares one frame dict per distinct frame between entries, so a stack recurs as lists of
-    # the same dicts. id of the innermost frame -> (depth of the user frame, the frames up to it, its
-    # line): a later list that starts with those frames belongs to that line without another walk.
+    # The loader gives every entry of one stack the same frames list (capture/stacks.py), so a
+    # stack's line is found once: id of the frames list -> its line's accumulator.
     stacks: dict = {}
 
     def line_of(key, frames) -> list:
@@ -161,21 +159,11 @@ def _replay(trace: list, resolver: SourceResolver) -> ReplayResult:  # noqa: C90
                     acc = no_frame or line_of(NO_FRAME, frames)
                     no_frame = acc
                 else:
-                    seen = stacks.get(id(frames[0]))
-                    if seen is not None and frames[:seen[0]] == seen[1]:
-                        acc = seen[2]
-                    else:
-                        for depth, frame in enumerate(frames, 1):
-                            filename = frame["filename"]
-                            if filename in not_user:  # a set test per frame: most frames are torch's
-                                continue
-                            if filename in user or classify(filename) == USER:
-                                acc = line_of((filename, frame["line"]), frames)
-                                if len(stacks) < MAX_STACKS:
-                                    stacks[id(frames[0])] = (depth, frames[:depth], acc)
-                                break
-                        else:  # no user frame: library-only or native (rare)
-                            acc = line_of(frames_key(frames, resolver), frames)
+                    acc = stacks.get(id(frames))
+                    if acc is None:
+                        acc = line_of(frames_key(frames, resolver), frames)
+                        if len(stacks) < MAX_STACKS:
+                            stacks[id(frames)] = acc
                 acc[LIVE] += size
                 acc[BLOCKS] += 1
                 sizes = acc[SIZES]

@@ -26,7 +26,7 @@ def _moment_ordinal(rep: ReplayResult, moment: str) -> int:
 
 
 def _pids(rep: ReplayResult, calls: CallPaths, moment: str) -> list[int]:
-    pids = [calls.path_id(frames) for frames in rep.allocs.frames]
+    pids = calls.path_ids(rep.allocs.frames)
     if moment == "oom" and rep.oom_alloc_count is not None:
         pids.insert(rep.oom_alloc_count, calls.path_id(rep.oom_frames))  # the request that failed
     return pids
@@ -132,6 +132,9 @@ def _survivors(model: StepModel, live: dict, current_start: int, trace: list, ca
     second_start = starts[1] if len(starts) > 1 else None
     previous_start = max((s for s in starts if s < current_start), default=None)
     total, from_steps = 0, set()
+    # id of a frames list -> what it says, and the list (held so that its id stays its own); the loader
+    # gives every entry of one stack the same list, so each stack is read once.
+    read: dict = {}
     for address, (size, acc, index) in live.items():
         if not first_start <= index < current_start:
             continue
@@ -140,7 +143,11 @@ def _survivors(model: StepModel, live: dict, current_start: int, trace: list, ca
         if second_start is None or index < second_start:
             continue
         frames = trace[index].get("frames")
-        if _made_by_setup(frames):
+        said = read.get(id(frames))
+        if said is None:
+            said = read[id(frames)] = (_made_by_setup(frames), _made_by_cache_code(frames, calls), _site(frames), frames)
+        setup, cache, site, _ = said
+        if setup:
             model.setup_survivors += size  # a model built or a checkpoint loaded in a loop: not growth
             continue
         key = acc[KEY]
@@ -148,9 +155,8 @@ def _survivors(model: StepModel, live: dict, current_start: int, trace: list, ca
         model.survivor_blocks[address] = size
         if previous_start is not None and index < previous_start:
             model.old_survivors += size
-        if _made_by_cache_code(frames, calls):
+        if cache:
             model.cache_survivors += size
-        site = _site(frames)
         if site is not None:
             model.survivor_sites[site] = model.survivor_sites.get(site, 0) + size
     model.survivors, model.survivor_steps = total, len(from_steps)

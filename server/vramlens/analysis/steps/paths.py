@@ -41,6 +41,13 @@ class CallPaths:
         self._memo: dict = {}
         self._torch: dict[int, bool] = {}
 
+    def path_ids(self, stacks: list) -> list[int]:
+        """The path id of each frames list in ``stacks``. The loader gives every entry of one stack the
+        same list (capture/stacks.py): each distinct list is interned once, the rest is lookups in C."""
+        by_list = dict(zip(map(id, stacks), stacks))
+        path_of = {key: self.path_id(frames) for key, frames in by_list.items()}
+        return list(map(path_of.__getitem__, map(id, stacks)))
+
     def path_id(self, frames: list | None) -> int:
         if not frames:
             return 0
