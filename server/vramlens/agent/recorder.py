@@ -39,7 +39,10 @@ class OomRecord:
     def facts(self) -> dict | None:
         if not self.latest:
             return None
-        return dict(self.latest, count=self.count, caught_below_python=self.caught_below_python())
+        facts = dict(self.latest, count=self.count)
+        if self.seen_by_python:
+            facts["caught_below_python"] = self.caught_below_python()
+        return facts
 
 
 class Recorder:

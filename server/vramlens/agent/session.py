@@ -239,7 +239,11 @@ class Session:
         if isinstance(snapshot, dict) and snapshot.get("allocator_settings") is not None:
             # torch 2.3+ reports the settings actually in force, parsed: keep them with the env vars.
             meta["environment"] = dict(meta["environment"], allocator_settings=snapshot["allocator_settings"])
-        if oom.count > 1:
+        caught = oom.caught_below_python()
+        if oom.count > 1 and caught:
+            meta["notes"].append(f"The run had {oom.count} OOMs, {caught} of them caught inside libraries before "
+                                 "Python saw them (cuDNN and cuBLAS try workspace sizes); the one recorded is the last.")
+        elif oom.count > 1:
             meta["notes"].append(f"The run had {oom.count} OOMs; the one recorded is the last.")
         meta["frame_names"] = frame_names(snapshot)
         meta.update(
