@@ -26,18 +26,19 @@ lane_mechanism() {
   wait; cat /tmp/mech1 /tmp/mech2 /tmp/mech3
 }
 
-lane_matrix() { "$PY" /workspace/bench/benchmarks/compat_matrix.py --lanes 5 ${MATRIX_ONLY:+--only "$MATRIX_ONLY"} --json "$out/matrix.json"; }
+lane_matrix() { "$PY" /workspace/bench/benchmarks/compat_matrix.py --lanes 5 ${MATRIX_ONLY:+--only "$MATRIX_ONLY"} --json /tmp/matrix.json; }
 
-lane_timing() { "$PY" /workspace/bench/benchmarks/compat_matrix.py --no-compare --timing-repeats ${TIMING_REPEATS:-1} ${TIMING_ONLY:+--timing-only "$TIMING_ONLY"} --json "$out/timing.json"; }
+lane_timing() { "$PY" /workspace/bench/benchmarks/compat_matrix.py --no-compare --timing-repeats ${TIMING_REPEATS:-1} ${TIMING_ONLY:+--timing-only "$TIMING_ONLY"} --json /tmp/timing.json; cat /tmp/timing.json; }
 
 lane_resnet() {
   cd /workspace/resnet || return 1
-  read -r _ forward _ peak < <("$PY" resnet50_oom.py --measure --steps 1 | grep after_forward)
-  echo "after forward $forward, peak allocated $peak"
-  # Caps from above the peak down past the forward's end, in parallel: each run's own process and cap.
+  read -r _ forward _ peak < <("$PY" resnet50_oom.py --measure --steps 2 --batch-size 64 | grep after_forward)
+  echo "batch 64: after forward (highest) $forward, peak allocated $peak"
+  # Caps from just under the forward's end to above the peak, in parallel: each run its own process and cap.
+  low=$(( forward / 1048576 - 24 )); high=$(( peak / 1048576 + 96 ))
   for step in 0 1 2 3 4 5 6 7 8 9 10 11; do
-    cap=$(( peak / 1048576 + 320 - step * 40 ))
-    ( "$PY" -m vramlens run -o /workspace/resnet/cap$cap --memory-limit ${cap}MiB resnet50_oom.py > /workspace/resnet/log$cap 2>&1 ) &
+    cap=$(( low + (high - low) * step / 11 ))
+    ( "$PY" -m vramlens run -o /workspace/resnet/cap$cap --memory-limit ${cap}MiB resnet50_oom.py --batch-size 64 > /workspace/resnet/log$cap 2>&1 ) &
   done
   wait
   "$PY" - <<'PYEOF'
@@ -61,10 +62,12 @@ PYEOF
   for name in backward_oom probes_only; do
     [ -d /workspace/resnet/$name ] || continue
     echo "== $name"; vl analyze /workspace/resnet/$name
-    vl analyze --json /workspace/resnet/$name > "$out/resnet_$name.json"
+    vl analyze --json /workspace/resnet/$name > /workspace/resnet/$name/analysis.json
   done
   tar -C /workspace/resnet -cJf "$out/resnet_captures.tar.xz" $(cd /workspace/resnet && ls -d backward_oom probes_only 2>/dev/null)
 }
+
+lane_pytest() { cd "$repo" && PYTHONPATH= "$PY" -m pytest -q -p no:cacheprovider -c /dev/null --rootdir . tests/gpu/test_compat.py; }
 
 lane_large() {
   cd /workspace/large || return 1

@@ -16,9 +16,10 @@ model = torchvision.models.resnet50(num_classes=100).cuda()
 optimizer = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
 images = torch.randn(args.batch_size, 3, 224, 224, device="cuda")
 labels = torch.randint(0, 100, (args.batch_size,), device="cuda")
+after_forward = 0
 for step in range(args.steps):
     loss = torch.nn.functional.cross_entropy(model(images), labels)
-    after_forward = torch.cuda.memory_allocated()
+    after_forward = max(after_forward, torch.cuda.memory_allocated())
     loss.backward()
     optimizer.step()
     optimizer.zero_grad(set_to_none=True)

@@ -2,6 +2,7 @@
 ``%%vramlens`` cell magic.
 
     %vramlens start [--capture DIR] [--memory-limit 24GiB|0.25] [--stacks python|all] [--notebook NB.ipynb] [--no-census]
+                    [--free-stacks]
     %vramlens snapshot      # write the capture now; recording goes on
     %vramlens status        # what is recorded, and what the kernel itself keeps alive
     %vramlens stop          # write the capture and stop recording

@@ -27,6 +27,7 @@ from .cells import CellLog, code_name_of
 from .census import take_census
 from .nvml_probe import NvmlProbe
 from .recorder import Recorder
+from .recording_safety import free_stacks_refusal
 from .runner_link import RunnerLink
 
 _SIZE = re.compile(r"^\s*([0-9.]+(?:[eE][0-9]+)?)\s*([KMGT]?)(i?)B?\s*$", re.IGNORECASE)
@@ -202,8 +203,14 @@ class KernelRecording:
         self.meta["environment"] = facts
         self.nvml.bind(facts["gpu_uuid"], device)
         self.meta["memory_limit"] = self._apply_memory_limit(device, facts["total_memory"])
+        free_stacks = self.options.free_stacks
+        refusal = free_stacks_refusal(self.notebook) if free_stacks and self.notebook else None
+        if refusal:
+            free_stacks = False
+            self.meta["recording"]["context"] = "alloc"
+            self._warn(refusal.replace("the script uses", "the notebook uses"))
         self.recorder = Recorder(torch, device, self.options.stacks, self.options.max_entries, self._sample_both,
-                                 self._oom_census, free_stacks=self.options.free_stacks)
+                                 self._oom_census, free_stacks=free_stacks)
         self.recorder.start()
         self.cells.bind(torch, device)
         self.link.request_sample("cuda_init")
