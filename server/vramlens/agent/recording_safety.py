@@ -1,10 +1,9 @@
 """Settings torch makes unsafe for a given program, found before recording starts.
 
 A stack gathered at each free (``--free-stacks``) breaks non-reentrant activation checkpointing:
-its recomputation stops itself with an internal exception on the autograd thread, tensors freed
-while that error is pending have their Python stack gathered, and the gatherer loses the error
-(``backward()`` then fails with "SystemError: … returned NULL without setting an exception";
-measured with torch 2.11, docs/capture-format.md "Recording settings"). A script that mentions
+its early stop, an internal exception that ends the recomputation on the autograd thread, loses its
+error, and ``backward()`` fails with "SystemError: … returned NULL without setting an exception"
+(measured with torch 2.11, docs/capture-format.md "Recording settings"). A script that mentions
 checkpointing is recorded without free-side stacks, and the capture says so.
 """
 
