@@ -18,10 +18,10 @@ import sys
 
 from vramlens.units import parse_size
 
-# Real snapshots take 4.7 to 13 times their pickle's size once loaded (measured on snapshots recorded by
+# Real snapshots take 4.4 to 7.7 times their pickle's size once loaded (measured on snapshots recorded by
 # `vramlens run` on a GPU: 150,000 and 1,000,000 entries, python and all stacks, stacks at frees or not,
-# Python stacks 60 calls deep: BENCHMARKS.md "Loading large real captures"); the slack covers the
-# allocator's own arenas. Together they stay about twice what the worst real snapshot of that size takes.
+# Python stacks 60 calls deep; the real-world fixtures: BENCHMARKS.md "Loading large real captures"), and
+# one 150k-entry snapshot took 13; the slack covers the allocator's own arenas. The ceiling is twice the most.
 WORST_REAL_GROWTH = 13  # the most a real snapshot took, per byte of its pickle
 GROWTH_PER_BYTE = 2 * WORST_REAL_GROWTH
 SLACK = 8 << 20
