@@ -98,7 +98,7 @@ def the_model(census, facts):
 def test_a_forward_oom_in_the_first_step(vramlens, tmp_path):
     run, meta, census, facts = run_script(vramlens, tmp_path, FORWARD_OOM, "--memory-limit", "3GiB")
     assert run.returncode == 1, run.stderr
-    assert meta["status"] == "oom" and meta["version"] == 2 and census["moment"] == "oom"
+    assert meta["status"] == "oom" and meta["version"] >= 2 and census["moment"] == "oom"
     print(json.dumps({key: census[key] for key in ("duration_s", "objects_scanned", "roles", "holder_search")}))
     assert census["complete"], census["skipped"]
     the_model(census, facts)

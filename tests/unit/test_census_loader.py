@@ -61,7 +61,7 @@ def test_a_census_the_agent_wrote_loads_as_written(tmp_path, real_census):
     folder = write_capture_with(tmp_path / "cap", real_census, dict(real_census, moment="peak"))
     assert sorted(os.listdir(folder)) == ["capture.json", "census-peak.json", "census.json", "snapshot.pickle"]
     capture = load_capture(folder)
-    assert capture.meta["version"] == 2 and capture.meta["census"] == "census.json"
+    assert capture.meta["version"] == capture_writer.FORMAT_VERSION and capture.meta["census"] == "census.json"
     loaded = capture.census
     assert loaded["moment"] == "oom" and capture.peak_census["moment"] == "peak"
     assert loaded["tensors"] == [dict(t, **{"class": t.get("class")}) for t in real_census["tensors"]]  # null when absent

@@ -63,19 +63,33 @@ def test_a_peak_census_needs_growth_and_its_share_of_time(clock):
     assert len(taken) == 2 and watch.census["peaks_taken"] == 2
 
 
-def test_the_censuses_at_ooms_stop_at_their_allowance():
+def test_the_censuses_at_ooms_stop_at_their_allowance_and_keep_one_for_the_final_oom():
     calls = []
 
     class Counting(CensusMoments):
-        def take(self, moment):
-            calls.append(moment)
+        def take(self, moment, extra_roots=None):
+            calls.append((moment, sorted(extra_roots or ())))
             return {"moment": moment, "duration_s": 0.6}
 
-    moments = Counting(torch=None, source_root=None, budget_s=0.1)  # allowance: 10 budgets = 1 s
+    moments = Counting(torch=None, source_root=None, budget_s=0.1)  # 10 budgets = 1 s, the last one kept back
     results = [moments.at_oom() for _ in range(4)]
-    assert calls == ["oom", "oom"] and results[2] is None and results[3] is None
-    assert moments.notes() == ["No census was taken at 2 later OOMs: the censuses at earlier OOMs had taken 1.2 s, "
-                               "the most the run allows them."]
+    assert [moment for moment, _ in calls] == ["oom", "oom"] and results[2] is None and results[3] is None
+    assert moments.notes() == ["No census was taken at 2 OOMs the run went on from: the censuses at earlier OOMs had "
+                               "taken 1.2 s, the most the run allows them."]
+    # Past the allowance, the OOM that ends the run still gets its census, with the error as a named root.
+    final = moments.at_final_oom(MemoryError("CUDA out of memory"))
+    assert final["after_unwind"] is True and calls[-1] == ("oom", ["<the script's exception>"])
+    assert moments.notes()[0].startswith("No census was taken at 1 OOMs")
+
+
+def test_the_allowance_at_ooms_keeps_its_last_budget_back():
+    class Counting(CensusMoments):
+        def take(self, moment, extra_roots=None):
+            return {"moment": moment, "duration_s": 0.05}
+
+    moments = Counting(torch=None, source_root=None, budget_s=0.1)
+    taken = sum(moments.at_oom() is not None for _ in range(100))
+    assert taken == 18  # 0.9 s of 0.05 s censuses: nine budgets, not ten
 
 
 def test_extra_roots_are_asked_for_at_each_census(monkeypatch):

@@ -14,6 +14,7 @@ import time
 from test_run_process import meta_of, start_vramlens, vramlens, write
 
 from vramlens.capture import load_capture
+from vramlens.capture.format import FORMAT_VERSION
 
 MIB = 2**20
 
@@ -40,7 +41,7 @@ def test_at_the_oom_the_census_names_the_holders_and_the_step_frame(tmp_path):
     run = vramlens("run", "--memory-limit", "1GiB", "-o", tmp_path / "cap", "train.py", cwd=tmp_path)
     assert run.returncode == 1
     meta = meta_of(tmp_path / "cap")
-    assert meta["version"] == 2 and meta["census"] == "census.json" and meta["snapshot_moment"] == "oom"
+    assert meta["version"] == FORMAT_VERSION and meta["census"] == "census.json" and meta["snapshot_moment"] == "oom"
     assert meta["recording"]["census"] is True
     census = census_of(tmp_path / "cap")
     assert census["moment"] == "oom" and census["complete"] is True
@@ -109,7 +110,7 @@ def test_no_census_writes_none(tmp_path):
     run = vramlens("run", "--no-census", "-o", tmp_path / "cap", "oom.py", cwd=tmp_path)
     assert run.returncode == 1
     meta = meta_of(tmp_path / "cap")
-    assert meta["version"] == 2 and meta["census"] is None and meta["peak_census"] is None
+    assert meta["version"] == FORMAT_VERSION and meta["census"] is None and meta["peak_census"] is None
     assert meta["recording"]["census"] is False
     assert sorted(os.listdir(tmp_path / "cap")) == ["capture.json", "snapshot.pickle"]
     assert load_capture(tmp_path / "cap").census is None

@@ -17,7 +17,7 @@ SNAPSHOT_FILE = "snapshot.pickle"
 CENSUS_FILE = "census.json"
 PEAK_CENSUS_FILE = "census-peak.json"
 FORMAT_NAME = "vramlens-capture"
-FORMAT_VERSION = 2  # 2: census.json and census-peak.json
+FORMAT_VERSION = 3  # 2: census.json and census-peak.json; 3: recording.context "alloc", oom.caught_below_python
 
 
 def write_json_atomically(path: str, data: dict, compact: bool = False) -> None:

@@ -1,9 +1,12 @@
 """When the tensor census is taken: at each OOM, at the end, on demand, and near the peak.
 
-At the OOM it runs inside the OOM observer, right after the snapshot, while the failing
-allocation's Python frames are still on the stack. A script that catches OOMs and retries
-would pay a census per OOM: together they may take at most ``OOM_TOTAL_BUDGETS`` budgets,
-and an OOM past that gets none (the capture then has no census rather than an older one).
+At the OOM it runs where the error is first raised in Python code (agent/oom_fate.py; inside the
+OOM observer before Python 3.12), while the failing call's frames are still on the stack: an OOM
+a library catches below Python (cuDNN's workspace probes) costs none. A script that catches OOMs
+and retries would pay a census per OOM: together they may take at most ``OOM_TOTAL_BUDGETS - 1``
+budgets, and an OOM past that gets none then. The last budget is kept for the OOM that ends the
+run: when its census was skipped, it is taken as the error reaches the agent (``at_final_oom``),
+from the frames its traceback keeps.
 
 Near the peak it runs from the live-status thread, which reads allocated memory every half
 second: a census is taken when allocated has grown past the last peak census by 10 % (and at
@@ -56,7 +59,7 @@ class CensusMoments:
         return census
 
     def at_oom(self) -> dict | None:
-        if self._oom_seconds >= self.budget_s * OOM_TOTAL_BUDGETS:
+        if self._oom_seconds >= self.budget_s * (OOM_TOTAL_BUDGETS - 1):
             self._oom_skipped += 1
             return None
         census = self.take("oom")
@@ -64,11 +67,22 @@ class CensusMoments:
             self._oom_seconds += census.get("duration_s") or 0.0
         return census
 
+    def at_final_oom(self, error: BaseException) -> dict | None:
+        """The census of the OOM that ended the run, when none was taken at it: after the error unwound,
+        with its traceback (which keeps the failing frames and their locals) as a named root."""
+        census = self.take("oom", extra_roots={"<the script's exception>": error})
+        if census is not None:
+            census["after_unwind"] = True
+            self._oom_seconds += census.get("duration_s") or 0.0
+            if self._oom_skipped:
+                self._oom_skipped -= 1
+        return census
+
     def notes(self) -> list[str]:
         notes = [f"A census was asked for but not taken: {reason}" for reason in self._not_taken[:3]]
         if self._oom_skipped:
-            notes.append(f"No census was taken at {self._oom_skipped} later OOMs: the censuses at earlier OOMs had "
-                         f"taken {self._oom_seconds:.1f} s, the most the run allows them.")
+            notes.append(f"No census was taken at {self._oom_skipped} OOMs the run went on from: the censuses at earlier "
+                         f"OOMs had taken {self._oom_seconds:.1f} s, the most the run allows them.")
         return notes
 
 

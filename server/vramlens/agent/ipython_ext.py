@@ -2,6 +2,7 @@
 ``%%vramlens`` cell magic.
 
     %vramlens start [--capture DIR] [--memory-limit 24GiB|0.25] [--stacks python|all] [--notebook NB.ipynb] [--no-census]
+                    [--free-stacks]
     %vramlens snapshot      # write the capture now; recording goes on
     %vramlens status        # what is recorded, and what the kernel itself keeps alive
     %vramlens stop          # write the capture and stop recording
@@ -46,6 +47,8 @@ def _start_parser() -> argparse.ArgumentParser:
     parser.add_argument("--max-entries", type=int, default=1_000_000)
     parser.add_argument("--notebook", help="the notebook file, when the front end does not say")
     parser.add_argument("--no-census", dest="census", action="store_false", help="record no tensor census")
+    parser.add_argument("--free-stacks", action="store_true",
+                        help="a stack for each free too (breaks non-reentrant activation checkpointing in torch 2.11)")
     return parser
 
 
@@ -57,7 +60,8 @@ def options_from(words: list[str]) -> KernelOptions:
         except ValueError as error:
             raise UsageError(f"--memory-limit: {error}.") from None
     return KernelOptions(capture=parsed.capture, stacks=parsed.stacks, max_entries=parsed.max_entries,
-                         memory_limit=parsed.memory_limit, notebook=parsed.notebook, census=parsed.census)
+                         memory_limit=parsed.memory_limit, notebook=parsed.notebook, census=parsed.census,
+                         free_stacks=parsed.free_stacks)
 
 
 def _say(text: str) -> None:

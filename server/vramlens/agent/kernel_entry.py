@@ -25,6 +25,7 @@ def agent_module(name: str):
 
 
 def start(shell, options: dict) -> str:
+    agent_module("kernel_output").bound_output(shell)  # a cell's output is relayed as it is printed, not held
     extension = agent_module("ipython_ext")
     capture = extension.start_for_runner(shell, options)
     loaded = getattr(getattr(shell, "extension_manager", None), "loaded", None)

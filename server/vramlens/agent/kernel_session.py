@@ -27,6 +27,7 @@ from .cells import CellLog, code_name_of
 from .census import take_census
 from .nvml_probe import NvmlProbe
 from .recorder import Recorder
+from .recording_safety import free_stacks_refusal
 from .runner_link import RunnerLink
 
 _SIZE = re.compile(r"^\s*([0-9.]+(?:[eE][0-9]+)?)\s*([KMGT]?)(i?)B?\s*$", re.IGNORECASE)
@@ -56,6 +57,7 @@ class KernelOptions:
     run_id: str = ""
     front_end: str | None = None  # who started the recording: "vramlens" (the notebook runner) or None
     census: bool = True  # the tensor census at each capture (and at an OOM, inside the observer)
+    free_stacks: bool = False  # a stack for each free too (breaks non-reentrant checkpointing: agent/recorder.py)
     notes: list[str] = field(default_factory=list)
 
 
@@ -201,8 +203,14 @@ class KernelRecording:
         self.meta["environment"] = facts
         self.nvml.bind(facts["gpu_uuid"], device)
         self.meta["memory_limit"] = self._apply_memory_limit(device, facts["total_memory"])
+        free_stacks = self.options.free_stacks
+        refusal = free_stacks_refusal(self.notebook) if free_stacks and self.notebook else None
+        if refusal:
+            free_stacks = False
+            self.meta["recording"]["context"] = "alloc"
+            self._warn(refusal.replace("the script uses", "the notebook uses"))
         self.recorder = Recorder(torch, device, self.options.stacks, self.options.max_entries, self._sample_both,
-                                 self._oom_census)
+                                 self._oom_census, free_stacks=free_stacks)
         self.recorder.start()
         self.cells.bind(torch, device)
         self.link.request_sample("cuda_init")
@@ -273,8 +281,8 @@ class KernelRecording:
             "cwd": os.getcwd(),
             "source_root": os.path.abspath(source_root),
             "python": environment.python_facts(),
-            "recording": {"stacks": options.stacks, "max_entries": options.max_entries, "context": "all",
-                          "census": options.census},
+            "recording": {"stacks": options.stacks, "max_entries": options.max_entries,
+                          "context": "all" if options.free_stacks else "alloc", "census": options.census},
             "memory_limit": None,
             "environment": {"alloc_env": environment.allocator_env(), "torch": self.torch.__version__,
                             "cuda": getattr(self.torch.version, "cuda", None)},

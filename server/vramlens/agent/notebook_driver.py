@@ -246,7 +246,7 @@ class NotebookRun:
         return {"capture": options.capture, "stacks": options.stacks, "max_entries": options.max_entries,
                 "memory_limit": limit, "notebook": self.notebook, "source_root": options.source_root,
                 "status_file": options.status_file, "run_id": options.run_id, "front_end": "vramlens",
-                "census": options.census}
+                "census": options.census, "free_stacks": options.free_stacks}
 
     def run(self) -> int:
         try:

@@ -21,6 +21,7 @@ from .census_moments import CensusMoments, PeakWatch
 from .recording_args import recording_parser
 from .nvml_probe import NvmlProbe
 from .recorder import Recorder
+from .recording_safety import free_stacks_refusal
 from .runner_link import RunnerLink
 from .runner_watch import ENV_VAR as RUNNER_ENV_VAR
 from .runner_watch import RunnerWatch
@@ -71,8 +72,8 @@ class Session:
             "cwd": os.getcwd(),
             "source_root": os.path.abspath(options.source_root or os.path.dirname(self.script)),
             "python": environment.python_facts(),
-            "recording": {"stacks": options.stacks, "max_entries": options.max_entries, "context": "all",
-                          "census": options.census},
+            "recording": {"stacks": options.stacks, "max_entries": options.max_entries,
+                          "context": "all" if options.free_stacks else "alloc", "census": options.census},
             "memory_limit": None,
             "environment": {"alloc_env": self.env_at_start},
             "nvml_agent": {"available": self.nvml.error is None, "error": self.nvml.error},
@@ -125,7 +126,15 @@ class Session:
             self.censuses.device = device
             self.peak_watch = PeakWatch(self.censuses.take)
             on_oom_census, on_sample = self.censuses.at_oom, self.peak_watch.observe
-        self.recorder = Recorder(torch, device, options.stacks, options.max_entries, self._sample_both, on_oom_census)
+        free_stacks = options.free_stacks
+        if free_stacks:
+            refusal = free_stacks_refusal(self.script)
+            if refusal:
+                free_stacks = False
+                self.meta["recording"]["context"] = "alloc"
+                self._warn(refusal)
+        self.recorder = Recorder(torch, device, options.stacks, options.max_entries, self._sample_both, on_oom_census,
+                                 free_stacks=free_stacks)
         self.recorder.start()
         self.link.request_sample("cuda_init")
         live_status.start(torch, device, options.status_file, on_sample=on_sample)
@@ -165,9 +174,20 @@ class Session:
             return exit_code_of(exit_request)
         except BaseException as error:  # the script's own failure (Ctrl-C included), shown as Python would
             self.exception, self.exception_epoch = error, time.time()
+            self._census_of_final_oom(error)
             sys.stderr.write(tracebacks.user_traceback_text(error, self.script))
             sys.stderr.flush()
             return 130 if isinstance(error, KeyboardInterrupt) else 1
+
+    def _census_of_final_oom(self, error: BaseException) -> None:
+        """The OOM that ended the run always gets its census (and snapshot): taken now, when none was at it."""
+        recorder = self.recorder
+        if recorder is None or not tracebacks.is_oom(error):
+            return
+        if recorder.oom.snapshot is None:
+            recorder.oom.snapshot = recorder.snapshot_now()  # its trace holds the OOM: the analysis rewinds to it
+        if self.censuses is not None and recorder.oom.census is None:
+            recorder.oom.census = self.censuses.at_final_oom(error)
 
     def status_after(self, exit_code: int) -> str:
         error = self.exception
@@ -219,12 +239,16 @@ class Session:
         if isinstance(snapshot, dict) and snapshot.get("allocator_settings") is not None:
             # torch 2.3+ reports the settings actually in force, parsed: keep them with the env vars.
             meta["environment"] = dict(meta["environment"], allocator_settings=snapshot["allocator_settings"])
-        if oom.count > 1:
+        caught = oom.caught_below_python()
+        if oom.count > 1 and caught:
+            meta["notes"].append(f"The run had {oom.count} OOMs, {caught} of them caught inside libraries before "
+                                 "Python saw them (cuDNN and cuBLAS try workspace sizes); the one recorded is the last.")
+        elif oom.count > 1:
             meta["notes"].append(f"The run had {oom.count} OOMs; the one recorded is the last.")
         meta["frame_names"] = frame_names(snapshot)
         meta.update(
             snapshot_moment=moment,
-            oom=dict(oom.latest, count=oom.count) if oom.latest else None,
+            oom=oom.facts(),
             stats=recorder.stats(),
             exit_nvml=None if on_demand else self.nvml.sample("exit", time.time() - self.started),
         )

@@ -3,6 +3,7 @@ diagnosis → recommendations); each stage is a subpackage that only calls downw
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import os
 from pathlib import Path
@@ -13,7 +14,9 @@ from vramlens.analysis.diagnosis.classify import RunFacts, diagnose, effective_l
 from vramlens.analysis.diagnosis.growth import carriers_at_peak, growth_of
 from vramlens.analysis.diagnosis.kernel_held import kernel_held_findings
 from vramlens.analysis.diagnosis.mode import main_thread_in_backward, run_mode
-from vramlens.analysis.load.ending import no_oom_sentence, nothing_recorded, outcome_line, rejection_note, run_status
+from vramlens.analysis.load.ending import (
+    caught_ooms_note, no_oom_sentence, nothing_recorded, only_library_probes, outcome_line, rejection_note, run_status,
+)
 from vramlens.analysis.load.interventions import read_interventions
 from vramlens.analysis.load.notebook import read_notebook_facts
 from vramlens.analysis.accounting.free_blocks import free_blocks_at_end, free_blocks_at_oom, largest_free, split_segments
@@ -115,6 +118,8 @@ def _census_view(capture: Capture, meta: dict, outcome: str, segments: list[dict
     taken at the same moment (the OOM, the end, on demand). A completed run prefers the census taken
     near its peak; that one is read on its own, as the snapshot is of the end."""
     census = capture.census if outcome == "oom" else (capture.peak_census or capture.census)
+    if census is None and outcome == "oom" and capture.peak_census is not None:
+        census = capture.peak_census  # said in the notes: see _missing_oom_census_note
     if census is None:
         return None
     same_moment = census["moment"] == meta.get("snapshot_moment")
@@ -123,6 +128,21 @@ def _census_view(capture: Capture, meta: dict, outcome: str, segments: list[dict
     names = meta.get("frame_names") if isinstance(meta.get("frame_names"), dict) else None
     return join_census(census, segments if same_moment else None, allocated if same_moment else None, resolver, device,
                        live, trace, frame_names=names)
+
+
+def _without_ooms(rep):
+    """The replay with its OOMs forgotten (they were caught inside libraries): the run is read as completed."""
+    return dataclasses.replace(rep, oom_index=None, oom_time_us=None, oom_request=None, oom_stream=None,
+                               oom_device_free=None, oom_count=0, allocated_at_oom=None, reserved_at_oom=None,
+                               live_at_oom=None, oom_frames=None, segment_events_after_oom=[], pre_freed_after_oom=[],
+                               oom_alloc_count=None)
+
+
+def _missing_oom_census_note(capture: Capture, outcome: str) -> str | None:
+    if outcome != "oom" or capture.census is not None or capture.peak_census is None:
+        return None
+    return ("No census was taken at the OOM: the roles and holders shown are from the latest earlier census, taken "
+            "at the allocated peak before it, and may miss what was allocated after that.")
 
 
 def _environment(meta: dict, settings: dict, expandable_on: bool, total: int | None, device: int) -> dict:
@@ -164,10 +184,14 @@ def _analyze(capture: Capture, total_memory: int | None, source_root: str | None
 
     meta_oom = meta.get("oom") or {}
     status = run_status(meta)
+    caught_note = caught_ooms_note(meta, max(rep.oom_count, meta_oom.get("count") or 0))
+    if caught_note:
+        notes.append(caught_note)
+    if only_library_probes(meta):
+        # The run did not run out: its OOMs were a library's probes, caught where no code of the user's saw them.
+        rep, meta_oom = _without_ooms(rep), {}
     outcome = "oom" if rep.oom_index is not None or meta.get("status") == "oom" or meta_oom else "completed"
     moment = "oom" if rep.oom_index is not None else ("end" if outcome == "oom" else "peak")
-    if outcome == "oom" and meta.get("status") not in (None, "oom"):
-        notes.append(f"The run hit an OOM but ended with status {meta.get('status')!r}: it caught the error and went on.")
     request = meta_oom.get("requested") or rep.oom_request
     device_free = meta_oom.get("device_free", rep.oom_device_free)
 
@@ -194,6 +218,9 @@ def _analyze(capture: Capture, total_memory: int | None, source_root: str | None
     census = _census_view(capture, meta, outcome, segments, allocated, timeline.end_allocated, resolver, device, rep, trace)
     if census is not None:
         notes += census.notes
+    missing = _missing_oom_census_note(capture, outcome)
+    if missing:
+        notes.append(missing)
     roles_of = {block[0]: role for role, blocks in (census.blocks_by_role if census else {}).items() for block in blocks}
     breakdown = library_trees(live_blocks(segments, live_at_moment, trace), resolver, roles_of,
                               [(line.path, line.line) for line in lines if line.path is not None][:3],

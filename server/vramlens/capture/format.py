@@ -9,7 +9,7 @@ The agent, which may not import this package, writes them with the same names
 """
 
 FORMAT_NAME = "vramlens-capture"
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 META_FILE = "capture.json"
 SNAPSHOT_FILE = "snapshot.pickle"
 CENSUS_FILE = "census.json"

@@ -4,6 +4,10 @@
 On Linux the process's address-space limit (RLIMIT_AS) is lowered to what it uses now plus the
 allowance, for the duration of the load only, then put back. Elsewhere, or when a lower limit is
 already set, nothing changes.
+
+A snapshot the user trusts may be given more: ``vramlens analyze --load-memory SIZE`` (or the
+environment variable VRAMLENS_LOAD_MEMORY=SIZE, for every command and the editor), SIZE such as
+2GiB, or ``unlimited``.
 """
 
 from __future__ import annotations
@@ -12,16 +16,57 @@ import contextlib
 import os
 import sys
 
-# A PyTorch snapshot takes 7 to 9 times its pickle's size once loaded (measured on real and synthetic
-# 1,000,000-entry snapshots: benchmarks/hostile_inputs.py --memory); the slack covers the allocator's
-# own arenas. Together they keep a load within twice what a real snapshot of the same size takes.
-GROWTH_PER_BYTE = 12
-SLACK = 2 << 20
+from vramlens.units import parse_size
+
+# Real snapshots take 4.4 to 7.7 times their pickle's size once loaded (measured on snapshots recorded by
+# `vramlens run` on a GPU: 150,000 and 1,000,000 entries, python and all stacks, stacks at frees or not,
+# Python stacks 60 calls deep; the real-world fixtures: BENCHMARKS.md "Loading large real captures"), and
+# one 150k-entry snapshot took 13; the slack covers the allocator's own arenas. The ceiling is twice the most.
+WORST_REAL_GROWTH = 13  # the most a real snapshot took, per byte of its pickle
+GROWTH_PER_BYTE = 2 * WORST_REAL_GROWTH
+SLACK = 8 << 20
+ENV_VAR = "VRAMLENS_LOAD_MEMORY"
+UNLIMITED = "unlimited"
+
+_chosen: str | None = None  # what --load-memory said, ahead of the environment
 
 
-def allowance_for(pickle_size: int) -> int:
-    """The memory a load of ``pickle_size`` bytes may add."""
-    return GROWTH_PER_BYTE * pickle_size + SLACK
+def choose(text: str | None) -> None:
+    """The allowance the user gave (a size, or "unlimited"), for every load from now on; ValueError if unreadable."""
+    global _chosen
+    if text is not None:
+        _parse(text)
+    _chosen = text
+
+
+def _parse(text: str) -> int | None:
+    if text.strip().lower() == UNLIMITED:
+        return None
+    return parse_size(text)
+
+
+def chosen_allowance() -> tuple[bool, int | None]:
+    """(whether the user chose the allowance, the bytes chosen or None for no ceiling)."""
+    given = _chosen if _chosen is not None else os.environ.get(ENV_VAR)
+    if given:
+        try:
+            return True, _parse(given)
+        except ValueError:
+            pass  # an unreadable variable leaves the default in force
+    return False, None
+
+
+def allowance_for(pickle_size: int) -> int | None:
+    """The memory a load of ``pickle_size`` bytes may add (None: no ceiling, as the user asked)."""
+    chosen, allowance = chosen_allowance()
+    return allowance if chosen else GROWTH_PER_BYTE * pickle_size + SLACK
+
+
+def raise_hint(allowance: int) -> str:
+    """How to allow a trusted snapshot more, for the refusal sentence."""
+    suggested = max(2 * allowance, 1 << 30)
+    size = f"{-(-suggested // (1 << 30))}GiB"
+    return f"`vramlens analyze --load-memory {size}` (or {ENV_VAR}={size})"
 
 
 def _address_space_in_use() -> int | None:
@@ -35,7 +80,10 @@ def _address_space_in_use() -> int | None:
 
 @contextlib.contextmanager
 def memory_ceiling(allowance: int):
-    """Within the block, allocations beyond ``allowance`` more bytes raise MemoryError (Linux)."""
+    """Within the block, allocations beyond ``allowance`` more bytes raise MemoryError (Linux); None: no ceiling."""
+    if allowance is None:
+        yield
+        return
     try:
         import resource
     except ImportError:  # not on this platform

@@ -200,6 +200,7 @@ CAPTURE = Record({
     "oom": Record({
         "device": DEVICE, "requested": BYTES, "device_limit": BYTES, "device_free": BYTES, "allocated": BYTES,
         "reserved": BYTES, "time": EPOCH, "count": COUNT, "nvml": NVML_SAMPLE,
+        "caught_below_python": COUNT,  # OOMs libraries caught before Python saw them (format version 3)
     }),
     "stats": Record({key: COUNT for key in (
         "allocated", "reserved", "peak_allocated", "peak_reserved", "num_alloc_retries", "num_ooms",

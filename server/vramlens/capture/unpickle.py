@@ -16,7 +16,7 @@ import io
 import pickle
 
 from vramlens.capture.errors import CaptureError
-from vramlens.capture.memory_ceiling import allowance_for, memory_ceiling
+from vramlens.capture.memory_ceiling import ENV_VAR, allowance_for, chosen_allowance, memory_ceiling, raise_hint
 from vramlens.regular_files import human_size
 from vramlens.safe_text import one_line
 
@@ -91,9 +91,15 @@ def unpickle_snapshot(data: bytes, name: str) -> object:
         except (Exception, MemoryError, RecursionError) as error:  # noqa: BLE001 - every opcode's failure is damage
             failure = error
     # Out of the ceiling, with what the failed load built already freed.
+    if isinstance(failure, MemoryError) and chosen_allowance()[0]:
+        raise CaptureError(
+            f"{name} needs more than the {human_size(allowance)} of memory allowed for loading it "
+            f"(--load-memory or {ENV_VAR}); allow more, or `unlimited`."
+        ) from None
     if isinstance(failure, MemoryError):
         raise CaptureError(
             f"{name} would need more than {human_size(allowance)} of memory to load, far more than a PyTorch "
-            f"snapshot of its size ({human_size(len(data))}) takes: it is damaged or made to exhaust memory."
+            f"snapshot of its size ({human_size(len(data))}) takes: it is damaged or made to exhaust memory. "
+            f"If it is a snapshot you trust, allow more with {raise_hint(allowance)}."
         ) from None
     raise CaptureError(f"{name} is truncated or damaged and cannot be read as a snapshot ({_short(failure)}).") from None

@@ -16,7 +16,7 @@ from vramlens.analysis.model import Accounting, Analysis, LineStat
 from vramlens.analysis.attribution.roles import census_moment_words
 from vramlens.units import format_bytes as fmt
 from vramlens.units import parse_size
-from vramlens.capture import CaptureError
+from vramlens.capture import CaptureError, memory_ceiling
 from vramlens.safe_text import one_line, printable
 
 TOP_LINES = 8
@@ -39,6 +39,20 @@ def add_capture_options(parser) -> None:
                         "(vramlens run --torchrun), or a torch.cuda.memory._dump_snapshot pickle")
     parser.add_argument("--total-memory", metavar="SIZE", help="device memory when the snapshot cannot say (e.g. 24GiB, 141e9)")
     parser.add_argument("--source-root", metavar="DIR", help="local folder the recorded paths map onto by path suffix")
+    parser.add_argument("--load-memory", metavar="SIZE|unlimited",
+                        help="the memory loading a snapshot may take (default 26x its size + 8 MiB, a bound against "
+                        "hostile files); raise it for a large snapshot you trust (also VRAMLENS_LOAD_MEMORY)")
+
+
+def choose_load_memory(args) -> None:
+    """--load-memory, for every load this command makes; ValueError (one sentence) when unreadable."""
+    text = getattr(args, "load_memory", None)
+    if text is None:
+        return
+    try:
+        memory_ceiling.choose(text)
+    except ValueError as error:
+        raise ValueError(f"--load-memory {error}") from None
 
 
 def load_analysis(args) -> Analysis:
@@ -95,6 +109,10 @@ def run_ranks(args) -> int:
 
 
 def run(args) -> int:
+    try:
+        choose_load_memory(args)
+    except ValueError as error:
+        return fail_on(error)
     if holds_rank_captures(args.path):
         return run_ranks(args)
     try:

@@ -13,7 +13,7 @@ from vramlens.analysis.rendering.report import build_report
 from vramlens.analysis.rendering.timeline_svg import timeline_svg
 from vramlens.units import parse_size
 from vramlens.capture import CaptureError
-from vramlens.cli.analyze import add_capture_options, fail, fail_on, shown_rank_path
+from vramlens.cli.analyze import add_capture_options, choose_load_memory, fail, fail_on, shown_rank_path
 from vramlens.safe_text import one_line, printable
 
 
@@ -30,6 +30,7 @@ def add_parser(subparsers) -> None:
 
 def run(args) -> int:
     try:
+        choose_load_memory(args)
         total = parse_size(args.total_memory) if args.total_memory else None
         capture = load_capture(shown_rank_path(args.path, args.source_root))
         analysis = analyze_capture(capture, total_memory=total, source_root=args.source_root)

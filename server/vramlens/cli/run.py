@@ -38,6 +38,13 @@ def add_parser(subparsers) -> None:
                         help="record no tensor census (which tensors are parameters, gradients, optimizer state, "
                         "and who holds the rest): the bare allocator history")
     parser.add_argument(
+        "--free-stacks", action="store_true",
+        help="also gather a Python stack at every free (the analysis uses none; off by default). Known failure: with "
+        "torch 2.11 it breaks non-reentrant activation checkpointing (transformers' gradient_checkpointing_enable(), "
+        "torch.utils.checkpoint with use_reentrant=False), whose backward() then fails with \"SystemError: ... "
+        "run_backward ... returned NULL without setting an exception\"",
+    )
+    parser.add_argument(
         "--try-alloc-conf", action="append", default=[], metavar="SETTING",
         help="then run again with this allocator setting (e.g. expandable_segments:True) and record both; repeatable",
     )
@@ -147,6 +154,7 @@ def handle(args: argparse.Namespace) -> int:
         sample_interval_s=args.sample_interval,
         source_root=args.source_root,
         census=args.census,
+        free_stacks=args.free_stacks,
         on_start=_announce(script, torchrun_options is not None),
     )
     notebook = torchrun_options is None and is_notebook(script)

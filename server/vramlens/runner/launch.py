@@ -49,6 +49,7 @@ class RunOptions:
     sample_interval_s: float = 0.5
     source_root: Path | None = None
     census: bool = True  # the tensor census at the OOM, the peak, the end and on demand
+    free_stacks: bool = False  # a stack for each free too: risky (agent/recorder.py says why)
     extra_env: dict = field(default_factory=dict)
     cancel: threading.Event | None = None  # set it to end the run, keeping the capture
     on_start: Callable[[int], None] | None = None  # called with the script's PID
@@ -132,6 +133,8 @@ def agent_arguments(options: RunOptions, script: Path, capture_dir: Path, status
         command += ["--source-root", str(Path(options.source_root).resolve())]
     if not options.census:
         command.append("--no-census")
+    if options.free_stacks:
+        command.append("--free-stacks")
     return command + ["--", str(script), *options.args]
 
 

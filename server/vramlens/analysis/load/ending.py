@@ -127,3 +127,41 @@ def nothing_recorded(meta: dict) -> CaptureError:
         return ScriptEndedEarly(sentence, exception.get("traceback") or exception.get("message"))
     status = run_status(meta)
     return CaptureError(f"No CUDA allocation was recorded ({ending_phrase(meta, status)}); nothing to analyze.")
+
+
+def caught_below_python(meta: dict) -> int | None:
+    """How many of the run's OOMs libraries caught before any Python code saw them (cuDNN's workspace
+    probes), when the recording knew (captures from 2026-12 on, Python 3.12+); None otherwise."""
+    oom = meta.get("oom") if isinstance(meta.get("oom"), dict) else None
+    caught = (oom or {}).get("caught_below_python")
+    return caught if isinstance(caught, int) and not isinstance(caught, bool) and caught >= 0 else None
+
+
+def only_library_probes(meta: dict) -> bool:
+    """The run completed (exit 0) and every OOM it hit was caught inside a library: it did not run out."""
+    oom = meta.get("oom") if isinstance(meta.get("oom"), dict) else {}
+    count, caught = oom.get("count"), caught_below_python(meta)
+    return (run_status(meta) == "completed" and meta.get("exit_code") in (0, None) and isinstance(count, int)
+            and count > 0 and caught == count)
+
+
+def caught_ooms_note(meta: dict, oom_count: int) -> str | None:
+    """What the OOMs the run went on from were, as far as the capture can tell."""
+    caught, status = caught_below_python(meta), run_status(meta)
+    if only_library_probes(meta):
+        return (f"The run hit {oom_count} OOM{'s' if oom_count != 1 else ''} that libraries caught before any Python "
+                "code saw them (cuDNN and cuBLAS try workspace sizes and fall back to a smaller one): the run fit, "
+                "though those calls may have used slower algorithms.")
+    probes = f" {caught} of them were caught inside libraries before any Python code saw them (cuDNN and cuBLAS " \
+             "workspace probes)." if caught else ""
+    if status not in ("oom", SNAPSHOT, "unknown") and oom_count:
+        if caught is None:
+            return (f"The run hit {oom_count} OOM{'s' if oom_count != 1 else ''} and still ended with status {status!r}: "
+                    "each was caught, by a library that retries with less memory (cuDNN tries smaller workspaces) or "
+                    "by the script itself; the analysis is about the last.")
+        return (f"The run hit {oom_count} OOM{'s' if oom_count != 1 else ''} and went on (status {status!r}): "
+                f"the script caught {oom_count - caught} of them.{probes}")
+    if caught:
+        return f"Of the run's {oom_count} OOMs, {caught} were caught inside libraries before any Python code saw " \
+               "them (cuDNN and cuBLAS workspace probes); the one analysed is the one that reached the script."
+    return None
