@@ -37,6 +37,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    _encode_safely()
     parser = build_parser()
     args = parser.parse_args(argv)
     handler = getattr(args, "handler", None)
@@ -51,6 +52,18 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:  # the reader went away (`vramlens analyze … | head`): nothing more to say
         _silence_stdout()
         return 141
+
+
+def _encode_safely() -> None:
+    """Text from a capture may hold what no encoding can write (a lone surrogate from JSON, a file
+    name that is not UTF-8): it is written out as an escape, never a UnicodeEncodeError mid-output."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            try:
+                reconfigure(errors="backslashreplace")
+            except (ValueError, OSError):
+                pass
 
 
 def _silence_stdout() -> None:

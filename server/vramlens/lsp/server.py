@@ -21,6 +21,7 @@ from typing import Callable, Protocol
 from urllib.parse import unquote
 
 from lsprotocol import types
+from pygls.exceptions import JsonRpcInvalidRequest, JsonRpcServerNotInitialized
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
@@ -30,6 +31,7 @@ from pygls.workspace import TextDocument
 from vramlens import __version__
 from vramlens.analysis.load.notebook import notebook_cells
 from vramlens.lsp.capture_store import CaptureStore
+from vramlens.lsp.json_values import finite_json
 from vramlens.lsp.settings import Settings, parse_settings
 from vramlens.safe_text import printable
 
@@ -57,7 +59,34 @@ class DocumentListener(Protocol):
 
 
 class VramLensProtocol(LanguageServerProtocol):
-    """pygls' protocol with two additions for long-running commands."""
+    """pygls' protocol with two additions for long-running commands, and the lifecycle LSP asks for
+    where pygls 2.1 does otherwise: a request before ``initialize`` is answered ServerNotInitialized
+    (-32002), not run; one after ``shutdown`` is answered InvalidRequest, not dropped unanswered; an
+    error's ``data`` never carries a traceback; and the JSON sent is always valid (no NaN)."""
+
+    _initialize_seen = False
+
+    def handle_message(self, message):
+        method = getattr(message, "method", None)
+        is_request = method is not None and getattr(message, "id", None) is not None
+        if method == types.INITIALIZE:
+            self._initialize_seen = True
+        elif method != types.EXIT and (self._shutdown or not self._initialize_seen):
+            if is_request:
+                refusal = (JsonRpcInvalidRequest("The server has been shut down: it answers no more requests.")
+                           if self._shutdown else JsonRpcServerNotInitialized("The server is not initialized yet."))
+                self._send_response(message.id, None, refusal.to_response_error())
+            return  # a notification out of its time is dropped, as LSP says
+        super().handle_message(message)
+
+    def _send_response(self, msg_id, result=None, error=None):
+        if error is not None and error.data is not None:
+            # pygls puts the Python traceback of a failed handler in ``data``: the client gets the sentence only.
+            error = types.ResponseError(code=error.code, message=error.message.splitlines()[0][:500] if error.message else "")
+        super()._send_response(msg_id, result, error)
+
+    def _send_data(self, data):
+        super()._send_data(finite_json(data, self._serialize_message))
 
     @lsp_method(types.WORKSPACE_EXECUTE_COMMAND)
     def lsp_workspace__execute_command(self, params: types.ExecuteCommandParams):
@@ -401,7 +430,7 @@ def create_server() -> VramLensServer:
     return server
 
 
-def serve() -> None:
+def serve() -> int:
     from vramlens.lsp.stdio import serve_stdio
 
-    serve_stdio(create_server())
+    return serve_stdio(create_server())

@@ -26,18 +26,23 @@ CHUNK = 1 << 16
 logger = logging.getLogger(__name__)
 
 
-def serve_stdio(server, stdin=None, stdout=None) -> None:
-    """Run ``server`` (a pygls LanguageServer) over the process's stdin and stdout until exit."""
+def serve_stdio(server, stdin=None, stdout=None) -> int:
+    """Run ``server`` (a pygls LanguageServer) over the process's stdin and stdout until exit; the
+    exit code LSP asks for: 0 after ``shutdown`` then ``exit``, 1 for an ``exit`` without ``shutdown``."""
     server._stop_event = threading.Event()  # pygls' own: shutdown() sets it
     server.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
+    code = 0
     try:
         asyncio.run(_serve(server, stdin or sys.stdin.buffer))
     except BrokenPipeError:
         logger.error("The connection to the client is lost; the server stops.")
-    except (KeyboardInterrupt, SystemExit):
+    except KeyboardInterrupt:
         pass
+    except SystemExit as ended:  # pygls' exit handler: 0 after shutdown, else 1
+        code = ended.code if isinstance(ended.code, int) else 1
     finally:
         server.shutdown()
+    return code
 
 
 async def _serve(server, stdin) -> None:
