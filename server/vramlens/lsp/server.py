@@ -21,7 +21,7 @@ from typing import Callable, Protocol
 from urllib.parse import unquote
 
 from lsprotocol import types
-from pygls.exceptions import JsonRpcInvalidRequest, JsonRpcServerNotInitialized
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidRequest, JsonRpcServerNotInitialized
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
@@ -66,15 +66,20 @@ class VramLensProtocol(LanguageServerProtocol):
 
     _initialize_seen = False
 
-    def handle_message(self, message):
-        method = getattr(message, "method", None)
-        is_request = method is not None and getattr(message, "id", None) is not None
+    def lifecycle_refusal(self, method) -> JsonRpcException | None:
+        """The error for a message that comes out of its time (before initialize, after shutdown), else None."""
         if method == types.INITIALIZE:
             self._initialize_seen = True
         elif method != types.EXIT and (self._shutdown or not self._initialize_seen):
-            if is_request:
-                refusal = (JsonRpcInvalidRequest("The server has been shut down: it answers no more requests.")
-                           if self._shutdown else JsonRpcServerNotInitialized("The server is not initialized yet."))
+            return (JsonRpcInvalidRequest("The server has been shut down: it answers no more requests.")
+                    if self._shutdown else JsonRpcServerNotInitialized("The server is not initialized yet."))
+        return None
+
+    def handle_message(self, message):
+        method = getattr(message, "method", None)
+        refusal = self.lifecycle_refusal(method) if method is not None else None
+        if refusal is not None:
+            if getattr(message, "id", None) is not None:
                 self._send_response(message.id, None, refusal.to_response_error())
             return  # a notification out of its time is dropped, as LSP says
         super().handle_message(message)

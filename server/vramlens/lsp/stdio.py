@@ -114,6 +114,8 @@ def _answer_unreadable(protocol, body: bytes, error: JsonRpcException) -> None:
     msg_id = raw.get("id") if isinstance(raw, dict) else None
     if isinstance(raw, dict) and "method" in raw and type(msg_id) in (int, str):
         method = raw.get("method")
+        refusal = getattr(protocol, "lifecycle_refusal", lambda method: None)(method) if method != "initialize" else None
+        error = refusal or error  # out of its time, that comes first: LSP's lifecycle error, not the params'
         logger.warning("Answered request %r (%s) with an error: %s.", msg_id, method if isinstance(method, str) else "?",
                        type(error).__name__)
         protocol._send_response(msg_id, None, error.to_response_error())
