@@ -182,6 +182,7 @@ def validate_census(data) -> dict:
          "without_storage": mapping(COUNT, 10_000)},
     )(data, "")
     head["format"] = CENSUS_FORMAT
+    head["notes"] = _bounded_notes(head["notes"])
     storages = items(record({"ptr": BYTES, "bytes": BYTES, "device": integer(-1, 1 << 16), "role": choice(*ROLES),
                              "owner": optional(integer()), "tensors": COUNT}))(_field(data, "storages"), "storages")
     tensors = items(record(
@@ -228,6 +229,18 @@ def validate_census(data) -> dict:
                                  "tensors": record({"count": COUNT, "listed": listed})})(_field(data, "unreached"), "unreached")
     _check_owners(storages, {table: len(clean[table]) for table in set(_OWNER_TABLE.values())})
     return clean
+
+
+MAX_NOTES = 20  # a census' own notes shown; the agent writes a handful
+MAX_NOTE_CHARS = 500
+
+
+def _bounded_notes(notes: list[str]) -> list[str]:
+    """The first notes, each cut to a line's length: ten thousand of them are not ten thousand lines of output."""
+    shown = [note if len(note) <= MAX_NOTE_CHARS else note[:MAX_NOTE_CHARS] + "…" for note in notes[:MAX_NOTES]]
+    if len(notes) > MAX_NOTES:
+        shown.append(f"The census holds {len(notes) - MAX_NOTES} more notes, not shown.")
+    return shown
 
 
 def _field(data: dict, name: str):
