@@ -17,6 +17,7 @@ from pathlib import Path
 from vramlens.capture.census import load_census
 from vramlens.capture.errors import CaptureError
 from vramlens.capture.format import FORMAT_NAME, FORMAT_VERSION, META_FILE, SNAPSHOT_FILE
+from vramlens.capture.memory_ceiling import unaffordable
 from vramlens.capture.meta_shape import check_meta
 from vramlens.capture.notebook import clean_notebook
 from vramlens.capture.snapshot_shape import CheckedSnapshot, TraceFacts, check_snapshot
@@ -50,6 +51,11 @@ class Capture:
 def load_checked_snapshot(path: str | Path) -> CheckedSnapshot:
     """Read a snapshot pickle (protocols 2–5) without executing anything in it, and check its shape."""
     path = Path(path)
+    problem = problem_with(path)
+    if problem is None:
+        too_much = unaffordable(os.stat(path).st_size)
+        if too_much:  # refused before it is read: reading it alone would take its size again
+            raise CaptureError(f"Cannot analyse the snapshot {path.name} on this machine: {too_much}.")
     try:
         data = read_regular_file(path, SNAPSHOT_LIMIT, "snapshot")
     except FileProblem as problem:
