@@ -122,3 +122,45 @@ def _running(pid: int) -> bool:
             return status.read().rsplit(")", 1)[1].split()[0] != "Z"
     except FileNotFoundError:
         return False
+
+
+# -- notebook sync -----------------------------------------------------------------------------------
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+import notebook_sync  # noqa: E402  (its stdio client and its notebooks)
+
+
+@pytest.fixture
+def notebook_client(tmp_path):
+    client = notebook_sync.Client(Path(__file__).resolve().parents[2] / "server", tmp_path)
+    yield client
+    client.close()
+
+
+def test_an_edit_of_a_notebook_sends_the_edited_cell_and_only_the_cells_whose_diagnostics_changed(notebook_client, tmp_path):
+    rng = random.Random(24)
+    path = tmp_path / "train.ipynb"
+    uris = notebook_sync.open_notebook(notebook_client, path, [notebook_sync.cell_text(i) for i in range(300)])
+    notebook_client.wait(lambda m: m.get("method") == "textDocument/publishDiagnostics" and m["params"]["uri"] == uris[-1])
+    with_findings = {m["params"]["uri"] for m in notebook_client.published_since(0) if m["params"]["diagnostics"]}
+    assert with_findings  # the loops that keep their losses are found, across cells
+    for version in range(2, 5):
+        edited = rng.choice(uris)
+        time.sleep(0.4)
+        sent = time.monotonic()
+        notebook_client.notify("notebookDocument/didChange", {
+            "notebookDocument": {"uri": path.as_uri(), "version": version},
+            "change": {"cells": {"textContent": [{"document": {"uri": edited, "version": version}, "changes": [
+                {"range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}}, "text": "pass\n"}]}]}}})
+        notebook_client.wait(lambda m: m.get("method") == "textDocument/publishDiagnostics"
+                             and m["params"]["uri"] == edited and m["params"].get("version") == version)
+        time.sleep(0.5)
+        sent_for = [m["params"]["uri"] for m in notebook_client.published_since(sent)]
+        assert edited in sent_for and len(sent_for) <= 1 + len(with_findings), len(sent_for)  # not one per cell
+
+
+def test_a_5_mb_cell_does_not_hold_up_the_server(notebook_client, tmp_path):
+    big = "\n".join(f"row_{i} = [{i}, {i + 1}]" for i in range(250_000))
+    notebook_sync.open_notebook(notebook_client, tmp_path / "data.ipynb", [notebook_sync.cell_text(0), big])
+    sent = time.monotonic()
+    notebook_client.request(9, "vramlens/lineAnnotations", {"uri": "file:///elsewhere.py"})
+    assert notebook_client.wait(lambda m: m.get("id") == 9, timeout=30) - sent < 5
