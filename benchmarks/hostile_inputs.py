@@ -562,7 +562,7 @@ def _number_variants(work: Path) -> dict[str, tuple[Path, list[str]]]:
 
 
 def census_and_section_cases(checkout: Checkout, work: Path):
-    from test_fuzz_sections import live_links
+    from markdown_oracle import live_links
     env = dict(checkout.env, PYTHONIOENCODING="utf-8")  # strict, as a UTF-8 terminal is
     for name, (folder, banned) in _number_variants(work).items():
         verdict, spent = "ok", 0.0
