@@ -21,7 +21,7 @@ def test_the_corpus_has_more_than_thirty_kinds():
     assert len(secrets_corpus.KINDS) >= 30
 
 
-@pytest.mark.parametrize("seed", range(8))
+@pytest.mark.parametrize("seed", range(4))
 def test_no_planted_secret_survives_redaction(seed):
     assert leaks(seed) == []
 
