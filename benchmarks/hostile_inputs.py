@@ -509,9 +509,411 @@ print(json.dumps(counts))
     yield "fuzz (snapshots)", f"{total} mutations of the real pickles", summary, seconds
 
 
+# -- round 3: the census, experiments, notebooks, the language server, redaction --------------------
+_VARIANTS = """
+import json, shutil, sys
+from pathlib import Path
+CAP = Path({captures!r})
+def variant(work, name, base, meta=None, census=None, drop=None):
+    folder = Path(work) / name
+    shutil.copytree(CAP / base, folder)
+    if meta:
+        data = json.loads((folder / "capture.json").read_text()); meta(data); (folder / "capture.json").write_text(json.dumps(data))
+    if census:
+        data = json.loads((folder / "census.json").read_text()); census(data); (folder / "census.json").write_text(json.dumps(data))
+    if drop:
+        (folder / drop).unlink()
+    return folder
+"""
+
+
+def _number_variants(work: Path) -> dict[str, tuple[Path, list[str]]]:
+    """(capture folder, words that must not be printed) of each case, made from the REAL notebook capture."""
+    code = _VARIANTS.format(captures=str(CAPTURES))
+    space: dict = {}
+    exec(code, space)  # noqa: S102 - our own helper, defined above
+    variant = space["variant"]
+    link = "[click](https://evil.example/)"
+
+    def inflate(census):
+        for storage in census["storages"]:
+            storage["bytes"] *= 8000
+
+    def notes(census):
+        census["notes"] = [f"note {i}: " + "x" * 200 for i in range(10_000)]
+
+    base = "notebook_kept_outputs"
+    return {
+        "census epoch 10**400": (variant(work, "n1", base, census=lambda c: c.update(epoch=10**400)), []),
+        "census duration_s and budget_s 10**309": (variant(work, "n2", base, census=lambda c: c.update(duration_s=10**309, budget_s=10**309)), []),
+        "notebook section size 10**400": (variant(work, "n3", base, meta=lambda m: m["notebook"]["cells"][2].update(allocated_after=10**400)), []),
+        "notebook section size negative": (variant(work, "n4", base, meta=lambda m: m["notebook"]["cells"][2].update(allocated_after=-2**40)), ["-1024.00 GiB"]),
+        "census not of this snapshot (8000x its bytes)": (variant(work, "n5", base, census=inflate), ["Who holds it"]),
+        "census named but missing": (variant(work, "n6", base, drop="census.json"), ["layout is not one"]),
+        "census with a negative size": (variant(work, "n7", base, census=lambda c: c["storages"][0].update(bytes=-5)), ["layout is not one"]),
+        "notebook cell source a number": (variant(work, "n8", base, meta=lambda m: m["notebook"]["cells"][2].update(source=5)), ["layout is not one"]),
+        "10,000 census notes": (variant(work, "n9", base, census=notes), []),
+        "lone surrogate in a holder's name": (variant(work, "s1", base, census=lambda c: c["holders"][0].update(path="__main__.\ud800x")), []),
+        "lone surrogate in argv and the GPU name": (variant(work, "s2", "working_set", meta=lambda m: (m.update(argv=["t\udcff.py"]), m["environment"].update(gpu_name="H\ud800"))), []),
+        "lone surrogate in the exception": (variant(work, "s3", "working_set", meta=lambda m: m["exception"].update(message="\ud800 oops")), []),
+        "a link in a holder's name": (variant(work, "m1", base, census=lambda c: c["holders"][0].update(path=f"a`{link}`b")), []),
+        "a link in the exception message": (variant(work, "m2", "working_set", meta=lambda m: m["exception"].update(message=f"x {link} <https://evil.example/>")), []),
+    }
+
+
+def census_and_section_cases(checkout: Checkout, work: Path):
+    from markdown_oracle import live_links
+    env = dict(checkout.env, PYTHONIOENCODING="utf-8")  # strict, as a UTF-8 terminal is
+    for name, (folder, banned) in _number_variants(work).items():
+        verdict, spent = "ok", 0.0
+        for command in (("analyze",), ("analyze", "--json"), ("report",), ("report", "--redact")):
+            code, out, err, seconds = checkout.run(*command, folder, env=env)
+            spent += seconds
+            verdict = judge(code, out, err)
+            if verdict == "ok" and any(word in out + err for word in banned):
+                verdict = f"printed {next(word for word in banned if word in out + err)!r}"
+            if verdict == "ok" and code == 0 and command == ("analyze", "--json"):
+                try:
+                    json.loads(out, parse_constant=lambda constant: (_ for _ in ()).throw(ValueError(constant)))
+                except ValueError as error:
+                    verdict = f"invalid JSON ({str(error)[:40]})"
+            if verdict == "ok" and command[0] == "report" and live_links(out):
+                verdict = "a live link in the report"
+            if verdict == "ok" and "notes" in name and len(out) > 1 << 20:
+                verdict = f"{len(out) / 2**20:.0f} MiB of output"
+            if verdict != "ok":
+                verdict += f" in {' '.join(command)}"
+                break
+        group = "surrogates" if "surrogate" in name else "markdown injection" if "link" in name else "census and notebook section"
+        yield group, name, verdict, spent
+
+
+def section_fuzz_cases(checkout: Checkout, work: Path):
+    """tests/hostile/test_fuzz_sections.py's inputs, counted instead of stopping at the first."""
+    code = f"""
+import sys, json, random, shutil
+sys.path[:0] = [{str(ROOT / 'tests' / 'hostile')!r}]
+import test_fuzz_sections as fz
+from pathlib import Path
+from vramlens.capture import CaptureError
+from vramlens.lsp.loading import read_experiment
+work = Path({str(work)!r}) / "sections"
+work.mkdir()
+counts = {{}}
+def note(kind): counts[kind] = counts.get(kind, 0) + 1
+def attempt(check):
+    try:
+        check(); note("ok")
+    except AssertionError as error:
+        note("failed: " + str(error)[:60])
+    except Exception as error:
+        note("exception: " + type(error).__name__)
+number = 0
+for folder in fz.CENSUS_CAPTURES:
+    rng = random.Random(f"{{fz.SEED}}:bench-census:{{folder.name}}")
+    census = json.loads((folder / "census.json").read_text())
+    for _ in range(40):
+        number += 1
+        target = work / f"c{{number}}"
+        shutil.copytree(folder, target)
+        (target / "census.json").write_text(json.dumps(fz.mutate_json(census, rng, rng.randint(1, 6))))
+        attempt(lambda: fz.full_outcome(target, "census"))
+folder = fz.CAPTURES / "notebook_kept_outputs"
+meta = json.loads((folder / "capture.json").read_text())
+rng = random.Random(f"{{fz.SEED}}:bench-notebook")
+for _ in range(40):
+    number += 1
+    target = work / f"n{{number}}"
+    shutil.copytree(folder, target)
+    (target / "capture.json").write_text(json.dumps(dict(meta, notebook=fz.mutate_json(meta["notebook"], rng, rng.randint(1, 6)))))
+    attempt(lambda: fz.full_outcome(target, "notebook"))
+def experiment(path):
+    try:
+        data = read_experiment(path)
+    except CaptureError as error:
+        assert "\\n" not in str(error)
+        return
+    json.dumps(data, allow_nan=False)
+    assert "zz_unknown" not in json.dumps(data)
+for original_path in fz.EXPERIMENTS:
+    rng = random.Random(f"{{fz.SEED}}:bench-experiment:{{original_path.parent.name}}")
+    original = json.loads(original_path.read_text())
+    for _ in range(40):
+        number += 1
+        target = work / f"e{{number}}.json"
+        target.write_text(json.dumps(fz.mutate_json(original, rng, rng.randint(1, 6))))
+        attempt(lambda: experiment(target))
+print(json.dumps(counts))
+"""
+    status, out, err, seconds = checkout.python(code, timeout=600)
+    if status != 0:
+        yield "fuzz (census, notebook section, experiment.json)", "mutations of real files", judge(status, out, err), seconds
+        return
+    counts = json.loads(out.strip().splitlines()[-1])
+    bad = {kind: count for kind, count in counts.items() if kind != "ok"}
+    summary = "ok" if not bad else ", ".join(f"{count} {kind}" for kind, count in bad.items())
+    yield "fuzz (census, notebook section, experiment.json)", f"{sum(counts.values())} mutations of real files", summary, seconds
+
+
+def experiment_file_cases(checkout: Checkout, work: Path):
+    folder = _fresh(work, "experiments")
+    source = next(path for path in sorted((ROOT / "tests" / "fixtures" / "realworld").glob("*/experiment.json"))
+                  if json.loads(path.read_text()).get("schema") == "vramlens-experiment")
+    original = json.loads(source.read_text())
+    cases = {
+        "NaN in a run's figures": lambda d: d["variants"][0]["runs"][0].update(peak_reserved=float("nan")),
+        "an unknown 20 MB field": lambda d: d.update(zz_unknown="y" * (20 << 20)),
+        "200,000 runs in a variant": lambda d: d["variants"][0].update(runs=d["variants"][0]["runs"] * (200_000 // max(len(d["variants"][0]["runs"]), 1))),
+        "a script name with a newline": lambda d: d.update(script="t.py\nChosen intervention: fake"),
+        "a variant of no known kind": lambda d: d["variants"][0].update(kind="magic"),
+        "variants not a list": lambda d: d.update(variants={"a": 1}),
+        "a probe value of 10**400": lambda d: d.update(search={"argument": "--n", "limit": "1GiB", "lo": 1, "probes": [{"value": 10**400}]}),
+    }
+    for name, change in cases.items():
+        data = json.loads(json.dumps(original))
+        change(data)
+        path = folder / f"{len(name)}-{abs(hash(name)) % 10**6}.json"
+        path.write_text(json.dumps(data))
+        code = ("import json, sys\nfrom pathlib import Path\nfrom vramlens.capture import CaptureError\n"
+                "from vramlens.lsp.loading import read_experiment\n"
+                "from vramlens.analysis.rendering.experiment_text import render_text\n"
+                f"try:\n    data = read_experiment(Path({str(path)!r}))\nexcept CaptureError as error:\n"
+                "    print('vramlens: ' + str(error), file=sys.stderr); sys.exit(2)\n"
+                "text = json.dumps(data, allow_nan=False)\nshown = render_text(data)\n"
+                "print(len(text), len(shown), 'zz_unknown' in text, any(l.startswith('Chosen intervention: fake') for l in shown.splitlines()))")
+        status, out, err, seconds = checkout.python(code)
+        verdict = judge(status, out, err)
+        if verdict == "ok" and status == 0:
+            size, shown, unknown, forged = out.split()
+            verdict = ("unknown field passed on" if unknown == "True" else "line forged" if forged == "True"
+                       else f"{int(size) / 2**20:.0f} MiB to the client" if int(size) > 4 << 20 else "ok")
+        yield "experiment.json", name, verdict, seconds
+    for name, make in (("a FIFO named *.json", lambda p: os.mkfifo(p)), ("a link to /dev/zero named *.json", lambda p: p.symlink_to("/dev/zero"))):
+        path = folder / f"special-{len(name)}.json"
+        make(path)
+        status, out, err, seconds = checkout.python(
+            "import sys\nfrom pathlib import Path\nfrom vramlens.capture import CaptureError\nfrom vramlens.lsp.loading import read_experiment\n"
+            f"try:\n    read_experiment(Path({str(path)!r}))\nexcept CaptureError as error:\n    print('vramlens: ' + str(error), file=sys.stderr); sys.exit(2)\n")
+        yield "experiment.json", name, judge(status, out, err), seconds
+
+
+def lsp_round3_cases(checkout: Checkout, work: Path):
+    from test_lsp_stdio import RawServer
+
+    def attempt(name, body):
+        folder = Path(tempfile.mkdtemp(dir=work))
+        raw = RawServer(folder, checkout.server)
+        started = time.monotonic()
+        try:
+            verdict = body(raw, folder)
+        except AssertionError as error:
+            verdict = f"no answer ({str(error)[:40]})"
+        finally:
+            raw.close()
+        return "language server (files, lifecycle)", name, verdict, time.monotonic() - started
+
+    def command(raw, msg_id, name, argument):
+        raw.request(msg_id, "workspace/executeCommand", {"command": name, "arguments": [argument]})
+        return raw.response(msg_id, timeout=20).get("result") or {}
+
+    def export_to_fifo(raw, folder):
+        raw.initialize()
+        assert command(raw, 2, "vramlens.openCapture", {"path": str(CAPTURES / "retained_references")}).get("ok")
+        os.mkfifo(folder / "r.md")
+        answer = command(raw, 3, "vramlens.exportReport", {"path": str(folder / "r.md")})
+        return "ok" if answer.get("ok") is False and "named pipe" in answer.get("message", "") else f"answered {answer}"
+
+    def export_outside(raw, folder):
+        raw.initialize()
+        command(raw, 2, "vramlens.openCapture", {"path": str(CAPTURES / "retained_references")})
+        outside = Path(tempfile.mkdtemp(dir=work)) / "nonexistent" / "dir" / "r.md"
+        answer = command(raw, 3, "vramlens.exportReport", {"path": str(outside)})
+        return "ok" if answer.get("ok") is False and not outside.parent.exists() else "written outside the workspace"
+
+    def open_fifo_json(raw, folder):
+        raw.initialize()
+        os.mkfifo(folder / "results.json")
+        answer = command(raw, 2, "vramlens.openCapture", {"path": str(folder / "results.json")})
+        return "ok" if answer.get("ok") is False else "opened"
+
+    def notebook_fifo(raw, folder):
+        raw.initialize()
+        command(raw, 2, "vramlens.openCapture", {"path": str(CAPTURES / "notebook_kept_outputs")})
+        os.mkfifo(folder / "b.ipynb")
+        uri = f"vscode-notebook-cell:{folder / 'b.ipynb'}#W0sZmlsZQ"
+        raw.send({"jsonrpc": "2.0", "method": "notebookDocument/didOpen", "params": {
+            "notebookDocument": {"uri": (folder / "b.ipynb").as_uri(), "notebookType": "jupyter-notebook", "version": 1,
+                                 "cells": [{"kind": 2, "document": uri}]},
+            "cellTextDocuments": [{"uri": uri, "languageId": "python", "version": 1, "text": "x = 1\n"}]}})
+        raw.request(3, "textDocument/inlayHint", {"textDocument": {"uri": uri},
+                                                  "range": {"start": {"line": 0, "character": 0}, "end": {"line": 1, "character": 0}}})
+        raw.response(3, timeout=20)
+        return "ok"
+
+    def before_initialize(raw, folder):
+        raw.request("early", "textDocument/hover", {"textDocument": {"uri": "file:///x.py"}, "position": {"line": 0, "character": 0}})
+        code = raw.response("early")["error"]["code"]
+        return "ok" if code == -32002 else f"error {code}"
+
+    def after_shutdown(raw, folder):
+        raw.initialize()
+        raw.request(2, "shutdown")
+        raw.response(2)
+        raw.request(3, "textDocument/hover", {"textDocument": {"uri": "file:///x.py"}, "position": {"line": 0, "character": 0}})
+        code = raw.response(3, timeout=10)["error"]["code"]
+        return "ok" if code == -32600 else f"error {code}"
+
+    def exit_without_shutdown(raw, folder):
+        raw.initialize()
+        raw.send({"jsonrpc": "2.0", "method": "exit"})
+        code = raw.proc.wait(10)
+        return "ok" if code == 1 else f"exit {code}"
+
+    def bad_params(raw, folder):
+        raw.initialize()
+        raw.request(2, "vramlens/lineAnnotations", {"uri": 5})
+        error = raw.response(2)["error"]
+        return "ok" if error["code"] == -32602 and not error.get("data") else f"error {error['code']} with data"
+
+    def big_did_open(raw, folder):
+        raw.initialize()
+        raw.send({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {
+            "uri": (folder / "big.py").as_uri(), "languageId": "python", "version": 1, "text": "value = 1\n" * (5 << 20)}}})
+        sent = time.monotonic()
+        raw.request(2, "vramlens/lineAnnotations", {"uri": (folder / "big.py").as_uri()})
+        raw.response(2, timeout=60)
+        spent = time.monotonic() - sent
+        return "ok" if spent < 5 else f"blocked {spent:.0f} s"
+
+    for name, body in (("exportReport to a FIFO", export_to_fifo), ("exportReport to /nonexistent/dir/r.md", export_outside),
+                       ("openCapture of a FIFO named *.json", open_fifo_json),
+                       ("a notebook whose file is a FIFO, a capture loaded", notebook_fifo),
+                       ("a request before initialize", before_initialize), ("a request after shutdown", after_shutdown),
+                       ("exit without shutdown", exit_without_shutdown), ("lineAnnotations {uri: 5}", bad_params),
+                       ("a 50 MB didOpen", big_did_open)):
+        yield attempt(name, body)
+    yield _probe_case(checkout, work)
+
+
+def _probe_case(checkout: Checkout, work: Path):
+    pids = work / "probe.pids"
+    stubborn = work / "stubborn_probe.py"
+    stubborn.write_text("import os, signal, subprocess, sys, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+                        "c = subprocess.Popen([sys.executable, '-c', 'import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(120)'])\n"
+                        f"open({str(pids)!r}, 'w').write(f'{{os.getpid()}} {{c.pid}}')\ntime.sleep(120)\n")
+    interpreter = work / "python-stubborn"
+    interpreter.write_text(f"#!/bin/sh\nexec {sys.executable} {stubborn}\n")
+    interpreter.chmod(0o755)
+    status, out, err, seconds = checkout.python(
+        f"from vramlens.lsp.interpreter_health import probe\nprint(probe({str(interpreter)!r}, timeout_s=3))")
+    time.sleep(0.5)
+    victims = [int(pid) for pid in pids.read_text().split()] if pids.exists() else []
+    alive = [pid for pid in victims if _running(pid)]
+    for pid in alive:
+        os.kill(pid, signal.SIGKILL)
+    verdict = judge(status, out, err) if status != 0 else ("child left alive" if alive else "ok")
+    return "language server (files, lifecycle)", "interpreter probe of a SIGTERM-ignoring interpreter", verdict, seconds
+
+
+def redaction_corpus_cases(checkout: Checkout, work: Path):
+    code = f"""
+import sys, json
+sys.path[:0] = [{str(ROOT / 'tests' / 'hostile')!r}]
+import secrets_corpus
+from vramlens.analysis.rendering.redact import redact
+leaks, texts, kinds = 0, 0, set()
+for seed in range(100, 120):
+    for kind, text, secrets in secrets_corpus.planted(seed):
+        texts += 1
+        shown = redact(text, ["/srv/project"])
+        if any(secret in shown for secret in secrets):
+            leaks += 1; kinds.add(kind)
+kept = sum(redact(f"see {{t}} here", ["/srv/project"]) != f"see {{t}} here" for t in secrets_corpus.KEPT)
+print(json.dumps({{"kinds": len(secrets_corpus.KINDS), "texts": texts, "leaks": leaks, "leaking": sorted(kinds), "eaten": kept}}))
+"""
+    status, out, err, seconds = checkout.python(code, timeout=300)
+    if status != 0:
+        yield "redaction", "planted-secret corpus", judge(status, out, err), seconds
+        return
+    found = json.loads(out.strip().splitlines()[-1])
+    verdict = "ok" if not found["leaks"] and not found["eaten"] else \
+        f"{found['leaks']} leaks ({', '.join(found['leaking'][:4])}), {found['eaten']} public texts eaten"
+    yield "redaction", f"planted-secret corpus: {found['kinds']} kinds, {found['texts']} texts", verdict, seconds
+
+
+def notebook_run_cases(checkout: Checkout, work: Path):
+    env = dict(checkout.env, PYTHONPATH=os.pathsep.join([str(ROOT / "tests" / "agent_double"), str(checkout.server)]))
+    folder = _fresh(work, "notebooks")
+    deep = folder / "deep.ipynb"
+    deep.write_text('{"cells": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    odd = folder / "not_text.ipynb"
+    odd.write_text(json.dumps({"nbformat": 4, "metadata": {}, "cells": [
+        {"cell_type": "code", "source": "x = 1", "metadata": {}, "outputs": []},
+        {"cell_type": "code", "source": 5, "metadata": {}, "outputs": []}]}))
+    for name, path in (("nested 100,000 deep", deep), ("a code cell whose source is a number", odd)):
+        code, out, err, seconds = checkout.run("run", "-o", folder / f"c-{path.stem}", path, cwd=folder, env=env)
+        verdict = judge(code, out, err)
+        if verdict == "ok" and path == odd and "not text" not in err:
+            verdict = "the cell was skipped silently"
+        yield "notebooks", name, verdict, seconds
+    try:
+        import nbformat  # noqa: F401
+    except ImportError:
+        yield "notebooks", "a kernel ignoring SIGTERM and SIGINT, --timeout 3", "not run (nbformat missing)", 0.0
+        return
+    stubborn = folder / "stubborn.ipynb"
+    stubborn.write_text(json.dumps({"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": [
+        {"cell_type": "code", "source": "import torch\nx = torch.empty(2**20, device='cuda')", "metadata": {}, "outputs": [], "execution_count": None, "id": "a"},
+        {"cell_type": "code", "source": "import signal, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+         "signal.signal(signal.SIGINT, signal.SIG_IGN)\nwhile True:\n    time.sleep(0.05)", "metadata": {}, "outputs": [],
+         "execution_count": None, "id": "b"}]}))
+    code, out, err, seconds = checkout.run("run", "--timeout", "3", "-o", folder / "c-stubborn", stubborn, cwd=folder, env=env, timeout=90)
+    kept = (folder / "c-stubborn" / "capture.json").exists()
+    verdict = "ok" if kept and code != "hang" else ("hang" if code == "hang" else "ended without a capture")
+    yield "notebooks", "a kernel ignoring SIGTERM and SIGINT, --timeout 3", verdict, seconds
+
+
+def boundary_cases(checkout: Checkout, work: Path):
+    folder = _fresh(work, "boundaries")
+    shutil.copytree(CAPTURES / "working_set", folder / "cap")
+    (folder / "cap" / "snapshot.pickle").unlink()
+    blob = folder / "blob.pickle"
+    with open(blob, "wb") as handle:  # sparse: 2 GiB on paper, nothing on disk
+        handle.write(b"\x80\x04")
+        handle.seek(2 << 30)
+        handle.write(b".")
+    (folder / "cap" / "snapshot.pickle").symlink_to(blob)
+    status, out, err, seconds = checkout.python(
+        "import resource, sys\nfrom vramlens.cli import main\n"
+        f"code = main(['analyze', {str(folder / 'cap')!r}])\n"
+        "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.__stdout__)\nsys.exit(code)")
+    verdict = judge(status, out, err)
+    if verdict == "ok" or status == 2:
+        peak_mib = int(out.strip().splitlines()[-1]) / 1024 if out.strip() else 0
+        verdict = "ok" if status == 2 and peak_mib < 512 else f"{peak_mib:.0f} MiB before the answer (exit {status})"
+    yield "boundaries", "a capture linking a 2 GiB pickle, under a 4 GiB cap", verdict, seconds
+
+
+def notebook_sync_cases(checkout: Checkout, work: Path):
+    import notebook_sync
+    started = time.monotonic()
+    try:
+        row = notebook_sync.measure(checkout.server, 1000)
+    except TimeoutError:
+        yield "notebook sync", "1,000 cells, one edit", "no answer", time.monotonic() - started
+        return
+    verdict = "ok" if row["edit_messages"] <= 101 and row["open_s"] < 20 else \
+        f"{row['edit_messages']} messages for one edit, open {row['open_s']:.0f} s"
+    yield "notebook sync", f"1,000 cells: open {row['open_s']:.1f} s, edit {row['edit_s']:.1f} s, {row['edit_messages']} message(s)", \
+        verdict, time.monotonic() - started
+
+
 CLASSES = {"snapshots": snapshot_cases, "captures": capture_cases, "output": disclosure_and_terminal_cases,
            "redaction": redaction_cases, "run": run_cases, "lsp": lsp_cases, "lint": lint_cases,
-           "layouts": layout_cases, "fuzz": fuzz_cases}
+           "layouts": layout_cases, "fuzz": fuzz_cases, "sections": census_and_section_cases,
+           "section-fuzz": section_fuzz_cases, "experiments": experiment_file_cases, "lsp-round3": lsp_round3_cases,
+           "redaction-corpus": redaction_corpus_cases, "notebooks": notebook_run_cases, "boundaries": boundary_cases,
+           "notebook-sync": notebook_sync_cases}
 
 
 def table(server: Path, only: list[str]) -> None:

@@ -213,6 +213,7 @@ export class ReportPanel implements vscode.Disposable {
             workspaceFolder: this.workspaceFolder,
             redact: !!this.latest?.redacted,
             path: target.fsPath,
+            chosenInSaveDialog: true, // the user picked this file: it may lie outside the workspace
         });
         if (result) {
             const show = result.ok ? vscode.window.showInformationMessage : vscode.window.showErrorMessage;

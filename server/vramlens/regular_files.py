@@ -113,3 +113,42 @@ def _read_up_to(fd: int, path, limit: int, expected: int, what: str) -> bytes:
         total += len(chunk)
         want = expected + 1 - total if total <= expected else _CHUNK
     raise FileProblem(f"{path} holds more than the {human_size(limit)} VRAM Lens reads as a {what}")
+
+
+_WRITE_FLAGS = (os.O_WRONLY | os.O_CREAT | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+                | getattr(os, "O_CLOEXEC", 0))
+
+
+def write_regular_file(path: str | os.PathLike, text: str) -> None:
+    """Write ``text`` (UTF-8; what no encoder can write is escaped) to ``path``, a regular file or a
+    new one; FileProblem otherwise.
+
+    Opened without blocking: a FIFO with no reader is refused at once (ENXIO) instead of hanging
+    the writer, and one with a reader is refused on the open descriptor before anything is written.
+    Truncated only once it is known to be a regular file."""
+    try:
+        fd = os.open(path, _WRITE_FLAGS, 0o666)
+    except OSError as error:
+        if error.errno == errno.ENXIO:
+            raise FileProblem(f"{path} is a named pipe (FIFO), not a file") from None
+        if error.errno == errno.EISDIR:
+            raise FileProblem(f"{path} is a folder, not a file") from None
+        raise FileProblem(_os_sentence(path, error)) from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise FileProblem(f"{path} is {kind_of(info.st_mode)}, not a file")
+        os.set_blocking(fd, True)
+        os.ftruncate(fd, 0)
+        data = memoryview(text.encode("utf-8", errors="backslashreplace"))
+        while data:
+            data = data[os.write(fd, data):]
+    except OSError as error:
+        raise FileProblem(_os_sentence(path, error)) from None
+    finally:
+        os.close(fd)
+
+
+def read_text_file(path: str | os.PathLike, limit: int, what: str = "file") -> str:
+    """``read_regular_file`` decoded as UTF-8, with what is not UTF-8 replaced (a source to show)."""
+    return read_regular_file(path, limit, what).decode("utf-8", errors="replace")

@@ -4,7 +4,8 @@ written out (``\\x1b``, ``\\n``), never obeyed by a terminal, and never forge a 
 - ``one_line`` for a value shown within one line (a file name, a function, a sentence, a note);
 - ``printable`` for a block shown as lines (a traceback, a whole report), where newlines and tabs stay.
 
-Bidirectional-override characters are written out too: they reorder what a reader sees.
+Bidirectional-override characters are written out too: they reorder what a reader sees. So are lone
+surrogates (``\ud800`` in a JSON string, a file name that is not UTF-8): no encoder can write them.
 Used at the edges only: the CLI's output, the report, and the language server's messages.
 """
 
@@ -13,8 +14,9 @@ from __future__ import annotations
 import re
 
 _BIDI = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
-_IN_LINE = re.compile(f"[\x00-\x1f\x7f-\x9f{_BIDI}\u2028\u2029]")
-_IN_BLOCK = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{_BIDI}\u2028\u2029]")
+_SURROGATES = "\ud800-\udfff"
+_IN_LINE = re.compile(f"[\x00-\x1f\x7f-\x9f{_BIDI}\u2028\u2029{_SURROGATES}]")
+_IN_BLOCK = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{_BIDI}\u2028\u2029{_SURROGATES}]")
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 

@@ -45,11 +45,18 @@ def parse_size_or_fraction(text: str) -> tuple[int | None, float | None]:
     raise ValueError(f"{text!r} is ambiguous: write a size with its unit (24GiB) or a fraction of the GPU (0.2)")
 
 
+IMPOSSIBLE_BYTES = 1 << 70  # a thousand exbibytes: formatted as not a real size, never divided
+
+
 def format_bytes(size: int | None) -> str:
     if size is None:
         return "unknown"
+    if isinstance(size, float) and size != size:  # NaN: no size at all
+        return "unknown"
     sign = "-" if size < 0 else ""
     size = abs(size)
+    if size >= IMPOSSIBLE_BYTES:  # never a real amount of memory; and dividing an int of 400 digits overflows
+        return f"{sign}more than {IMPOSSIBLE_BYTES >> 60} EiB (not a real size)"
     for unit, scale in (("GiB", 1024**3), ("MiB", 1024**2), ("KiB", 1024)):
         if size >= scale:
             return f"{sign}{size / scale:.2f} {unit}"

@@ -256,9 +256,32 @@ def capture_inputs(folder: Path) -> dict[str, Path]:
     return made
 
 
+def _undecodable_names(folder: Path) -> Path:
+    """A folder like a machine's own (no capture), whose entries' names are not valid UTF-8."""
+    folder.mkdir()
+    raw = os.fsencode(folder)
+    for name in (b"caf\xe9", b"\xff\xfe", b"\xed\xa0\x80-surrogate"):
+        os.mkdir(raw + b"/" + name)
+        with open(raw + b"/" + name + b"/notes\xe9.txt", "wb") as handle:
+            handle.write(b"x")
+    return folder
+
+
+def _undecodable_ranks(folder: Path) -> Path:
+    """A torchrun job whose ranks lie below a folder, and one rank's folder, named in Latin-1."""
+    import shutil
+    job = REPO / "tests" / "fixtures" / "ranks" / "one_gpu_gloo" / "ddp_uneven"
+    raw = os.fsencode(folder) + b"/job-\xe9t\xe9"
+    shutil.copytree(os.fsdecode(job), os.fsdecode(raw))
+    ranks = sorted(name for name in os.listdir(raw) if name.startswith(b"rank-"))
+    os.rename(raw + b"/" + ranks[0], raw + b"/" + ranks[0] + b"-\xff")
+    return Path(os.fsdecode(raw))  # the job itself: its name is printed
+
+
 # -- folders the ranks' walk has to bound --------------------------------------------------------------
 def folder_walks(folder: Path) -> dict[str, Path]:
-    made = {"/": Path("/")}
+    made = {"names that are not UTF-8": _undecodable_names(folder / "odd-names"),
+            "ranks in a folder whose name is not UTF-8": _undecodable_ranks(folder / "odd-ranks")}
     loops = folder / "loops"
     loops.mkdir()
     for number in range(20):

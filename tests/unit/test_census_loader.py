@@ -99,12 +99,18 @@ CASES = [
 ]
 
 
+def census_refusal(folder) -> str:
+    """A census that cannot be used costs only itself: the snapshot loads, and one note says why."""
+    capture = load_capture(folder)
+    assert capture.census is None
+    (note,) = [note for note in capture.notes if "analysed without it" in note]
+    return note
+
+
 @pytest.mark.parametrize("label, change, message", CASES, ids=[case[0] for case in CASES])
 def test_a_broken_census_is_one_clear_sentence(tmp_path, real_census, label, change, message):
     folder = write_capture_with(tmp_path / "cap", broken(real_census, change))
-    with pytest.raises(CaptureError) as raised:
-        load_capture(folder)
-    sentence = str(raised.value)
+    sentence = census_refusal(folder)
     assert sentence.startswith("census.json is not a valid census: ") and message in sentence
     assert sentence.endswith(".") and "\n" not in sentence and len(sentence) < 400
 
@@ -119,15 +125,13 @@ def test_a_broken_census_is_one_clear_sentence(tmp_path, real_census, label, cha
 def test_unreadable_census_files_are_one_clear_sentence(tmp_path, real_census, text, message):
     folder = write_capture_with(tmp_path / "cap", real_census)
     (folder / "census.json").write_bytes(text.encode("latin-1"))
-    with pytest.raises(CaptureError, match=message):
-        load_capture(folder)
+    assert message in census_refusal(folder)
 
 
 def test_an_oversized_census_is_refused_before_it_is_read(tmp_path, real_census, monkeypatch):
     folder = write_capture_with(tmp_path / "cap", real_census)
     monkeypatch.setattr(census_format, "MAX_FILE_BYTES", 1000)
-    with pytest.raises(CaptureError, match="more than a census can be"):
-        load_capture(folder)
+    assert "more than a census can be" in census_refusal(folder)
 
 
 @pytest.mark.parametrize("name, message", [
@@ -140,8 +144,7 @@ def test_capture_json_must_name_a_census_file_beside_it(tmp_path, real_census, n
     meta = json.loads((folder / "capture.json").read_text())
     meta["census"] = name
     (folder / "capture.json").write_text(json.dumps(meta))
-    with pytest.raises(CaptureError, match=message):
-        load_capture(folder)
+    assert message in census_refusal(folder)
 
 
 def test_a_version_1_folder_copied_with_a_stray_census_file_ignores_it(tmp_path):

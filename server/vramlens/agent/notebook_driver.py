@@ -33,6 +33,7 @@ EXIT_PREFLIGHT = 2
 STARTUP_S = 60.0  # for the kernel to answer its first request
 INTERRUPT_WAIT_S = 8.0  # after SIGINT, for the running cell to end
 FINISH_WAIT_S = 15.0  # for the kernel to write its capture
+ON_DEMAND_WAIT_S = 3.0  # at a stop request, for the on-demand capture taken before the interrupt
 _ENTRY = os.path.join(os.path.dirname(os.path.abspath(__file__)), "kernel_entry.py")
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 _EXIT_CODES = {"completed": 0, "oom": 1, "error": 1, "interrupted": 130, "terminated": 143}
@@ -63,6 +64,7 @@ class Kernel:
         from jupyter_client.blocking import BlockingKernelClient
         from jupyter_client.connect import write_connection_file
 
+        self.capture_dir: str | None = None  # where the kernel writes its capture, once recording is set up
         self.folder = tempfile.mkdtemp(prefix="vramlens-kernel-")
         self.connection_file = os.path.join(self.folder, "kernel.json")
         # Sockets in our private folder (no TCP port open to anyone), signed with a fresh key.
@@ -140,6 +142,7 @@ class Kernel:
                 return None
             now = time.monotonic()
             if should_stop is not None and interrupted_at is None and should_stop():
+                self.capture_first()  # the cell may ignore SIGINT: what it recorded so far is kept either way
                 self.interrupt()
                 interrupted_at = now
                 deadline = now + INTERRUPT_WAIT_S
@@ -161,6 +164,23 @@ class Kernel:
             if message["msg_type"] == "status" and message["content"].get("execution_state") == "idle":
                 return True
             on_output(message)
+
+    def capture_first(self, wait_s: float = ON_DEMAND_WAIT_S) -> None:
+        """An on-demand capture (SIGUSR1: the recorder's own handler), waited for briefly, before the
+        cell is interrupted; the kernel's final capture replaces it when the cell does end."""
+        meta = os.path.join(self.capture_dir, "capture.json") if self.capture_dir else None
+        if meta is None:
+            return
+        before = os.stat(meta).st_mtime_ns if os.path.exists(meta) else None
+        try:
+            os.kill(self.pid, signal.SIGUSR1)
+        except ProcessLookupError:
+            return
+        deadline = time.monotonic() + wait_s
+        while time.monotonic() < deadline and self.alive():
+            if os.path.exists(meta) and os.stat(meta).st_mtime_ns != before:
+                return
+            time.sleep(0.05)
 
     def interrupt(self) -> None:
         try:
@@ -276,6 +296,7 @@ class NotebookRun:
         if problem:
             self.status({"phase": "preflight", "ok": False, "message": problem})
             return EXIT_PREFLIGHT
+        kernel.capture_dir = self.options.capture
         self.status({"phase": "running", "ok": True, "pid": kernel.pid})
         outcome = self._cells(kernel, cells)
         if outcome == "died":

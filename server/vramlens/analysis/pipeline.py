@@ -113,14 +113,21 @@ def _state_at(moment: str, meta_oom: dict, timeline: Timeline, rep, segments: li
 
 
 def _census_view(capture: Capture, meta: dict, outcome: str, segments: list[dict], allocated_at_oom: int,
-                 end_allocated: int, resolver: SourceResolver, device: int, rep, trace: list):
+                 end_allocated: int, resolver: SourceResolver, device: int, rep, trace: list, peak_allocated: int,
+                 notes: list[str]):
     """The census of the moment the analysis is about, joined to the snapshot's blocks when both were
     taken at the same moment (the OOM, the end, on demand). A completed run prefers the census taken
-    near its peak; that one is read on its own, as the snapshot is of the end."""
+    near its peak; that one is read on its own, as the snapshot is of the end. A census that counts
+    more than was ever allocated at once is not of this run: it is left out, and said so."""
     census = capture.census if outcome == "oom" else (capture.peak_census or capture.census)
     if census is None and outcome == "oom" and capture.peak_census is not None:
         census = capture.peak_census  # said in the notes: see _missing_oom_census_note
     if census is None:
+        return None
+    counted = sum(storage["bytes"] for storage in census["storages"] if storage["device"] in (device, -1))
+    if peak_allocated and counted > peak_allocated + max(peak_allocated // 100, 1 << 20):
+        notes.append(f"The census counts {fmt(counted)} of tensors, more than the {fmt(peak_allocated)} the snapshot "
+                     "ever had allocated at once: it is not of this run, so who holds the memory is not said.")
         return None
     same_moment = census["moment"] == meta.get("snapshot_moment")
     allocated = allocated_at_oom if census["moment"] == "oom" else end_allocated
@@ -215,7 +222,8 @@ def _analyze(capture: Capture, total_memory: int | None, source_root: str | None
         sample=nvml_sample(meta, moment, when_us, reserved), total=total, limit=limit, limit_is_cap=limit_is_cap,
         own_pid=(meta.get("nvml") or {}).get("pid"),
     )
-    census = _census_view(capture, meta, outcome, segments, allocated, timeline.end_allocated, resolver, device, rep, trace)
+    census = _census_view(capture, meta, outcome, segments, allocated, timeline.end_allocated, resolver, device, rep, trace,
+                          timeline.peak_allocated, notes)
     if census is not None:
         notes += census.notes
     missing = _missing_oom_census_note(capture, outcome)

@@ -69,10 +69,20 @@ def integer(low: int = 0, high: int = MAX_BYTES):
     return check
 
 
-def number(value, where):
-    if type(value) not in (int, float) or not math.isfinite(value) or value < 0:
-        raise _Invalid(f"{where} is not a number of 0 or more")
-    return value
+def number(high: float):
+    """A number from 0 to ``high``, as a float. Compared before it is converted: an integer of 400
+    digits is no float (OverflowError), and NaN is no number."""
+    def check(value, where):
+        if type(value) is int and 0 <= value <= high:
+            return float(value)
+        if type(value) is float and math.isfinite(value) and 0 <= value <= high:
+            return value
+        raise _Invalid(f"{where} is not a number from 0 to {high:g}")
+    return check
+
+
+EPOCH = number(1e11)  # seconds since 1970: year 5138
+SECONDS = number(1e9)  # thirty years
 
 
 def text(value, where):
@@ -161,9 +171,9 @@ def validate_census(data) -> dict:
     if data.get("format") != CENSUS_FORMAT:
         raise _Invalid(f"its format is not {CENSUS_FORMAT}")
     head = record(
-        {"version": integer(1, 1000), "moment": choice(*MOMENTS), "epoch": number, "duration_s": number,
+        {"version": integer(1, 1000), "moment": choice(*MOMENTS), "epoch": EPOCH, "duration_s": SECONDS,
          "complete": flag, "skipped": items(text, 10_000), "notes": items(text, 10_000)},
-        {"budget_s": number, "objects_scanned": COUNT,
+        {"budget_s": SECONDS, "objects_scanned": COUNT,
          "thread": record({"main": flag}, {"name": text}),
          "grad_mode": record({}, {"grad_enabled": flag, "inference_mode": flag}),
          "main_stack": items(FRAME), "main_stack_omitted": COUNT,
@@ -172,6 +182,7 @@ def validate_census(data) -> dict:
          "without_storage": mapping(COUNT, 10_000)},
     )(data, "")
     head["format"] = CENSUS_FORMAT
+    head["notes"] = _bounded_notes(head["notes"])
     storages = items(record({"ptr": BYTES, "bytes": BYTES, "device": integer(-1, 1 << 16), "role": choice(*ROLES),
                              "owner": optional(integer()), "tensors": COUNT}))(_field(data, "storages"), "storages")
     tensors = items(record(
@@ -246,6 +257,18 @@ def _graphs(value, storage_count: int) -> dict:
         if any(owner >= len(clean["owners"]) for owner in kept_storage["owners"]):
             raise _Invalid(f"graphs.storages[{position}].owners refers past graphs.owners")
     return clean
+
+
+MAX_NOTES = 20  # a census' own notes shown; the agent writes a handful
+MAX_NOTE_CHARS = 500
+
+
+def _bounded_notes(notes: list[str]) -> list[str]:
+    """The first notes, each cut to a line's length: ten thousand of them are not ten thousand lines of output."""
+    shown = [note if len(note) <= MAX_NOTE_CHARS else note[:MAX_NOTE_CHARS] + "…" for note in notes[:MAX_NOTES]]
+    if len(notes) > MAX_NOTES:
+        shown.append(f"The census holds {len(notes) - MAX_NOTES} more notes, not shown.")
+    return shown
 
 
 def _field(data: dict, name: str):

@@ -17,8 +17,9 @@ from pathlib import Path
 from vramlens.capture.census import load_census
 from vramlens.capture.errors import CaptureError
 from vramlens.capture.format import FORMAT_NAME, FORMAT_VERSION, META_FILE, SNAPSHOT_FILE
+from vramlens.capture.memory_ceiling import unaffordable
 from vramlens.capture.meta_shape import check_meta
-from vramlens.capture.notebook import check_notebook
+from vramlens.capture.notebook import clean_notebook
 from vramlens.capture.snapshot_shape import CheckedSnapshot, TraceFacts, check_snapshot
 from vramlens.capture.unpickle import cyclic_gc_paused, unpickle_snapshot
 from vramlens.regular_files import FileProblem, problem_with, read_regular_file
@@ -50,6 +51,11 @@ class Capture:
 def load_checked_snapshot(path: str | Path) -> CheckedSnapshot:
     """Read a snapshot pickle (protocols 2–5) without executing anything in it, and check its shape."""
     path = Path(path)
+    problem = problem_with(path)
+    if problem is None:
+        too_much = unaffordable(os.stat(path).st_size)
+        if too_much:  # refused before it is read: reading it alone would take its size again
+            raise CaptureError(f"Cannot analyse the snapshot {path.name} on this machine: {too_much}.")
     try:
         data = read_regular_file(path, SNAPSHOT_LIMIT, "snapshot")
     except FileProblem as problem:
@@ -82,8 +88,11 @@ def _read_meta(meta_path: Path) -> tuple[dict, dict, list[str]]:
         raise CaptureError(f"{meta_path} is not a capture written by vramlens (it holds {held}, not a record).")
     if raw.get("format") != FORMAT_NAME:
         raise CaptureError(f"{meta_path} is not a capture written by vramlens.")
-    check_notebook(raw.get("notebook"), meta_path)
+    notebook, notebook_notes = clean_notebook(raw.get("notebook"), meta_path)
+    if notebook is not None:
+        raw = dict(raw, notebook=notebook)
     meta, notes = check_meta(raw)
+    notes += notebook_notes
     version = meta.get("version")
     if isinstance(version, int) and version > FORMAT_VERSION:
         notes.append(f"This capture was written by a newer VRAM Lens (format version {version}); "
@@ -108,7 +117,7 @@ def _folder_capture(path: Path) -> Capture:
     if not os.path.lexists(meta_path):
         raise CaptureError(f"{path} is a folder without {META_FILE}, so it is not a capture.")
     raw, meta, notes = _read_meta(meta_path)
-    censuses = {key: _census_beside(path, raw, key) for key in ("census", "peak_census")}
+    censuses = {key: _census_beside(path, raw, key, notes) for key in ("census", "peak_census")}
     name = _snapshot_name(raw.get("snapshot", SNAPSHOT_FILE), meta_path)
     if name is None:
         # A run that ended before any allocator history existed (e.g. no CUDA) has facts but no snapshot.
@@ -124,15 +133,22 @@ def _folder_capture(path: Path) -> Capture:
                    traces=checked.traces, **censuses)
 
 
-def _census_beside(folder: Path, raw: dict, key: str) -> dict | None:
-    """The census file capture.json names under ``key`` (version 2 on), read and checked."""
+def _census_beside(folder: Path, raw: dict, key: str, notes: list[str]) -> dict | None:
+    """The census file capture.json names under ``key`` (version 2 on), read and checked. One that is
+    missing or cannot be trusted costs only what it would add: the snapshot is analysed without it,
+    and a note says which file and why."""
     name = raw.get(key)
     if name is None:
         return None
     if not isinstance(name, str) or Path(name).name != name or name in ("", ".", ".."):
-        raise CaptureError(f"{META_FILE} names its {key.replace('_', ' ')} as {str(name)[:100]!r}, which is not a file name "
-                           "in the capture folder.")
-    return load_census(folder / name)
+        notes.append(f"{META_FILE} names its {key.replace('_', ' ')} as {str(name)[:100]!r}, which is not a file name "
+                     "in the capture folder; the snapshot was analysed without it.")
+        return None
+    try:
+        return load_census(folder / name)
+    except CaptureError as error:
+        notes.append(f"{str(error).rstrip('.')}; the snapshot was analysed without it (who holds the memory is not known).")
+        return None
 
 
 def load_capture(path: str | Path) -> Capture:

@@ -69,6 +69,42 @@ def raise_hint(allowance: int) -> str:
     return f"`vramlens analyze --load-memory {size}` (or {ENV_VAR}={size})"
 
 
+LEAST_GROWTH_PER_BYTE = 7  # the least a real snapshot grows once loaded (same measurement)
+
+
+def _available_memory() -> int | None:
+    """What this process may still take: the machine's available memory, or less under an address-space limit."""
+    found = []
+    try:
+        with open("/proc/meminfo", "rb") as meminfo:
+            for line in meminfo:
+                if line.startswith(b"MemAvailable:"):
+                    found.append(int(line.split()[1]) * 1024)
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        import resource
+
+        soft, _hard = resource.getrlimit(resource.RLIMIT_AS)
+        in_use = _address_space_in_use()
+        if soft != resource.RLIM_INFINITY and in_use is not None:
+            found.append(max(soft - in_use, 0))
+    except (ImportError, OSError, ValueError):
+        pass
+    return min(found) if found else None
+
+
+def unaffordable(pickle_size: int) -> str | None:
+    """Why a snapshot of ``pickle_size`` bytes cannot be loaded here, said before a byte is read; None
+    when it may fit. Judged by the least a real snapshot grows: one that could fit is never refused."""
+    available = _available_memory()
+    needed = LEAST_GROWTH_PER_BYTE * pickle_size
+    if available is None or needed <= available:
+        return None
+    return (f"loading it takes at least {needed / 2**30:.1f} GiB of memory (a snapshot grows {LEAST_GROWTH_PER_BYTE}× "
+            f"or more once loaded), and only {available / 2**30:.1f} GiB is available")
+
+
 def _address_space_in_use() -> int | None:
     try:
         with open("/proc/self/statm", "rb") as statm:

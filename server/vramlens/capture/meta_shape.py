@@ -15,6 +15,7 @@ from vramlens.capture.snapshot_shape import TooLarge, plain_settings
 BYTES_LIMIT = 1 << 56
 EPOCH_LIMIT = 1e11  # seconds: year 5138
 MAX_NOTES = 20  # notes about wrong fields; more are counted, not listed
+MAX_ROWS = 100  # interventions, experiment rows, notes: more than any run makes; the rest is not read
 
 
 class Field:
@@ -28,7 +29,18 @@ class Field:
 
 
 class Text(Field):
+    """A text, cut at ``limit`` characters (with "…"): no name or sentence of a capture needs more,
+    and nothing longer reaches the report or the editor."""
+
     name = "text"
+
+    def __init__(self, limit: int = 20_000):
+        self.limit = limit
+
+    def check(self, value, path: str, notes: list):
+        if type(value) is not str:
+            return _wrong(notes, path, self.name)
+        return value if len(value) <= self.limit else value[:self.limit] + "…"
 
     def valid(self, value) -> bool:
         return type(value) is str
@@ -68,15 +80,19 @@ class Either(Field):
 
 
 class ListOf(Field):
-    """A list; an item of the wrong kind is left out, or (``whole``) makes the whole list unknown."""
+    """A list; an item of the wrong kind is left out, or (``whole``) makes the whole list unknown.
+    Items past ``limit`` are not read (and said so)."""
 
-    def __init__(self, item: Field, whole: bool = False):
-        self.item, self.whole = item, whole
+    def __init__(self, item: Field, whole: bool = False, limit: int = 1_000_000):
+        self.item, self.whole, self.limit = item, whole, limit
         self.name = f"a list of {item.name}"
 
     def check(self, value, path: str, notes: list):
         if type(value) is not list:
             return _wrong(notes, path, self.name)
+        if len(value) > self.limit:
+            notes.append((path, f"at most {self.limit} entries: {len(value) - self.limit} more were not read"))
+            value = value[:self.limit]
         checked = [self.item.check(item, f"{path}[{index}]", notes) for index, item in enumerate(value)]
         if self.whole and any(item is None for item in checked):
             return None
@@ -196,7 +212,7 @@ CAPTURE = Record({
         "compute_capability": TEXT, "multiprocessors": COUNT, "driver": TEXT, "torch": TEXT, "cuda": TEXT,
         "cudnn": Either(COUNT, TEXT), "allocator_backend": TEXT, "allocator_settings": Plain(), "alloc_env": MapOf(TEXT),
     }),
-    "exception": Record({"type": TEXT, "message": TEXT, "traceback": TEXT, "frames": ListOf(FRAME), "epoch": EPOCH}),
+    "exception": Record({"type": TEXT, "message": Text(200_000), "traceback": Text(1_000_000), "frames": ListOf(FRAME), "epoch": EPOCH}),
     "oom": Record({
         "device": DEVICE, "requested": BYTES, "device_limit": BYTES, "device_free": BYTES, "allocated": BYTES,
         "reserved": BYTES, "time": EPOCH, "count": COUNT, "nvml": NVML_SAMPLE,
@@ -208,14 +224,14 @@ CAPTURE = Record({
     "exit_nvml": NVML_SAMPLE,
     "nvml_agent": Record({"available": FLAG, "error": TEXT}),
     "nvml": Record({"available": FLAG, "error": TEXT, "pid": PID, "samples": ListOf(NVML_SAMPLE)}),
-    "interventions": ListOf(Record({
+    "interventions": ListOf(limit=MAX_ROWS, item=Record({
         "setting": TEXT, "capture": TEXT, "verdict": TEXT, **RUN_FIGURES,
         "baseline": Record(RUN_FIGURES), "result": Record(RUN_FIGURES),
     })),
     "experiment": Record({
         "file": TEXT, "sentence": TEXT, "stopped": TEXT,
         "chosen": Record({"source": TEXT, "index": COUNT, "label": TEXT, "text": TEXT}),
-        "variants": ListOf(Record({"label": TEXT, "ooms": COUNT, "runs": COUNT, "verdict": TEXT,
+        "variants": ListOf(limit=MAX_ROWS, item=Record({"label": TEXT, "ooms": COUNT, "runs": COUNT, "verdict": TEXT,
                                    "peak_allocated": Number(0, BYTES_LIMIT, "bytes"),
                                    "peak_reserved": Number(0, BYTES_LIMIT, "bytes")})),
         "search": Record({"argument": TEXT, "limit": BYTES, "largest_fit": COUNT, "smallest_failure": COUNT,
@@ -230,10 +246,10 @@ CAPTURE = Record({
         "question": TEXT, "kind": TEXT, "expectation": TEXT, "diagnosed": TEXT, "alternative": TEXT, "experiment": TEXT,
         "baseline": CONFIRM_RUNS, "variant": CONFIRM_RUNS,
         "result": Record({"cause": TEXT, "verdict": TEXT, "sentence": TEXT}),
-        "table": ListOf(Record({"label": TEXT, "ooms": COUNT, "runs": COUNT, "verdict": TEXT})),
+        "table": ListOf(limit=MAX_ROWS, item=Record({"label": TEXT, "ooms": COUNT, "runs": COUNT, "verdict": TEXT})),
     }),
     "notebook": Section("capture/notebook.py"),  # a Jupyter kernel's capture: its cells and holders
-    "notes": ListOf(TEXT),
+    "notes": ListOf(TEXT, limit=MAX_ROWS),
 })
 
 

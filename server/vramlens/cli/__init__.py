@@ -48,6 +48,7 @@ def _chosen_subcommand(argv: list[str] | None) -> str | None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    _encode_safely()
     argv = sys.argv[1:] if argv is None else argv
     parser = build_parser(argv)
     args = parser.parse_args(argv)
@@ -63,6 +64,18 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:  # the reader went away (`vramlens analyze … | head`): nothing more to say
         _silence_stdout()
         return 141
+
+
+def _encode_safely() -> None:
+    """Text from a capture may hold what no encoding can write (a lone surrogate from JSON, a file
+    name that is not UTF-8): it is written out as an escape, never a UnicodeEncodeError mid-output."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            try:
+                reconfigure(errors="backslashreplace")
+            except (ValueError, OSError):
+                pass
 
 
 def _silence_stdout() -> None:

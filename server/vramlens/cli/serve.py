@@ -13,5 +13,4 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 def run_server(args: argparse.Namespace) -> int:
     from vramlens.lsp.server import serve  # imported late: pygls is only needed here
 
-    serve()
-    return 0
+    return serve()

@@ -1,3 +1,5 @@
+import sys
+
 from vramlens.lsp.server import serve
 
-serve()
+sys.exit(serve())

@@ -16,6 +16,7 @@ from pygls.workspace import TextDocument
 
 from vramlens.lsp.annotations import STALE_TEXT
 from vramlens.lsp.capture_store import FileFigures
+from vramlens.lsp.params import uri_param
 from vramlens.lsp.line_tracking import Anchor, LineTracker, split_lines
 from vramlens.lsp.runtime_findings import enclosing_loop, measured_growth
 
@@ -194,7 +195,7 @@ def register(server: VramLensServer) -> None:
 
     @server.feature(LINE_ANNOTATIONS)
     def line_annotations(ls: VramLensServer, params) -> dict:
-        uri = params["uri"] if isinstance(params, dict) else params.uri
+        uri = uri_param(params, LINE_ANNOTATIONS)
         document, placement = placement_of(uri)
         return {"annotations": annotation_records(placement, links_for(document)) if placement else []}
 

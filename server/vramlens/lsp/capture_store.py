@@ -22,6 +22,8 @@ from vramlens.capture import load_capture
 from vramlens.lsp.annotations import LineAnnotation, line_annotations, storing_lens
 from vramlens.lsp.line_tracking import split_lines
 from vramlens.lsp.runtime_findings import OomLine, PeakFunction, oom_line, peak_function
+from vramlens.lint.source import SOURCE_LIMIT
+from vramlens.regular_files import FileProblem, read_text_file
 from vramlens.lsp.source_mapping import choose_source_root, recorded_user_files
 
 
@@ -113,10 +115,9 @@ def cell_lines(notebook: str, index: int) -> list[str]:
 
 
 def read_lines(path: str) -> list[str]:
-    try:
-        with open(path, encoding="utf-8", errors="replace") as handle:
-            return split_lines(handle.read())
-    except OSError:
+    try:  # a regular file only, bounded: a FIFO or a device never blocks the server
+        return split_lines(read_text_file(path, SOURCE_LIMIT, "source file"))
+    except FileProblem:
         return []
 
 

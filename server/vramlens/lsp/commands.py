@@ -20,12 +20,24 @@ from vramlens.capture import CaptureError
 from vramlens.lsp.capture_store import LoadedCapture
 from vramlens.lsp.wording import cause_text
 from vramlens.lsp.load_worker import load_in_worker
+from vramlens.lsp.report_export import export_target
 from vramlens.lsp.report_payload import report_markdown, report_payload
+from vramlens.regular_files import FileProblem, write_regular_file
 from vramlens.lsp.server import VramLensServer  # at run time: pygls reads the commands' annotations
 from vramlens.safe_text import one_line
 from vramlens.units import parse_size
 
 REPORT = "vramlens/report"
+
+
+def _write_report(output: Path, text: str, svg: Path, plot: str | None) -> None:
+    try:  # export_target allows missing folders only inside the workspace
+        output.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise FileProblem(f"the folder {output.parent} cannot be created ({error.strerror})") from None
+    write_regular_file(output, text)
+    if plot is not None:
+        write_regular_file(svg, plot)
 
 
 def result(ok: bool, message: str, loaded: LoadedCapture | None = None, folder: str | None = None) -> dict:
@@ -197,21 +209,20 @@ def register(server: VramLensServer) -> None:
     @command_guard
     @with_loaded_capture
     async def export_report(ls: VramLensServer, args: dict, loaded: LoadedCapture) -> dict:
-        if not isinstance(args.get("path"), str) or not args["path"]:
-            return result(False, "Give the file to write the report to as `path`.")
-        output = Path(args["path"])
+        folders = [to_fs_path(uri) for uri in ls.folder_uris()]
+        output, refusal = export_target(args.get("path"), folders, args.get("chosenInSaveDialog") is True)
+        if output is None:
+            return result(False, refusal, loaded)
         svg = output.with_name(output.stem + "-timeline.svg")
         text = report_markdown(loaded, svg.name, bool(args.get("redact")))
-        try:
-            output.parent.mkdir(parents=True, exist_ok=True)
-            output.write_text(text, encoding="utf-8")
-            view = loaded.view
-            if view is not None:
-                svg.write_text(timeline_svg(view.analysis.timeline, view.analysis.accounting.limit), encoding="utf-8")
-        except OSError as error:
-            return result(False, f"Cannot write the report to {output}: {error.strerror}.", loaded)
-        plot = f" (timeline plot: {svg.name})" if loaded.view is not None else ""
-        return result(True, f"Report written to {output}{plot}.", loaded)
+        view = loaded.view
+        plot = timeline_svg(view.analysis.timeline, view.analysis.accounting.limit) if view is not None else None
+        try:  # off the event loop: a slow disk must not hold up the protocol
+            await asyncio.to_thread(_write_report, output, text, svg, plot)
+        except FileProblem as problem:
+            return result(False, f"Cannot write the report: {problem}.", loaded)
+        shown = f" (timeline plot: {svg.name})" if plot is not None else ""
+        return result(True, f"Report written to {output}{shown}.", loaded)
 
     @server.command("vramlens.selectRank")
     @command_guard

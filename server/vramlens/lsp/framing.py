@@ -23,7 +23,7 @@ MAX_HEADER = 8 << 10  # a header block longer than this is garbage
 _HEADER = re.compile(rb"Content-Length:[ \t]*([^\r\n]*)\r\n", re.IGNORECASE)
 _HEADER_INSIDE = re.compile(rb"Content-Length:[ \t]*\d+\r\n", re.IGNORECASE)
 _KEEP = len(b"Content-Length:") + 32  # the tail kept while no header is found: one may be arriving split
-_WHITESPACE = b" \t\r\n"
+_FIRST_NON_BLANK = re.compile(rb"[^ \t\r\n]")
 _WAIT, _ABANDONED = object(), object()  # what _next_body gives instead of a body
 
 
@@ -82,8 +82,9 @@ class FrameReader:
     def _next_body(self):
         """The body whose header was read, _WAIT for more bytes, or _ABANDONED when it cannot be one."""
         length = self._length
-        start = len(self._buffer) - len(self._buffer.lstrip(_WHITESPACE))
-        if start < len(self._buffer) and self._buffer[start:start + 1] not in (b"{", b"["):
+        # Found, not stripped: a copy of the buffer for each chunk of a 50 MB body would make reading it quadratic.
+        first = _FIRST_NON_BLANK.search(self._buffer)
+        if first is not None and self._buffer[first.start():first.start() + 1] not in (b"{", b"["):
             return self._abandon(0, "a body that is not JSON")
         inside = _HEADER_INSIDE.search(self._buffer, max(self._scanned - _KEEP, 0), min(len(self._buffer), length))
         if inside is not None:

@@ -11,9 +11,12 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import signal
 import subprocess
 import sys
 from typing import TYPE_CHECKING
+
+from vramlens.lsp.params import optional_uri_param
 
 if TYPE_CHECKING:
     from vramlens.lsp.server import VramLensServer
@@ -45,19 +48,43 @@ def probe(python: str, timeout_s: float = PROBE_TIMEOUT_S, extra_env: dict | Non
     adds (the `env` setting: CUDA_VISIBLE_DEVICES, PYTHONPATH…), so the probe sees what the script will."""
     env = {**os.environ, **(extra_env or {})}
     try:
-        done = subprocess.run([python, "-c", PROBE], capture_output=True, text=True, timeout=timeout_s,
-                              stdin=subprocess.DEVNULL, env=env)
+        # A session of its own: the "interpreter" may be a wrapper that starts others, or ignore SIGTERM;
+        # the whole group is killed when the probe ends, so nothing it started outlives it.
+        child = subprocess.Popen([python, "-c", PROBE], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                 errors="replace", stdin=subprocess.DEVNULL, env=env, start_new_session=True)
     except FileNotFoundError:
         return {"runError": "it was not found"}
     except PermissionError:
         return {"runError": "it is not executable"}
+    except OSError as error:
+        return {"runError": f"it cannot be started ({error.strerror})"}
+    try:
+        out, errors = child.communicate(timeout=timeout_s)
     except subprocess.TimeoutExpired:
         return {"runError": f"it did not answer within {timeout_s:.0f} s"}
-    for line in done.stdout.splitlines():
+    finally:
+        _end_group(child)
+    for line in out.splitlines():
         if line.startswith("VRAMLENS-HEALTH "):
-            return json.loads(line.removeprefix("VRAMLENS-HEALTH "))
-    tail = (done.stderr.strip().splitlines() or [f"exit code {done.returncode}"])[-1]
+            try:
+                facts = json.loads(line.removeprefix("VRAMLENS-HEALTH "))
+            except ValueError:
+                break
+            if isinstance(facts, dict):
+                return facts
+    tail = (errors.strip().splitlines() or [f"exit code {child.returncode}"])[-1]
     return {"runError": f"it failed ({tail[:200]})"}
+
+
+def _end_group(child: subprocess.Popen) -> None:
+    try:
+        os.killpg(child.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass  # the group is gone already
+    for stream in (child.stdout, child.stderr):
+        if stream is not None:
+            stream.close()
+    child.wait()
 
 
 def health(python: str, facts: dict) -> dict:
@@ -88,7 +115,7 @@ def health(python: str, facts: dict) -> dict:
 def register(server: VramLensServer) -> None:
     @server.feature(INTERPRETER_HEALTH)
     async def interpreter_health(ls: VramLensServer, params) -> dict:
-        uri = params.get("uri") if isinstance(params, dict) else getattr(params, "uri", None)
+        uri = optional_uri_param(params, INTERPRETER_HEALTH)
         settings = ls.settings_for(uri)
         python = settings.interpreter or sys.executable
         facts = await asyncio.to_thread(probe, python, PROBE_TIMEOUT_S, settings.env)

@@ -13,19 +13,22 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 from pathlib import Path
 
 from vramlens.analysis.ranks.model import RankComparison
 from vramlens.analysis.ranks.analyze import analyze_ranks
+from vramlens.analysis.experiments.experiment import experiment_json, record_from_json
 from vramlens.capture import CaptureError
+from vramlens.capture.experiment_shape import MAX_FILE_BYTES as MAX_EXPERIMENT_BYTES, check_experiment
 from vramlens.capture.ranks import holds_rank_captures
 from vramlens.lsp import capture_store
 from vramlens.lsp.annotations import spread_markdown
 from vramlens.lsp.capture_store import FileFigures, LoadedCapture, RankView, file_figures
 from vramlens.lsp.source_mapping import choose_source_root, recorded_user_files
+from vramlens.regular_files import FileProblem, read_regular_file
 from vramlens.runner.controlled import EXPERIMENT_FILE
 
-EXPERIMENT_SCHEMA = "vramlens-experiment"
 
 
 def load_path(path: str, folder_uri: str, folder_path: str, total_memory: int | None = None) -> LoadedCapture:
@@ -40,19 +43,22 @@ def load_path(path: str, folder_uri: str, folder_path: str, total_memory: int | 
 
 def _experiment_file(target: Path) -> Path | None:
     if target.is_dir():
-        return target / EXPERIMENT_FILE if (target / EXPERIMENT_FILE).is_file() else None
+        # Whatever is there is read as the experiment, through the reader that refuses what is not a file.
+        return target / EXPERIMENT_FILE if os.path.lexists(target / EXPERIMENT_FILE) else None
     return target if target.suffix == ".json" and target.name != "capture.json" else None
 
 
 def read_experiment(file: Path) -> dict:
-    try:
-        data = json.loads(file.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as error:
-        raise CaptureError(f"Cannot read the experiment {file} ({error}).") from None
-    if not isinstance(data, dict) or data.get("schema") != EXPERIMENT_SCHEMA or not isinstance(data.get("variants"), list):
-        raise CaptureError(f"{file} is neither a capture nor a VRAM Lens experiment (the experiment.json "
-                           "`vramlens experiment` writes).")
-    return data
+    """The experiment's JSON as `vramlens experiment` would write it from the file's measured runs."""
+    try:  # a regular file only, bounded: a FIFO or /dev/zero named *.json is refused, never read
+        raw = json.loads(read_regular_file(file, MAX_EXPERIMENT_BYTES, "experiment").decode("utf-8"))
+    except FileProblem as problem:
+        raise CaptureError(f"Cannot read the experiment: {problem}.") from None
+    except RecursionError:
+        raise CaptureError(f"{file} is nested too deeply to be an experiment.") from None
+    except ValueError as error:  # not JSON, not UTF-8
+        raise CaptureError(f"{file} is damaged and cannot be read as an experiment ({str(error)[:200]}).") from None
+    return experiment_json(record_from_json(check_experiment(raw, file)))
 
 
 def load_experiment(data: dict, path: str, folder_uri: str, folder_path: str) -> LoadedCapture:

@@ -8,6 +8,7 @@ body as Python (``%%vramlens``, ``%%time``…). Pure (no pygls).
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 from dataclasses import dataclass
 
@@ -15,6 +16,7 @@ from vramlens.lint import Finding, lint_source
 
 PYTHON_BODY_MAGICS = ("%%vramlens", "%%time", "%%timeit", "%%capture", "%%prun")
 PARSE_ERROR_CODE = "VL000"
+MAX_CELL_CHARS = 1 << 20  # a cell longer than this (generated data, a pasted dump) is not checked: its lines stay blank
 
 
 @dataclass(frozen=True)
@@ -25,6 +27,8 @@ class CellSpan:
 
 
 def python_lines(source: str) -> list[str]:
+    if len(source) > MAX_CELL_CHARS:
+        return [""] * (source.count("\n") + 1)
     lines = source.replace("\r\n", "\n").split("\n")
     first = next((line.strip() for line in lines if line.strip()), "")
     if first.startswith("%%") and not first.split()[0] in PYTHON_BODY_MAGICS:
@@ -65,9 +69,11 @@ def lint_cells(cells: list[tuple[str, str]], path: str, select=None, ignore=None
         # One cell that does not parse must not silence the others: each is then checked alone.
         return {key: lint_source("\n".join(python_lines(source)) + "\n", path, select, ignore, preview) for key, source in cells}
     by_cell: dict[str, list[Finding]] = {span.key: [] for span in spans}
+    firsts = [span.first for span in spans]
     for finding in findings:
-        span = next((s for s in spans if _inside(s, finding.line)), None)
-        if span is None:
+        position = bisect.bisect_right(firsts, finding.line) - 1  # the cell holding the line, found in log(cells)
+        span = spans[position] if position >= 0 else None
+        if span is None or not _inside(span, finding.line):
             continue
         offset = span.first - 1
         end_line = min(finding.end_line, span.first + span.count - 1)

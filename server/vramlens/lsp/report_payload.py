@@ -16,6 +16,7 @@ from vramlens.analysis.rendering.redact import Redaction, hosts_of, redact_count
 from vramlens.analysis.ranks.model import OWN_FAILURES, RankComparison
 from vramlens.analysis.rendering.report import build_report
 from vramlens.analysis.rendering.experiment_text import render_text
+from vramlens.analysis.rendering.markdown_safe import code_block, prose
 from vramlens.lsp.capture_store import LoadedCapture
 from vramlens.lsp.wording import cause_text
 
@@ -199,7 +200,7 @@ def experiment_title(experiment: dict) -> str:
 
 def experiment_markdown(experiment: dict) -> str:
     """An experiment without a capture here: its table as `vramlens experiment` prints it."""
-    return f"# {experiment_title(experiment)}\n\n```text\n{render_text(experiment)}```\n"
+    return f"# {prose(experiment_title(experiment))}\n\n{code_block(render_text(experiment), 'text')}\n"
 
 
 def report_markdown(loaded: LoadedCapture, svg_name: str | None = None, redacted: bool = False) -> str:

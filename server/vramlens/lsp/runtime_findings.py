@@ -8,6 +8,8 @@ import ast
 from dataclasses import dataclass
 
 from vramlens.analysis.model import Analysis, LineStat
+from vramlens.lint.source import SOURCE_LIMIT
+from vramlens.regular_files import FileProblem, read_text_file
 from vramlens.lsp.wording import cause_text
 from vramlens.units import format_bytes as fmt
 
@@ -69,9 +71,8 @@ def short_accounting(analysis: Analysis) -> str:
 
 def _def_line(local_path: str, function: str, lines: set[int]) -> int | None:
     try:
-        with open(local_path, encoding="utf-8", errors="replace") as handle:
-            tree = ast.parse(handle.read())
-    except (OSError, SyntaxError, ValueError):
+        tree = ast.parse(read_text_file(local_path, SOURCE_LIMIT, "source file"))
+    except (FileProblem, SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     best = None
     for node in ast.walk(tree):

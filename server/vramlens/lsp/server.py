@@ -16,11 +16,12 @@ import json
 import logging
 import os
 import threading
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from typing import Callable, Protocol
 from urllib.parse import unquote
 
 from lsprotocol import types
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidRequest, JsonRpcServerNotInitialized
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
@@ -30,6 +31,7 @@ from pygls.workspace import TextDocument
 from vramlens import __version__
 from vramlens.analysis.load.notebook import notebook_cells
 from vramlens.lsp.capture_store import CaptureStore
+from vramlens.lsp.json_values import finite_json
 from vramlens.lsp.settings import Settings, parse_settings
 from vramlens.safe_text import printable
 
@@ -57,7 +59,39 @@ class DocumentListener(Protocol):
 
 
 class VramLensProtocol(LanguageServerProtocol):
-    """pygls' protocol with two additions for long-running commands."""
+    """pygls' protocol with two additions for long-running commands, and the lifecycle LSP asks for
+    where pygls 2.1 does otherwise: a request before ``initialize`` is answered ServerNotInitialized
+    (-32002), not run; one after ``shutdown`` is answered InvalidRequest, not dropped unanswered; an
+    error's ``data`` never carries a traceback; and the JSON sent is always valid (no NaN)."""
+
+    _initialize_seen = False
+
+    def lifecycle_refusal(self, method) -> JsonRpcException | None:
+        """The error for a message that comes out of its time (before initialize, after shutdown), else None."""
+        if method == types.INITIALIZE:
+            self._initialize_seen = True
+        elif method != types.EXIT and (self._shutdown or not self._initialize_seen):
+            return (JsonRpcInvalidRequest("The server has been shut down: it answers no more requests.")
+                    if self._shutdown else JsonRpcServerNotInitialized("The server is not initialized yet."))
+        return None
+
+    def handle_message(self, message):
+        method = getattr(message, "method", None)
+        refusal = self.lifecycle_refusal(method) if method is not None else None
+        if refusal is not None:
+            if getattr(message, "id", None) is not None:
+                self._send_response(message.id, None, refusal.to_response_error())
+            return  # a notification out of its time is dropped, as LSP says
+        super().handle_message(message)
+
+    def _send_response(self, msg_id, result=None, error=None):
+        if error is not None and error.data is not None:
+            # pygls puts the Python traceback of a failed handler in ``data``: the client gets the sentence only.
+            error = types.ResponseError(code=error.code, message=error.message.splitlines()[0][:500] if error.message else "")
+        super()._send_response(msg_id, result, error)
+
+    def _send_data(self, data):
+        super()._send_data(finite_json(data, self._serialize_message))
 
     @lsp_method(types.WORKSPACE_EXECUTE_COMMAND)
     def lsp_workspace__execute_command(self, params: types.ExecuteCommandParams):
@@ -98,6 +132,13 @@ NOTEBOOK_SYNC = types.NotebookDocumentSyncOptions(notebook_selector=[types.Noteb
     cells=[types.NotebookCellLanguage(language="python")])])
 
 
+@dataclass(frozen=True)
+class NotebookView:
+    path: str  # the notebook's file (its URI when it has none)
+    cells: tuple[tuple[str, str], ...]  # every code cell's (URI, text), in order
+    rank_of: dict[str, int]  # a code cell's URI (unquoted) -> its rank among the code cells
+
+
 class VramLensServer(LanguageServer):
     def __init__(self) -> None:
         super().__init__("vramlens", __version__, protocol_cls=VramLensProtocol, notebook_document_sync=NOTEBOOK_SYNC)
@@ -115,18 +156,51 @@ class VramLensServer(LanguageServer):
         self.change_debounce_s = CHANGE_DEBOUNCE_S
         self._pending: dict[str, asyncio.TimerHandle] = {}  # uri -> diagnostics scheduled after an edit
         self._notebook_places: dict[str, tuple[int, list[int] | None]] = {}  # notebook path -> (mtime, code cells' places)
+        self._notebook_views: dict[str, NotebookView] = {}  # notebook URI -> its code cells, until it changes
+        self._published: dict[str, list[types.Diagnostic]] = {}  # uri -> the diagnostics sent last
+        self._edited: dict[str, set[str]] = {}  # notebook URI -> its cells edited since diagnostics were sent
 
     # -- diagnostics ----------------------------------------------------------------------------
-    def publish_diagnostics(self, uri: str) -> None:
-        """Diagnostics for the document's current text, now (open, save, settings); drops a scheduled run."""
+    def publish_diagnostics(self, uri: str, only_if_changed: bool = False) -> None:
+        """Diagnostics for the document's current text, now (open, save, settings); drops a scheduled run.
+        ``only_if_changed``: not sent when they are what was sent last (a notebook's other cells after an edit)."""
         self.cancel_scheduled(uri)
         document = self.workspace.get_text_document(uri)
         diagnostics = [d for provider in self.diagnostics_providers for d in self._guarded(provider, document)]
         for amend in self.diagnostics_amenders:
             diagnostics = self._guarded(amend, document, diagnostics, fallback=diagnostics)
+        if only_if_changed and self._published.get(uri) == diagnostics:
+            return
+        self._published[uri] = diagnostics
         self.text_document_publish_diagnostics(
             types.PublishDiagnosticsParams(uri=uri, version=document.version, diagnostics=diagnostics)
         )
+
+    def schedule_notebook(self, notebook_uri: str, edited: set[str] = frozenset()) -> None:
+        """After an edit of a notebook: once typing pauses, every cell's diagnostics are worked out in one
+        pass (the notebook is linted once) and sent for the cells whose diagnostics changed."""
+        for uri in self.notebook_cell_uris(notebook_uri):
+            self.cancel_scheduled(uri)
+        key = f"notebook:{notebook_uri}"
+        self.cancel_scheduled(key)
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            self.publish_notebook(notebook_uri, only_if_changed=True, edited=set(edited))
+            return
+        self._edited.setdefault(notebook_uri, set()).update(edited)
+        self._pending[key] = loop.call_later(self.change_debounce_s, self._publish_notebook_scheduled, notebook_uri)
+
+    def _publish_notebook_scheduled(self, notebook_uri: str) -> None:
+        self._pending.pop(f"notebook:{notebook_uri}", None)
+        self.publish_notebook(notebook_uri, only_if_changed=True, edited=self._edited.pop(notebook_uri, set()))
+
+    def publish_notebook(self, notebook_uri: str, only_if_changed: bool = False, edited: set[str] = frozenset()) -> None:
+        """Every cell's diagnostics; with ``only_if_changed``, sent for the edited cells (their version moved)
+        and for the others whose diagnostics changed."""
+        for uri in self.notebook_cell_uris(notebook_uri):
+            if unquote(uri) in self.workspace.text_documents:
+                self.publish_diagnostics(uri, only_if_changed and unquote(uri) not in edited)
 
     def publish_all(self) -> None:
         for uri in list(self.workspace.text_documents):
@@ -235,6 +309,24 @@ class VramLensServer(LanguageServer):
         return from_fs_path(path) or path
 
     # -- notebooks ------------------------------------------------------------------------------
+    def notebook_view(self, notebook) -> NotebookView:
+        """The notebook's code cells as they are now, worked out once per change of the notebook (every
+        cell's diagnostics, hints and lenses read it: once per cell would make a notebook quadratic)."""
+        view = self._notebook_views.get(notebook.uri)
+        if view is None:
+            code = [cell for cell in notebook.cells if cell.kind == types.NotebookCellKind.Code]
+            cells = []
+            for cell in code:
+                text = self.workspace.text_documents.get(unquote(cell.document))
+                cells.append((cell.document, text.source if text is not None else ""))
+            view = self._notebook_views[notebook.uri] = NotebookView(
+                to_fs_path(notebook.uri) or notebook.uri, tuple(cells),
+                {unquote(cell.document): rank for rank, cell in enumerate(code)})
+        return view
+
+    def notebook_changed(self, notebook_uri: str) -> None:
+        self._notebook_views.pop(notebook_uri, None)
+
     def cell_place(self, uri: str) -> tuple[str, int] | None:
         """(the notebook's file path, the cell's 0-based place among all its cells) for a cell document.
 
@@ -244,9 +336,7 @@ class VramLensServer(LanguageServer):
         path = to_fs_path(notebook.uri) if notebook is not None else None
         if path is None:
             return None
-        wanted = unquote(uri)
-        code = [cell for cell in notebook.cells if cell.kind == types.NotebookCellKind.Code]
-        rank = next((i for i, cell in enumerate(code) if unquote(cell.document) == wanted), None)
+        rank = self.notebook_view(notebook).rank_of.get(unquote(uri))
         places = self._code_cell_places(path)
         if rank is None or places is None or rank >= len(places):
             return None
@@ -269,12 +359,8 @@ class VramLensServer(LanguageServer):
         notebook = self.workspace.get_notebook_document(cell_uri=document.uri)
         if notebook is None:
             return None
-        cells = []
-        for cell in notebook.cells:
-            if cell.kind == types.NotebookCellKind.Code:
-                text = self.workspace.text_documents.get(unquote(cell.document))
-                cells.append((cell.document, text.source if text is not None else ""))
-        return to_fs_path(notebook.uri) or notebook.uri, cells
+        view = self.notebook_view(notebook)
+        return view.path, view.cells
 
     def notebook_cell_uris(self, notebook_uri: str) -> list[str]:
         notebook = self.workspace.get_notebook_document(notebook_uri=notebook_uri)
@@ -336,6 +422,7 @@ def _register_document_events(server: VramLensServer) -> None:
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: VramLensServer, params: types.DidCloseTextDocumentParams) -> None:
         ls.cancel_scheduled(params.text_document.uri)
+        ls._published.pop(params.text_document.uri, None)
         for listener in ls.document_listeners:
             ls._guarded(listener.closed, params.text_document.uri)
         ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=params.text_document.uri, diagnostics=[]))
@@ -343,23 +430,21 @@ def _register_document_events(server: VramLensServer) -> None:
 
 def _register_notebook_events(server: VramLensServer) -> None:
     """Cells of a notebook get the same listeners and diagnostics as files; any edit re-checks every
-    cell, since the checks follow values from cell to cell."""
-
-    def each_cell(ls: VramLensServer, uris) -> None:
-        for uri in uris:
-            if unquote(uri) in ls.workspace.text_documents:
-                ls.publish_diagnostics(uri)
+    cell, since the checks follow values from cell to cell: in one pass over the notebook, once typing
+    pauses, and only the cells whose diagnostics changed are sent again."""
 
     @server.feature(types.NOTEBOOK_DOCUMENT_DID_OPEN)
     def did_open(ls: VramLensServer, params: types.DidOpenNotebookDocumentParams) -> None:
+        ls.notebook_changed(params.notebook_document.uri)
         for item in params.cell_text_documents:
             document = ls.workspace.get_text_document(item.uri)
             for listener in ls.document_listeners:
                 ls._guarded(listener.opened, document)
-        each_cell(ls, ls.notebook_cell_uris(params.notebook_document.uri))
+        ls.publish_notebook(params.notebook_document.uri)
 
     @server.feature(types.NOTEBOOK_DOCUMENT_DID_CHANGE)
     def did_change(ls: VramLensServer, params: types.DidChangeNotebookDocumentParams) -> None:
+        ls.notebook_changed(params.notebook_document.uri)
         cells = params.change.cells
         structure = cells.structure if cells else None
         for item in (structure.did_open or []) if structure else []:
@@ -369,6 +454,7 @@ def _register_notebook_events(server: VramLensServer) -> None:
         for closed in (structure.did_close or []) if structure else []:
             for listener in ls.document_listeners:
                 ls._guarded(listener.closed, closed.uri)
+            ls._published.pop(closed.uri, None)
             ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=closed.uri, diagnostics=[]))
         for text in (cells.text_content or []) if cells else []:
             document = ls.workspace.get_text_document(text.document.uri)
@@ -377,13 +463,17 @@ def _register_notebook_events(server: VramLensServer) -> None:
                 ls._guarded(listener.changed, document, change)
         if structure:  # cells moved: a cell's place (and so its figures) may have changed
             ls.annotations_changed()
-        for uri in ls.notebook_cell_uris(params.notebook_document.uri):
-            ls.schedule_diagnostics(uri)
+        edited = {unquote(text.document.uri) for text in (cells.text_content or [])} if cells else set()
+        edited |= {unquote(item.uri) for item in (structure.did_open or [])} if structure else set()
+        ls.schedule_notebook(params.notebook_document.uri, edited)
 
     @server.feature(types.NOTEBOOK_DOCUMENT_DID_CLOSE)
     def did_close(ls: VramLensServer, params: types.DidCloseNotebookDocumentParams) -> None:
+        ls.notebook_changed(params.notebook_document.uri)
+        ls.cancel_scheduled(f"notebook:{params.notebook_document.uri}")
         for item in params.cell_text_documents:
             ls.cancel_scheduled(item.uri)
+            ls._published.pop(item.uri, None)
             for listener in ls.document_listeners:
                 ls._guarded(listener.closed, item.uri)
             ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=item.uri, diagnostics=[]))
@@ -401,7 +491,7 @@ def create_server() -> VramLensServer:
     return server
 
 
-def serve() -> None:
+def serve() -> int:
     from vramlens.lsp.stdio import serve_stdio
 
-    serve_stdio(create_server())
+    return serve_stdio(create_server())

@@ -26,18 +26,23 @@ CHUNK = 1 << 16
 logger = logging.getLogger(__name__)
 
 
-def serve_stdio(server, stdin=None, stdout=None) -> None:
-    """Run ``server`` (a pygls LanguageServer) over the process's stdin and stdout until exit."""
+def serve_stdio(server, stdin=None, stdout=None) -> int:
+    """Run ``server`` (a pygls LanguageServer) over the process's stdin and stdout until exit; the
+    exit code LSP asks for: 0 after ``shutdown`` then ``exit``, 1 for an ``exit`` without ``shutdown``."""
     server._stop_event = threading.Event()  # pygls' own: shutdown() sets it
     server.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
+    code = 0
     try:
         asyncio.run(_serve(server, stdin or sys.stdin.buffer))
     except BrokenPipeError:
         logger.error("The connection to the client is lost; the server stops.")
-    except (KeyboardInterrupt, SystemExit):
+    except KeyboardInterrupt:
         pass
+    except SystemExit as ended:  # pygls' exit handler: 0 after shutdown, else 1
+        code = ended.code if isinstance(ended.code, int) else 1
     finally:
         server.shutdown()
+    return code
 
 
 async def _serve(server, stdin) -> None:
@@ -109,6 +114,8 @@ def _answer_unreadable(protocol, body: bytes, error: JsonRpcException) -> None:
     msg_id = raw.get("id") if isinstance(raw, dict) else None
     if isinstance(raw, dict) and "method" in raw and type(msg_id) in (int, str):
         method = raw.get("method")
+        refusal = getattr(protocol, "lifecycle_refusal", lambda method: None)(method) if method != "initialize" else None
+        error = refusal or error  # out of its time, that comes first: LSP's lifecycle error, not the params'
         logger.warning("Answered request %r (%s) with an error: %s.", msg_id, method if isinstance(method, str) else "?",
                        type(error).__name__)
         protocol._send_response(msg_id, None, error.to_response_error())

@@ -12,6 +12,7 @@ import tempfile
 from pathlib import Path
 
 from vramlens.agent.capture_writer import META_FILE
+from vramlens.agent.notebook_file import NotebookError, read_notebook
 from vramlens.capture.errors import CaptureError
 from vramlens.runner.launch import (
     AGENT_SCRIPT, RunOptions, RunResult, agent_arguments, check_capture_target, finish_capture, prepare_run, read_json,
@@ -31,6 +32,10 @@ def run_notebook(options: RunOptions) -> RunResult:
     notebook, capture_dir, run_id = prepare_run(options, check_capture_target)
     if options.args:
         raise CaptureError("A notebook takes no arguments; set what it needs in its cells or in the environment.")
+    try:  # checked here first, so a damaged notebook is one sentence before any kernel starts
+        read_notebook(str(notebook))
+    except NotebookError as error:
+        raise CaptureError(str(error)) from None
     with tempfile.TemporaryDirectory(prefix="vramlens-notebook-") as scratch:
         status_file = Path(scratch) / "status.json"
         progress_file = Path(scratch) / "progress.json"

@@ -18,6 +18,7 @@ from functools import lru_cache
 
 from vramlens.analysis.load.sources import USER, SourceResolver
 from vramlens.analysis.model import FrameNode
+from vramlens.regular_files import FileProblem, read_regular_file
 from vramlens.analysis.replay.trace import NO_FRAME, frames_key
 
 MAX_SOURCE_BYTES = 8 * 2**20  # a library file larger than this is not parsed for class names
@@ -73,9 +74,8 @@ def _readable_library_file(path: str) -> str | None:
 def _scopes(path: str) -> tuple:
     """(first line, last line, "Class.method") of every function in the file, innermost last."""
     try:
-        with open(path, "rb") as handle:
-            tree = ast.parse(handle.read(MAX_SOURCE_BYTES + 1))
-    except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
+        tree = ast.parse(read_regular_file(path, MAX_SOURCE_BYTES, "library source"))
+    except (FileProblem, SyntaxError, ValueError, RecursionError, MemoryError):
         return ()
     found = []
 

@@ -14,6 +14,7 @@ import os
 from dataclasses import dataclass, field
 
 from vramlens.analysis.model import CellRef
+from vramlens.regular_files import FileProblem, read_regular_file
 
 MAX_NOTEBOOK_BYTES = 200 * 2**20
 VSCODE_CELL = "vscode-notebook-cell:"  # a cell URI used as a file name (VS Code's debugger compiles cells so)
@@ -112,12 +113,9 @@ def notebook_cells(path: str | None) -> list[tuple[int, str | None, str]] | None
     """(index, id, source) of every code cell of the notebook file, or None when it cannot be read."""
     if not path:
         return None
-    try:
-        if os.path.getsize(path) > MAX_NOTEBOOK_BYTES:
-            return None
-        with open(path, encoding="utf-8") as handle:
-            data = json.load(handle)
-    except (OSError, ValueError, UnicodeDecodeError):
+    try:  # a regular file only (a FIFO or a device never blocks), read no further than the bound
+        data = json.loads(read_regular_file(path, MAX_NOTEBOOK_BYTES, "notebook").decode("utf-8"))
+    except (FileProblem, ValueError, RecursionError):  # ValueError: not JSON, not UTF-8
         return None
     cells = data.get("cells") if isinstance(data, dict) else None
     if not isinstance(cells, list):

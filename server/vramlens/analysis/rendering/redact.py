@@ -26,25 +26,59 @@ from dataclasses import dataclass, field
 _PART = r"[^/\s\"'`<>|(),;]+"
 _BARE = rf"(?<![\w<>.:/~\\])/(?:{_PART}/)*{_PART}"
 _RELATIVE = rf"(?<![\w<>.:/~\\])(?:\.\./)+(?:{_PART}/)*{_PART}"
-_PATH = re.compile(rf"(?<=\")(?P<dq>/[^\"\n]+)(?=\")|(?<=')(?P<sq>/[^'\n]+)(?=')|(?P<bare>{_BARE})|(?P<rel>{_RELATIVE})")
+# A bare path in prose runs on past a space only into a word that itself goes on with a slash
+# ("/data/Données privées/log.txt"): text between two paths ("a.txt to dst=/b.txt") stays text.
+_CONTINUED = rf"(?: [^/\s\"'`<>|(),;:=]+/(?:{_PART}/)*{_PART})*"
+_WINDOWS = r"(?<![\w\\])(?:[A-Za-z]:|\\\\[\w.$-]+)\\(?:[^\\\s\"'`<>|]+\\)*[^\\\s\"'`<>|]+"
+_PATH = re.compile(rf"(?<=\")(?P<dq>/[^\"\n]+)(?=\")|(?<=')(?P<sq>/[^'\n]+)(?=')|(?P<bare>{_BARE}{_CONTINUED})"
+                   rf"|(?P<rel>{_RELATIVE})|(?P<win>{_WINDOWS})")
 _HOME = re.compile(r"(?:/(?:home|Users)/|[A-Za-z]:\\Users\\)([\w.-]+)")
 _GENERIC_USERS = {"root", "user", "ubuntu", "admin", "runner"}  # not personal, and common words
 _GENERIC_HOSTS = {"localhost", "localhost.localdomain", "ubuntu", "debian"}
 
-_SECRET_WORD = r"(?:token|key|apikey|secret|password|passwd|pwd|auth|authorization|credentials?|signature|sig)"
+_SECRET_WORD = r"(?:token|key|apikey|secret|password|passwd|pwd|pass|auth|authorization|credentials?|signature|sig|dsn|cookie)"
+# ``name = "value"``, ``name: value``, ``"name": "value"`` whose name has a secret word as one of its parts
+# (api_key, aws_secret_access_key, DB_PASSWORD; not max_new_tokens): the value is the secret.
+_SECRET_NAME = rf"(?:[A-Za-z0-9]+[_.-])*{_SECRET_WORD}(?:[_.-][A-Za-z0-9]+)*"
+_SECRET_PAIR = re.compile(
+    rf"(?<![A-Za-z0-9])({_SECRET_NAME})([\"']?\s*(?:=|:|=>)\s*)(?:([\"'])([^\"'\n]{{3,}}?)\3|([^\s\"'&,;)\]}}]{{3,}}))",
+    re.IGNORECASE)
+_PRIVATE_KEY = re.compile(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----(?:.|\n)*?(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|$)")
+# A key body without its armour: DER (MII…) or OpenSSH (b3BlbnNzaC…) in base64.
+_KEY_BODY = re.compile(r"(?<![A-Za-z0-9+/])(?:MII|b3BlbnNzaC1rZXktdjE)[A-Za-z0-9+/]{36,}={0,2}")
 # --hf-token=abc, --api_key abc, -p=… is not matched (too short to name a secret)
 _SECRET_OPTION = re.compile(rf"(?<![\w-])(--?(?:[\w]+[-_])*{_SECRET_WORD}(?:[-_][\w]+)*)(=|\s+)(?!-)([^\s\"'&]+)", re.IGNORECASE)
 _SECRET_ASSIGNMENT = re.compile(rf"\b([A-Z0-9_]*{_SECRET_WORD.upper()}[A-Z0-9_]*)=([^\s\"'&]+)")
 _SECRET_PARAMETER = re.compile(rf"([?&;](?:[\w.-]*[-_.])?{_SECRET_WORD}(?:[-_.][\w.-]*)?=)([^&#\s\"']+)", re.IGNORECASE)
-_URL_CREDENTIALS = re.compile(r"\b([a-z][a-z0-9+.-]*://)([^/\s:@\"']+)(?::[^/\s@\"']*)?@", re.IGNORECASE)
+_URL_CREDENTIALS = re.compile(r"\b([a-z][a-z0-9+.-]*://)([^/\s:@\"']+)(?::[^/\s@\"']*)?@([^/\s:?#\"'<>]+)?", re.IGNORECASE)
 _BEARER = re.compile(r"\b(Bearer|Authorization:\s*Basic)\s+([A-Za-z0-9._~+/=-]{8,})")
+# Tokens by their vendor's prefix (the gitleaks / detect-secrets rule families), found even glued to a
+# word by "_" or "-" (``cfg_hf_…``): the start is any character that is not a letter or digit.
 _KEY_SHAPES = re.compile(
-    r"\b(?:hf_[A-Za-z0-9]{30,}|sk-(?:proj-|ant-)?[A-Za-z0-9_-]{20,}|(?:AKIA|ASIA)[0-9A-Z]{16}"
-    r"|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,}|xox[abprs]-[A-Za-z0-9-]{10,}|AIza[0-9A-Za-z_-]{35}"
+    r"(?<![A-Za-z0-9])(?:hf_[A-Za-z0-9]{8,}|sk-(?:proj-|ant-(?:api\d\d-)?|svcacct-)?[A-Za-z0-9_-]{20,}"
+    r"|(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{10,}|(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[0-9A-Z]{16}"
+    r"|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{22,}|gl(?:pat|ptt|dt|rt|cbt|imt|agent)-[A-Za-z0-9_-]{20,}"
+    r"|npm_[A-Za-z0-9]{20,}|pypi-AgE[A-Za-z0-9_-]{20,}|xox[abeoprs]-[A-Za-z0-9-]{10,}|xapp-[0-9]-[A-Za-z0-9-]{10,}"
+    r"|AIza[0-9A-Za-z_-]{35}|ya29\.[0-9A-Za-z_-]{20,}|SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}"
+    r"|dop_v1_[a-f0-9]{64}|do[or]_v1_[a-f0-9]{64}|shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}|dapi[a-f0-9]{32}"
+    r"|AGE-SECRET-KEY-1[0-9A-Z]{58}|lin_api_[A-Za-z0-9]{40}|sq0(?:atp|csp)-[0-9A-Za-z_-]{22,}"
+    r"|key-[0-9a-f]{32}|SK[0-9a-f]{32}|AC[0-9a-f]{32}|EAA[A-Za-z0-9]{30,}|dp\.pt\.[A-Za-z0-9]{40,}"
+    r"|pat[A-Za-z0-9]{14}\.[a-f0-9]{64}|glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}|\d{8,10}:AA[0-9A-Za-z_-]{33}"
+    r"|hooks\.slack\.com/(?:services|workflows)/[A-Za-z0-9/_-]{20,}|discord(?:app)?\.com/api/webhooks/\d+/[A-Za-z0-9_-]{20,}"
     r"|eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,})")
+_CONNECTION_KEYS = re.compile(r"((?:AccountKey|SharedAccessKey|SharedAccessSignature|sig)=)([A-Za-z0-9+/%=_-]{16,})")
 _IPV4 = re.compile(r"(?<![\w.])(?:\d{1,3}\.){3}\d{1,3}(?![\w.])")
 _IPV6 = re.compile(r"(?<![\w:])(?:[0-9A-Fa-f]{0,4}:){2,7}[0-9A-Fa-f]{0,4}(?![\w:])")
 _INTERNAL_HOST = re.compile(r"(?<=://)[\w.-]+\.(?:local|internal|lan|corp|intranet|home|localdomain|cluster)\b", re.IGNORECASE)
+# A bare host name of an internal network: a label such as "corp" or "cluster" among three or more,
+# or after a name with a digit or hyphen (gpu-node-17.cluster.local); threading.local stays.
+_INTERNAL_LABEL = r"(?:local|internal|lan|corp|intranet|localdomain|cluster|svc|private)"
+_BARE_INTERNAL_HOST = re.compile(
+    rf"(?<![\w.-])(?:(?:[A-Za-z0-9-]+\.){{2,}}|[A-Za-z0-9]*[\d-][A-Za-z0-9-]*\.)(?:[A-Za-z0-9-]+\.)*?"
+    rf"{_INTERNAL_LABEL}(?:\.[A-Za-z0-9-]+)*(?![\w-])|(?<![\w.-])(?:[A-Za-z0-9-]+\.)+{_INTERNAL_LABEL}(?:\.[A-Za-z]+)+(?![\w-])",
+    re.IGNORECASE)
+_HOST_PAIR = re.compile(r"(?<![A-Za-z0-9])((?:host|hostname|server|endpoint|master_addr|addr)\s*[=:]\s*[\"']?)"
+                        r"([A-Za-z0-9][\w-]*(?:\.[\w-]+)+)", re.IGNORECASE)
 
 KINDS = {  # kind -> how the summary names it, one and many
     "secret": ("secret (token, key or password)", "secrets (tokens, keys or passwords)"),
@@ -121,19 +155,32 @@ class _Redactor:
         return pattern.sub(counted, text)
 
     def secrets(self, text: str) -> str:
-        text = self.sub(_URL_CREDENTIALS, r"\1<secret>@", text, "secret")
+        text = self.sub(_PRIVATE_KEY, "<secret>", text, "secret")
+        text = self.sub(_KEY_BODY, "<secret>", text, "secret")
+        text = self.sub(_URL_CREDENTIALS, self._credentials, text, "secret")
+        text = self.sub(_CONNECTION_KEYS, r"\1<secret>", text, "secret")
         text = self.sub(_SECRET_PARAMETER, r"\1<secret>", text, "secret")
         text = self.sub(_BEARER, r"\1 <secret>", text, "secret")
         text = self.sub(_KEY_SHAPES, "<secret>", text, "secret")
         text = self.sub(_SECRET_OPTION, lambda m: m.group(0) if m.group(3) == "<secret>" else f"{m.group(1)}{m.group(2)}<secret>",
                         text, "secret")
-        return self.sub(_SECRET_ASSIGNMENT, lambda m: m.group(0) if m.group(2) == "<secret>" else f"{m.group(1)}=<secret>",
+        text = self.sub(_SECRET_ASSIGNMENT, lambda m: m.group(0) if m.group(2) == "<secret>" else f"{m.group(1)}=<secret>",
                         text, "secret")
+        return self.sub(_SECRET_PAIR, _pair_value, text, "secret")
+
+    def _credentials(self, match: re.Match) -> str:
+        """``https://user:pass@host`` → ``https://<secret>@<host>``: the host a secret opens is private too."""
+        if match.group(3) and match.group(3) != "<host>":
+            self.counts["host"] += 1
+        return f"{match.group(1)}<secret>@" + ("<host>" if match.group(3) else "")
 
     def addresses(self, text: str) -> str:
         for host in self.hosts:
             text = self.sub(re.compile(rf"(?<![\w.-]){re.escape(host)}(?:\.[\w-]+)*(?![\w-])"), "<host>", text, "host")
         text = self.sub(_INTERNAL_HOST, "<host>", text, "host")
+        text = self.sub(_HOST_PAIR, lambda m: m.group(0) if _is_ip(m.group(2)) or m.group(2).count(".") < 1 or _is_public_name(m.group(2))
+                        else f"{m.group(1)}<host>", text, "host")
+        text = self.sub(_BARE_INTERNAL_HOST, "<host>", text, "host")
         text = self.sub(_IPV4, lambda m: "<ip>" if _is_ip(m.group(0)) else m.group(0), text, "ip")
         return self.sub(_IPV6, lambda m: "<ip>" if _is_ipv6(m.group(0)) else m.group(0), text, "ip")
 
@@ -142,6 +189,8 @@ class _Redactor:
             text = self.sub(re.compile(rf"(?<![\w.-]){re.escape(root)}(?![^/\\\s\"'`<>|(),;:])"), "<root>", text, "root")
 
         def replace_path(match: re.Match) -> str:
+            if match.group("win"):  # C:\Users\… or \\server\share\…: only the file's name is kept
+                return "<outside>/" + match.group("win").rstrip("\\").rsplit("\\", 1)[-1]
             path = match.group("dq") or match.group("sq") or match.group("bare")
             if path is None:  # ../relative: its place cannot be told, only its name is kept
                 return "<outside>/" + match.group("rel").rstrip("/").rsplit("/", 1)[-1]
@@ -158,6 +207,23 @@ class _Redactor:
         for user in self.users:
             text = self.sub(re.compile(rf"\b{re.escape(user)}\b"), "<user>", text, "user")
         return text
+
+
+def _pair_value(match: re.Match) -> str:
+    value = match.group(4) if match.group(4) is not None else match.group(5)
+    if value == "<secret>" or value.startswith("<secret>") or (value.replace(".", "").isdigit() and not
+                                                               re.search(r"pass|pwd|secret", match.group(1), re.IGNORECASE)):
+        return match.group(0)  # already hidden; or a number under a name like "key" (a size, a count)
+    quote = match.group(3) or ""
+    return f"{match.group(1)}{match.group(2)}{quote}<secret>{quote}"
+
+
+_PUBLIC_SUFFIXES = (".org", ".com", ".io", ".net", ".ai", ".dev", ".py")
+
+
+def _is_public_name(name: str) -> bool:
+    """A module path or a public site named as a "host" (server=torch.distributed, host=pypi.org) stays."""
+    return name.lower().endswith(_PUBLIC_SUFFIXES) and not re.search(_INTERNAL_LABEL, name, re.IGNORECASE)
 
 
 def _is_ip(text: str) -> bool:

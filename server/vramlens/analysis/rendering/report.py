@@ -6,6 +6,7 @@ from vramlens.analysis.load.ending import SNAPSHOT, moment_words
 from vramlens.analysis.load.interventions import read_interventions
 from vramlens.analysis.model import Analysis
 from vramlens.analysis.load.run_settings import run_settings
+from vramlens.analysis.rendering.markdown_safe import cell, code, code_block, prose, sentence
 from vramlens.analysis.rendering.notebook_text import cell_rows, holder_lines
 from vramlens.safe_text import one_line
 from vramlens.analysis.attribution.roles import census_moment_words
@@ -15,7 +16,12 @@ UNKNOWN = "unknown (the capture does not show it)"
 
 
 def _cell(text) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ")
+    """Untrusted text in a table cell: shown as text (markdown_safe.py), one row."""
+    return cell(sentence(text))
+
+
+def _code_cell(text) -> str:
+    return cell(code(text))
 
 
 def _allocator_text(analysis: Analysis) -> str:
@@ -88,18 +94,18 @@ def _failure(analysis: Analysis, meta: dict) -> list[str]:
     out = ["## What happened", ""]
     status = analysis.status
     if analysis.outcome == "oom" and analysis.oom:
-        out.append(f"The run ended with status `{status}`: a request of {fmt(analysis.oom.request)} failed"
+        out.append(f"The run ended with status {code(status)}: a request of {fmt(analysis.oom.request)} failed"
                    + (f" ({analysis.oom.count} OOMs in all)." if analysis.oom.count > 1 else "."))
     elif status == SNAPSHOT:
         out.append("A raw snapshot: the run's outcome is not recorded, and the trace holds no OOM.")
     else:
-        code = f", exit code {meta['exit_code']}" if meta.get("exit_code") is not None else ""
-        out.append(f"Status `{status}`{code}: {analysis.outcome_text}.")
+        exit_code = f", exit code {meta['exit_code']}" if meta.get("exit_code") is not None else ""
+        out.append(f"Status {code(status)}{exit_code}: {sentence(analysis.outcome_text)}.")
     exception = meta.get("exception") or {}
     if exception.get("traceback"):
-        out += ["", "```", *exception["traceback"].rstrip().replace("```", "'''").splitlines(), "```"]
+        out += ["", *code_block(exception["traceback"]).splitlines()]
     elif exception.get("message"):
-        out += ["", f"> {exception.get('type', 'Exception')}: {exception['message']}"]
+        out += ["", f"> {prose(exception.get('type') or 'Exception')}: {prose(exception['message'])}"]
     return out + [""]
 
 
@@ -110,7 +116,7 @@ def _interventions(meta: dict) -> list[str]:
         return out + ["None recorded: no allocator setting was tried and measured for this run.", ""]
     out += ["| setting | verdict | before | after |", "|---|---|---|---|"]
     for item in tried:
-        out.append(f"| `{_cell(item.setting)}` | {_cell(item.verdict)} | {_cell(_measurement(item.baseline))} | "
+        out.append(f"| {_code_cell(item.setting)} | {_cell(item.verdict)} | {_cell(_measurement(item.baseline))} | "
                    f"{_cell(_measurement(item.result))} |")
     return out + [""]
 
@@ -129,8 +135,8 @@ def _chosen(meta: dict) -> list[str]:
     out = ["## Chosen intervention", ""]
     if experiment is None:
         return out + ["None measured: run `vramlens experiment` to compare interventions over repeated runs.", ""]
-    sentence = experiment.get("sentence")
-    out.append(sentence or "None: no variant beat the baseline beyond the run-to-run noise.")
+    chosen = experiment.get("sentence")
+    out.append(sentence(chosen) if chosen else "None: no variant beat the baseline beyond the run-to-run noise.")
     rows = [row for row in experiment.get("variants") or [] if isinstance(row, dict)]
     if rows:
         out += ["", "| variant | OOM | median peak allocated | median peak reserved | against the baseline |",
@@ -139,9 +145,9 @@ def _chosen(meta: dict) -> list[str]:
             out.append(f"| {_cell(row.get('label'))} | {row.get('ooms')}/{row.get('runs')} | {fmt(_int(row.get('peak_allocated')))} | "
                        f"{fmt(_int(row.get('peak_reserved')))} | {_cell(row.get('verdict'))} |")
     if experiment.get("stopped"):
-        out += ["", f"The experiment stopped early: {experiment['stopped']}"]
+        out += ["", f"The experiment stopped early: {sentence(experiment['stopped'])}"]
     if experiment.get("file"):
-        out += ["", f"All runs: `{_cell(experiment['file'])}`."]
+        out += ["", f"All runs: {code(experiment['file'])}."]
     return out + [""]
 
 
@@ -152,16 +158,18 @@ def _int(value) -> int | None:
 def _diagnosis(analysis: Analysis) -> list[str]:
     d = analysis.diagnosis
     out = ["## Diagnosis", "", f"**{d.cause}** (confidence {d.confidence:.2f}, {d.confidence_label})", ""]
-    out += [f"- {fact}" for fact in d.evidence]
+    out += [f"- {sentence(fact)}" for fact in d.evidence]
     if d.alternative:
         out += ["", f"Close runner-up: **{d.alternative}**."]
     if d.confirm is not None:
-        out += ["", f"To decide by measurement ({d.confirm.question}): `{_cell(d.confirm.command)}` — {d.confirm.expectation}"]
+        out += ["", f"To decide by measurement ({sentence(d.confirm.question)}): {code(d.confirm.command)} — "
+                    f"{sentence(d.confirm.expectation)}"]
     out += _steps(analysis) + _roles(analysis)
     if analysis.recommendations:
         out += ["", "What to try:", ""]
         for number, rec in enumerate(analysis.recommendations, 1):
-            out.append(f"{number}. {rec.action}{' *(an experiment: measure it)*' if rec.experiment else ''} — {rec.reason}")
+            out.append(f"{number}. {sentence(rec.action)}{' *(an experiment: measure it)*' if rec.experiment else ''} — "
+                       f"{sentence(rec.reason)}")
     return out + [""]
 
 
@@ -169,7 +177,7 @@ def _steps(analysis: Analysis) -> list[str]:
     steps = analysis.steps
     if steps is None:
         return ["", "### Steps", "", "No recurring loop in the trace: one pass, or the failure came in the first iteration."]
-    out = ["", "### Steps", "", f"{len(steps.steps)} iteration(s) of the loop at `{_cell(steps.driver)}` "
+    out = ["", "### Steps", "", f"{len(steps.steps)} iteration(s) of the loop at {code(steps.driver)} "
            f"({steps.completed} completed)" + (f", the floor rising {fmt(steps.growth_per_step)} per step"
                                                if steps.growth_per_step else "") + ".", "",
            "| step | kind | floor | peak |", "|---:|---|---:|---:|"]
@@ -191,22 +199,22 @@ def _roles(analysis: Analysis) -> list[str]:
     if analysis.storing or analysis.storing_note:
         out += ["", "### The line that keeps it", ""]
         if not analysis.storing:
-            out.append(_cell(analysis.storing_note))
+            out.append(sentence(analysis.storing_note))
         for storing in analysis.storing[:3]:
             grown = f", {fmt(storing.growth_bytes)} of it from earlier steps" if storing.growth_bytes else ""
-            code = f": `{_cell(storing.source)}`" if storing.source else ""
-            second = (f"; allocated at `{_where(analysis, *storing.allocated_at)}`"
+            statement = f": {code(storing.source)}" if storing.source else ""
+            second = (f"; allocated at {code(_where(analysis, *storing.allocated_at))}"
                       if storing.allocated_at and storing.allocated_at != (storing.path, storing.line) else "")
-            out.append(f"- `{_where(analysis, storing.path, storing.line)}`{code} keeps {fmt(storing.bytes)}{grown} in "
-                       f"`{_cell(storing.holder)}`{second}")
+            out.append(f"- {code(_where(analysis, storing.path, storing.line))}{statement} keeps {fmt(storing.bytes)}"
+                       f"{grown} in {code(storing.holder)}{second}")
     if analysis.holders:
         out += ["", "### Who holds it", ""]
         for holder in analysis.holders[:5]:
-            stored = f", stored at `{_where(analysis, *holder.stored_at)}`" if holder.stored_at else ""
-            filled = f", allocated at `{_where(analysis, *holder.appended_at)}`" if holder.appended_at else ""
+            stored = f", stored at {code(_where(analysis, *holder.stored_at))}" if holder.stored_at else ""
+            filled = f", allocated at {code(_where(analysis, *holder.appended_at))}" if holder.appended_at else ""
             grew = (f", grew {fmt(holder.survivor_bytes)} across steps" if holder.survivor_bytes
                     else ", the step's working set" if holder.working_set else "")
-            out.append(f"- `{_cell(holder.root)}` ({holder.kind}, {holder.tensors} tensors): {fmt(holder.bytes)}"
+            out.append(f"- {code(holder.root)} ({prose(holder.kind)}, {holder.tensors} tensors): {fmt(holder.bytes)}"
                        f"{grew}{stored}{filled}")
     return out
 
@@ -216,13 +224,13 @@ def _lines(analysis: Analysis, top: int) -> list[str]:
     out = ["## Top lines", "", "| line | live | share | allocated in total | count | growing | source |",
            "|---|---:|---:|---:|---:|---|---|"]
     for line in shown:
-        where = f"`{_place(line)}` {line.function}" if line.path else line.function
-        source = f"`{_cell(line.source)}`" if line.source else ""
-        out.append(f"| {_cell(where)} | {fmt(line.live_bytes)} | {line.share:.0%} | {fmt(line.allocated_bytes)} | "
+        where = f"{code(_place(line))} {prose(line.function)}" if line.path else prose(line.function)
+        source = _code_cell(line.source) if line.source else ""
+        out.append(f"| {cell(where)} | {fmt(line.live_bytes)} | {line.share:.0%} | {fmt(line.allocated_bytes)} | "
                    f"{line.count} | {'yes' if line.growing else 'no'} | {source} |")
     paths = [line for line in shown if line.call_path and line.path]
     if paths:
-        out += ["", "Call paths:", ""] + [f"- `{_place(line)}`: {' → '.join(line.call_path)}" for line in paths]
+        out += ["", "Call paths:", ""] + [f"- {code(_place(line))}: {prose(' → '.join(line.call_path))}" for line in paths]
     return out + [""]
 
 
@@ -254,7 +262,7 @@ def _notebook(analysis: Analysis) -> list[str]:
 
 
 def build_report(analysis: Analysis, meta: dict, svg_name: str | None, title: str, top: int = 8) -> str:
-    out = [f"# GPU memory report: {title}", ""]
+    out = [f"# GPU memory report: {prose(title)}", ""]
     out += _setup(analysis, meta)
     out += _failure(analysis, meta)
     out += _memory(analysis)
@@ -270,6 +278,6 @@ def build_report(analysis: Analysis, meta: dict, svg_name: str | None, title: st
         out.append("Write the report to a file (`-o report.md`) to get the timeline plot beside it.")
     out += ["", f"Peak allocated {fmt(analysis.timeline.peak_allocated)} at trace entry {analysis.timeline.peak_index}; "
             f"{analysis.timeline.entries} entries recorded."]
-    out += [f"> Note: {note}" for note in analysis.notes]
+    out += [f"> Note: {sentence(note)}" for note in analysis.notes]
     # One row, one line: nothing from the capture adds a line (a forged heading) or a control sequence.
     return "\n".join(map(one_line, out)) + "\n"
