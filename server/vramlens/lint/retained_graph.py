@@ -11,6 +11,7 @@ import ast
 from .edits import detach_edits
 from .forwards import DIFFERENTIABLE, FORWARD, METHOD
 from .findings import Fix
+from .fix_safety import backpropagated_here, needs_graph_later
 from .function_ctx import OUTPUT, tensor_kind
 from .library import NO_GRAD_UPDATE_PACKAGES
 from .lifetime import OUTLIVES_CALL, backpropagated, carried_across, lifetime, rebound_in, returned_names
@@ -18,6 +19,7 @@ from .object_state import memo_cache_with_clear, reinitialised_per_call
 from .summaries import MAYBE_GRAPH, Effect
 from .syntax import assigned_names, base_dotted, call_name, dotted, last_name
 from .taint import is_sequence
+from .tensor_types import TensorTypes
 from .walker import LintContext, sanitized
 
 _APPENDERS = {"append", "extend", "insert", "appendleft", "add", "push", "put"}
@@ -29,19 +31,36 @@ _PARAMETER_SLOTS = frozenset({"weight", "bias"})
 _LIFETIME_WORDS = {OUTLIVES_CALL: "for as long as the object or module lives", "iteration": "across every iteration of the loop"}
 
 
-def _fixes(ctx: LintContext, values: list[ast.AST], scalar: bool, known: list[ast.AST] = ()) -> tuple[Fix, ...]:
+def _fixes(ctx: LintContext, values: list[ast.AST], scalar: bool, known: list[ast.AST] = (), place: str | None = None) -> tuple[Fix, ...]:
+    """``.detach()`` (and ``.item()`` on a proven 0-d tensor) of what is stored, only where it cannot break the
+    code (fix_safety.py): every value proven a tensor, and ``place`` never read where a graph is needed."""
     values = [value for value in values if value in known or ctx.tainted(value)]
     if not values:
         return ()
+    types = tensor_types(ctx)
+    if not all(types.is_tensor(v) for v in values):
+        return ()
+    scope = ctx.scope.node
+    if needs_graph_later(place, scope, ctx.scope.cls) and not all(backpropagated_here(v, scope, ctx.tainted) for v in values):
+        return ()
     texts = ", ".join(f"`{ctx.positions.segment(v)}`" for v in values)
     detach = Fix(f"Store {texts} detached (.detach())", tuple(e for v in values for e in detach_edits(ctx.positions, v)))
-    if not scalar or len(values) != 1:
+    if not scalar or len(values) != 1 or not types.is_scalar_tensor(values[0]):
         return (detach,)
     item = Fix(
         f"Store {texts} as a Python number (.item(); waits for the GPU)",
         detach_edits(ctx.positions, values[0], method="item"),
     )
     return (detach, item)
+
+
+def tensor_types(ctx: LintContext) -> TensorTypes:
+    """The tensor facts of the function being walked, built once per function."""
+    key = ("tensor-types", id(ctx.scope.node))
+    found = ctx.memo.get(key)
+    if found is None:
+        found = ctx.memo[key] = TensorTypes(ctx.facts, ctx.evidence, ctx.scope.node, ctx.scope.cls)
+    return found
 
 
 def _looks_scalar(ctx: LintContext, place: str, value: ast.AST) -> bool:
@@ -170,7 +189,7 @@ class RetainedGraph:
             f"`{name}` accumulates tensors that carry autograd history, so it keeps the graph of every step "
             f"{_LIFETIME_WORDS[kept]} alive; add a detached value or a Python number instead."
         )
-        ctx.report("VL101", stmt, message, _fixes(ctx, [value], _looks_scalar(ctx, name, value)))
+        ctx.report("VL101", stmt, message, _fixes(ctx, [value], _looks_scalar(ctx, name, value), place=name))
 
     def _assign(self, stmt: ast.Assign, ctx: LintContext) -> None:
         value = stmt.value
@@ -217,7 +236,7 @@ class RetainedGraph:
             f"`{name}` grows by concatenating tensors that carry autograd history, so each iteration's graph "
             "stays alive through the result; concatenate detached values."
         )
-        ctx.report("VL104", stmt, message, _fixes(ctx, others, False))
+        ctx.report("VL104", stmt, message, _fixes(ctx, others, False, place=name))
 
     # -- containers -----------------------------------------------------------------------
     def _append(self, stmt: ast.Expr, call: ast.Call, ctx: LintContext) -> None:
@@ -270,7 +289,7 @@ class RetainedGraph:
             f"{_LIFETIME_WORDS[kept]}: a meter that sums or keeps what it is given keeps every step's graph alive; "
             "pass detached tensors or Python numbers."
         )
-        ctx.report("VL101", stmt, message, _fixes(ctx, graph, len(graph) == 1 and _looks_scalar(ctx, container, graph[0])))
+        ctx.report("VL101", stmt, message, _fixes(ctx, graph, len(graph) == 1 and _looks_scalar(ctx, container, graph[0]), place=container))
 
     def _store(self, stmt: ast.stmt, code: str, container: str | None, values: list[ast.AST], ctx: LintContext,
                fixable: bool = True) -> None:
@@ -299,7 +318,7 @@ class RetainedGraph:
             "graph (with its saved activations) stays in memory; store detached tensors or Python numbers."
         )
         scalar = len(graph) == 1 and _looks_scalar(ctx, container, graph[0])
-        ctx.report(code, stmt, message, _fixes(ctx, graph, scalar, known=graph) if fixable else ())
+        ctx.report(code, stmt, message, _fixes(ctx, graph, scalar, known=graph, place=container) if fixable else ())
 
     # -- attributes and globals -----------------------------------------------------------
     def _attribute_store(
@@ -332,7 +351,7 @@ class RetainedGraph:
             f"`{name}` keeps the graph of the last call alive on {where} between calls, so its activations "
             "are never freed while the next step allocates its own; store a detached tensor."
         )
-        ctx.report("VL105", stmt, message, () if part_of_tuple else _fixes(ctx, [value], False))
+        ctx.report("VL105", stmt, message, () if part_of_tuple else _fixes(ctx, [value], False, place=name))
 
     def _ctx_store(self, stmt: ast.stmt, name: str, value: ast.AST, ctx: LintContext) -> bool:
         """``ctx.y = out`` where ctx is an autograd.Function's: the output (or a tensor made in forward)
@@ -363,7 +382,7 @@ class RetainedGraph:
             f"the module global `{target.id}` keeps the graph of the call that set it alive after the call "
             "returns; store a detached tensor."
         )
-        ctx.report("VL105", stmt, message, _fixes(ctx, [stmt.value], False))
+        ctx.report("VL105", stmt, message, _fixes(ctx, [stmt.value], False, place=target.id))
 
     # -- recurrent state ------------------------------------------------------------------
     def _recurrent(self, stmt: ast.Assign, call: ast.Call, ctx: LintContext) -> bool:
@@ -447,7 +466,7 @@ def report_kept_argument(ctx: LintContext, call: ast.Call, argument: ast.AST, ef
         "the call, so the graph of every call stays in memory; pass a detached value or a Python number."
     )
     scalar = _looks_scalar(ctx, effect.place, argument)
-    ctx.report(effect.code, call, message, _fixes(ctx, [argument], scalar))
+    ctx.report(effect.code, call, message, _fixes(ctx, [argument], scalar, place=effect.place if effect.place.startswith("self.") and receiver == "self" else None))
 
 
 def _fixed_key(target: ast.Subscript, ctx: LintContext) -> bool:
