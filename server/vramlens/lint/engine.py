@@ -21,6 +21,7 @@ from .missing_no_grad import MissingNoGrad
 from .oom_retry_in_except import OomRetryInExcept
 from .retain_graph_in_loop import RetainGraphInLoop
 from .retained_graph import RetainedGraph
+from .suppression import drop_suppressed
 from .source import decode_source, parse_failure, read_source, too_large, unreadable
 from vramlens.regular_files import FileProblem
 from .walker import LintContext, Walker
@@ -48,6 +49,7 @@ def lint_source(text: str, path: str = "<source>", select: list[str] | None = No
     """All enabled findings for one file's text, sorted by position. Never raises on bad input.
 
     ``preview``: also run the checks that are off by default (catalog.py says why a check is preview).
+    A ``# vramlens: ignore[CODE]`` comment on a finding's line silences it there (suppression.py).
     ``cache``: the previous lint of this document (the language server keeps one per file): only the
     parts of the file whose text changed are parsed and analysed again; the result is the same."""
     large = too_large(len(text))
@@ -62,7 +64,7 @@ def lint_source(text: str, path: str = "<source>", select: list[str] | None = No
     finally:
         if collecting:
             gc.enable()
-    findings = [f for f in findings if is_enabled(f.code, select, ignore, preview)]
+    findings = drop_suppressed([f for f in findings if is_enabled(f.code, select, ignore, preview)], text)
     return sorted(findings, key=lambda f: f.sort_key)
 
 
