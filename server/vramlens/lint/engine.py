@@ -18,6 +18,7 @@ from .facts import merge_indexes
 from .findings import Edit, Finding, Fix
 from .host_tensor_to_device import HostTensorToDevice
 from .missing_no_grad import MissingNoGrad
+from .notebooks import NOTEBOOK_SUFFIX, lint_notebook_bytes, read_notebook
 from .oom_retry_in_except import OomRetryInExcept
 from .retain_graph_in_loop import RetainGraphInLoop
 from .retained_graph import RetainedGraph
@@ -194,23 +195,27 @@ def lint_bytes(data: bytes, path: str, select: list[str] | None = None, ignore: 
 
 def lint_file(path: str | os.PathLike, select: list[str] | None = None, ignore: list[str] | None = None,
               preview: bool = False) -> list[Finding]:
-    """Findings of one file; one that cannot be read (a FIFO, a device, a dangling link, too large) says so."""
+    """Findings of one file or notebook; one that cannot be read (a FIFO, a device, a dangling link, too large)
+    says so. A notebook's findings name their cell (notebooks.py)."""
+    notebook = str(path).endswith(NOTEBOOK_SUFFIX)
     try:
-        data = read_source(path)
+        data = read_notebook(path) if notebook else read_source(path)
     except FileProblem as problem:
         return [parse_error(str(path), unreadable(problem))]
+    if notebook:
+        return lint_notebook_bytes(data, str(path), lint_source, select, ignore, preview)
     return lint_bytes(data, str(path), select, ignore, preview)
 
 
 def iter_python_files(paths: Iterable[str | os.PathLike]) -> Iterator[Path]:
-    """Files named on the command line, and every .py file below the folders named there."""
+    """Files named on the command line, and every .py file and notebook below the folders named there."""
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
             for root, folders, files in os.walk(path):
                 folders[:] = sorted(f for f in folders if f not in _SKIPPED_FOLDERS and not f.startswith("."))
                 for name in sorted(files):
-                    if name.endswith((".py", ".pyw")):
+                    if name.endswith((".py", ".pyw", NOTEBOOK_SUFFIX)):
                         yield Path(root) / name
         else:
             yield path
