@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import ast
 
+from .containers import ARITY, is_known_list, list_method_call
 from .edits import detach_edits
+from .framework_hooks import check_kept_output
 from .forwards import DIFFERENTIABLE, FORWARD, METHOD
 from .findings import Fix
 from .fix_safety import backpropagated_here, needs_graph_later
@@ -148,6 +150,8 @@ class RetainedGraph:
         elif kind is ast.Expr:
             call = stmt.value
             if type(call) is ast.Call and type(call.func) is ast.Attribute and call.func.attr in _APPENDERS:
+                if ctx.state.grad_off:
+                    check_kept_output(stmt, call, ctx)  # a framework's no-grad per-batch hook (framework_hooks.py)
                 self._append(stmt, call, ctx)
             elif type(call) is ast.Call and type(call.func) is ast.Attribute and call.func.attr == "update":
                 self._update(stmt, call, ctx)
@@ -240,6 +244,9 @@ class RetainedGraph:
 
     # -- containers -----------------------------------------------------------------------
     def _append(self, stmt: ast.Expr, call: ast.Call, ctx: LintContext) -> None:
+        if call.func.attr in ARITY and not (list_method_call(call) and is_known_list(
+                call.func.value, ctx.scope.node, ctx.scope.cls, ctx.tree, ctx.facts.classes, ctx.state.resolve)):
+            return  # not proven a list's append: some object's own method, which may detach what it is given
         if any(ctx.labels(arg) for arg in call.args):
             self._store(stmt, "VL102", base_dotted(call.func.value), _stored_values(call) or list(call.args), ctx)
 
