@@ -76,7 +76,8 @@ def _print_checks() -> None:
     """One line per check: code, rule, severity, default status and the evidence behind it."""
     for c in CHECKS:
         status = "preview" if c.preview else "on"
-        print(f"{c.code}  {c.rule:22} {c.severity:8} {status:8} {c.summary}; {c.reason.split(': ', 1)[-1]}")
+        print(f"{c.code}  {c.rule:22} {c.severity:8} {status:8} {c.summary}; {c.reason.split(': ', 1)[-1]}"
+              + ("" if c.code == "VL000" else f"; {c.held_out_text}"))
 
 
 def _print_text(findings: list[Finding], file_count: int, fixed: int | None) -> None:
