@@ -100,3 +100,21 @@ def test_a_list_from_a_dataclass_field_or_an_annotation_is_a_list():
                     self.outputs.append(out)
         """)
     assert ("VL102", 12) in found
+
+
+def test_state_its_own_class_detaches_is_no_accumulation():
+    """A memory updated by key on every forward and detached by the module's own ``detach()`` (TGN's)."""
+    body = """
+        class Memory(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.memory = {{}}
+                self.gru = nn.GRUCell(4, 4)
+            {detach}
+            def forward(self, n_id, x):
+                out = self.gru(x)
+                self.memory[n_id] = out
+                return out
+        """
+    assert ("VL103", 9) in _codes(body.format(detach=""))
+    assert _codes(body.format(detach="def detach(self):\n                self.memory.detach_()")) == []

@@ -301,7 +301,7 @@ class RetainedGraph:
     def _store(self, stmt: ast.stmt, code: str, container: str | None, values: list[ast.AST], ctx: LintContext,
                fixable: bool = True) -> None:
         """A value goes into ``container`` (by append or by key): a leak when the container outlives it."""
-        if container is None:
+        if container is None or _detached_by_its_class(container, ctx):
             return
         kept = _leak_lifetime(container, ctx)
         if kept is None:
@@ -521,6 +521,31 @@ def _owned_elsewhere(meter: str, ctx: LintContext) -> bool:
                 if origin.startswith(NO_GRAD_UPDATE_PACKAGES):
                     return True
     return False
+
+
+def _detached_by_its_class(name: str, ctx: LintContext) -> bool:
+    """``self.memory`` of a class with a method that detaches it (``self.memory.detach_()``, ``self.memory =
+    self.memory.detach()``): recurrent state whose owner cuts its graph where its training loop says (a TGN
+    memory's ``detach()`` called every batch), not an accumulation."""
+    cls = ctx.scope.cls
+    if cls is None or not name.startswith("self.") or name.count(".") != 1:
+        return False
+    key = ("detached-by-class", id(cls), name)
+    known = ctx.memo.get(key)
+    if known is None:
+        known = False
+        for node in ast.walk(cls):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "detach_" \
+                    and dotted(node.func.value) == name:
+                known = True
+            elif isinstance(node, ast.Assign) and any(dotted(t) == name for t in node.targets) \
+                    and isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Attribute) \
+                    and node.value.func.attr == "detach" and dotted(node.value.func.value) == name:
+                known = True
+            if known:
+                break
+        ctx.memo[key] = known
+    return known
 
 
 def _leak_lifetime(name: str, ctx: LintContext) -> str | None:
