@@ -78,11 +78,18 @@ def lint_notebook_bytes(data: bytes, path: str, lint_source, select=None, ignore
         return [parse_error(path, large)]
     findings = lint_source(text, path, select, ignore, preview)
     if any(f.code == "VL000" for f in findings):
-        # One cell that does not parse must not silence the others: each is then checked alone.
-        findings = []
+        # A cell that does not parse must not silence the others: it is reported on its own and left out
+        # (its lines blanked, so line numbers stay), and the other cells are checked together.
+        broken = []
         for first, count, number in starts:
             alone = "\n".join(lines[first - 1:first - 1 + count]) + "\n"
-            findings += [_in_cell(f, 0, number) for f in lint_source(alone, path, select, ignore, preview)]
+            errors = [f for f in lint_source(alone, path, ["VL000"]) if f.code == "VL000"]
+            if errors:
+                broken.append((first, count, number, errors))
+        for first, count, _, _ in broken:
+            lines[first - 1:first - 1 + count] = [""] * count
+        findings = [_placed(f, starts) for f in lint_source("\n".join(lines) + "\n", path, select, ignore, preview)]
+        findings += [_in_cell(f, 0, number) for _, _, number, errors in broken for f in errors]
     else:
         findings = [_placed(f, starts) for f in findings]
     if problem:
