@@ -117,3 +117,21 @@ def test_fix_source_leaves_unprovable_values_alone_and_parses():
     fixed = fix_source(source, preview=True).text
     ast.parse(fixed)
     assert "history.append(loss.item() if fixed else loss)" in fixed
+
+
+def test_a_cache_read_back_into_what_forward_returns_keeps_its_graph():
+    """``self.prev = x.clone()`` read into the next call's input, whose outputs are appended and returned."""
+    from vramlens.lint.fix_safety import needs_graph_later
+    source = """
+class Causal(nn.Module):
+    def forward(self, x):
+        x = torch.cat([self.prev, x], dim=2)
+        self.prev = x[:, :, -2:].clone()
+        outputs = []
+        for i in range(3):
+            out = self.conv(x[:, :, i:i + 2])
+            outputs.append(out)
+        return torch.cat(outputs, 2)
+"""
+    cls = ast.parse(source).body[0]
+    assert needs_graph_later("self.prev", cls.body[0], cls)

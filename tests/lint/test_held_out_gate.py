@@ -1,4 +1,5 @@
-"""The catalog's held-out figures are those of the last held-out round as judged (catalog.HELD_OUT_ROUND), and a
+"""The catalog's held-out figures are those of the last held-out round as judged and measured once
+(catalog.HELD_OUT_ROUND), and a
 check found wrong there on enough findings is preview whatever its in-sample figure."""
 
 from __future__ import annotations
@@ -38,7 +39,11 @@ def test_the_held_out_figures_are_those_of_the_judged_last_round():
             tallies[finding.code][1] += 1  # debatable counts as judged, not true (as in sample)
             tallies[finding.code][0] += finding.verdict == "true"
     assert lines == HELD_OUT_LINES
+    # The catalog keeps the single measurement; a false finding removed by a mechanism fixed since may be gone
+    # from the engine's findings, a true one may not, and no new finding may appear unjudged (asserted above).
     for c in CHECKS:
-        if c.code != "VL000":
-            expected = tuple(tallies[c.code]) if c.code in tallies else None
-            assert c.held_out == expected, (c.code, c.held_out, expected)
+        if c.code == "VL000":
+            continue
+        now = tuple(tallies[c.code]) if c.code in tallies else (0, 0)
+        measured = c.held_out or (0, 0)
+        assert now[0] == measured[0] and now[1] <= measured[1], (c.code, c.held_out, now)

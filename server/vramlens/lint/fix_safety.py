@@ -22,6 +22,7 @@ from .syntax import call_name, dotted, last_name
 
 _BACKWARD_NAMES = frozenset({"backward", "manual_backward", "grad", "scale", "register_hook", "retain_grad"})
 _ROUNDS = 4
+_FILLERS = frozenset({"append", "extend", "insert", "add", "update", "appendleft", "setdefault", "put"})
 
 
 def needs_graph_later(place: str | None, scope: ast.AST, cls: ast.ClassDef | None) -> bool:
@@ -95,7 +96,8 @@ def _graph_read_in(place: str, function: ast.AST) -> bool:
 def _derived(names: set[str], function: ast.AST) -> set[str]:
     """``names`` and every name bound in ``function`` from something that mentions one of them."""
     derived = set(names)
-    statements = [n for n in ast.walk(function) if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor, ast.withitem))]
+    statements = [n for n in ast.walk(function) if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor, ast.withitem))
+                  or (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in _FILLERS)]
     for _ in range(_ROUNDS):
         grown = False
         for node in statements:
@@ -121,6 +123,8 @@ def _flow(node: ast.AST) -> tuple[ast.AST | None, list[ast.AST]]:
         return node.value, [node.target]
     if isinstance(node, (ast.For, ast.AsyncFor)):
         return node.iter, [node.target]
+    if isinstance(node, ast.Call):  # ``outputs.append(out)``: the container now holds what it was given
+        return ast.Tuple(elts=[*node.args, *(k.value for k in node.keywords)], ctx=ast.Load()), [node.func.value]
     if isinstance(node, ast.withitem):
         return node.context_expr, [node.optional_vars] if node.optional_vars is not None else []
     return None, []
