@@ -81,6 +81,7 @@ FORWARD_EVIDENCE = cases(
     class Trainer:
         def __init__(self, encoder):
             self.encoder = encoder.to("cuda")
+            self.history = []
         def fit(self, loader):
             for x in loader:
                 self.history.append(self.encoder(x))  # flag: VL102

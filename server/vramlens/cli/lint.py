@@ -21,7 +21,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         description="Static checks for PyTorch code that keeps autograd graphs alive or wastes GPU memory. "
         "Exit status: 0 when clean, 1 when findings remain, 2 on usage errors.",
     )
-    parser.add_argument("paths", nargs="*", metavar="PATH", help="Python files or folders to check")
+    parser.add_argument("paths", nargs="*", metavar="PATH", help="Python files, notebooks (.ipynb) or folders to check")
     parser.add_argument("--json", action="store_true", help="print findings as JSON (schema in docs/lint.md)")
     parser.add_argument("--fix", action="store_true", help="apply the safe default fix of each finding in place")
     parser.add_argument("--select", default="", metavar="CODES", help="comma-separated rule slugs, codes or code prefixes to report")
@@ -76,13 +76,15 @@ def _print_checks() -> None:
     """One line per check: code, rule, severity, default status and the evidence behind it."""
     for c in CHECKS:
         status = "preview" if c.preview else "on"
-        print(f"{c.code}  {c.rule:22} {c.severity:8} {status:8} {c.summary}; {c.reason.split(': ', 1)[-1]}")
+        print(f"{c.code}  {c.rule:22} {c.severity:8} {status:8} {c.summary}; {c.reason.split(': ', 1)[-1]}"
+              + ("" if c.code == "VL000" else f"; {c.held_out_text}"))
 
 
 def _print_text(findings: list[Finding], file_count: int, fixed: int | None) -> None:
     for finding in findings:
         # A file's name or a message quoting its code cannot break the line nor reach the terminal as control.
-        print(one_line(f"{finding.path}:{finding.line}:{finding.column + 1}: {finding.code} [{finding.rule}] "
+        where = f"cell {finding.cell}:" if finding.cell is not None else ""
+        print(one_line(f"{finding.path}:{where}{finding.line}:{finding.column + 1}: {finding.code} [{finding.rule}] "
                        f"{finding.severity}: {finding.message}"))
         if finding.fixes and fixed is None:
             print(one_line(f"    fix available: {finding.fixes[0].title} (run with --fix)"))

@@ -18,9 +18,11 @@ from .facts import merge_indexes
 from .findings import Edit, Finding, Fix
 from .host_tensor_to_device import HostTensorToDevice
 from .missing_no_grad import MissingNoGrad
+from .notebooks import NOTEBOOK_SUFFIX, lint_notebook_bytes, read_notebook
 from .oom_retry_in_except import OomRetryInExcept
 from .retain_graph_in_loop import RetainGraphInLoop
 from .retained_graph import RetainedGraph
+from .suppression import drop_suppressed
 from .source import decode_source, parse_failure, read_source, too_large, unreadable
 from vramlens.regular_files import FileProblem
 from .walker import LintContext, Walker
@@ -48,6 +50,7 @@ def lint_source(text: str, path: str = "<source>", select: list[str] | None = No
     """All enabled findings for one file's text, sorted by position. Never raises on bad input.
 
     ``preview``: also run the checks that are off by default (catalog.py says why a check is preview).
+    A ``# vramlens: ignore[CODE]`` comment on a finding's line silences it there (suppression.py).
     ``cache``: the previous lint of this document (the language server keeps one per file): only the
     parts of the file whose text changed are parsed and analysed again; the result is the same."""
     large = too_large(len(text))
@@ -62,7 +65,7 @@ def lint_source(text: str, path: str = "<source>", select: list[str] | None = No
     finally:
         if collecting:
             gc.enable()
-    findings = [f for f in findings if is_enabled(f.code, select, ignore, preview)]
+    findings = drop_suppressed([f for f in findings if is_enabled(f.code, select, ignore, preview)], text)
     return sorted(findings, key=lambda f: f.sort_key)
 
 
@@ -192,23 +195,27 @@ def lint_bytes(data: bytes, path: str, select: list[str] | None = None, ignore: 
 
 def lint_file(path: str | os.PathLike, select: list[str] | None = None, ignore: list[str] | None = None,
               preview: bool = False) -> list[Finding]:
-    """Findings of one file; one that cannot be read (a FIFO, a device, a dangling link, too large) says so."""
+    """Findings of one file or notebook; one that cannot be read (a FIFO, a device, a dangling link, too large)
+    says so. A notebook's findings name their cell (notebooks.py)."""
+    notebook = str(path).endswith(NOTEBOOK_SUFFIX)
     try:
-        data = read_source(path)
+        data = read_notebook(path) if notebook else read_source(path)
     except FileProblem as problem:
         return [parse_error(str(path), unreadable(problem))]
+    if notebook:
+        return lint_notebook_bytes(data, str(path), lint_source, select, ignore, preview)
     return lint_bytes(data, str(path), select, ignore, preview)
 
 
 def iter_python_files(paths: Iterable[str | os.PathLike]) -> Iterator[Path]:
-    """Files named on the command line, and every .py file below the folders named there."""
+    """Files named on the command line, and every .py file and notebook below the folders named there."""
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
             for root, folders, files in os.walk(path):
                 folders[:] = sorted(f for f in folders if f not in _SKIPPED_FOLDERS and not f.startswith("."))
                 for name in sorted(files):
-                    if name.endswith((".py", ".pyw")):
+                    if name.endswith((".py", ".pyw", NOTEBOOK_SUFFIX)):
                         yield Path(root) / name
         else:
             yield path

@@ -42,11 +42,16 @@ class Finding:
     severity: str  # "error" | "warning" | "info"
     message: str
     fixes: tuple[Fix, ...] = field(default=())
+    cell: int | None = None  # in a notebook: the cell (1-based, over all its cells); ``line`` counts within it
 
     def to_dict(self) -> dict:
-        """The JSON form documented in docs/lint.md (fixes and edits become lists of objects)."""
-        return asdict(self, dict_factory=dict)
+        """The JSON form documented in docs/lint.md (fixes and edits become lists of objects; ``cell`` only
+        for a notebook's findings)."""
+        found = asdict(self, dict_factory=dict)
+        if found["cell"] is None:
+            del found["cell"]
+        return found
 
     @property
     def sort_key(self) -> tuple:
-        return (self.path, self.line, self.column, self.code)
+        return (self.path, self.cell or 0, self.line, self.column, self.code)

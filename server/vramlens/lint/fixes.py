@@ -138,8 +138,11 @@ def _overlaps(a: tuple[int, int, int, int], b: tuple[int, int, int, int]) -> boo
 
 def fix_file(path: str | Path, select: list[str] | None = None, ignore: list[str] | None = None,
              preview: bool = False) -> FixResult | None:
-    """Fix a file in place, keeping its encoding and BOM. None when it cannot be fixed safely."""
+    """Fix a file in place, keeping its encoding and BOM. None when it cannot be fixed safely (a notebook is
+    never rewritten: its findings are reported, their fixes are for the editor's cells)."""
     path = Path(path)
+    if path.suffix == ".ipynb":
+        return None
     try:
         decoded = decode_source(read_source(path))
     except FileProblem:

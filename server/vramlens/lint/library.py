@@ -6,6 +6,8 @@ documented behaviour of that library (docs/lint.md lists them). Everything else 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 # Base classes whose subclasses are nn.Modules (the last name of the base, as written in ``class X(Base)``).
 MODULE_BASES = frozenset({
     "Module", "Sequential", "ModuleList", "ModuleDict",  # torch.nn
@@ -81,3 +83,30 @@ BACKPROPAGATED_RETURNS = frozenset({"training_step", "compute_loss", "training_s
 # Packages whose metric objects take what ``update()`` is given without recording a graph (documented behaviour):
 # torchmetrics runs ``update`` with grad disabled unless asked, ignite's metrics update under no_grad.
 NO_GRAD_UPDATE_PACKAGES = ("torchmetrics", "ignite.metrics", "ignite.contrib.metrics")
+
+
+# Per-batch hooks of frameworks, whose outputs kept on ``self`` pile up across batches (docs/lint.md, "Framework
+# knowledge"). Each entry: the framework, the base classes (last name as written), the hooks, whether the framework
+# runs them with autograd on, and the framework's own remedy, quoted in the finding.
+@dataclass(frozen=True)
+class PerBatchHooks:
+    framework: str
+    bases: frozenset[str]
+    hooks: frozenset[str]
+    grad: bool
+    remedy: str
+
+
+PER_BATCH_HOOKS: tuple[PerBatchHooks, ...] = (
+    PerBatchHooks("Lightning", frozenset({"LightningModule"}),
+                  frozenset({"validation_step", "test_step", "predict_step"}), False,
+                  "keep `.detach().cpu()` copies or a reduced figure (or update a torchmetrics metric), and clear the "
+                  "list in on_validation_epoch_end / on_test_epoch_end"),
+    PerBatchHooks("Lightning", frozenset({"LightningModule"}), frozenset({"training_step"}), True,
+                  "keep `.detach()` copies (Lightning backpropagates only the returned loss), and clear the list in "
+                  "on_train_epoch_end"),
+    PerBatchHooks("transformers", frozenset({"Trainer", "Seq2SeqTrainer"}), frozenset({"prediction_step"}), False,
+                  "return the outputs instead (the Trainer gathers and moves them by eval_accumulation_steps)"),
+    PerBatchHooks("transformers", frozenset({"Trainer", "Seq2SeqTrainer"}), frozenset({"compute_loss", "training_step"}), True,
+                  "keep `.detach()` copies or `.item()` figures"),
+)

@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import ast
 
+from .containers import ARITY, is_known_list, list_method_call
 from .edits import detach_edits
+from .framework_hooks import check_kept_output
 from .forwards import DIFFERENTIABLE, FORWARD, METHOD
 from .findings import Fix
+from .fix_safety import backpropagated_here, needs_graph_later
 from .function_ctx import OUTPUT, tensor_kind
 from .library import NO_GRAD_UPDATE_PACKAGES
 from .lifetime import OUTLIVES_CALL, backpropagated, carried_across, lifetime, rebound_in, returned_names
@@ -18,6 +21,7 @@ from .object_state import memo_cache_with_clear, reinitialised_per_call
 from .summaries import MAYBE_GRAPH, Effect
 from .syntax import assigned_names, base_dotted, call_name, dotted, last_name
 from .taint import is_sequence
+from .tensor_types import TensorTypes
 from .walker import LintContext, sanitized
 
 _APPENDERS = {"append", "extend", "insert", "appendleft", "add", "push", "put"}
@@ -29,19 +33,36 @@ _PARAMETER_SLOTS = frozenset({"weight", "bias"})
 _LIFETIME_WORDS = {OUTLIVES_CALL: "for as long as the object or module lives", "iteration": "across every iteration of the loop"}
 
 
-def _fixes(ctx: LintContext, values: list[ast.AST], scalar: bool, known: list[ast.AST] = ()) -> tuple[Fix, ...]:
+def _fixes(ctx: LintContext, values: list[ast.AST], scalar: bool, known: list[ast.AST] = (), place: str | None = None) -> tuple[Fix, ...]:
+    """``.detach()`` (and ``.item()`` on a proven 0-d tensor) of what is stored, only where it cannot break the
+    code (fix_safety.py): every value proven a tensor, and ``place`` never read where a graph is needed."""
     values = [value for value in values if value in known or ctx.tainted(value)]
     if not values:
         return ()
+    types = tensor_types(ctx)
+    if not all(types.is_tensor(v) for v in values):
+        return ()
+    scope = ctx.scope.node
+    if needs_graph_later(place, scope, ctx.scope.cls) and not all(backpropagated_here(v, scope, ctx.tainted) for v in values):
+        return ()
     texts = ", ".join(f"`{ctx.positions.segment(v)}`" for v in values)
     detach = Fix(f"Store {texts} detached (.detach())", tuple(e for v in values for e in detach_edits(ctx.positions, v)))
-    if not scalar or len(values) != 1:
+    if not scalar or len(values) != 1 or not types.is_scalar_tensor(values[0]):
         return (detach,)
     item = Fix(
         f"Store {texts} as a Python number (.item(); waits for the GPU)",
         detach_edits(ctx.positions, values[0], method="item"),
     )
     return (detach, item)
+
+
+def tensor_types(ctx: LintContext) -> TensorTypes:
+    """The tensor facts of the function being walked, built once per function."""
+    key = ("tensor-types", id(ctx.scope.node))
+    found = ctx.memo.get(key)
+    if found is None:
+        found = ctx.memo[key] = TensorTypes(ctx.facts, ctx.evidence, ctx.scope.node, ctx.scope.cls)
+    return found
 
 
 def _looks_scalar(ctx: LintContext, place: str, value: ast.AST) -> bool:
@@ -129,6 +150,8 @@ class RetainedGraph:
         elif kind is ast.Expr:
             call = stmt.value
             if type(call) is ast.Call and type(call.func) is ast.Attribute and call.func.attr in _APPENDERS:
+                if ctx.state.grad_off:
+                    check_kept_output(stmt, call, ctx)  # a framework's no-grad per-batch hook (framework_hooks.py)
                 self._append(stmt, call, ctx)
             elif type(call) is ast.Call and type(call.func) is ast.Attribute and call.func.attr == "update":
                 self._update(stmt, call, ctx)
@@ -170,7 +193,7 @@ class RetainedGraph:
             f"`{name}` accumulates tensors that carry autograd history, so it keeps the graph of every step "
             f"{_LIFETIME_WORDS[kept]} alive; add a detached value or a Python number instead."
         )
-        ctx.report("VL101", stmt, message, _fixes(ctx, [value], _looks_scalar(ctx, name, value)))
+        ctx.report("VL101", stmt, message, _fixes(ctx, [value], _looks_scalar(ctx, name, value), place=name))
 
     def _assign(self, stmt: ast.Assign, ctx: LintContext) -> None:
         value = stmt.value
@@ -217,10 +240,13 @@ class RetainedGraph:
             f"`{name}` grows by concatenating tensors that carry autograd history, so each iteration's graph "
             "stays alive through the result; concatenate detached values."
         )
-        ctx.report("VL104", stmt, message, _fixes(ctx, others, False))
+        ctx.report("VL104", stmt, message, _fixes(ctx, others, False, place=name))
 
     # -- containers -----------------------------------------------------------------------
     def _append(self, stmt: ast.Expr, call: ast.Call, ctx: LintContext) -> None:
+        if call.func.attr in ARITY and not (list_method_call(call) and is_known_list(
+                call.func.value, ctx.scope.node, ctx.scope.cls, ctx.tree, ctx.facts.classes, ctx.state.resolve)):
+            return  # not proven a list's append: some object's own method, which may detach what it is given
         if any(ctx.labels(arg) for arg in call.args):
             self._store(stmt, "VL102", base_dotted(call.func.value), _stored_values(call) or list(call.args), ctx)
 
@@ -270,12 +296,12 @@ class RetainedGraph:
             f"{_LIFETIME_WORDS[kept]}: a meter that sums or keeps what it is given keeps every step's graph alive; "
             "pass detached tensors or Python numbers."
         )
-        ctx.report("VL101", stmt, message, _fixes(ctx, graph, len(graph) == 1 and _looks_scalar(ctx, container, graph[0])))
+        ctx.report("VL101", stmt, message, _fixes(ctx, graph, len(graph) == 1 and _looks_scalar(ctx, container, graph[0]), place=container))
 
     def _store(self, stmt: ast.stmt, code: str, container: str | None, values: list[ast.AST], ctx: LintContext,
                fixable: bool = True) -> None:
         """A value goes into ``container`` (by append or by key): a leak when the container outlives it."""
-        if container is None:
+        if container is None or _detached_by_its_class(container, ctx):
             return
         kept = _leak_lifetime(container, ctx)
         if kept is None:
@@ -299,7 +325,7 @@ class RetainedGraph:
             "graph (with its saved activations) stays in memory; store detached tensors or Python numbers."
         )
         scalar = len(graph) == 1 and _looks_scalar(ctx, container, graph[0])
-        ctx.report(code, stmt, message, _fixes(ctx, graph, scalar, known=graph) if fixable else ())
+        ctx.report(code, stmt, message, _fixes(ctx, graph, scalar, known=graph, place=container) if fixable else ())
 
     # -- attributes and globals -----------------------------------------------------------
     def _attribute_store(
@@ -332,7 +358,7 @@ class RetainedGraph:
             f"`{name}` keeps the graph of the last call alive on {where} between calls, so its activations "
             "are never freed while the next step allocates its own; store a detached tensor."
         )
-        ctx.report("VL105", stmt, message, () if part_of_tuple else _fixes(ctx, [value], False))
+        ctx.report("VL105", stmt, message, () if part_of_tuple else _fixes(ctx, [value], False, place=name))
 
     def _ctx_store(self, stmt: ast.stmt, name: str, value: ast.AST, ctx: LintContext) -> bool:
         """``ctx.y = out`` where ctx is an autograd.Function's: the output (or a tensor made in forward)
@@ -363,7 +389,7 @@ class RetainedGraph:
             f"the module global `{target.id}` keeps the graph of the call that set it alive after the call "
             "returns; store a detached tensor."
         )
-        ctx.report("VL105", stmt, message, _fixes(ctx, [stmt.value], False))
+        ctx.report("VL105", stmt, message, _fixes(ctx, [stmt.value], False, place=target.id))
 
     # -- recurrent state ------------------------------------------------------------------
     def _recurrent(self, stmt: ast.Assign, call: ast.Call, ctx: LintContext) -> bool:
@@ -447,7 +473,7 @@ def report_kept_argument(ctx: LintContext, call: ast.Call, argument: ast.AST, ef
         "the call, so the graph of every call stays in memory; pass a detached value or a Python number."
     )
     scalar = _looks_scalar(ctx, effect.place, argument)
-    ctx.report(effect.code, call, message, _fixes(ctx, [argument], scalar))
+    ctx.report(effect.code, call, message, _fixes(ctx, [argument], scalar, place=effect.place if effect.place.startswith("self.") and receiver == "self" else None))
 
 
 def _fixed_key(target: ast.Subscript, ctx: LintContext) -> bool:
@@ -495,6 +521,31 @@ def _owned_elsewhere(meter: str, ctx: LintContext) -> bool:
                 if origin.startswith(NO_GRAD_UPDATE_PACKAGES):
                     return True
     return False
+
+
+def _detached_by_its_class(name: str, ctx: LintContext) -> bool:
+    """``self.memory`` of a class with a method that detaches it (``self.memory.detach_()``, ``self.memory =
+    self.memory.detach()``): recurrent state whose owner cuts its graph where its training loop says (a TGN
+    memory's ``detach()`` called every batch), not an accumulation."""
+    cls = ctx.scope.cls
+    if cls is None or not name.startswith("self.") or name.count(".") != 1:
+        return False
+    key = ("detached-by-class", id(cls), name)
+    known = ctx.memo.get(key)
+    if known is None:
+        known = False
+        for node in ast.walk(cls):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "detach_" \
+                    and dotted(node.func.value) == name:
+                known = True
+            elif isinstance(node, ast.Assign) and any(dotted(t) == name for t in node.targets) \
+                    and isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Attribute) \
+                    and node.value.func.attr == "detach" and dotted(node.value.func.value) == name:
+                known = True
+            if known:
+                break
+        ctx.memo[key] = known
+    return known
 
 
 def _leak_lifetime(name: str, ctx: LintContext) -> str | None:

@@ -245,6 +245,16 @@ class Walker:
                         result = result | labels
         return result
 
+    def _positions(self, call: ast.Call, state: TaintState) -> list[Labels]:
+        """What each position of the tuple a function of this file returns may hold, for this call; [] when
+        it does not always return a tuple of one length."""
+        site = self.ctx.graph.site_of.get(id(call))
+        summary = self.ctx.summaries.get(id(site.callee)) if site is not None else None
+        if summary is None or summary.elements is None:
+            return []
+        parts = [self.local_result(call, state, index) for index in range(len(summary.elements))]
+        return [] if any(part is None for part in parts) else parts
+
     # -- statements -----------------------------------------------------------------------
     def _block(self, stmts: list[ast.stmt]) -> None:
         for stmt in stmts:
@@ -529,16 +539,24 @@ class Walker:
                 state.aliases.pop(name, None)
             # ``stats``, ``metrics``: Python summaries by their name, unless the evidence says graph
             state.set(name, EMPTY if is_summary_name(name) and GRAPH not in labels else labels)
+            if type(value) is ast.Call:
+                # ``result = step(batch)`` of a function returning a tuple: each position keeps its own labels,
+                # so that ``loss, report, batch_size = result`` gives the int batch size none of the loss's.
+                for index, part in enumerate(self._positions(value, state)):
+                    state.set_element(name, index, part)
             return
         if kind is ast.Tuple or kind is ast.List:
             values = value.elts if type(value) in _SEQUENCES and len(value.elts) == len(target.elts) else None
+            starred = any(isinstance(e, ast.Starred) for e in target.elts)
             for index, element in enumerate(target.elts):
                 if values is not None:
                     self._bind(element, values[index], self.ctx.labels(values[index]))
                     continue
                 part = None
-                if isinstance(value, ast.Call) and not any(isinstance(e, ast.Starred) for e in target.elts):
+                if isinstance(value, ast.Call) and not starred:
                     part = self.local_result(value, state, index)  # ``loss, logs = self.step(batch)``
+                elif type(value) is ast.Name and not starred:
+                    part = state.element(value.id, index)  # ``loss, logs = result``, ``result`` kept per position
                 self._bind(element, None, labels if part is None else part)
             return
         if kind is ast.Starred:

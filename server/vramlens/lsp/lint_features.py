@@ -2,20 +2,25 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from lsprotocol import types
 from pygls.workspace import TextDocument
 
-from vramlens.lint import Finding, Fix, apply_fix, lint_source
+from vramlens.lint import Finding, Fix, apply_fix, fix_source, lint_source
 from vramlens.lint.chunks import ChunkCache
+from vramlens.lint.suppression import suppression_edit
 from vramlens.lsp.notebook_lint import lint_cells, python_lines
 
 if TYPE_CHECKING:
     from vramlens.lsp.server import VramLensServer
 
 SOURCE = "vramlens"
-SETTINGS_KEY = "lint"  # initializationOptions.lint and settings.vramlens.lint: {"select": [...], "ignore": [...], "preview": bool}
+SETTINGS_KEY = "lint"  # initializationOptions.lint and settings.vramlens.lint: {"select", "ignore", "preview", "docsUrl"}
+FIX_ALL_KIND = f"{types.CodeActionKind.SourceFixAll.value}.{SOURCE}"  # ``source.fixAll.vramlens``
+# The rules' page: a checkout's docs/lint.md, unless the client names another (``lint.docsUrl``, e.g. a web copy).
+_LOCAL_DOCS = Path(__file__).resolve().parents[3] / "docs" / "lint.md"
 _SEVERITY = {
     "error": types.DiagnosticSeverity.Error,
     "warning": types.DiagnosticSeverity.Warning,
@@ -34,12 +39,26 @@ def _range(document: TextDocument, line: int, column: int, end_line: int, end_co
     return document.position_codec.range_to_client_units(lines or document.lines, server_range)
 
 
-def to_diagnostic(document: TextDocument, finding: Finding, lines: list[str] | None = None) -> types.Diagnostic:
+def rule_href(code: str, docs: str | None) -> str | None:
+    """The link to a code's row of the rules table (docs/lint.md#vl102), or None when no page is known."""
+    if not docs:
+        return None
+    return f"{docs}#{code.lower()}"
+
+
+def default_docs() -> str | None:
+    return _LOCAL_DOCS.as_uri() if _LOCAL_DOCS.is_file() else None
+
+
+def to_diagnostic(document: TextDocument, finding: Finding, lines: list[str] | None = None,
+                  docs: str | None = None) -> types.Diagnostic:
+    href = rule_href(finding.code, docs)
     return types.Diagnostic(
         range=_range(document, finding.line, finding.column, finding.end_line, finding.end_column, lines),
         message=finding.message,
         severity=_SEVERITY[finding.severity],
         code=finding.code,
+        code_description=types.CodeDescription(href=href) if href else None,
         source=SOURCE,
         data={"rule": finding.rule, "code": finding.code},
     )
@@ -60,6 +79,7 @@ class LintSettings:
         self.select: list[str] | None = None
         self.ignore: list[str] | None = None
         self.preview = False
+        self.docs = default_docs()
 
     def update(self, options: dict) -> None:
         lint = options.get(SETTINGS_KEY)  # the whole section arrives each time: no `lint` means the defaults
@@ -67,6 +87,8 @@ class LintSettings:
         self.select = [str(s) for s in lint.get("select") or []] or None
         self.ignore = [str(s) for s in lint.get("ignore") or []] or None
         self.preview = lint.get("preview") is True
+        docs = lint.get("docsUrl")
+        self.docs = docs if isinstance(docs, str) and docs.startswith(("https://", "http://", "file://")) else default_docs()
 
 
 class DocumentLinter:
@@ -97,6 +119,9 @@ class DocumentLinter:
         self._last[document.uri] = (key, findings)
         return findings
 
+    def is_cell(self, document: TextDocument) -> bool:
+        return bool(self._notebook_of) and self._notebook_of(document) is not None
+
     def checked_text(self, document: TextDocument) -> str:
         """The text a fix is checked against: a cell's with its IPython lines blanked, as it was linted."""
         if self._notebook_of and self._notebook_of(document) is not None:
@@ -125,12 +150,34 @@ class DocumentLinter:
         self._caches.pop(uri, None)
 
 
-def code_actions(document: TextDocument, diagnostics: list[types.Diagnostic], linter: DocumentLinter) -> list[types.CodeAction]:
-    """One quick fix per safe fix of every vramlens finding the client asks about."""
+def code_actions(document: TextDocument, diagnostics: list[types.Diagnostic], linter: DocumentLinter,
+                 only: list[str] | None = None) -> list[types.CodeAction]:
+    """One quick fix per safe fix of every vramlens finding the client asks about, one to silence it on its line
+    (``# vramlens: ignore[CODE]``), and, when the client asks for ``source.fixAll``, every default fix at once."""
+    actions: list[types.CodeAction] = []
+    only = None if only is None else [str(getattr(kind, "value", kind)) for kind in only]
+    if only is None or any(_wants(kind, types.CodeActionKind.QuickFix.value) for kind in only):
+        actions += _quick_fixes(document, diagnostics, linter)
+    if only is not None and any(_wants(kind, FIX_ALL_KIND) for kind in only):
+        action = fix_all(document, linter)
+        if action is not None:
+            actions.append(action)
+    return actions
+
+
+def _wants(requested: str, kind: str) -> bool:
+    """``only: ["source"]`` asks for ``source.fixAll.vramlens`` too (LSP kinds are hierarchical)."""
+    return kind == requested or kind.startswith(requested + ".")
+
+
+def _quick_fixes(document: TextDocument, diagnostics: list[types.Diagnostic], linter: DocumentLinter) -> list[types.CodeAction]:
     ours = [d for d in diagnostics if d.source == SOURCE]
+    if not ours:
+        return []
     actions: list[types.CodeAction] = []
     text = linter.checked_text(document)
     lines = document.lines
+    silenced: set[tuple[int, str]] = set()
     for finding in linter.findings(document):
         if not any(d.code == finding.code for d in ours):
             continue
@@ -149,7 +196,39 @@ def code_actions(document: TextDocument, diagnostics: list[types.Diagnostic], li
                     is_preferred=index == 0,
                 )
             )
+        if finding.code != "VL000" and (finding.line, finding.code) not in silenced:
+            silenced.add((finding.line, finding.code))
+            line_text = lines[finding.line - 1].rstrip("\r\n") if finding.line <= len(lines) else ""
+            edit = suppression_edit(line_text, finding.line, finding.code)
+            actions.append(
+                types.CodeAction(
+                    title=f"Ignore {finding.code} on this line",
+                    kind=types.CodeActionKind.QuickFix,
+                    diagnostics=[diagnostic],
+                    edit=to_workspace_edit(document, Fix("ignore", (edit,))),
+                )
+            )
     return actions
+
+
+def fix_all(document: TextDocument, linter: DocumentLinter) -> types.CodeAction | None:
+    """Every default fix of the document, as `vramlens lint --fix` applies them (a notebook cell: none, its
+    fixes depend on the other cells)."""
+    if linter.is_cell(document):
+        return None
+    settings = linter.settings
+    text = document.source
+    result = fix_source(text, document.path or document.uri, settings.select, settings.ignore, settings.preview)
+    if not result.applied or result.text == text:
+        return None
+    lines = document.lines
+    end = types.Position(line=len(lines), character=0)
+    edit = types.TextEdit(range=types.Range(start=types.Position(line=0, character=0), end=end), new_text=result.text)
+    return types.CodeAction(
+        title=f"Apply every VRAM Lens fix ({result.applied})",
+        kind=FIX_ALL_KIND,
+        edit=types.WorkspaceEdit(changes={document.uri: [edit]}),
+    )
 
 
 def _same_start(document: TextDocument, diagnostic: types.Diagnostic, finding: Finding, lines: list[str]) -> bool:
@@ -164,14 +243,15 @@ def register(server: VramLensServer) -> None:
 
     def diagnostics(document: TextDocument) -> list[types.Diagnostic]:
         lines = document.lines
-        return [to_diagnostic(document, finding, lines) for finding in linter.findings(document)]
+        docs = linter.settings.docs
+        return [to_diagnostic(document, finding, lines, docs) for finding in linter.findings(document)]
 
     server.diagnostics_providers.append(diagnostics)
 
     @server.feature(
         types.TEXT_DOCUMENT_CODE_ACTION,
-        types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix]),
+        types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix, FIX_ALL_KIND]),
     )
     def code_action(ls: VramLensServer, params: types.CodeActionParams) -> list[types.CodeAction]:
         document = ls.workspace.get_text_document(params.text_document.uri)
-        return code_actions(document, params.context.diagnostics, linter)
+        return code_actions(document, params.context.diagnostics, linter, params.context.only)
