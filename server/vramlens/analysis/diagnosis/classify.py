@@ -26,6 +26,7 @@ from vramlens.analysis.diagnosis.growth import Growth
 from vramlens.analysis.load.ending import moment_words, taken_mid_run
 from vramlens.analysis.model import Accounting, Diagnosis, LineStat, StepModel
 from vramlens.units import format_bytes as fmt
+from vramlens.units import count_of
 
 MIB = 1024 * 1024
 OUTSIDE_SHARE = 0.10  # of the device: below this, memory outside PyTorch is not the story
@@ -147,7 +148,7 @@ def _fragmentation(acc: Accounting, facts: RunFacts | None = None) -> Diagnosis 
     ]
     if acc.split_segments:
         evidence.append(
-            f"{fmt(acc.split_free)} lay free inside {acc.split_segments} segment(s) that also held live blocks: the "
+            f"{fmt(acc.split_free)} lay free inside {count_of(acc.split_segments, 'segment')} that also held live blocks: the "
             "allocator can give a segment back to the driver only when all of it is free, so that memory was "
             "stranded in pieces."
         )
@@ -164,7 +165,7 @@ def _step_sentence(steps: StepModel | None) -> str | None:
     if steps is None or not steps.steps:
         return None
     done = steps.completed
-    return (f"The run went through {len(steps.steps)} iteration(s) of the loop at {steps.driver} "
+    return (f"The run went through {count_of(len(steps.steps), 'iteration')} of the loop at {steps.driver} "
             f"({done} completed).")
 
 
@@ -177,7 +178,7 @@ def _growth_diagnosis(acc: Accounting, facts: RunFacts, frag: Diagnosis | None) 
         return None  # growth too slow to explain this OOM: the split cache did
     when = moment_words(acc.moment, facts.status)
     evidence = [
-        f"The live floor between steps rose by {fmt(growth.rise)} over {growth.intervals} step(s), "
+        f"The live floor between steps rose by {fmt(growth.rise)} over {count_of(growth.intervals, 'step')}, "
         f"{fmt(growth.rate)} per step on average.",
     ]
     left = growth.steps_left(limit)
@@ -187,7 +188,7 @@ def _growth_diagnosis(acc: Accounting, facts: RunFacts, frag: Diagnosis | None) 
                             f"({fmt(growth.excess)}) had reached the {fmt(limit)} limit.")
         else:
             evidence.append(f"Even perfectly packed, the growth alone takes the live set past the {fmt(limit)} limit "
-                            f"within {left} more step(s) at this rate.")
+                            f"within {count_of(left, 'more step', 'more steps')} at this rate.")
     top = growth.carriers[:3]
     if top:
         evidence.append("What carries the growth " + when + ": " +
@@ -204,7 +205,7 @@ def _growth_diagnosis(acc: Accounting, facts: RunFacts, frag: Diagnosis | None) 
     if growth.intended_cache:
         steps_done = facts.steps.completed if facts.steps is not None else growth.steps_done
         evidence.insert(0, f"KV cache (a cache growing as designed): +{fmt(growth.rate)} per step, "
-                           f"{fmt(growth.cache)} of it live {when} after {steps_done} step(s); it was allocated by "
+                           f"{fmt(growth.cache)} of it live {when} after {count_of(steps_done, 'step')}; it was allocated by "
                            "cache code, so this is the working set of the generation, not a leak.")
         if limit is not None and growth.rate > 0:
             evidence.append(f"Packed, the {fmt(limit)} limit holds about {max(int((limit - growth.excess) // growth.rate), 0)} "
@@ -232,11 +233,11 @@ def _growth_holder(facts: RunFacts):
 
 
 def _holder_sentence(holder) -> str:
-    what = f"a {holder.kind} of {holder.length} item(s)" if holder.length is not None else f"a {holder.kind}"
     where = f", filled at {_key_label(holder.appended_at)}" if holder.appended_at else ""
     graphs = (f"; their autograd graphs keep {fmt(holder.graph_bytes)} more alive (saved activations made at that "
               "line that no Python object names)") if holder.graph_bytes else ""
-    return f"Held by {holder.root} ({what}, {holder.tensors} tensor(s), {fmt(holder.bytes)}){where}{graphs}."
+    return (f"Held by {holder.root} ({holder.container_words}, {count_of(holder.tensors, 'tensor')}, {fmt(holder.bytes)})"
+            f"{where}{graphs}.")
 
 
 def roles_evidence(facts: RunFacts, moment: str) -> str | None:
@@ -319,7 +320,7 @@ def _working_set(acc: Accounting, lines: list[LineStat], facts: RunFacts) -> Dia
         evidence.append(_holder_sentence(kept) + " Dropping those graphs (.item(), .detach()) frees that memory.")
     copy = _weights_copy(facts)
     if copy is not None:
-        evidence.append(f"{copy.root} held {fmt(copy.bytes)} in {copy.tensors} tensor(s) shaped like {copy.copy_of}'s "
+        evidence.append(f"{copy.root} held {fmt(copy.bytes)} in {count_of(copy.tensors, 'tensor')} shaped like {copy.copy_of}'s "
                         "parameters: a second copy of the weights on the GPU (e.g. a checkpoint loaded onto the device).")
     return Diagnosis("working_set", confidence, evidence, alternative=alternative)
 
@@ -340,11 +341,11 @@ def _completed(acc: Accounting, lines: list[LineStat], facts: RunFacts) -> Diagn
         left = growth.steps_left(limit)
         evidence = [
             f"{facts.no_oom_sentence}, but the live floor between steps rose by {fmt(growth.rise)} over "
-            f"{growth.intervals} step(s) ({fmt(growth.rate)} per step){upto}.",
+            f"{count_of(growth.intervals, 'step')} ({fmt(growth.rate)} per step){upto}.",
             "What carries it: " + ", ".join(f"{_key_label(key)} ({fmt(size)})" for key, size in growth.carriers[:3]) + ".",
         ]
         if left is not None:
-            evidence.append(f"At this rate the live set passes the {fmt(limit)} limit within {left} more step(s).")
+            evidence.append(f"At this rate the live set passes the {fmt(limit)} limit within {count_of(left, 'more step', 'more steps')}.")
         return Diagnosis("retained_references", 0.7, evidence, alternative="no_problem")
     peak_gap = max(facts.peak_reserved, facts.end_reserved) - facts.peak_allocated
     end_gap = facts.end_reserved - facts.end_allocated

@@ -12,14 +12,25 @@ from vramlens.analysis.model import Accounting, Action, Diagnosis, LineStat, Rec
 from vramlens.analysis.load.snapshot import max_split_size
 from vramlens.analysis.recommendations.rerun import experiment_command
 from vramlens.units import format_bytes as fmt
+from vramlens.units import count_of
 
 
 def _top_user_lines(lines: list[LineStat], count: int = 3) -> list[LineStat]:
     return [line for line in lines if line.path is not None and line.live_bytes > 0][:count]
 
 
-def _by_role(acc: Accounting, facts) -> list[Recommendation]:
-    """Advice that fits what the live memory was, when the census says (issue: roles)."""
+def _activation_share(acc: Accounting, facts) -> float | None:
+    """The share of live memory that no Python object held (activations), when it is most of it."""
+    census = getattr(facts, "census", None)
+    if census is None or not acc.allocated:
+        return None
+    share = sum(role.bytes for role in census.roles if role.role == "activations") / acc.allocated
+    return share if share >= 0.5 else None
+
+
+def _by_role(acc: Accounting, facts, levers_given: bool = False) -> list[Recommendation]:
+    """Advice that fits what the live memory was, when the census says (issue: roles). With
+    ``levers_given`` the working-set advice already names checkpointing and the batch."""
     census = getattr(facts, "census", None)
     if census is None or not acc.allocated:
         return []
@@ -32,7 +43,7 @@ def _by_role(acc: Accounting, facts) -> list[Recommendation]:
             f"The optimizer state was {fmt(census.optimizer_bytes)} ({share['optimizer_state']:.0%} of the live memory).",
             experiment=True,
         ))
-    if share.get("activations", 0) >= 0.5:
+    if share.get("activations", 0) >= 0.5 and not levers_given:
         recs.append(Recommendation(
             "Trade compute for memory where the activations are made: activation checkpointing "
             "(torch.utils.checkpoint, or the library's gradient_checkpointing option), a smaller batch or shorter "
@@ -53,37 +64,35 @@ def _working_set(acc: Accounting, lines: list[LineStat], facts=None) -> list[Rec
     limit = effective_limit(acc)
     top = _top_user_lines(lines)
     where = ", ".join(f"{l.label} ({fmt(l.live_bytes)})" for l in top) or "the largest allocations"
-    recs = []
+    # One piece of advice for the shortfall and the levers that close it: they were three before.
+    levers = (f"reduce the batch or sequence length feeding {where}, or trade compute for memory with activation "
+              "checkpointing (torch.utils.checkpoint, or the library's gradient_checkpointing option) and bf16 autocast")
+    why = "These shrink the tensors that are live at the same time, which is what ran out."
+    action = f"{levers[:1].upper()}{levers[1:]}."
     if acc.request is not None and limit is not None:
         over = acc.allocated + acc.request - limit
         if over > 0:
-            recs.append(Recommendation(
-                f"Shrink the live working set by clearly more than {fmt(over)}: that is the shortfall for the failing "
-                f"allocation alone under the {fmt(limit)} {'cap' if acc.limit_is_cap else 'limit'}, and the rest of "
-                f"the step will likely need more; the lines holding most are {where}.",
-                f"Live tensors ({fmt(acc.allocated)}) plus the {fmt(acc.request)} request exceed the limit even without any cache.",
-            ))
+            action = (f"Shrink the live working set by clearly more than {fmt(over)} (the shortfall for the failing "
+                      f"allocation alone under the {fmt(limit)} {'cap' if acc.limit_is_cap else 'limit'}; the rest "
+                      f"of the step will likely need more): {levers}.")
+            why = f"Live tensors ({fmt(acc.allocated)}) plus the {fmt(acc.request)} request exceed the limit even without any cache."
         else:
             # The request needs one piece: new headroom under the limit, or one cached block.
             usable = max(limit - acc.reserved, acc.largest_free_block or 0, 0)
-            recs.append(Recommendation(
-                f"Shrink the live working set by clearly more than {fmt(acc.request - usable)}: the {fmt(acc.request)} "
-                f"request found at most {fmt(usable)} in one piece under the {fmt(limit)} limit, and that shortfall is "
-                f"for the failing allocation alone: the rest of the step will likely need more; "
-                f"the lines holding most are {where}.",
-                "Neither the unreserved headroom nor the largest cached block could hold the request.",
-            ))
-    recs.append(Recommendation(
-        f"Reduce the batch or sequence length feeding {where}, or trade compute for memory with activation "
-        "checkpointing (torch.utils.checkpoint) and bf16 autocast.",
-        "These shrink the tensors that are live at the same time, which is what ran out.",
-    ))
-    recs += _by_role(acc, facts)
+            action = (f"Shrink the live working set by clearly more than {fmt(acc.request - usable)} (the "
+                      f"{fmt(acc.request)} request found at most {fmt(usable)} in one piece under the {fmt(limit)} "
+                      f"limit; the rest of the step will likely need more): {levers}.")
+            why = "Neither the unreserved headroom nor the largest cached block could hold the request."
+    activations = _activation_share(acc, facts)
+    if activations is not None:
+        why += f" Activations saved for backward and temporaries were {activations:.0%} of the live memory."
+    recs = [Recommendation(action, why)]
+    recs += _by_role(acc, facts, levers_given=True)
     graphs = next((h for h in (getattr(getattr(facts, "census", None), "holders", None) or ())
                    if h.graph_bytes >= 0.2 * max(acc.allocated, 1)), None)
     if graphs is not None:
         recs.insert(0, Recommendation(
-            f"Keep .item() or .detach() of what {graphs.root} stores: the {graphs.with_graph} tensor(s) it holds carry "
+            f"Keep .item() or .detach() of what {graphs.root} stores: the {count_of(graphs.with_graph or 0, 'tensor')} it holds carry "
             f"their autograd graphs, which keep {fmt(graphs.graph_bytes)} of saved activations alive.",
             "A tensor kept with its graph keeps every tensor that graph saved for backward.",
         ))
@@ -92,7 +101,7 @@ def _working_set(acc: Accounting, lines: list[LineStat], facts=None) -> list[Rec
         recs.insert(0, Recommendation(
             f"Load the checkpoint onto the CPU (torch.load(..., map_location=\"cpu\"), or mmap=True) and copy it into the "
             f"model with load_state_dict, then drop it: {copy.root} kept a second copy of {copy.copy_of}'s weights on the GPU.",
-            f"{fmt(copy.bytes)} in {copy.tensors} tensor(s) had the shapes of the model's parameters.",
+            f"{fmt(copy.bytes)} in {count_of(copy.tensors, 'tensor')} had the shapes of the model's parameters.",
         ))
     no_frame = next((l for l in lines if l.path is None and l.live_bytes > 0 and "autograd" in l.function), None)
     if no_frame and no_frame.share >= 0.2:
@@ -205,8 +214,8 @@ def _holder_fix(holder) -> Recommendation:
     return Recommendation(
         f"Stop {holder.root} from keeping every step's tensors{place}: keep what you need as .item() / "
         ".detach().cpu(), or clear it once it has been used.",
-        f"It held {holder.tensors} tensor(s), {fmt(holder.bytes)}, at the moment (found by walking the live objects).",
-        actions=[Action("open_line", f"Open {place.strip(' at')}", {"path": where[0], "line": where[1]})] if where else [],
+        f"It held {count_of(holder.tensors, 'tensor')}, {fmt(holder.bytes)}, at the moment (found by walking the live objects).",
+        actions=[Action("open_line", f"Open {place.removeprefix(' at ')}", {"path": where[0], "line": where[1]})] if where else [],
     )
 
 
@@ -257,13 +266,16 @@ def recommend(
     plan = diagnosis.confirm
     if plan is None:
         return recs
+    close = bool(diagnosis.alternative or diagnosis.confidence < 0.75)
+    # A confident verdict is checked, not questioned: the either-or is for a close runner-up.
     confirm = Recommendation(
-        f"Measure before choosing the fix ({plan.question}): `{plan.command}`.",
+        f"Measure before choosing the fix ({plan.question}): `{plan.command}`." if close
+        else f"Check the diagnosis by measurement: `{plan.command}`.",
         plan.expectation, experiment=True, command=plan.command,
         actions=[Action("confirm", "Confirm the diagnosis", {})],
     )
     # When the runner-up is close, deciding comes first; otherwise it is a check after the advice.
-    return [confirm] + recs if diagnosis.alternative or diagnosis.confidence < 0.75 else recs + [confirm]
+    return [confirm] + recs if close else recs + [confirm]
 
 
 def _for_cause(diagnosis: Diagnosis, acc: Accounting, lines: list[LineStat], settings: dict, expandable_on: bool,
