@@ -75,13 +75,14 @@ async def test_open_capture_shows_hints_hover_lens_and_the_oom_diagnostic(client
 
     hover = await _hover(client, uri, MODEL)
     value = hover.contents.value
-    headline, accounting, _, call_path, _, links = value.split("\n")
-    assert headline == "**2.63 GiB live at the OOM** · 89% of live memory · growing, +2.39 GiB accumulated across steps  "
-    assert accounting == ("57 allocations, 2.63 GiB over the run · 57 blocks live · "
-                          "largest 64.00 MiB ×37, 32.00 MiB ×1, 16.00 MiB ×18")  # largest blocks first
-    # The user frame opens the file at the line; torch's own frames are folded, the allocating one named.
+    headline, blocks, _, call_path, path_title, _, links = value.split("\n")
+    assert headline == "**2.63 GiB live at the OOM · 89% of live memory · growing, +2.39 GiB across steps**  "
+    # The blocks live at the OOM (largest share of the bytes first), then the run's totals.
+    assert blocks == ("57 blocks live: 64.00 MiB ×37, 16.00 MiB ×18, 32.00 MiB ×1 and 1 more · "
+                      "57 allocations, 2.63 GiB over the run")
+    assert path_title == "*largest live stack*"  # the path is the live bytes' own, not the first allocation's
     assert call_path.startswith(f"[retained\\_references.py:20]({_uri(workspace)}#L20) `evaluate` › +4 torch frames › ")
-    assert call_path.endswith("`linear.py:134` `forward`")  # the capture's torch is not the one here: no link
+    assert call_path.rstrip().endswith("`linear.py:134` `forward`")  # the capture's torch is not the one here: no link
     assert links.startswith("[Show in report](command:vramlens.showMemoryReport?")
     assert "[Confirm the diagnosis](command:vramlens.runConfirmation?" in links
     assert hints[MODEL].tooltip.value == value

@@ -59,7 +59,7 @@ def headline(line: LineStat, moment: str) -> str:
 def sizes_text(sizes: list[tuple[int, int]]) -> str:
     shown = ", ".join(f"{fmt(size)} ×{count}" for size, count in sizes[:SHOWN_SIZES])
     rest = sum(count for _, count in sizes[SHOWN_SIZES:])
-    return shown + (f", {rest} smaller" if rest else "")
+    return shown + (f" and {rest} more" if rest else "")
 
 
 def blocks_text(line: LineStat) -> str:
