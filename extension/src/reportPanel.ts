@@ -172,6 +172,13 @@ export class ReportPanel implements vscode.Disposable {
     /** Moves the (active) view into a group below the code, and gives the code its focus back. */
     private async moveBelow(code: vscode.TextEditor | undefined): Promise<void> {
         this.panel?.reveal(undefined, false);
+        // A view beside the code sits in a group of its own: "below" of that group would still be beside the
+        // code (at the same narrow width). Into the code's group first, then below it.
+        const codeColumn = code?.viewColumn ?? vscode.ViewColumn.One;
+        if (this.panel?.viewColumn !== undefined && this.panel.viewColumn !== codeColumn) {
+            await vscode.commands.executeCommand(codeColumn === vscode.ViewColumn.One ? "workbench.action.moveEditorToFirstGroup"
+                : "workbench.action.moveEditorToPreviousGroup");
+        }
         await vscode.commands.executeCommand("workbench.action.moveEditorToBelowGroup");
         if (code) await vscode.window.showTextDocument(code.document, { viewColumn: code.viewColumn, preserveFocus: false });
         this.quietUntil = Date.now() + QUIET_MS;

@@ -4,20 +4,13 @@
 import { formatBytes, formatPercent } from "./format";
 import { LineLink, linkPieces } from "./links";
 import { renderMarkdown } from "./markdown";
-import { BreakdownNode, Holder, iciclePlan, RoleShare, roleSegments } from "./memoryViews";
+import { LineColumn, LineRow, nextSort, Sort, sortRows, sparkline } from "./lineTable";
+import { BreakdownNode, Holder, iciclePlan, IcicleNode, RoleShare, roleSegments } from "./memoryViews";
 import { Experiment, EXPERIMENT_COLUMNS, experimentNotes, experimentRows, RANK_COLUMNS, rankCells, RankRow } from "./tables";
-import { brushWindow, plotHeight, readingAt, Series, timeAt, timelineGeometry } from "./timeline";
+import { brushWindow, defaultWindow, fullWindow, plotHeight, readingAt, Series, timeAt, timelineGeometry } from "./timeline";
 
 declare function acquireVsCodeApi(): { postMessage(message: unknown): void };
 const vscode = acquireVsCodeApi();
-
-interface ReportLine {
-    label: string;
-    uri?: string | null;
-    line?: number | null;
-    liveBytes?: number;
-    share?: number;
-}
 
 interface Action {
     kind: string;
@@ -45,6 +38,17 @@ interface DiagnosisView {
     confirm?: { question?: string; expectation?: string } | null;
 }
 
+interface Verdict {
+    cause: string;
+    confidence: string;
+    alternative?: string | null;
+    decide?: string | null;
+    memory?: string;
+    source?: string | null;
+    line?: { place: string; figureWords: string; heldBy?: string | null } | null;
+    fix?: { action: string; reason: string } | null;
+}
+
 interface Report {
     title?: string;
     capture?: string;
@@ -53,7 +57,10 @@ interface Report {
     diagnosis?: DiagnosisView | null;
     recommendations?: Recommendation[] | null;
     links?: LineLink[] | null;
-    lines?: ReportLine[];
+    lines?: LineRow[];
+    lineColumns?: LineColumn[];
+    verdict?: Verdict | null;
+    holderColumns?: string[];
     series?: Series | null;
     roles?: RoleShare[] | null;
     holders?: Holder[] | null;
@@ -111,22 +118,25 @@ function linked(text: string, report: Report): Child[] {
 
 // ---- timeline ----------------------------------------------------------------------------------
 
-let zoom: [number, number] | null = null;
+// The window shown: undefined until the user zooms (the capture's default window), null for the whole run.
+let zoom: [number, number] | null | undefined;
 
 function timeline(report: Report): HTMLElement | null {
     const series = report.series ?? undefined;
     if (!series) return null;
     const holder = el("div", { class: "timeline-box" });
     const readout = el("div", { class: "readout", "aria-live": "polite" });
-    const reset = button("Reset zoom", () => {
+    const reset = button("Whole run", () => {
         zoom = null;
         draw();
     }, { class: "secondary", id: "reset-zoom" });
     const draw = () => {
-        const width = Math.max(280, Math.floor(holder.clientWidth || 600));
-        const geometry = timelineGeometry(series, width, plotHeight(width), zoom);
+        const width = Math.max(240, Math.floor(holder.clientWidth || 600));
+        const shown = zoom === undefined ? defaultWindow(series) : zoom;
+        const geometry = timelineGeometry(series, width, plotHeight(width), shown);
         holder.replaceChildren();
-        reset.hidden = zoom === null;
+        const full = fullWindow(series);
+        reset.hidden = !shown || !full || (shown[0] <= full[0] && shown[1] >= full[1]);
         if (!geometry) return;
         holder.append(drawTimeline(geometry, series, readout, (window) => {
             zoom = window;
@@ -136,7 +146,7 @@ function timeline(report: Report): HTMLElement | null {
     const legend = el("ul", { class: "legend" },
         el("li", { class: "allocated" }, "allocated"),
         el("li", { class: "reserved" }, "reserved"),
-        (series.driverUsed?.length ?? 0) > 0 && el("li", { class: "driverUsed", title: "driver-visible memory: NVML's readings (dots), each held until the next" }, "driver (NVML)"),
+        (series.driverUsed?.length ?? 0) > 0 && el("li", { class: "driverUsed", title: "driver-visible memory: NVML's readings (dots), each held one sampling interval" }, "driver (NVML)"),
         typeof series.limit === "number" && el("li", { class: "limit" }, series.limitIsCap ? "cap" : "limit"),
         typeof series.oomAt === "number" && el("li", { class: "oom" }, "OOM"),
         (series.steps?.length ?? 0) > 0 && el("li", { class: "step" }, "steps"),
@@ -144,7 +154,7 @@ function timeline(report: Report): HTMLElement | null {
     new ResizeObserver(() => draw()).observe(holder);
     queueMicrotask(draw);
     return section("Timeline", legend, holder, el("div", { class: "timeline-tools" }, readout, reset),
-        el("p", { class: "hint" }, "Hover for the values at an instant; drag across the plot to zoom, double-click to reset."));
+        el("p", { class: "hint" }, "Hover for the values at an instant; drag across the plot to zoom, double-click for the whole run."));
 }
 
 function drawTimeline(g: NonNullable<ReturnType<typeof timelineGeometry>>, series: Series, readout: HTMLElement, onZoom: (w: [number, number] | null) => void): SVGElement {
@@ -159,6 +169,7 @@ function drawTimeline(g: NonNullable<ReturnType<typeof timelineGeometry>>, serie
         const rect = svg("rect", { x: band.x0, y: plot.top, width: Math.max(1, band.x1 - band.x0), height: plot.bottom - plot.top, class: `band${band.odd ? " odd" : ""}` });
         rect.append(svg("title", {}, band.label));
         clipped.append(rect);
+        if (band.number) clipped.append(svg("text", { x: (band.x0 + band.x1) / 2, y: plot.bottom - 4, class: "band-number", "text-anchor": "middle" }, band.number));
     }
     for (const tick of g.yTicks) root.append(svg("line", { x1: plot.left, x2: plot.right, y1: tick.at, y2: tick.at, class: "grid" }));
     if (g.reservedArea) clipped.append(svg("path", { d: g.reservedArea, class: "area reserved" }));
@@ -176,7 +187,8 @@ function drawTimeline(g: NonNullable<ReturnType<typeof timelineGeometry>>, serie
     horizontal(g.limit, "limit");
     horizontal(g.deviceTotal, "device-total");
     if (g.offScale.length) {
-        root.append(svg("text", { x: plot.right, y: 12, class: "line-label off-scale", "text-anchor": "end" }, `↑ ${g.offScale.join(" · ")} (above the axis)`));
+        // Inside the plot, under the OOM label: above it, it would run into the axis title in a narrow column.
+        root.append(svg("text", { x: plot.right - 4, y: plot.top + 26, class: "line-label off-scale", "text-anchor": "end" }, `↑ ${g.offScale.join(" · ")}`));
     }
     for (const mark of g.marks) {
         root.append(svg("line", { x1: mark.x, x2: mark.x, y1: plot.top, y2: plot.bottom, class: "phase" }));
@@ -256,7 +268,7 @@ function roles(report: Report): HTMLElement | null {
         bar.append(part);
     }
     const legend = el("ul", { class: "roles-legend" }, ...segments.map((s) =>
-        el("li", {}, el("span", { class: `swatch role-${s.index % 8}` }), `${s.label} `, el("span", { class: "num" }, `${formatBytes(s.bytes)} · ${formatPercent(s.share)}`))));
+        el("li", {}, el("span", { class: `swatch role-${s.index % 8}` }), `${s.label} `, el("span", { class: "num" }, s.figure ?? `${formatBytes(s.bytes)} · ${formatPercent(s.share)}`))));
     return section("What the memory is", bar, legend);
 }
 
@@ -264,39 +276,81 @@ function holders(report: Report): HTMLElement | null {
     const list = report.holders ?? [];
     if (!list.length) return null;
     const rows = list.map((h) => el("tr", {},
-        el("td", { class: "code" }, h.root), el("td", {}, h.kind + (typeof h.length === "number" ? ` of ${h.length}` : "")),
-        el("td", { class: "num" }, formatBytes(h.bytes)), el("td", { class: "num" }, String(h.tensors)),
-        el("td", {}, ...(h.appendedAt ? linked(`${h.appendedAt[0]}:${h.appendedAt[1]}`, report) : h.createdAt ? linked(`${h.createdAt[0]}:${h.createdAt[1]}`, report) : ["—"]))));
-    return section("Who holds it", table("holders", ["held by", "kind", "bytes", "tensors", "added at"], ...rows));
+        el("td", { class: "code holder-root" }, h.root), el("td", {}, h.kindText ?? h.kind),
+        el("td", { class: "num" }, h.bytesText ?? formatBytes(h.bytes)), el("td", { class: "num" }, h.tensorsText ?? String(h.tensors)),
+        el("td", { class: "code" }, ...(h.filledAt ? linked(h.filledAt, report) : ["—"]))));
+    const columns = report.holderColumns ?? ["held by", "what", "bytes", "tensors", "filled at"];
+    return section("Who holds it", el("div", { class: "table-scroll" }, table("holders", columns, ...rows)));
 }
+
+// The icicle's focus: the labels from a root down to the node drawn full width (empty: every tree).
+let icicleFocus: string[] = [];
 
 function breakdown(report: Report): HTMLElement | null {
     const trees = report.breakdown ?? [];
     if (!trees.length) return null;
-    const draw = (node: ReturnType<typeof iciclePlan>[number]): HTMLElement => {
-        const box = el("div", { class: "icicle-node", title: `${node.label}: ${formatBytes(node.bytes)}` },
-            el("div", { class: "icicle-label" }, node.uri ? lineLink({ label: node.label, uri: node.uri, line: node.line ?? 0 }) : node.label, " ", el("span", { class: "num" }, formatBytes(node.bytes))));
-        box.style.width = `${(node.share * 100).toFixed(2)}%`;
-        if (node.children.length) box.append(el("div", { class: "icicle-row" }, ...node.children.map(draw)));
-        return box;
+    const box = el("div", { class: "icicle-box" });
+    const draw = () => {
+        // Walk the focus down the plan; a label no longer there (another capture) ends the walk.
+        const trail: IcicleNode[] = [];
+        let level = iciclePlan(trees);
+        for (const label of icicleFocus) {
+            const found = level.find((node) => node.label === label);
+            if (!found) break;
+            trail.push(found);
+            level = found.children;
+        }
+        icicleFocus = trail.map((node) => node.label);
+        const focused = trail.at(-1);
+        const shown = focused ? [{ ...focused, share: 1 }] : iciclePlan(trees);
+        const all = button("All lines", () => { icicleFocus = []; draw(); }, { class: "link" }) as HTMLButtonElement;
+        all.disabled = trail.length === 0;
+        const crumbs = el("nav", { class: "icicle-crumbs", "aria-label": "Zoomed into" }, all,
+            ...trail.flatMap((node, i) => [" › ", button(node.label, () => { icicleFocus = icicleFocus.slice(0, i + 1); draw(); }, { class: "link" })]));
+        const nodeBox = (node: IcicleNode, path: string[]): HTMLElement => {
+            const here = [...path, node.label];
+            const label = el("div", { class: "icicle-label", title: `${node.label}: ${node.bytesText ?? formatBytes(node.bytes)} — click to zoom` },
+                node.uri ? lineLink({ label: node.label, uri: node.uri, line: node.line ?? 0 }) : node.label, " ",
+                el("span", { class: "num" }, node.bytesText ?? formatBytes(node.bytes)));
+            label.addEventListener("click", (event) => {
+                if ((event.target as HTMLElement).closest("a")) return;
+                icicleFocus = here;
+                draw();
+            });
+            const wrap = el("div", { class: "icicle-node" }, label);
+            wrap.style.width = `${(node.share * 100).toFixed(2)}%`; // CSSOM: the CSP forbids style attributes
+            if (node.children.length) wrap.append(el("div", { class: "icicle-row" }, ...node.children.map((child) => nodeBox(child, here))));
+            return wrap;
+        };
+        const above = trail.slice(0, -1).map((node) => node.label);
+        box.replaceChildren(crumbs, el("div", { class: "icicle" }, el("div", { class: "icicle-row" }, ...shown.map((node) => nodeBox(node, above)))));
     };
-    return section("Below the top lines", el("div", { class: "icicle" }, el("div", { class: "icicle-row" }, ...iciclePlan(trees).map(draw))));
+    draw();
+    return section("Below the top lines", box,
+        el("p", { class: "hint" }, "Each box is as wide as its share of the box above; click one to zoom into it."));
 }
 
 // ---- cause, advice, accounting, lines ------------------------------------------------------------
 
 function cause(report: Report): HTMLElement | null {
     const analysis = report.analysis;
-    if (!analysis?.cause) return null;
+    const v = report.verdict;
+    if (!analysis?.cause || !v) return null;
     const d = report.diagnosis;
-    const words = d?.causeText ?? String(analysis.cause).replace(/_/g, " ");
-    const heading = el("p", { class: "cause" }, el("b", {}, words.charAt(0).toUpperCase() + words.slice(1)),
-        ` — ${d?.confidenceLabel ?? analysis.confidence_label ?? ""} confidence `, el("span", { class: "cause-id code" }, String(analysis.cause)));
-    const alternative = d?.alternative ? el("p", { class: "alternative" }, `Could also be: ${d.alternativeText ?? d.alternative}.`, d.confirm?.question ? ` ${d.confirm.question}` : "") : null;
+    const heading = el("p", { class: "cause", title: `cause: ${String(analysis.cause)}` },
+        el("b", {}, v.cause.charAt(0).toUpperCase() + v.cause.slice(1)), ` — ${v.confidence}`);
+    const alternative = v.alternative ? el("p", { class: "alternative" }, `${v.alternative.charAt(0).toUpperCase()}${v.alternative.slice(1)}.`,
+        v.decide ? el("span", {}, " To decide: ", el("code", {}, v.decide)) : null) : null;
+    const line = v.line ? el("p", { class: "line-to-change" }, "Line to change: ", ...linked(v.line.place, report), ` — ${v.line.figureWords}`,
+        v.line.heldBy ? el("span", { class: "held" }, `; ${v.line.heldBy}`) : null) : null;
+    const source = v.source ? el("pre", { class: "source" }, v.source) : null;
     const measured = d?.measured ? el("p", { class: "measured" }, d.measured) : null;
-    const evidence = el("ul", { class: "evidence" }, ...(analysis.evidence ?? []).map((e: string) => el("li", {}, ...linked(e, report))));
-    const confirm = report.confirmable ? button("Confirm the diagnosis", command("confirm"), { id: "confirm", title: d?.confirm?.expectation ?? "Run the experiment that tells this cause from the next likely one" }) : null;
-    return section("Cause", heading, alternative, measured, evidence, confirm && el("div", { class: "actions" }, confirm));
+    const evidence = el("details", { class: "evidence" }, el("summary", {}, "Why"),
+        el("ul", {}, ...(analysis.evidence ?? []).map((e: string) => el("li", {}, ...linked(e, report)))));
+    // Deciding by measurement leads only when the runner-up is close; otherwise it is a check, not the next step.
+    const confirm = report.confirmable ? button(v.alternative ? "Confirm the diagnosis" : "Check by measurement", command("confirm"),
+        { id: "confirm", class: v.alternative ? "" : "secondary", title: d?.confirm?.expectation ?? "Run the experiment that tells this cause from the next likely one" }) : null;
+    return section("Cause", heading, alternative, line, source, measured, evidence, confirm && el("div", { class: "actions" }, confirm));
 }
 
 function advice(report: Report): HTMLElement | null {
@@ -336,15 +390,46 @@ function accounting(memory: Record<string, number | null> | undefined, moment: s
     return section(`Memory at ${when}`, el("table", { class: "accounting" }, ...rows));
 }
 
-function topLines(lines: ReportLine[] | undefined): HTMLElement | null {
-    if (!lines?.length) return null;
-    const rows = lines.map((line) => {
-        const label = line.uri && typeof line.line === "number" ? lineLink({ label: line.label, uri: line.uri, line: line.line }) : el("span", { class: "code" }, line.label);
-        const bar = el("span", { class: "bar" });
-        bar.style.width = formatPercent(line.share ?? 0); // CSSOM, not a style attribute: the CSP forbids inline styles
-        return el("tr", {}, el("td", { class: "code" }, label), el("td", { class: "num" }, formatBytes(line.liveBytes)), el("td", { class: "num" }, formatPercent(line.share)), el("td", { class: "share" }, bar));
-    });
-    return section("Top lines", el("table", { class: "lines" }, el("tr", {}, el("th", {}, "line"), el("th", { class: "num" }, "live"), el("th", { class: "num" }, "share"), el("th", {})), ...rows));
+let lineSort: Sort = { by: "live", descending: true };
+let openLine: string | null = null;
+
+/** Every annotated line: sortable figures, a sparkline over the steps, and its details (blocks, holder,
+ * the whole call path) a click away. */
+function topLines(report: Report): HTMLElement | null {
+    const lines = report.lines;
+    const columns = report.lineColumns ?? [];
+    if (!lines?.length || !columns.length) return null;
+    const holder = el("div", { class: "table-scroll" });
+    const draw = () => {
+        const head = el("tr", {}, el("th", {}, "line"), ...columns.map((c) => {
+            const th = el("th", { class: "num sortable", tabindex: "0", "aria-sort": lineSort.by === c.key ? (lineSort.descending ? "descending" : "ascending") : "none" },
+                c.label, lineSort.by === c.key ? (lineSort.descending ? " ▾" : " ▴") : "");
+            const sortBy = () => { lineSort = nextSort(lineSort, c.key); draw(); };
+            th.addEventListener("click", sortBy);
+            th.addEventListener("keydown", (event) => { if ((event as KeyboardEvent).key === "Enter") sortBy(); });
+            return th;
+        }), el("th", {}, "steps"));
+        const rows = sortRows(lines, columns, lineSort).flatMap((line) => {
+            const label = line.uri && typeof line.line === "number" ? lineLink({ label: line.label, uri: line.uri, line: line.line }) : el("span", { class: "code" }, line.label);
+            const spark = svg("svg", { width: 64, height: 16, class: "sparkline", role: "img", "aria-label": `live bytes at each step's end` });
+            const points = sparkline(line.steps, 64, 16);
+            if (points) spark.append(svg("polyline", { points }));
+            const toggle = button(openLine === line.label ? "▾" : "▸", () => { openLine = openLine === line.label ? null : line.label; draw(); },
+                { class: "link expand", "aria-expanded": String(openLine === line.label), title: "blocks, holder and the whole call path" });
+            const row = el("tr", { class: line.live === false ? "churn" : "" }, el("td", { class: "code" }, toggle, label),
+                ...columns.map((c) => el("td", { class: "num" }, line.cells?.[c.key] ?? "—")), el("td", {}, spark as unknown as Node));
+            if (openLine !== line.label) return [row];
+            const details = el("tr", { class: "line-details" }, el("td", { colspan: String(columns.length + 2) },
+                el("div", {}, line.headline ?? ""), el("div", { class: "why" }, line.blocks ?? ""),
+                line.heldBy ? el("div", {}, line.heldBy) : null,
+                (line.path?.length ?? 0) > 0 ? el("div", { class: "why" }, line.pathTitle ?? "") : null,
+                (line.path?.length ?? 0) > 0 ? el("ol", { class: "stack" }, ...line.path!.map((frame) => el("li", { class: "code" }, ...linked(frame, report)))) : null));
+            return [row, details];
+        });
+        holder.replaceChildren(el("table", { class: "lines" }, head, ...rows));
+    };
+    draw();
+    return section("Top lines", holder);
 }
 
 function table(className: string, columns: string[], ...rows: HTMLElement[]): HTMLElement {
@@ -459,7 +544,7 @@ function render(report: Report | null): void {
     const main = document.getElementById("report")!;
     main.replaceChildren();
     if (!report) {
-        zoom = null;
+        zoom = undefined;
         main.append(emptyState());
         return;
     }
@@ -468,7 +553,7 @@ function render(report: Report | null): void {
         el("h1", {}, report.title ?? "VRAM Lens report"),
         el("p", { class: "capture code" }, report.capture ?? "", report.redacted ? " (redacted)" : ""),
         ...[unmappedBanner(report), ranks(report), experiment(report.experiment), cause(report), roles(report), timeline(report),
-            advice(report), accounting(analysis?.memory, analysis?.moment), topLines(report.lines), holders(report), breakdown(report),
+            advice(report), accounting(analysis?.memory, analysis?.moment), topLines(report), holders(report), breakdown(report),
             markdown(report)].filter((n): n is HTMLElement => n !== null),
     );
 }
@@ -477,7 +562,7 @@ let shownCapture: string | undefined;
 window.addEventListener("message", (event: MessageEvent) => {
     if (event.data?.type !== "report") return;
     const report = event.data.payload as Report | null;
-    if (report?.capture !== shownCapture) zoom = null; // another capture: the zoom was for the old one
+    if (report?.capture !== shownCapture) zoom = undefined; // another capture: the zoom was for the old one
     shownCapture = report?.capture;
     render(report);
 });

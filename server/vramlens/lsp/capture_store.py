@@ -15,7 +15,7 @@ from pathlib import Path
 from vramlens.analysis import Analysis, analyze_capture
 from vramlens.analysis.load.notebook import notebook_cells
 from vramlens.analysis.ranks.model import RankComparison
-from vramlens.analysis.attribution.over_time import top_lines_at
+from vramlens.analysis.attribution.over_time import LineHistory, line_history
 from vramlens.analysis.load.snapshot import device_trace, pick_device
 from vramlens.analysis.rendering.json_export import downsample
 from vramlens.capture import load_capture
@@ -70,7 +70,12 @@ class RankView:
     meta: dict
     analysis: Analysis
     files: dict[str, FileFigures]  # same_file_key(local path) -> figures
-    tops: list | None = None  # per timeline point of the report: (label, bytes) of the top user line, or None
+    history: LineHistory | None = None  # the top line at each timeline point, each line's live bytes per step
+
+    @property
+    def tops(self) -> list | None:
+        """Per timeline point of the report: (label, bytes) of the top user line, or None."""
+        return self.history.tops if self.history is not None else None
 
     @property
     def failed(self) -> bool:
@@ -155,13 +160,15 @@ def analyze_for_folder(path: str, folder_path: str, total_memory: int | None = N
     capture = load_capture(path)
     root = choose_source_root(folder_path, recorded_user_files(capture))
     analysis = analyze_capture(capture, total_memory=total_memory, source_root=root)
-    return RankView(rank, capture.meta, analysis, file_figures(analysis), timeline_tops(capture, analysis)), root
+    return RankView(rank, capture.meta, analysis, file_figures(analysis), timeline_history(capture, analysis)), root
 
 
-def timeline_tops(capture, analysis: Analysis) -> list:
-    """The top user line at each point the report's timeline draws (its hover names it)."""
+def timeline_history(capture, analysis: Analysis) -> LineHistory:
+    """The top user line at each point the report's timeline draws (its hover names it), and each line's
+    live bytes at the end of every step (the per-line table's sparkline)."""
     trace = device_trace(capture.snapshot, pick_device(capture.snapshot, capture.meta))
-    return top_lines_at(trace, analysis.lines, [point.index for point in downsample(analysis.timeline.points)])
+    step_ends = [max(step.end_index - 1, 0) for step in analysis.steps.steps] if analysis.steps else []
+    return line_history(trace, analysis.lines, [point.index for point in downsample(analysis.timeline.points)], step_ends)
 
 
 def load(path: str, folder_uri: str, folder_path: str, total_memory: int | None = None) -> LoadedCapture:
