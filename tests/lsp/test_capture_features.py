@@ -122,8 +122,16 @@ async def test_report_notification_carries_report_and_series(client: LanguageCli
     report = client.reports[-1]
     assert report["title"] == "retained_references.py — out of memory (request 64.00 MiB)"
     assert report["analysis"]["cause"] == "retained_references"
-    assert report["lines"][0] == {"label": "retained_references.py:20", "uri": _uri(workspace), "line": MODEL,
-                                  "cell": None, "liveBytes": 2819620864, "share": 0.8889}
+    top = report["lines"][0]
+    assert {key: top[key] for key in ("label", "uri", "line", "cell", "liveBytes", "share")} == {
+        "label": "retained_references.py:20", "uri": _uri(workspace), "line": MODEL, "cell": None,
+        "liveBytes": 2819620864, "share": 0.8889}
+    # The per-line table shows the hint's own figure, and the line's live bytes at each step's end.
+    assert top["cells"]["live"] == top["figure"] == "2.63 GiB · 89% ↑"
+    assert [column["key"] for column in report["lineColumns"]] == ["live", "peak", "growth", "allocated"]
+    assert len(top["steps"]) >= 2 and top["steps"][-1] > top["steps"][0] and top["growthPerStep"] > 0
+    assert top["pathTitle"] == "largest live stack" and top["path"][-1].endswith("forward")
+    assert report["verdict"]["line"]["place"] == "retained_references.py:20"
     series = report["series"]
     assert series["allocated"][0][0] == 0.0 and len(series["allocated"]) == len(series["reserved"]) > 100
     assert max(point[1] for point in series["allocated"]) == report["analysis"]["memory"]["peak_allocated"]

@@ -65,7 +65,8 @@ async def test_report_links_every_attributed_line_and_carries_the_timeline_extra
     assert report["diagnosis"]["causeText"] == "tensors from earlier iterations stay referenced"
     series = report["series"]
     assert series["limit"] == report["analysis"]["memory"]["limit"] and series["limitIsCap"] is True
-    assert series["deviceTotal"] == report["analysis"]["memory"]["driver_total"]
+    # One device total: the accounting's (torch's), which the CLI and the report print too.
+    assert series["deviceTotal"] == report["analysis"]["memory"]["device_total"]
     # The top line at each point: at the OOM, the line that holds most then.
     assert len(series["tops"]) == len(series["allocated"])
     assert series["tops"][-1] == ["retained_references.py:20", 2819620864]
