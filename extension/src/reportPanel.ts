@@ -10,11 +10,14 @@ import { log } from "./logging";
 import { ServerManager } from "./server";
 
 const PLACEMENT_KEY = "vramlens.reportPlacement";
+// PyTorch's own viewer of `_dump_snapshot` pickles; it reads the file in the browser, nothing is uploaded.
+const MEMORY_VIZ = "https://pytorch.org/memory_viz";
 // A view the extension has just placed reports its new column up to a second later.
 const QUIET_MS = 1500;
 
 interface ReportPayload {
     workspaceFolder?: string;
+    snapshotFile?: string | null;
     scriptUri?: string | null;
     capture?: string;
     recommendations?: { actions?: ReportActionSpec[] }[];
@@ -153,6 +156,8 @@ export class ReportPanel implements vscode.Disposable {
                 return;
             case "exportMarkdown":
                 return this.export();
+            case "exportSnapshot":
+                return this.exportSnapshot();
             case "setRedacted":
                 return this.run("vramlens.showReport", { workspaceFolder: this.workspaceFolder, redact: action.redacted });
             case "selectRank":
@@ -206,6 +211,24 @@ export class ReportPanel implements vscode.Disposable {
         const position = new vscode.Position(Math.min(line, document.lineCount - 1), 0);
         const code = vscode.window.visibleTextEditors.find((e) => e.viewColumn !== this.panel?.viewColumn)?.viewColumn ?? vscode.ViewColumn.One;
         await vscode.window.showTextDocument(document, { viewColumn: code, selection: new vscode.Range(position, position) });
+    }
+
+    /** Saves the capture's snapshot (exactly `_dump_snapshot`'s pickle) where the user says, for PyTorch's viewer. */
+    private async exportSnapshot(): Promise<void> {
+        const source = this.latest?.snapshotFile;
+        if (!source) return;
+        const folder = this.workspaceFolder ? vscode.Uri.parse(this.workspaceFolder) : undefined;
+        const target = await vscode.window.showSaveDialog({
+            title: "VRAM Lens: save the snapshot for PyTorch's memory viewer",
+            defaultUri: folder ? vscode.Uri.joinPath(folder, "snapshot.pickle") : undefined,
+            filters: { "PyTorch memory snapshot": ["pickle"] },
+        });
+        if (!target) return;
+        await vscode.workspace.fs.copy(vscode.Uri.file(source), target, { overwrite: true });
+        const open = "Open memory_viz";
+        const answer = await vscode.window.showInformationMessage(
+            `Saved ${target.fsPath}. PyTorch's viewer opens it in the browser: drop the file onto pytorch.org/memory_viz.`, open);
+        if (answer === open) await vscode.env.openExternal(vscode.Uri.parse(MEMORY_VIZ));
     }
 
     private async export(): Promise<void> {

@@ -38,6 +38,16 @@ interface DiagnosisView {
     confirm?: { question?: string; expectation?: string } | null;
 }
 
+interface SegmentView {
+    title: string;
+    rows: { address: number; size: number; pool: string; label: string; blocks: [number, number, string][] }[];
+    request?: number | null;
+    requestText?: string | null;
+    summary: string;
+    leftOut?: string | null;
+    legend: Record<string, string>;
+}
+
 interface Verdict {
     cause: string;
     confidence: string;
@@ -61,6 +71,8 @@ interface Report {
     lineColumns?: LineColumn[];
     verdict?: Verdict | null;
     holderColumns?: string[];
+    segments?: SegmentView | null;
+    snapshotFile?: string | null;
     series?: Series | null;
     roles?: RoleShare[] | null;
     holders?: Holder[] | null;
@@ -330,6 +342,38 @@ function breakdown(report: Report): HTMLElement | null {
         el("p", { class: "hint" }, "Each box is as wide as its share of the box above; click one to zoom into it."));
 }
 
+/** The allocator's segments (memory_viz's segment view): each a bar as long as its size next to the largest,
+ * its blocks live or free in address order, and the failing request to the same scale. */
+function segmentMap(report: Report): HTMLElement | null {
+    const map = report.segments;
+    if (!map?.rows?.length) return null;
+    const largest = Math.max(...map.rows.map((row) => row.size), map.request ?? 0, 1);
+    const readout = el("div", { class: "segment-readout", "aria-live": "polite" }, "Hover a segment for its blocks.");
+    const bar = (bytes: number, className: string, title: string) => {
+        const node = el("div", { class: className, title });
+        node.style.width = `${((bytes / largest) * 100).toFixed(3)}%`; // CSSOM: the CSP forbids style attributes
+        return node;
+    };
+    const rows = map.rows.map((row) => {
+        const segment = bar(row.size, `segment pool-${row.pool}`, row.label);
+        for (const [, size, state] of row.blocks) {
+            const block = el("span", { class: `block ${state === "free" ? "free" : "live"}` });
+            block.style.width = `${((size / Math.max(row.size, 1)) * 100).toFixed(3)}%`;
+            segment.append(block);
+        }
+        segment.addEventListener("mouseenter", () => readout.replaceChildren(row.label));
+        return segment;
+    });
+    const request = map.request && map.requestText
+        ? el("div", { class: "segment-request-row" }, bar(map.request, "segment-request", map.legend.request ?? ""), el("span", { class: "num" }, map.requestText))
+        : null;
+    const legend = el("ul", { class: "legend segment-legend" },
+        el("li", { class: "seg-live" }, map.legend.live ?? "live"), el("li", { class: "seg-free" }, map.legend.free ?? "free"),
+        request ? el("li", { class: "seg-request" }, map.legend.request ?? "request") : null);
+    return section(map.title, el("p", {}, map.summary), legend, request, el("div", { class: "segments" }, ...rows), readout,
+        map.leftOut ? el("p", { class: "hint" }, map.leftOut) : null);
+}
+
 // ---- cause, advice, accounting, lines ------------------------------------------------------------
 
 function cause(report: Report): HTMLElement | null {
@@ -496,6 +540,8 @@ function markdown(report: Report): HTMLElement | null {
     const tools = el("div", { class: "tools" },
         button("Copy Markdown", () => vscode.postMessage({ type: "copyMarkdown" }), { id: "copy" }),
         button("Export…", () => vscode.postMessage({ type: "exportMarkdown" }), { id: "export" }),
+        report.snapshotFile ? button("Snapshot for PyTorch's viewer…", () => vscode.postMessage({ type: "exportSnapshot" }),
+            { id: "export-snapshot", class: "secondary", title: "Save the capture's snapshot (torch.cuda.memory._dump_snapshot's pickle) to open at pytorch.org/memory_viz" }) : null,
         el("label", { for: "redact" }, redact, " Redact paths and user names"));
     const rendered = el("div", { class: "markdown-rendered" });
     rendered.innerHTML = renderMarkdown(report.markdown); // markdown-it, raw HTML disabled (markdown.ts)
@@ -553,7 +599,7 @@ function render(report: Report | null): void {
         el("h1", {}, report.title ?? "VRAM Lens report"),
         el("p", { class: "capture code" }, report.capture ?? "", report.redacted ? " (redacted)" : ""),
         ...[unmappedBanner(report), ranks(report), experiment(report.experiment), cause(report), roles(report), timeline(report),
-            advice(report), accounting(analysis?.memory, analysis?.moment), topLines(report), holders(report), breakdown(report),
+            advice(report), accounting(analysis?.memory, analysis?.moment), topLines(report), holders(report), breakdown(report), segmentMap(report),
             markdown(report)].filter((n): n is HTMLElement => n !== null),
     );
 }

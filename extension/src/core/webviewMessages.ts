@@ -6,6 +6,7 @@ export type ReportAction =
     | { type: "openLine"; uri: string; line: number }
     | { type: "copyMarkdown" }
     | { type: "exportMarkdown" }
+    | { type: "exportSnapshot" }
     | { type: "setRedacted"; redacted: boolean }
     | { type: "selectRank"; rank: number }
     | { type: "action"; recommendation: number; action: number }
@@ -34,6 +35,7 @@ export function parseReportMessage(message: unknown): ReportAction | undefined {
             return typeof m.width === "number" && Number.isFinite(m.width) && m.width > 0 ? { type: "ready", width: m.width } : { type: "ready" };
         case "copyMarkdown":
         case "exportMarkdown":
+        case "exportSnapshot": // which file is the extension's own payload's, never the page's to say
             return { type: m.type };
         case "openLine":
             // Only files: a report line never points anywhere else, and command: or http: URIs must not open.

@@ -15,8 +15,9 @@ from pathlib import Path
 from vramlens.analysis import Analysis, analyze_capture
 from vramlens.analysis.load.notebook import notebook_cells
 from vramlens.analysis.ranks.model import RankComparison
+from vramlens.analysis.accounting.segment_map import segment_map, segment_map_json
 from vramlens.analysis.attribution.over_time import LineHistory, line_history
-from vramlens.analysis.load.snapshot import device_trace, pick_device
+from vramlens.analysis.load.snapshot import device_segments, device_trace, pick_device
 from vramlens.analysis.rendering.json_export import downsample
 from vramlens.capture import load_capture
 from vramlens.lsp.annotations import LineAnnotation, line_annotations
@@ -71,6 +72,7 @@ class RankView:
     analysis: Analysis
     files: dict[str, FileFigures]  # same_file_key(local path) -> figures
     history: LineHistory | None = None  # the top line at each timeline point, each line's live bytes per step
+    segments: dict | None = None  # the allocator's segments when the snapshot was taken (segment_map_json)
 
     @property
     def tops(self) -> list | None:
@@ -160,7 +162,19 @@ def analyze_for_folder(path: str, folder_path: str, total_memory: int | None = N
     capture = load_capture(path)
     root = choose_source_root(folder_path, recorded_user_files(capture))
     analysis = analyze_capture(capture, total_memory=total_memory, source_root=root)
-    return RankView(rank, capture.meta, analysis, file_figures(analysis), timeline_history(capture, analysis)), root
+    return RankView(rank, capture.meta, analysis, file_figures(analysis), timeline_history(capture, analysis),
+                    segments_view(capture, analysis)), root
+
+
+def segments_view(capture, analysis: Analysis) -> dict | None:
+    """The segment map, titled by the moment the snapshot holds."""
+    segments = device_segments(capture.snapshot, pick_device(capture.snapshot, capture.meta))
+    found = segment_map(segments, analysis.accounting.request)
+    if found is None:
+        return None
+    moment = capture.meta.get("snapshot_moment")
+    title = {"oom": "Segments at the OOM", "end": "Segments at the end"}.get(moment, "Segments when the snapshot was taken")
+    return {"title": title, **segment_map_json(found)}
 
 
 def timeline_history(capture, analysis: Analysis) -> LineHistory:

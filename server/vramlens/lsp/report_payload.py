@@ -21,6 +21,7 @@ from vramlens.lsp.wording import cause_text
 from vramlens.analysis.attribution.over_time import LineHistory
 from vramlens.analysis.rendering.line_view import line_view_json, line_views, recorded_place
 from vramlens.analysis.rendering.verdict_view import verdict_json, verdict_view
+from vramlens.capture.format import SNAPSHOT_FILE
 from vramlens.units import count_of
 from vramlens.units import format_bytes as fmt
 
@@ -116,6 +117,14 @@ def step_bands(analysis: Analysis, seconds) -> list[dict]:
     return [{"number": step.number, "kind": step.kind, "complete": step.complete,
              "start": when(step.start_time_us, step.start_index), "end": when(step.end_time_us, step.end_index),
              "floorAllocated": step.floor_allocated, "peakAllocated": step.peak_allocated} for step in model.steps]
+
+
+def snapshot_file(path: str | None) -> str | None:
+    """The `_dump_snapshot` pickle of a capture (a folder's snapshot.pickle, or the raw pickle itself)."""
+    if not path:
+        return None
+    candidate = os.path.join(path, SNAPSHOT_FILE) if os.path.isdir(path) else path
+    return candidate if os.path.isfile(candidate) and candidate.endswith(".pickle") else None
 
 
 def script_uri(analysis: Analysis, meta: dict, to_uri: Callable[[str], str]) -> str | None:
@@ -317,6 +326,9 @@ def report_payload(loaded: LoadedCapture, to_uri: Callable[[str], str], redacted
         "lines": report_lines(analysis, to_uri, view.history),
         "lineColumns": line_columns(analysis),
         "verdict": verdict_json(verdict_view(analysis)),
+        "segments": view.segments,
+        "snapshotFile": snapshot_file(loaded.path if loaded.comparison is None else next(
+            (summary.capture for summary in loaded.comparison.ranks if summary.rank == view.rank), None)),
         "series": timeline_series(analysis, view.meta, view.tops),
         **memory_views(analysis, to_uri),
         "unmapped": unmapped(analysis),
@@ -337,7 +349,7 @@ def _redacted_payload(payload: dict, loaded: LoadedCapture) -> dict:
     """Every string that may name a path goes through the report's redaction; links to local files are dropped."""
     counts = _redaction(payload["markdown"], loaded).counts
     shared = _redacted_strings(payload, loaded)
-    shared.update(workspaceFolder=None, scriptUri=None, lines=[dict(line, uri=None) for line in shared["lines"]], links=[],
+    shared.update(workspaceFolder=None, scriptUri=None, snapshotFile=None, lines=[dict(line, uri=None) for line in shared["lines"]], links=[],
                   redactions=counts, markdown=f"{shared['markdown']}\n> {Redaction('', counts).summary()}\n")
     for recommendation in shared.get("recommendations") or ():
         for action in recommendation["actions"]:
