@@ -158,6 +158,12 @@ export class ReportPanel implements vscode.Disposable {
                 return this.export();
             case "exportSnapshot":
                 return this.exportSnapshot();
+            case "liveAt": {
+                const answer = await this.server.executeCommand("vramlens.liveAt", { workspaceFolder: this.workspaceFolder, index: action.index });
+                if (answer && !answer.ok) log().warn(`Live at ${action.index}: ${answer.message}`);
+                void this.panel?.webview.postMessage({ type: "liveAt", payload: answer?.ok ? (answer as { liveAt?: unknown }).liveAt ?? null : null });
+                return;
+            }
             case "setRedacted":
                 return this.run("vramlens.showReport", { workspaceFolder: this.workspaceFolder, redact: action.redacted });
             case "selectRank":

@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { test } from "node:test";
 import { formatBytes, formatPercent } from "../webview/format";
-import { brushWindow, defaultWindow, MARGIN, MIN_HEIGHT, niceStep, plotHeight, readingAt, Series, timeAt, timelineGeometry } from "../webview/timeline";
+import { brushWindow, defaultWindow, traceIndexAt, MARGIN, MIN_HEIGHT, niceStep, plotHeight, readingAt, Series, timeAt, timelineGeometry } from "../webview/timeline";
 
 const GIB = 1024 ** 3;
 const MIB = 1024 ** 2;
@@ -149,4 +149,11 @@ test("byte and share labels", () => {
     assert.equal(formatBytes(384 * MIB), "384.00 MiB");
     assert.equal(formatBytes(null), "—");
     assert.equal(formatPercent(0.329), "33%");
+});
+
+test("a click on the plot asks for the trace position of the point in force then", () => {
+    const series: Series = { allocated: [[0, 0], [5, GIB], [10, 2 * GIB]], pointIndex: [0, 1200, 9314] };
+    assert.equal(traceIndexAt(series, 7), 1200);
+    assert.equal(traceIndexAt(series, 10), 9314);
+    assert.equal(traceIndexAt({ ...series, pointIndex: [0, 1] }, 7), null); // not one per point: no guess
 });

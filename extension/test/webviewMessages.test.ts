@@ -15,6 +15,9 @@ test("well-formed messages become actions", () => {
     });
     assert.deepEqual(parseReportMessage({ type: "setRedacted", redacted: true }), { type: "setRedacted", redacted: true });
     assert.deepEqual(parseReportMessage({ type: "selectRank", rank: 3 }), { type: "selectRank", rank: 3 });
+    assert.deepEqual(parseReportMessage({ type: "liveAt", index: 9314 }), { type: "liveAt", index: 9314 });
+    assert.equal(parseReportMessage({ type: "liveAt", index: -1 }), undefined);
+    assert.equal(parseReportMessage({ type: "liveAt", index: "9314" }), undefined);
 });
 
 test("anything else is dropped", () => {

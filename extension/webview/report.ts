@@ -7,7 +7,7 @@ import { renderMarkdown } from "./markdown";
 import { LineColumn, LineRow, nextSort, Sort, sortRows, sparkline } from "./lineTable";
 import { BreakdownNode, Holder, iciclePlan, IcicleNode, RoleShare, roleSegments } from "./memoryViews";
 import { Experiment, EXPERIMENT_COLUMNS, experimentNotes, experimentRows, RANK_COLUMNS, rankCells, RankRow } from "./tables";
-import { brushWindow, defaultWindow, fullWindow, plotHeight, readingAt, Series, timeAt, timelineGeometry } from "./timeline";
+import { brushWindow, defaultWindow, fullWindow, plotHeight, readingAt, Series, timeAt, timelineGeometry, traceIndexAt } from "./timeline";
 
 declare function acquireVsCodeApi(): { postMessage(message: unknown): void };
 const vscode = acquireVsCodeApi();
@@ -130,6 +130,25 @@ function linked(text: string, report: Report): Child[] {
 
 // ---- timeline ----------------------------------------------------------------------------------
 
+// What was live at the instant last clicked on the timeline (the server's answer), drawn under the plot.
+interface LiveAtView { summary: string; groups: { bytes: number; blocks: number; label: string; frames: string[] }[] }
+const liveAtBox = el("div", { class: "live-at", id: "live-at" });
+let liveAtTime: number | null = null;
+
+function showLiveAt(found: LiveAtView | null, report: Report | null): void {
+    if (!found) {
+        liveAtBox.replaceChildren();
+        return;
+    }
+    const unit = report?.series?.timeUnit === "entry" ? "" : " s";
+    const items = found.groups.map((group) => el("li", {},
+        el("details", {}, el("summary", {}, el("span", { class: "num" }, group.label), " ", el("span", { class: "code" }, group.frames.find((f) => !/^torch\//.test(f)) ?? group.frames[0] ?? "")),
+            el("ol", { class: "stack" }, ...group.frames.map((frame) => el("li", { class: "code" }, ...linked(frame, report ?? {}))))))
+    );
+    liveAtBox.replaceChildren(el("h3", {}, liveAtTime !== null ? `Live at ${liveAtTime.toFixed(3)}${unit}` : "Live then"),
+        el("p", { class: "why" }, found.summary), el("ul", { class: "live-groups" }, ...items));
+}
+
 // The window shown: undefined until the user zooms (the capture's default window), null for the whole run.
 let zoom: [number, number] | null | undefined;
 
@@ -166,7 +185,8 @@ function timeline(report: Report): HTMLElement | null {
     new ResizeObserver(() => draw()).observe(holder);
     queueMicrotask(draw);
     return section("Timeline", legend, holder, el("div", { class: "timeline-tools" }, readout, reset),
-        el("p", { class: "hint" }, "Hover for the values at an instant; drag across the plot to zoom, double-click for the whole run."));
+        el("p", { class: "hint" }, "Hover for the values at an instant; click for what was live then; drag across the plot to zoom, double-click for the whole run."),
+        liveAtBox);
 }
 
 function drawTimeline(g: NonNullable<ReturnType<typeof timelineGeometry>>, series: Series, readout: HTMLElement, onZoom: (w: [number, number] | null) => void): SVGElement {
@@ -247,10 +267,17 @@ function drawTimeline(g: NonNullable<ReturnType<typeof timelineGeometry>>, serie
     });
     surface.addEventListener("mouseup", (event) => {
         if (dragFrom === null) return;
-        const window = brushWindow(g, dragFrom, px(event as MouseEvent));
+        const at = px(event as MouseEvent);
+        const window = brushWindow(g, dragFrom, at);
         dragFrom = null;
         brush.setAttribute("visibility", "hidden");
-        if (window) onZoom(window);
+        if (window) return onZoom(window);
+        // A click, not a drag: what was live at that instant (memory_viz's active memory at a point).
+        const index = traceIndexAt(series, timeAt(g, at));
+        if (index !== null) {
+            liveAtTime = timeAt(g, at);
+            vscode.postMessage({ type: "liveAt", index });
+        }
     });
     surface.addEventListener("dblclick", () => onZoom(null));
     return root;
@@ -605,10 +632,16 @@ function render(report: Report | null): void {
 }
 
 let shownCapture: string | undefined;
+let shownReport: Report | null = null;
 window.addEventListener("message", (event: MessageEvent) => {
+    if (event.data?.type === "liveAt") return showLiveAt(event.data.payload as LiveAtView | null, shownReport);
     if (event.data?.type !== "report") return;
     const report = event.data.payload as Report | null;
-    if (report?.capture !== shownCapture) zoom = undefined; // another capture: the zoom was for the old one
+    if (report?.capture !== shownCapture) {
+        zoom = undefined; // another capture: the zoom and the instant were for the old one
+        showLiveAt(null, null);
+    }
+    shownReport = report;
     shownCapture = report?.capture;
     render(report);
 });

@@ -32,6 +32,17 @@ export interface Series {
     marks?: Mark[] | null;
     timeUnit?: "s" | "entry";
     sampleInterval?: number | null; // NVML's sampling period (s): a reading stands for this long, no longer
+    pointIndex?: number[] | null; // per allocated point: its position in the allocator's trace
+}
+
+/** The trace position of the point in force at `t` (what "live at this instant" replays to), or null. */
+export function traceIndexAt(series: Series, t: number): number | null {
+    const points = validPoints(series.allocated);
+    const indices = Array.isArray(series.pointIndex) ? series.pointIndex : [];
+    if (indices.length !== points.length) return null;
+    const i = lastAtOrBefore(points, t);
+    const at = indices[Math.max(i, 0)];
+    return Number.isInteger(at) && at >= 0 ? at : null;
 }
 
 export interface Tick {

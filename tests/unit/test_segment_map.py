@@ -31,3 +31,19 @@ def test_the_map_holds_every_segment_and_the_largest_free_piece_the_accounting_f
 
 def test_no_segments_no_map():
     assert segment_map([], 1024) is None
+
+
+def test_what_was_live_at_the_oom_is_grouped_by_stack_largest_first():
+    from vramlens.analysis.attribution.live_at import live_at
+    from vramlens.analysis.load.snapshot import device_trace
+
+    capture = load_capture(REALWORLD / "lightning_val_outputs" / "capture")
+    trace = device_trace(capture.snapshot, pick_device(capture.snapshot, capture.meta))
+    oom = analyze_path(REALWORLD / "lightning_val_outputs" / "capture").timeline.oom_index
+    found = live_at(trace, oom)
+    top = found.groups[0]
+    # The 23 validation outputs the module keeps: one stack, 125 MiB each, made by the head's Linear.
+    assert top.blocks == 23 and top.bytes == 23 * 125 * 2**20
+    assert top.frames[0].startswith("torch/nn/modules/linear.py:") and any("keep_val_outputs.py:28" in f for f in top.frames)
+    assert [group.bytes for group in found.groups] == sorted((group.bytes for group in found.groups), reverse=True)
+    assert live_at(trace, 0).total <= trace[0].get("size", 0)  # before anything else: at most the first block

@@ -7,6 +7,7 @@ export type ReportAction =
     | { type: "copyMarkdown" }
     | { type: "exportMarkdown" }
     | { type: "exportSnapshot" }
+    | { type: "liveAt"; index: number }
     | { type: "setRedacted"; redacted: boolean }
     | { type: "selectRank"; rank: number }
     | { type: "action"; recommendation: number; action: number }
@@ -47,6 +48,9 @@ export function parseReportMessage(message: unknown): ReportAction | undefined {
             return typeof m.redacted === "boolean" ? { type: "setRedacted", redacted: m.redacted } : undefined;
         case "selectRank":
             return index(m.rank) ? { type: "selectRank", rank: m.rank } : undefined;
+        case "liveAt":
+            // A trace position of the shown capture: the server replays to it and checks it again.
+            return index(m.index) ? { type: "liveAt", index: m.index } : undefined;
         case "action":
             // Indices into the payload the extension itself holds: the page cannot make up an action.
             return index(m.recommendation) && index(m.action) ? { type: "action", recommendation: m.recommendation, action: m.action } : undefined;

@@ -16,6 +16,7 @@ from vramlens.analysis import Analysis, analyze_capture
 from vramlens.analysis.load.notebook import notebook_cells
 from vramlens.analysis.ranks.model import RankComparison
 from vramlens.analysis.accounting.segment_map import segment_map, segment_map_json
+from vramlens.analysis.attribution.live_at import live_at, live_at_json
 from vramlens.analysis.attribution.over_time import LineHistory, line_history
 from vramlens.analysis.load.snapshot import device_segments, device_trace, pick_device
 from vramlens.analysis.rendering.json_export import downsample
@@ -148,6 +149,13 @@ class LoadedCapture:
         failing = next((index for index, rank in enumerate(ranks) if rank.failed), 0)
         return cls(path, folder_uri, source_root, ranks, failing)
 
+    def shown_capture_path(self) -> str | None:
+        """The capture folder (or pickle) of the process shown: the load's own, or the shown rank's."""
+        if self.comparison is None:
+            return self.path
+        shown = self.view.rank if self.view else None
+        return next((summary.capture for summary in self.comparison.ranks if summary.rank == shown), None)
+
     def select_rank(self, rank: int) -> bool:
         """Show this rank's figures; False when the load has no such rank."""
         index = next((i for i, view in enumerate(self.ranks) if view.rank == rank), None)
@@ -183,6 +191,17 @@ def timeline_history(capture, analysis: Analysis) -> LineHistory:
     trace = device_trace(capture.snapshot, pick_device(capture.snapshot, capture.meta))
     step_ends = [max(step.end_index - 1, 0) for step in analysis.steps.steps] if analysis.steps else []
     return line_history(trace, analysis.lines, [point.index for point in downsample(analysis.timeline.points)], step_ends)
+
+
+def live_at_index(loaded: LoadedCapture, index: int) -> dict | None:
+    """What was live at trace position ``index`` of the shown capture, read again from its file (the
+    analysis keeps no trace: a click on the timeline costs one load, not the memory of every load)."""
+    path = loaded.shown_capture_path()
+    if path is None:
+        return None
+    capture = load_capture(path)
+    trace = device_trace(capture.snapshot, pick_device(capture.snapshot, capture.meta))
+    return live_at_json(live_at(trace, index)) if trace else None
 
 
 def load(path: str, folder_uri: str, folder_path: str, total_memory: int | None = None) -> LoadedCapture:

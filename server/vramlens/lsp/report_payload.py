@@ -73,6 +73,7 @@ def timeline_series(analysis: Analysis, meta: dict, tops: list | None = None) ->
                 driver.append([at, sample["device_used"]])
     return {
         "allocated": [[seconds(p.time_us, p.index), p.allocated] for p in points],
+        "pointIndex": [p.index for p in points],  # each point's trace position: what a click asks "live at" of
         "reserved": [[seconds(p.time_us, p.index), p.reserved] for p in points],
         "driverUsed": driver,
         "oomAt": oom_at,
@@ -327,8 +328,7 @@ def report_payload(loaded: LoadedCapture, to_uri: Callable[[str], str], redacted
         "lineColumns": line_columns(analysis),
         "verdict": verdict_json(verdict_view(analysis)),
         "segments": view.segments,
-        "snapshotFile": snapshot_file(loaded.path if loaded.comparison is None else next(
-            (summary.capture for summary in loaded.comparison.ranks if summary.rank == view.rank), None)),
+        "snapshotFile": snapshot_file(loaded.shown_capture_path()),
         "series": timeline_series(analysis, view.meta, view.tops),
         **memory_views(analysis, to_uri),
         "unmapped": unmapped(analysis),
