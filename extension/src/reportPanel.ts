@@ -34,6 +34,7 @@ export class ReportPanel implements vscode.Disposable {
     private folder: string | undefined;
     private readonly subscriptions: vscode.Disposable[] = [];
     private placing = false;
+    private comparison: unknown = null; // two captures side by side, while shown
     private column: vscode.ViewColumn | undefined; // where the view is, to tell the user's moves from ours // the extension itself is moving the view: not the user's choice
     private measure = false;
     private opening = false;
@@ -120,6 +121,13 @@ export class ReportPanel implements vscode.Disposable {
         });
     }
 
+    /** Shows two captures side by side: the server's labelled view of a `vramlens diff` (diff_view.py). */
+    showComparison(view: unknown): void {
+        this.comparison = view ?? null;
+        this.reveal(); // a view still opening gets it with the report once its page is ready
+        void this.panel?.webview.postMessage({ type: "comparison", payload: this.comparison });
+    }
+
     clear(): void {
         this.latest = undefined;
         this.folder = undefined;
@@ -145,6 +153,7 @@ export class ReportPanel implements vscode.Disposable {
         switch (action.type) {
             case "ready":
                 void this.panel?.webview.postMessage({ type: "report", payload: this.latest ?? null });
+                if (this.comparison) void this.panel?.webview.postMessage({ type: "comparison", payload: this.comparison });
                 return this.placeByWidth(action.width);
             case "openLine":
                 return this.openLine(action.uri, action.line);

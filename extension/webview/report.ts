@@ -369,6 +369,31 @@ function breakdown(report: Report): HTMLElement | null {
         el("p", { class: "hint" }, "Each box is as wide as its share of the box above; click one to zoom into it."));
 }
 
+/** Two captures side by side (the server's labelled rows of `vramlens diff`): the run before a change and after it. */
+interface DeltaRow { label: string; before: string; after: string; change: string; growth?: string; source?: string | null }
+interface ComparisonView {
+    title: string; sentence: string; columns: string[]; rows: string[][];
+    linesTitle: string; lines: DeltaRow[]; holdersTitle: string; holders: DeltaRow[]; notes: string[];
+}
+let comparison: ComparisonView | null = null;
+
+function comparisonSection(report: Report): HTMLElement | null {
+    const view = comparison;
+    if (!view) return null;
+    const cellClass = (index: number) => (index === 0 ? "" : "num");
+    const head = el("tr", {}, ...view.columns.map((c, i) => el("th", { class: cellClass(i) }, c)));
+    const rows = view.rows.map((row) => el("tr", {}, ...row.map((cell, i) => el(i === 0 ? "th" : "td", { class: cellClass(i) }, cell))));
+    const deltas = (title: string, items: DeltaRow[]) => items.length ? el("div", {}, el("h3", {}, title),
+        el("div", { class: "table-scroll" }, el("table", { class: "diff-lines" }, head.cloneNode(true) as HTMLElement,
+            ...items.map((item) => el("tr", {}, el("td", { class: "code" }, ...linked(item.label, report)), el("td", { class: "num" }, item.before),
+                el("td", { class: "num" }, item.after), el("td", { class: "num" }, item.change)))))) : null;
+    return section(view.title, el("p", {}, view.sentence),
+        el("div", { class: "table-scroll" }, el("table", { class: "diff" }, head, ...rows)),
+        deltas(view.linesTitle, view.lines), deltas(view.holdersTitle, view.holders),
+        ...view.notes.map((note) => el("p", { class: "hint" }, note)),
+        el("div", { class: "actions" }, button("Close comparison", () => { comparison = null; if (shownReport) render(shownReport); }, { class: "secondary", id: "close-comparison" })));
+}
+
 /** The allocator's segments (memory_viz's segment view): each a bar as long as its size next to the largest,
  * its blocks live or free in address order, and the failing request to the same scale. */
 function segmentMap(report: Report): HTMLElement | null {
@@ -625,7 +650,7 @@ function render(report: Report | null): void {
     main.append(
         el("h1", {}, report.title ?? "VRAM Lens report"),
         el("p", { class: "capture code" }, report.capture ?? "", report.redacted ? " (redacted)" : ""),
-        ...[unmappedBanner(report), ranks(report), experiment(report.experiment), cause(report), roles(report), timeline(report),
+        ...[unmappedBanner(report), comparisonSection(report), ranks(report), experiment(report.experiment), cause(report), roles(report), timeline(report),
             advice(report), accounting(analysis?.memory, analysis?.moment), topLines(report), holders(report), breakdown(report), segmentMap(report),
             markdown(report)].filter((n): n is HTMLElement => n !== null),
     );
@@ -635,6 +660,11 @@ let shownCapture: string | undefined;
 let shownReport: Report | null = null;
 window.addEventListener("message", (event: MessageEvent) => {
     if (event.data?.type === "liveAt") return showLiveAt(event.data.payload as LiveAtView | null, shownReport);
+    if (event.data?.type === "comparison") {
+        comparison = (event.data.payload as ComparisonView | null) ?? null;
+        if (shownReport) render(shownReport);
+        return;
+    }
     if (event.data?.type !== "report") return;
     const report = event.data.payload as Report | null;
     if (report?.capture !== shownCapture) {
