@@ -249,6 +249,8 @@ class Holder:
     @property
     def container_words(self) -> str:
         """What kind of thing holds the tensors, as people say it: `a list of 23`, `a local variable`."""
+        if self.kind == "extra_roots":  # a Jupyter kernel's own references: its output history (Out[3], _3)
+            return "the kernel's output history"
         noun = _HOLDER_NOUNS.get(self.kind, self.kind)
         if self.length is not None and self.kind in _SIZED_KINDS:
             return f"a {noun} of {self.length}"

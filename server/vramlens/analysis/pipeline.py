@@ -211,6 +211,7 @@ def _analyze(capture: Capture, total_memory: int | None, source_root: str | None
         status=status, no_oom_sentence=no_oom_sentence(meta, status),
         steps=steps, growth=growth_of(steps, allocated, roles_of if moment != "peak" else None), mode=mode,
         grad_enabled=census.grad_enabled if census else None, census=census,
+        cell_place=resolver.cells.place if resolver.cells is not None else None,
     )
     mark_growing(lines, facts.growth)
     diagnosis = diagnose(accounting, lines, facts)

@@ -164,23 +164,12 @@ def _notebook_text(analysis: Analysis) -> list[str]:
     facts = analysis.notebook
     if facts is None:
         return []
-    place = _placer(analysis)
+    place = recorded_place(analysis)
     out = ["", f"Cells of {facts.name}, in the order they ran"] + [f"  {row}" for row in cell_rows(facts, place)]
     held = holder_lines(facts, place)
     if held:
         out += ["", "Held by the kernel itself"] + [f"  - {line}" for line in held]
     return out
-
-
-def _placer(analysis: Analysis):
-    facts = analysis.notebook
-
-    def place(path: str, line: int | None) -> str:
-        ref = facts.ref(path) if facts else None
-        if ref is None:
-            return f"{path}:{line}"
-        return f"{ref.label} line {line}" if line is not None else ref.label
-    return place
 
 
 def _memory_views_text(analysis: Analysis) -> list[str]:
@@ -192,10 +181,10 @@ def _memory_views_text(analysis: Analysis) -> list[str]:
     if analysis.holders:
         out += ["", "Who holds it"]
         for holder in analysis.holders[:5]:
-            size = f", {holder.length} items" if holder.length is not None else ""
-            filled = f"; filled at {_placer(analysis)(*holder.appended_at)}" if holder.appended_at else ""
+            filled = f"; filled at {recorded_place(analysis)(*holder.appended_at)}" if holder.appended_at else ""
             graphs = f"; {holder.with_graph} carry an autograd graph" if holder.with_graph else ""
-            out.append(f"  {fmt(holder.bytes):>12}  {holder.root} ({holder.kind}{size}, {holder.tensors} tensors{graphs}){filled}")
+            out.append(f"  {fmt(holder.bytes):>12}  {holder.root} ({holder.container_words}, "
+                       f"{count_of(holder.tensors, 'tensor')}{graphs}){filled}")
     for tree in analysis.breakdown[:1]:
         out += ["", f"Inside {tree.label} (live bytes by library frame)"]
         out += _tree_lines(tree.children, "  ")

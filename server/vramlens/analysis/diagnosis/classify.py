@@ -58,6 +58,7 @@ class RunFacts:
     mode: str | None = None  # "training" | "inference" | None
     grad_enabled: bool | None = None  # grad mode at the moment (from the census), None when not recorded
     census: object | None = None  # attribution/roles.py Census: roles and holders at the moment
+    cell_place: object | None = None  # (recorded name, line) -> "train.ipynb cell 3 line 3" for a notebook's cells, else None
 
     @property
     def mid_run(self) -> bool:
@@ -192,7 +193,7 @@ def _growth_diagnosis(acc: Accounting, facts: RunFacts, frag: Diagnosis | None) 
     top = growth.carriers[:3]
     if top:
         evidence.append("What carries the growth " + when + ": " +
-                        ", ".join(f"{_key_label(key)} ({fmt(size)})" for key, size in top) + ".")
+                        ", ".join(f"{_key_label(key, facts)} ({fmt(size)})" for key, size in top) + ".")
     inner = [(site, size) for site, size in growth.sites[:3] if (site[0], site[1]) not in dict(growth.carriers)]
     if inner:
         evidence.append("Allocated inside: " + ", ".join(f"{_site_label(site)} ({fmt(size)})" for site, size in inner) + ".")
@@ -201,7 +202,7 @@ def _growth_diagnosis(acc: Accounting, facts: RunFacts, frag: Diagnosis | None) 
                         "but that only decided which request failed: an allocator setting would not stop the growth.")
     holder = _growth_holder(facts)
     if holder is not None:
-        evidence.append(_holder_sentence(holder))
+        evidence.append(_holder_sentence(holder, facts))
     if growth.intended_cache:
         steps_done = facts.steps.completed if facts.steps is not None else growth.steps_done
         evidence.insert(0, f"KV cache (a cache growing as designed): +{fmt(growth.rate)} per step, "
@@ -232,8 +233,8 @@ def _growth_holder(facts: RunFacts):
                  if holder.kind not in ("cache",) and holder.bytes + holder.graph_bytes >= MIB), None)
 
 
-def _holder_sentence(holder) -> str:
-    where = f", filled at {_key_label(holder.appended_at)}" if holder.appended_at else ""
+def _holder_sentence(holder, facts: RunFacts | None = None) -> str:
+    where = f", filled at {_key_label(holder.appended_at, facts)}" if holder.appended_at else ""
     graphs = (f"; their autograd graphs keep {fmt(holder.graph_bytes)} more alive (saved activations made at that "
               "line that no Python object names)") if holder.graph_bytes else ""
     return (f"Held by {holder.root} ({holder.container_words}, {count_of(holder.tensors, 'tensor')}, {fmt(holder.bytes)})"
@@ -256,11 +257,12 @@ def _site_label(site: tuple) -> str:
     return f"{short}:{line} {function}"
 
 
-def _key_label(key) -> str:
+def _key_label(key, facts: RunFacts | None = None) -> str:
     path, line = key
     if path is None:
         return {0: "allocations with no Python frame", 1: "library code", 2: "blocks from before the trace"}.get(line, "?")
-    return f"{str(path).replace(chr(92), '/').rsplit('/', 1)[-1]}:{line}"
+    cell = facts.cell_place(path, line) if facts is not None and facts.cell_place else None
+    return cell or f"{str(path).replace(chr(92), '/').rsplit('/', 1)[-1]}:{line}"  # a cell by its place, not its temp file
 
 
 def _working_set(acc: Accounting, lines: list[LineStat], facts: RunFacts) -> Diagnosis:
@@ -317,7 +319,7 @@ def _working_set(acc: Accounting, lines: list[LineStat], facts: RunFacts) -> Dia
         evidence.append(roles)
     kept = _growth_holder(facts)
     if kept is not None and kept.graph_bytes >= 0.2 * max(acc.allocated, 1):
-        evidence.append(_holder_sentence(kept) + " Dropping those graphs (.item(), .detach()) frees that memory.")
+        evidence.append(_holder_sentence(kept, facts) + " Dropping those graphs (.item(), .detach()) frees that memory.")
     copy = _weights_copy(facts)
     if copy is not None:
         evidence.append(f"{copy.root} held {fmt(copy.bytes)} in {count_of(copy.tensors, 'tensor')} shaped like {copy.copy_of}'s "
@@ -342,7 +344,7 @@ def _completed(acc: Accounting, lines: list[LineStat], facts: RunFacts) -> Diagn
         evidence = [
             f"{facts.no_oom_sentence}, but the live floor between steps rose by {fmt(growth.rise)} over "
             f"{count_of(growth.intervals, 'step')} ({fmt(growth.rate)} per step){upto}.",
-            "What carries it: " + ", ".join(f"{_key_label(key)} ({fmt(size)})" for key, size in growth.carriers[:3]) + ".",
+            "What carries it: " + ", ".join(f"{_key_label(key, facts)} ({fmt(size)})" for key, size in growth.carriers[:3]) + ".",
         ]
         if left is not None:
             evidence.append(f"At this rate the live set passes the {fmt(limit)} limit within {count_of(left, 'more step', 'more steps')}.")

@@ -175,7 +175,7 @@ def _retained(lines: list[LineStat], facts) -> list[Recommendation]:
     )
     holder = _holder_of(facts)
     if holder is not None:
-        fix = _holder_fix(holder)
+        fix = _holder_fix(holder, getattr(facts, "cell_place", None))
         if holder.with_graph == 0:
             return [fix]  # the census saw the kept tensors: none carries a graph, so grad mode is not the matter
         graphs = holder.with_graph is not None and holder.with_graph > 0
@@ -208,9 +208,10 @@ def _holder_of(facts):
     return next((h for h in (census.holders if census else ()) if h.kind != "cache" and h.bytes >= 1 << 20), None)
 
 
-def _holder_fix(holder) -> Recommendation:
+def _holder_fix(holder, cell_place=None) -> Recommendation:
     where = holder.appended_at
-    place = f" at {where[0].replace(chr(92), '/').rsplit('/', 1)[-1]}:{where[1]}" if where else ""
+    cell = cell_place(*where) if where and cell_place else None  # a notebook's line by its cell, not its temp file
+    place = f" at {cell or where[0].replace(chr(92), '/').rsplit('/', 1)[-1] + ':' + str(where[1])}" if where else ""
     return Recommendation(
         f"Stop {holder.root} from keeping every step's tensors{place}: keep what you need as .item() / "
         ".detach().cpu(), or clear it once it has been used.",

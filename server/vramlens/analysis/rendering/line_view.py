@@ -12,7 +12,7 @@ from vramlens.units import format_bytes as fmt
 
 GROWING_MARK = "↑"
 SHOWN_SIZES = 3
-MIN_HELD_SHARE = 10  # a holder is named for a line when it holds at least a tenth of the line's live bytes
+MIN_HELD_SHARE = 10  # a holder is named for a line when it keeps at least a tenth of the line's live bytes
 MOMENT_SHARE = {"oom": "at the OOM", "peak": "of peak", "end": "at the end"}
 MOMENT_LIVE = {"oom": "live at the OOM", "peak": "live at the peak", "end": "live at the end of the trace"}
 
@@ -79,7 +79,7 @@ def holder_of(line: LineStat, holders: list[Holder]) -> Holder | None:
         return None
     own = (line.path, line.line)
     return next((holder for holder in holders if (holder.appended_at == own or holder.created_at == own)
-                 and holder.bytes * MIN_HELD_SHARE >= line.live_bytes), None)
+                 and (holder.bytes + holder.graph_bytes) * MIN_HELD_SHARE >= line.live_bytes), None)
 
 
 def holder_words(holder: Holder, place) -> str:
@@ -87,6 +87,8 @@ def holder_words(holder: Holder, place) -> str:
 
     ``place(path, line)`` names a recorded line for people (a notebook's lines by their cell)."""
     text = f"{holder.root} ({holder.container_words}, {fmt(holder.bytes)})"
+    if holder.graph_bytes:  # tensors kept with their autograd graphs keep what those graphs saved
+        text += f", whose autograd graphs keep {fmt(holder.graph_bytes)} more"
     stored = getattr(holder, "stored_at", None)  # the storing statement, when the census was joined to the code
     if stored:
         text += f", stored at {place(*stored)}"
