@@ -17,6 +17,7 @@ const QUIET_MS = 1500;
 
 interface ReportPayload {
     workspaceFolder?: string;
+    lines?: { uri?: string | null }[];
     snapshotFile?: string | null;
     scriptUri?: string | null;
     capture?: string;
@@ -121,6 +122,18 @@ export class ReportPanel implements vscode.Disposable {
         });
     }
 
+    /** Tells the view whether this interpreter can run a script here: a button that cannot work is not the primary one. */
+    private async postEnvironment(): Promise<void> {
+        const health = await this.server.interpreterHealth();
+        const canRun = health ? health.canRun : true; // unknown: as if it could (the run itself says why not)
+        void this.panel?.webview.postMessage({ type: "environment", payload: { canRun, openFile: !!vscode.window.activeTextEditor } });
+    }
+
+    /** Where the capture's figures are here: the recorded script, else the file of its top line. */
+    get firstFileUri(): string | undefined {
+        return this.latest?.scriptUri ?? this.latest?.lines?.find((line) => line.uri)?.uri ?? undefined;
+    }
+
     /** Shows two captures side by side: the server's labelled view of a `vramlens diff` (diff_view.py). */
     showComparison(view: unknown): void {
         this.comparison = view ?? null;
@@ -152,6 +165,7 @@ export class ReportPanel implements vscode.Disposable {
         if (!action) return;
         switch (action.type) {
             case "ready":
+                void this.postEnvironment();
                 void this.panel?.webview.postMessage({ type: "report", payload: this.latest ?? null });
                 if (this.comparison) void this.panel?.webview.postMessage({ type: "comparison", payload: this.comparison });
                 return this.placeByWidth(action.width);

@@ -445,7 +445,7 @@ function cause(report: Report): HTMLElement | null {
         el("ul", {}, ...(analysis.evidence ?? []).map((e: string) => el("li", {}, ...linked(e, report)))));
     // Deciding by measurement leads only when the runner-up is close; otherwise it is a check, not the next step.
     const confirm = report.confirmable ? button(v.alternative ? "Confirm the diagnosis" : "Check by measurement", command("confirm"),
-        { id: "confirm", class: v.alternative ? "" : "secondary", title: d?.confirm?.expectation ?? "Run the experiment that tells this cause from the next likely one" }) : null;
+        { id: "confirm", class: v.alternative && environment.canRun ? "" : "secondary", title: d?.confirm?.expectation ?? "Run the experiment that tells this cause from the next likely one" }) : null;
     return section("Cause", heading, alternative, line, source, measured, evidence, confirm && el("div", { class: "actions" }, confirm));
 }
 
@@ -619,14 +619,19 @@ function linkTextNodes(root: HTMLElement, report: Report): void {
 
 // ---- states ----------------------------------------------------------------------------------
 
+// What the extension says of this machine: whether a script can be run here, and whether a file is open.
+let environment = { canRun: true, openFile: true };
+
 function emptyState(): HTMLElement {
+    // The primary button is one that can work here: without a runnable interpreter or an open file, the sample.
+    const runnable = environment.canRun && environment.openFile;
     return el("div", { class: "empty-state" },
         el("h1", {}, "No capture loaded"),
         el("p", {}, "Diagnose a PyTorch script to record where its GPU memory goes, open a capture recorded elsewhere, or look at the sample recorded on an H200."),
         el("div", { class: "actions" },
-            button("Diagnose the open file", command("diagnose"), { id: "empty-diagnose" }),
+            button("Diagnose the open file", command("diagnose"), { id: "empty-diagnose", class: runnable ? "" : "secondary" }),
             button("Open capture…", command("openCapture"), { id: "empty-open", class: "secondary" }),
-            button("Open sample", command("openSample"), { id: "empty-sample", class: "secondary" })));
+            button("Open sample", command("openSample"), { id: "empty-sample", class: runnable ? "secondary" : "" })));
 }
 
 function unmappedBanner(report: Report): HTMLElement | null {
@@ -660,6 +665,11 @@ let shownCapture: string | undefined;
 let shownReport: Report | null = null;
 window.addEventListener("message", (event: MessageEvent) => {
     if (event.data?.type === "liveAt") return showLiveAt(event.data.payload as LiveAtView | null, shownReport);
+    if (event.data?.type === "environment") {
+        environment = { ...environment, ...(event.data.payload ?? {}) };
+        render(shownReport);
+        return;
+    }
     if (event.data?.type === "comparison") {
         comparison = (event.data.payload as ComparisonView | null) ?? null;
         if (shownReport) render(shownReport);
