@@ -72,6 +72,7 @@ interface Report {
     verdict?: Verdict | null;
     holderColumns?: string[];
     segments?: SegmentView | null;
+    notebook?: { title: string; cells: string[]; keptTitle: string; kept: string[] } | null;
     snapshotFile?: string | null;
     series?: Series | null;
     roles?: RoleShare[] | null;
@@ -369,6 +370,15 @@ function breakdown(report: Report): HTMLElement | null {
         el("p", { class: "hint" }, "Each box is as wide as its share of the box above; click one to zoom into it."));
 }
 
+/** A notebook capture: its cells in the order they ran, and what the kernel itself keeps (`Out[3]`, `%xdel _3`). */
+function notebookSection(report: Report): HTMLElement | null {
+    const nb = report.notebook;
+    if (!nb?.cells?.length) return null;
+    return section(nb.title, el("ol", { class: "cells" }, ...nb.cells.map((row) => el("li", { class: "code" }, ...linked(row, report)))),
+        nb.kept.length ? el("h3", {}, nb.keptTitle) : null,
+        nb.kept.length ? el("ul", { class: "kept" }, ...nb.kept.map((row) => el("li", {}, ...linked(row, report)))) : null);
+}
+
 /** Two captures side by side (the server's labelled rows of `vramlens diff`): the run before a change and after it. */
 interface DeltaRow { label: string; before: string; after: string; change: string; growth?: string; source?: string | null }
 interface ComparisonView {
@@ -656,7 +666,7 @@ function render(report: Report | null): void {
         el("h1", {}, report.title ?? "VRAM Lens report"),
         el("p", { class: "capture code" }, report.capture ?? "", report.redacted ? " (redacted)" : ""),
         ...[unmappedBanner(report), comparisonSection(report), ranks(report), experiment(report.experiment), cause(report), roles(report), timeline(report),
-            advice(report), accounting(analysis?.memory, analysis?.moment), topLines(report), holders(report), breakdown(report), segmentMap(report),
+            advice(report), accounting(analysis?.memory, analysis?.moment), topLines(report), holders(report), notebookSection(report), breakdown(report), segmentMap(report),
             markdown(report)].filter((n): n is HTMLElement => n !== null),
     );
 }

@@ -358,6 +358,15 @@ try {
         });
         await screenshot("capture-failing-cell");
     }
+    // The report lists the cells in the order they ran and what the kernel itself keeps, as the CLI does.
+    await runCommand("VRAM Lens: Show memory report");
+    const capturedReport = await reportFrame();
+    await capturedReport.getByText("in the order they ran").first().waitFor({ timeout: STEP_TIMEOUT_MS });
+    if (committed.some((l) => l.label.includes("notebook_kept_outputs"))) {
+        await capturedReport.locator("ul.kept li", { hasText: "%xdel" }).first().waitFor({ timeout: STEP_TIMEOUT_MS });
+        await capturedReport.locator("ul.kept").first().scrollIntoViewIfNeeded();
+        await screenshot("report-kernel-held");
+    }
     console.log(`e2e-notebook: opened ${CAPTURE.source}`);
 
     console.log(`e2e-notebook: passed in ${((Date.now() - started) / 1000).toFixed(1)} s`);

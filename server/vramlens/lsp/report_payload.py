@@ -21,6 +21,7 @@ from vramlens.lsp.wording import cause_text
 from vramlens.analysis.attribution.over_time import LineHistory
 from vramlens.analysis.rendering.line_view import line_view_json, line_views, recorded_place
 from vramlens.analysis.rendering.verdict_view import verdict_json, verdict_view
+from vramlens.analysis.rendering.notebook_text import cell_rows, holder_lines
 from vramlens.capture.format import SNAPSHOT_FILE
 from vramlens.units import count_of
 from vramlens.units import format_bytes as fmt
@@ -204,6 +205,17 @@ def memory_views(analysis: Analysis, to_uri: Callable[[str], str]) -> dict:
     }
 
 
+def notebook_section(analysis: Analysis) -> dict | None:
+    """A notebook capture's cells in the order they ran and what the kernel itself keeps (with the command
+    that frees each), the rows the CLI prints."""
+    facts = analysis.notebook
+    if facts is None:
+        return None
+    place = recorded_place(analysis)
+    return {"title": f"Cells of {facts.name}, in the order they ran", "cells": cell_rows(facts, place),
+            "keptTitle": "Held by the kernel itself", "kept": holder_lines(facts, place)}
+
+
 def unmapped(analysis: Analysis) -> dict | None:
     """A capture whose user lines name no file here: what was recorded, so the user can choose the folder."""
     user = [line for line in analysis.lines if line.path and line.live_bytes > 0]
@@ -328,6 +340,7 @@ def report_payload(loaded: LoadedCapture, to_uri: Callable[[str], str], redacted
         "lineColumns": line_columns(analysis),
         "verdict": verdict_json(verdict_view(analysis)),
         "segments": view.segments,
+        "notebook": notebook_section(analysis),
         "snapshotFile": snapshot_file(loaded.shown_capture_path()),
         "series": timeline_series(analysis, view.meta, view.tops),
         **memory_views(analysis, to_uri),
