@@ -224,6 +224,14 @@ async function screenshot(name) {
     console.log(`e2e: screenshot ${file}`);
 }
 
+/** The report view alone (the docs' pictures of its views: legible, and small). */
+async function viewShot(name) {
+    const file = path.join(artifacts, `view-${name}.png`);
+    await page.waitForTimeout(400);
+    await page.locator("iframe.webview.ready >> visible=true").last().screenshot({ path: file });
+    console.log(`e2e: screenshot ${file}`);
+}
+
 /** Runs a command from the palette by its title, as a user would. */
 async function runCommand(title) {
     for (let attempt = 0; ; attempt++) {
@@ -714,6 +722,7 @@ try {
     for (const words of ["allocated", "reserved", "driver", `top line ${SCRIPT}:`]) if (!readout.includes(words)) throw new Error(`the readout lacks ${words}: ${readout}`);
     if (frameOrigin === null) throw new Error("no report frame");
     await screenshot("report");
+    await viewShot("cause");
     // Brush to zoom, double-click to reset.
     const firstTick = async () => frame.locator("svg.timeline text.tick[text-anchor=middle]").first().textContent();
     const before = await firstTick();
@@ -806,24 +815,25 @@ try {
     await frame.locator("table.lines tr.line-details ol.stack li").first().waitFor({ timeout: STEP_TIMEOUT_MS });
     await frame.locator("#report > section > h2", { hasText: /^Top lines$/ }).scrollIntoViewIfNeeded();
     await screenshot("report-lines");
+    await viewShot("lines");
     // The icicle zooms into a node on a click, and the crumb brings the whole back.
     if (tree.length && (tree[0].children ?? []).length) {
         await frame.locator(".icicle .icicle-row .icicle-row .icicle-label").first().click();
         await frame.locator(".icicle-crumbs button:not([disabled])", { hasText: "All lines" }).waitFor({ timeout: STEP_TIMEOUT_MS });
         await frame.locator("#report > section > h2", { hasText: "Below the top lines" }).scrollIntoViewIfNeeded();
-        await screenshot("report-icicle-zoomed");
+        await viewShot("icicle-zoomed");
         await frame.locator(".icicle-crumbs button", { hasText: "All lines" }).click();
     }
     // The segment map at the OOM, and what was live at an instant (a click on the plot).
     await frame.locator(".segments .segment").first().waitFor({ timeout: STEP_TIMEOUT_MS });
     await frame.locator("#report > section > h2", { hasText: "Segments" }).scrollIntoViewIfNeeded();
-    await screenshot("report-segments");
+    await viewShot("segments");
     const clickPlot = await frame.locator("svg.timeline rect.surface").boundingBox();
     await page.mouse.click(clickPlot.x + clickPlot.width * 0.95, clickPlot.y + clickPlot.height / 2);
     await frame.locator("#live-at ul.live-groups li").first().waitFor({ timeout: SERVER_TIMEOUT_MS });
     await frame.locator("#live-at ul.live-groups summary").first().click();
     await frame.locator("#live-at h3").scrollIntoViewIfNeeded();
-    await screenshot("report-live-at");
+    await viewShot("live-at");
     for (const kind of ["dark", "light"]) {
         if (kind !== "dark") await useTheme(kind);
         const low = await lowContrastLabels();
@@ -833,9 +843,15 @@ try {
         if (overflow.scrollWidth > 321) throw new Error(`at 320 px the report overflows to ${overflow.scrollWidth} px: ${JSON.stringify(overflow.widest)}`);
         if (kind === "light") {
             await frame.locator("#report > section > h2", { hasText: "Segments" }).scrollIntoViewIfNeeded();
-            await screenshot("report-segments-light");
+            await viewShot("segments-light");
             await frame.locator("#report > section > h2", { hasText: /^Top lines$/ }).scrollIntoViewIfNeeded();
-            await screenshot("report-lines-light");
+            await viewShot("lines-light");
+            await frame.locator("#live-at h3").scrollIntoViewIfNeeded();
+            await viewShot("live-at-light");
+            if (tree.length) {
+                await frame.locator("#report > section > h2", { hasText: "Below the top lines" }).scrollIntoViewIfNeeded();
+                await viewShot("icicle-light");
+            }
         }
         await overflowAt(null);
     }
@@ -843,6 +859,7 @@ try {
     await useTheme("light");
     await frame.locator("#report > section > h2", { hasText: "Cause" }).scrollIntoViewIfNeeded();
     await screenshot("report-light");
+    await viewShot("cause-light");
     await useTheme("dark");
     if (cspErrors.length) throw new Error(`the report view broke its CSP:\n${cspErrors.join("\n")}`);
 
