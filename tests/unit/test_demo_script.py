@@ -23,4 +23,3 @@ def test_the_script_is_found_where_the_user_is_and_run_in_their_interpreter(tmp_
     assert f"running my_script.py with {sys.executable}" in err
     # It did run there, in that interpreter: here, one without CUDA, which says so in one sentence.
     assert f"CUDA is not available in {sys.executable}" in err or done.returncode == 0, err
-    assert (tmp_path / ".vramlens").exists() or "CUDA is not available" in err
