@@ -828,6 +828,8 @@ try {
     await frame.locator(".segments .segment").first().waitFor({ timeout: STEP_TIMEOUT_MS });
     await frame.locator("#report > section > h2", { hasText: "Segments" }).scrollIntoViewIfNeeded();
     await viewShot("segments");
+    await frame.locator("svg.timeline").scrollIntoViewIfNeeded();
+    await page.waitForTimeout(300);
     const clickPlot = await frame.locator("svg.timeline rect.surface").boundingBox();
     await page.mouse.click(clickPlot.x + clickPlot.width * 0.95, clickPlot.y + clickPlot.height / 2);
     await frame.locator("#live-at ul.live-groups li").first().waitFor({ timeout: SERVER_TIMEOUT_MS });
