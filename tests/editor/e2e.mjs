@@ -477,7 +477,8 @@ function lowContrastLabels() {
             const fg = over(colour, back);
             const [hi, lo] = [lum(fg), lum(back)].sort((a, b) => b - a);
             const ratio = (hi + 0.05) / (lo + 0.05);
-            if (ratio < 4.5) low.push({ text: node.textContent.trim().slice(0, 40), ratio: +ratio.toFixed(2), cls: String(node.className?.baseVal ?? node.className) });
+            if (ratio < 4.5) low.push({ text: node.textContent.trim().slice(0, 40), ratio: +ratio.toFixed(2), cls: String(node.className?.baseVal ?? node.className),
+                fg: fg.map(Math.round).join(","), bg: back.map(Math.round).join(","), raw: inSvg ? style.fill : style.color, body: getComputedStyle(document.body).backgroundColor });
         }
         return low;
     });

@@ -30,12 +30,20 @@ class LiveAt:
 
 
 def _frame_text(frame: dict) -> str:
+    """`torch/nn/modules/linear.py:134 forward` for a library's file, `train.py:20 evaluate` for the user's."""
     filename = str(frame.get("filename", "??")).replace("\\", "/")
     for marker in ("site-packages/", "dist-packages/"):
         if marker in filename:
             filename = filename.rsplit(marker, 1)[1]
             break
+    else:
+        filename = filename.rsplit("/", 1)[-1]  # the user's file by its name, as the report links it
     return f"{filename}:{frame.get('line')} {frame.get('name', '?')}"
+
+
+def _shown(frame: dict) -> bool:
+    """The recorder's own frames (it runs the script) are nobody's code to look at."""
+    return "/vramlens/agent/" not in str(frame.get("filename", "")).replace("\\", "/")
 
 
 def live_at(trace: list, index: int) -> LiveAt:
@@ -55,7 +63,7 @@ def live_at(trace: list, index: int) -> LiveAt:
         groups[key] = (held[0] + size, held[1] + 1, frames) if held else (size, 1, frames)
     ordered = sorted(groups.values(), key=lambda group: -group[0])
     total = sum(group[0] for group in ordered)
-    shown = [LiveGroup(size, blocks, [_frame_text(frame) for frame in frames[:MAX_FRAMES]],
+    shown = [LiveGroup(size, blocks, [_frame_text(frame) for frame in frames if _shown(frame)][:MAX_FRAMES],
                        f"{fmt(size)} · {count_of(blocks, 'block')}") for size, blocks, frames in ordered[:MAX_GROUPS]]
     summary = f"{fmt(total)} live in {count_of(len(live), 'block')} from {count_of(len(ordered), 'stack')}"
     if len(ordered) > MAX_GROUPS:
