@@ -505,7 +505,7 @@ function topLines(report: Report): HTMLElement | null {
     const lines = report.lines;
     const columns = report.lineColumns ?? [];
     if (!lines?.length || !columns.length) return null;
-    const holder = el("div", { class: "table-scroll" });
+    const holder = el("div", {});
     const draw = () => {
         const head = el("tr", {}, el("th", {}, "line"), ...columns.map((c) => {
             const th = el("th", { class: "num sortable", tabindex: "0", "aria-sort": lineSort.by === c.key ? (lineSort.descending ? "descending" : "ascending") : "none" },
@@ -522,17 +522,18 @@ function topLines(report: Report): HTMLElement | null {
             if (points) spark.append(svg("polyline", { points }));
             const toggle = button(openLine === line.label ? "▾" : "▸", () => { openLine = openLine === line.label ? null : line.label; draw(); },
                 { class: "link expand", "aria-expanded": String(openLine === line.label), title: "blocks, holder and the whole call path" });
-            const row = el("tr", { class: line.live === false ? "churn" : "" }, el("td", { class: "code" }, toggle, label),
-                ...columns.map((c) => el("td", { class: "num" }, line.cells?.[c.key] ?? "—")), el("td", {}, spark as unknown as Node));
-            if (openLine !== line.label) return [row];
-            const details = el("tr", { class: "line-details" }, el("td", { colspan: String(columns.length + 2) },
-                el("div", {}, line.headline ?? ""), el("div", { class: "why" }, line.blocks ?? ""),
-                line.heldBy ? el("div", {}, line.heldBy) : null,
-                (line.path?.length ?? 0) > 0 ? el("div", { class: "why" }, line.pathTitle ?? "") : null,
-                (line.path?.length ?? 0) > 0 ? el("ol", { class: "stack" }, ...line.path!.map((frame) => el("li", { class: "code" }, ...linked(frame, report)))) : null));
-            return [row, details];
+            return [el("tr", { class: [line.live === false ? "churn" : "", openLine === line.label ? "open" : ""].join(" ").trim() },
+                el("td", { class: "code" }, toggle, label),
+                ...columns.map((c) => el("td", { class: "num" }, line.cells?.[c.key] ?? "—")), el("td", {}, spark as unknown as Node))];
         });
-        holder.replaceChildren(el("table", { class: "lines" }, head, ...rows));
+        // The open line's details sit under the table, at the view's width (a row would be as wide as the table).
+        const open = lines.find((line) => line.label === openLine);
+        const details = open ? el("div", { class: "line-details" },
+            el("h3", {}, ...linked(open.place ?? open.label, report)), el("div", {}, open.headline ?? ""), el("div", { class: "why" }, open.blocks ?? ""),
+            open.heldBy ? el("div", {}, open.heldBy) : null,
+            (open.path?.length ?? 0) > 0 ? el("div", { class: "why" }, open.pathTitle ?? "") : null,
+            (open.path?.length ?? 0) > 0 ? el("ol", { class: "stack" }, ...open.path!.map((frame) => el("li", { class: "code" }, ...linked(frame, report)))) : null) : null;
+        holder.replaceChildren(el("div", { class: "table-scroll" }, el("table", { class: "lines" }, head, ...rows)), ...(details ? [details] : []));
     };
     draw();
     return section("Top lines", holder);

@@ -455,7 +455,10 @@ function lowContrastLabels() {
             return c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4;
         }).reduce((sum, c, i) => sum + c * [0.2126, 0.7152, 0.0722][i], 0);
         const over = (top, bottom) => (top.length < 4 ? top : top.slice(0, 3).map((v, i) => v * top[3] + bottom[i] * (1 - top[3])));
-        const page = rgb(getComputedStyle(document.body).backgroundColor);
+        // The page's own fill: the body's or the document's when opaque, else the editor background the view is drawn on.
+        const opaque = [document.body, document.documentElement].map((n) => rgb(getComputedStyle(n).backgroundColor)).find((c) => c.length === 3 || c[3] === 1);
+        const hex = getComputedStyle(document.documentElement).getPropertyValue("--vscode-editor-background").trim().replace("#", "");
+        const page = opaque ?? (hex.length >= 6 ? [0, 2, 4].map((i) => parseInt(hex.slice(i, i + 2), 16)) : [255, 255, 255]);
         const backgroundOf = (node) => {
             const layers = [];
             for (let n = node; n && n.nodeType === 1; n = n.parentElement) {
@@ -463,7 +466,7 @@ function lowContrastLabels() {
                 if (bg.length === 3 || (bg.length === 4 && bg[3] > 0)) layers.push(bg);
                 if (bg.length === 3 || bg[3] === 1) break;
             }
-            return layers.reverse().reduce((acc, layer) => over(layer, acc), page.length >= 3 ? page.slice(0, 3) : [255, 255, 255]);
+            return layers.reverse().reduce((acc, layer) => over(layer, acc), page.slice(0, 3));
         };
         const low = [];
         for (const node of document.querySelectorAll("#report *")) {
@@ -813,7 +816,7 @@ try {
     await frame.locator("table.lines th.sortable", { hasText: "allocated in total" }).click();
     await frame.locator("table.lines th.sortable[aria-sort=descending]", { hasText: "allocated in total" }).waitFor({ timeout: STEP_TIMEOUT_MS });
     await frame.locator("table.lines button.expand").first().click();
-    await frame.locator("table.lines tr.line-details ol.stack li").first().waitFor({ timeout: STEP_TIMEOUT_MS });
+    await frame.locator(".line-details ol.stack li").first().waitFor({ timeout: STEP_TIMEOUT_MS });
     await frame.locator("#report > section > h2", { hasText: /^Top lines$/ }).scrollIntoViewIfNeeded();
     await screenshot("report-lines");
     await viewShot("lines");
