@@ -493,7 +493,7 @@ function accounting(memory: Record<string, number | null> | undefined, moment: s
         el("tr", { "data-key": key }, el("th", {}, label), el("td", { class: "num" }, formatBytes(memory[key]))),
     );
     const when = { oom: "the OOM", peak: "the peak", end: "the end" }[moment ?? "end"] ?? moment;
-    return section(`Memory at ${when}`, el("table", { class: "accounting" }, ...rows));
+    return section(`Memory at ${when}`, el("div", { class: "table-scroll" }, el("table", { class: "accounting" }, ...rows)));
 }
 
 let lineSort: Sort = { by: "live", descending: true };

@@ -493,7 +493,9 @@ function overflowAt(width) {
         document.documentElement.style.width = px === null ? "" : `${px}px`; // CSSOM, as the view's own script does
         await new Promise((done) => setTimeout(done, 400)); // the timeline redraws at its box's new width
         const limit = document.documentElement.clientWidth;
-        const widest = [...document.querySelectorAll("#report *")].filter((e) => e.getBoundingClientRect().right > limit + 1)
+        // What runs past the edge outside any box that scrolls on its own (those do not widen the page).
+        const scrolls = (e) => { for (let n = e.parentElement; n; n = n.parentElement) if (/auto|scroll|hidden/.test(getComputedStyle(n).overflowX)) return true; return false; };
+        const widest = [...document.querySelectorAll("#report *")].filter((e) => e.getBoundingClientRect().right > limit + 1 && !scrolls(e))
             .slice(0, 5).map((e) => `${e.tagName.toLowerCase()}.${String(e.className?.baseVal ?? e.className)} ${Math.round(e.getBoundingClientRect().right)}px`);
         return { scrollWidth: document.documentElement.scrollWidth, widest };
     }, width);
@@ -643,6 +645,8 @@ try {
         if (look.margin < 12) throw new Error(`the figure touches the code (margin ${look.margin}px)`);
         if (look.contrast < 4.5) throw new Error(`the figure's contrast over the shade is ${look.contrast.toFixed(2)} in the ${kind} theme`);
         await screenshot(kind === "dark" ? "annotations" : `annotations-${kind}`);
+        // The walkthrough's picture: the code alone, at its size (a whole window shrunk into the step is illegible).
+        if (kind === "dark") await page.locator(".part.editor").screenshot({ path: path.join(artifacts, "walkthrough-annotations.png") });
     }
     await useTheme("dark");
 
