@@ -497,7 +497,9 @@ function overflowAt(width) {
         const scrolls = (e) => { for (let n = e.parentElement; n; n = n.parentElement) if (/auto|scroll|hidden/.test(getComputedStyle(n).overflowX)) return true; return false; };
         const widest = [...document.querySelectorAll("#report *")].filter((e) => e.getBoundingClientRect().right > limit + 1 && !scrolls(e))
             .slice(0, 5).map((e) => `${e.tagName.toLowerCase()}.${String(e.className?.baseVal ?? e.className)} ${Math.round(e.getBoundingClientRect().right)}px`);
-        return { scrollWidth: document.documentElement.scrollWidth, widest };
+        // The frame's viewport stays its own width: measure the report's box (its content's width past its own).
+        const main = document.getElementById("report");
+        return { scrollWidth: limit + Math.max(0, main.scrollWidth - main.clientWidth), widest };
     }, width);
 }
 
