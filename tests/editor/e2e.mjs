@@ -492,7 +492,7 @@ function overflowAt(width) {
     return reportFrame().locator("body").evaluate(async (px) => {
         document.documentElement.style.width = px === null ? "" : `${px}px`; // CSSOM, as the view's own script does
         await new Promise((done) => setTimeout(done, 400)); // the timeline redraws at its box's new width
-        const limit = document.documentElement.clientWidth;
+        const limit = px ?? document.documentElement.clientWidth; // the root's clientWidth is the frame's viewport
         // What runs past the edge outside any box that scrolls on its own (those do not widen the page).
         const scrolls = (e) => { for (let n = e.parentElement; n; n = n.parentElement) if (/auto|scroll|hidden/.test(getComputedStyle(n).overflowX)) return true; return false; };
         const widest = [...document.querySelectorAll("#report *")].filter((e) => e.getBoundingClientRect().right > limit + 1 && !scrolls(e))
