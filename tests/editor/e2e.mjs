@@ -495,8 +495,9 @@ function overflowAt(width) {
         const limit = px ?? document.documentElement.clientWidth; // the root's clientWidth is the frame's viewport
         // What runs past the edge outside any box that scrolls on its own (those do not widen the page).
         const scrolls = (e) => { for (let n = e.parentElement; n; n = n.parentElement) if (/auto|scroll|hidden/.test(getComputedStyle(n).overflowX)) return true; return false; };
-        const widest = [...document.querySelectorAll("#report *")].filter((e) => e.getBoundingClientRect().right > limit + 1 && !scrolls(e))
-            .slice(0, 5).map((e) => `${e.tagName.toLowerCase()}.${String(e.className?.baseVal ?? e.className)} ${Math.round(e.getBoundingClientRect().right)}px`);
+        const edge = document.getElementById("report").getBoundingClientRect().right;
+        const widest = [...document.querySelectorAll("#report *")].filter((e) => e.getBoundingClientRect().right > edge + 1 && !scrolls(e))
+            .slice(-6).map((e) => `${e.tagName.toLowerCase()}.${String(e.className?.baseVal ?? e.className)} ${Math.round(e.getBoundingClientRect().right)}px ${(e.textContent ?? "").slice(0, 30)}`);
         // The frame's viewport stays its own width: measure the report's box (its content's width past its own).
         const main = document.getElementById("report");
         return { scrollWidth: limit + Math.max(0, main.scrollWidth - main.clientWidth), widest };
