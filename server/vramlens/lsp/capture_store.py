@@ -97,9 +97,14 @@ def file_figures(analysis: Analysis) -> dict[str, FileFigures]:
     for (notebook, index), annotations in line_annotations(analysis, cells=True).items():
         cells[cell_key(notebook, index)] = FileFigures(notebook, {a.line: a for a in annotations})
     oom = oom_line(analysis, cell_key)
-    if oom and oom.local_path in cells:
-        cells[oom.local_path].oom = oom
-    elif oom and "#cell-" not in oom.local_path:
+    if oom and "#cell-" in oom.local_path:
+        # The failing cell often holds nothing live (its request is what failed): it gets figures of its own.
+        ref = analysis.notebook.ref(analysis.oom.site.path) if analysis.notebook and analysis.oom and analysis.oom.site else None
+        if oom.local_path not in cells and ref is not None and ref.notebook:
+            cells[oom.local_path] = FileFigures(ref.notebook)
+        if oom.local_path in cells:
+            cells[oom.local_path].oom = oom
+    elif oom:
         figures(oom.local_path).oom = oom
     lens = peak_function(analysis)
     if lens:
