@@ -366,7 +366,6 @@ try {
         await capturedReport.locator("ul.kept li", { hasText: "%xdel" }).first().waitFor({ timeout: STEP_TIMEOUT_MS });
         await capturedReport.locator("ul.kept").first().scrollIntoViewIfNeeded();
         await screenshot("report-kernel-held");
-        await page.locator("iframe.webview.ready >> visible=true").last().screenshot({ path: path.join(artifacts, "notebook-view-kernel-held.png") });
     }
     console.log(`e2e-notebook: opened ${CAPTURE.source}`);
 
