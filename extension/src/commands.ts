@@ -115,6 +115,9 @@ export class Commands {
             path: capture, workspaceFolder: this.report.workspaceFolder, sourceRoot: picked[0].fsPath,
         });
         this.showResult(result);
+        // Mapped: open the file its figures are now on, so the next step is in view.
+        const file = result?.ok ? this.report.firstFileUri : undefined;
+        if (file) await vscode.window.showTextDocument(vscode.Uri.parse(file), { preview: false, viewColumn: vscode.ViewColumn.One });
     }
 
     /** Runs the experiment that confirms (or revises) the loaded diagnosis: the server's vramlens.confirmDiagnosis. */

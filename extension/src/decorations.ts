@@ -17,6 +17,10 @@ export class LineDecorations implements vscode.Disposable {
         after: { color: new vscode.ThemeColor("vramlens.annotationForeground"), margin: "0 0 0 1.5em", fontWeight: "600" },
         rangeBehavior: vscode.DecorationRangeBehavior.ClosedClosed,
     });
+    private readonly churnEndOfLine = vscode.window.createTextEditorDecorationType({
+        after: { color: new vscode.ThemeColor("vramlens.churnForeground"), margin: "0 0 0 1.5em" },
+        rangeBehavior: vscode.DecorationRangeBehavior.ClosedClosed,
+    });
     private readonly staleEndOfLine = vscode.window.createTextEditorDecorationType({
         after: { color: new vscode.ThemeColor("vramlens.staleForeground"), margin: "0 0 0 1.5em", fontStyle: "italic" },
         rangeBehavior: vscode.DecorationRangeBehavior.ClosedClosed,
@@ -74,20 +78,21 @@ export class LineDecorations implements vscode.Disposable {
         const plan = planDecorations(annotations, style, editor.document.lineCount);
         const lineRange = (line: number) => editor.document.lineAt(line).range;
         plan.shades.forEach((lines, i) => editor.setDecorations(this.shades[i], lines.map(lineRange)));
-        const endOfLine = (stale: boolean): vscode.DecorationOptions[] =>
+        const endOfLine = (kind: "live" | "churn" | "stale"): vscode.DecorationOptions[] =>
             plan.endOfLine
-                .filter((entry) => entry.stale === stale)
+                .filter((entry) => (entry.stale ? "stale" : entry.churn ? "churn" : "live") === kind)
                 .map((entry) => {
                     const end = lineRange(entry.line).end;
                     // The figure is short; its words are its tooltip (the line's own hover has the details).
                     return { range: new vscode.Range(end, end), hoverMessage: entry.longText, renderOptions: { after: { contentText: entry.text } } };
                 });
-        editor.setDecorations(this.endOfLine, endOfLine(false));
-        editor.setDecorations(this.staleEndOfLine, endOfLine(true));
+        editor.setDecorations(this.endOfLine, endOfLine("live"));
+        editor.setDecorations(this.churnEndOfLine, endOfLine("churn"));
+        editor.setDecorations(this.staleEndOfLine, endOfLine("stale"));
     }
 
     dispose(): void {
         clearTimeout(this.editTimer);
-        for (const d of [...this.subscriptions, ...this.shades, this.endOfLine, this.staleEndOfLine]) d.dispose();
+        for (const d of [...this.subscriptions, ...this.shades, this.endOfLine, this.churnEndOfLine, this.staleEndOfLine]) d.dispose();
     }
 }

@@ -10,11 +10,15 @@ import { log } from "./logging";
 import { ServerManager } from "./server";
 
 const PLACEMENT_KEY = "vramlens.reportPlacement";
+// PyTorch's own viewer of `_dump_snapshot` pickles; it reads the file in the browser, nothing is uploaded.
+const MEMORY_VIZ = "https://pytorch.org/memory_viz";
 // A view the extension has just placed reports its new column up to a second later.
 const QUIET_MS = 1500;
 
 interface ReportPayload {
     workspaceFolder?: string;
+    lines?: { uri?: string | null }[];
+    snapshotFile?: string | null;
     scriptUri?: string | null;
     capture?: string;
     recommendations?: { actions?: ReportActionSpec[] }[];
@@ -31,6 +35,7 @@ export class ReportPanel implements vscode.Disposable {
     private folder: string | undefined;
     private readonly subscriptions: vscode.Disposable[] = [];
     private placing = false;
+    private comparison: unknown = null; // two captures side by side, while shown
     private column: vscode.ViewColumn | undefined; // where the view is, to tell the user's moves from ours // the extension itself is moving the view: not the user's choice
     private measure = false;
     private opening = false;
@@ -117,6 +122,25 @@ export class ReportPanel implements vscode.Disposable {
         });
     }
 
+    /** Tells the view whether this interpreter can run a script here: a button that cannot work is not the primary one. */
+    private async postEnvironment(): Promise<void> {
+        const health = await this.server.interpreterHealth();
+        const canRun = health ? health.canRun : true; // unknown: as if it could (the run itself says why not)
+        void this.panel?.webview.postMessage({ type: "environment", payload: { canRun, openFile: !!vscode.window.activeTextEditor } });
+    }
+
+    /** Where the capture's figures are here: the recorded script, else the file of its top line. */
+    get firstFileUri(): string | undefined {
+        return this.latest?.scriptUri ?? this.latest?.lines?.find((line) => line.uri)?.uri ?? undefined;
+    }
+
+    /** Shows two captures side by side: the server's labelled view of a `vramlens diff` (diff_view.py). */
+    showComparison(view: unknown): void {
+        this.comparison = view ?? null;
+        this.reveal(); // a view still opening gets it with the report once its page is ready
+        void this.panel?.webview.postMessage({ type: "comparison", payload: this.comparison });
+    }
+
     clear(): void {
         this.latest = undefined;
         this.folder = undefined;
@@ -141,7 +165,9 @@ export class ReportPanel implements vscode.Disposable {
         if (!action) return;
         switch (action.type) {
             case "ready":
+                void this.postEnvironment();
                 void this.panel?.webview.postMessage({ type: "report", payload: this.latest ?? null });
+                if (this.comparison) void this.panel?.webview.postMessage({ type: "comparison", payload: this.comparison });
                 return this.placeByWidth(action.width);
             case "openLine":
                 return this.openLine(action.uri, action.line);
@@ -153,6 +179,14 @@ export class ReportPanel implements vscode.Disposable {
                 return;
             case "exportMarkdown":
                 return this.export();
+            case "exportSnapshot":
+                return this.exportSnapshot();
+            case "liveAt": {
+                const answer = await this.server.executeCommand("vramlens.liveAt", { workspaceFolder: this.workspaceFolder, index: action.index });
+                if (answer && !answer.ok) log().warn(`Live at ${action.index}: ${answer.message}`);
+                void this.panel?.webview.postMessage({ type: "liveAt", payload: answer?.ok ? (answer as { liveAt?: unknown }).liveAt ?? null : null });
+                return;
+            }
             case "setRedacted":
                 return this.run("vramlens.showReport", { workspaceFolder: this.workspaceFolder, redact: action.redacted });
             case "selectRank":
@@ -172,6 +206,13 @@ export class ReportPanel implements vscode.Disposable {
     /** Moves the (active) view into a group below the code, and gives the code its focus back. */
     private async moveBelow(code: vscode.TextEditor | undefined): Promise<void> {
         this.panel?.reveal(undefined, false);
+        // A view beside the code sits in a group of its own: "below" of that group would still be beside the
+        // code (at the same narrow width). Into the code's group first, then below it.
+        const codeColumn = code?.viewColumn ?? vscode.ViewColumn.One;
+        if (this.panel?.viewColumn !== undefined && this.panel.viewColumn !== codeColumn) {
+            await vscode.commands.executeCommand(codeColumn === vscode.ViewColumn.One ? "workbench.action.moveEditorToFirstGroup"
+                : "workbench.action.moveEditorToPreviousGroup");
+        }
         await vscode.commands.executeCommand("workbench.action.moveEditorToBelowGroup");
         if (code) await vscode.window.showTextDocument(code.document, { viewColumn: code.viewColumn, preserveFocus: false });
         this.quietUntil = Date.now() + QUIET_MS;
@@ -199,6 +240,24 @@ export class ReportPanel implements vscode.Disposable {
         const position = new vscode.Position(Math.min(line, document.lineCount - 1), 0);
         const code = vscode.window.visibleTextEditors.find((e) => e.viewColumn !== this.panel?.viewColumn)?.viewColumn ?? vscode.ViewColumn.One;
         await vscode.window.showTextDocument(document, { viewColumn: code, selection: new vscode.Range(position, position) });
+    }
+
+    /** Saves the capture's snapshot (exactly `_dump_snapshot`'s pickle) where the user says, for PyTorch's viewer. */
+    private async exportSnapshot(): Promise<void> {
+        const source = this.latest?.snapshotFile;
+        if (!source) return;
+        const folder = this.workspaceFolder ? vscode.Uri.parse(this.workspaceFolder) : undefined;
+        const target = await vscode.window.showSaveDialog({
+            title: "VRAM Lens: save the snapshot for PyTorch's memory viewer",
+            defaultUri: folder ? vscode.Uri.joinPath(folder, "snapshot.pickle") : undefined,
+            filters: { "PyTorch memory snapshot": ["pickle"] },
+        });
+        if (!target) return;
+        await vscode.workspace.fs.copy(vscode.Uri.file(source), target, { overwrite: true });
+        const open = "Open memory_viz";
+        const answer = await vscode.window.showInformationMessage(
+            `Saved ${target.fsPath}. PyTorch's viewer opens it in the browser: drop the file onto pytorch.org/memory_viz.`, open);
+        if (answer === open) await vscode.env.openExternal(vscode.Uri.parse(MEMORY_VIZ));
     }
 
     private async export(): Promise<void> {

@@ -27,9 +27,15 @@ test("off draws nothing; stale lines keep their text but lose shade; lines past 
     const plan = planDecorations(annotations, "endOfLine", 30);
     assert.deepEqual(plan.shades, [[], [5], [], [], []]);
     assert.deepEqual(plan.endOfLine, [
-        { line: 2, text: "stale · changed since the capture", longText: "stale · changed since the capture", stale: true },
-        { line: 5, text: "5 text", longText: "5 text", stale: false },
+        { line: 2, text: "stale · changed since the capture", longText: "stale · changed since the capture", stale: true, churn: false },
+        { line: 5, text: "5 text", longText: "5 text", stale: false, churn: false },
     ]);
+});
+
+test("a line with nothing live at the moment is marked churn: drawn quieter, never shaded", () => {
+    const plan = planDecorations([at(7, 0, { liveBytes: 0, text: "none live · 1.46 GiB allocated" }), at(9, 0.4)], "endOfLine", 30);
+    assert.deepEqual(plan.endOfLine.map((e) => [e.line, e.churn]), [[7, true], [9, false]]);
+    assert.ok(!plan.shades.flat().includes(7));
 });
 
 test("malformed answers draw nothing instead of throwing", () => {

@@ -48,3 +48,12 @@ for (const [kind, background] of Object.entries(BACKGROUNDS)) {
         }
     });
 }
+
+for (const [kind, background] of Object.entries(BACKGROUNDS)) {
+    test(`a churn-only line's quieter figure is still readable in ${kind} themes`, () => {
+        const key = kind as keyof typeof BACKGROUNDS;
+        const fg = colours["vramlens.churnForeground"][key] ?? colours["vramlens.churnForeground"].highContrast;
+        const ratio = contrast(over(fg, background), over(background, background));
+        assert.ok(ratio >= 4.5, `${kind}: contrast ${ratio.toFixed(2)} < 4.5`);
+    });
+}

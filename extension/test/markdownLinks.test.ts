@@ -23,3 +23,10 @@ test("the report's Markdown renders; HTML in it is text, unsafe links are droppe
     assert.match(hostile, /&lt;script&gt;/);
     assert.match(hostile, /href="https:\/\/pytorch.org"/);
 });
+
+test("an aligned column is a class, not a style attribute the view's CSP would refuse", () => {
+    const html = renderMarkdown("| what | bytes |\n|:---|---:|\n| allocated | 3.09 GiB |\n");
+    assert.doesNotMatch(html, /style=/);
+    assert.match(html, /<th class="align-right">bytes<\/th>/);
+    assert.match(html, /<td class="align-right">3.09 GiB<\/td>/);
+});

@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { test } from "node:test";
 import { formatBytes, formatPercent } from "../webview/format";
-import { brushWindow, MARGIN, MIN_HEIGHT, niceStep, plotHeight, readingAt, Series, timeAt, timelineGeometry } from "../webview/timeline";
+import { brushWindow, defaultWindow, traceIndexAt, MARGIN, MIN_HEIGHT, niceStep, plotHeight, readingAt, Series, timeAt, timelineGeometry } from "../webview/timeline";
 
 const GIB = 1024 ** 3;
 const MIB = 1024 ** 2;
@@ -42,17 +42,49 @@ test("points are scaled into the plot at its pixel size; the unit is in the axis
     assert.ok(g.reservedArea.startsWith(`M${plot.left},${plot.bottom}`));
 });
 
-test("NVML readings are held until the next one: a step line with a dot per reading, never a ramp", () => {
+test("an NVML reading holds one sampling interval: a step to the next reading in time, else the line ends", () => {
     const g = timelineGeometry({
-        allocated: [[0, 0], [4, GIB]], reserved: [[0, GIB], [4, GIB]],
-        driverUsed: [[-1, 1 * GIB], [1, 2 * GIB], [3, 2.5 * GIB]], oomAt: 4,
+        allocated: [[0, 0], [4, GIB]], reserved: [[0, GIB], [4, GIB]], sampleInterval: 0.5,
+        driverUsed: [[-0.2, 1 * GIB], [0.3, 2 * GIB], [3, 2.5 * GIB]], oomAt: 4,
     }, 500, 260)!;
-    const moves = g.driverPath.split(/(?=[ML])/).map((s) => s.trim()).filter(Boolean).map((s) => s.slice(1).split(",").map(Number));
-    // Each reading: to its own point, then across at the same height to the next reading's time.
+    const pieces = g.driverPath.split(/(?=[ML])/).map((s) => s.trim()).filter(Boolean);
+    const moves = pieces.map((s) => s.slice(1).split(",").map(Number));
+    // Each reading: to its own point, then across at the same height.
     for (let i = 0; i + 1 < moves.length; i += 2) assert.equal(moves[i][1], moves[i + 1][1]);
-    assert.ok(moves[0][0] < g.plot.left); // the reading before the window holds into it
-    assert.equal(moves.at(-1)![0], g.plot.right); // the last holds to the end
+    assert.ok(moves[0][0] < g.plot.left); // the reading just before the window holds into it
+    assert.equal(pieces[2][0], "L"); // 0.5 s later: joined to the first
+    assert.equal(pieces[4][0], "M"); // 2.7 s later: a new line, the 2 GiB reading was not held across the gap
+    const x = (t: number) => g.plot.left + (t / 4) * (g.plot.right - g.plot.left);
+    assert.ok(Math.abs(moves[3][0] - x(0.3 + 0.75)) < 0.2, "held 1.5 intervals, then ended");
+    assert.ok(Math.abs(moves.at(-1)![0] - x(3.75)) < 0.2, "the last reading holds one interval, not to the end");
     assert.equal(g.samples.length, 2); // dots only for the readings inside the window
+});
+
+test("the readout gives no driver figure when the last reading is older than one interval", () => {
+    const series: Series = { allocated: [[0, 0], [9.999, GIB], [10, GIB]], sampleInterval: 0.5,
+        driverUsed: [[1, 1.68 * GIB], [10, 4.62 * GIB]], oomAt: 10 };
+    assert.equal(readingAt(series, 1.2).driverUsed, 1.68 * GIB);
+    assert.equal(readingAt(series, 9.999).driverUsed, null); // not 1.68 GiB, read 9 s before
+    assert.equal(readingAt(series, 10).driverUsed, 4.62 * GIB); // the reading taken at the OOM
+});
+
+test("a run whose steps fill its last few percent opens on the steps; most-steps runs open whole", () => {
+    const late: Series = { ...basic, steps: [{ number: 1, start: 9.3, end: 9.6 }, { number: 2, start: 9.6, end: 10 }] };
+    const [from, to] = defaultWindow(late)!;
+    assert.ok(from > 9 && from < 9.3 && to === 10, `${from}–${to}`);
+    const early: Series = { ...basic, steps: [{ number: 1, start: 1, end: 5 }, { number: 2, start: 5, end: 10 }] };
+    assert.deepEqual(defaultWindow(early), [0, 10]);
+    assert.deepEqual(defaultWindow(basic), [0, 10]);
+});
+
+test("hundreds of steps are merged into bands a few pixels wide at least; wide bands carry their number", () => {
+    const steps = Array.from({ length: 255 }, (_, i) => ({ number: i + 1, start: i * 10 / 255, end: (i + 1) * 10 / 255 }));
+    const g = timelineGeometry({ ...basic, steps }, 400, 240)!;
+    assert.ok(g.bands.length < 255 && g.bands.length >= 20, String(g.bands.length));
+    for (const band of g.bands) assert.ok(band.x1 - band.x0 >= 5, JSON.stringify(band));
+    assert.match(g.bands[0].label, /^steps 1–\d+$/);
+    const few = timelineGeometry({ ...basic, steps: steps.slice(0, 3).map((s, i) => ({ ...s, start: i * 3, end: (i + 1) * 3 })) }, 400, 240)!;
+    assert.deepEqual(few.bands.map((b) => b.number), ["1", "2", "3"]);
 });
 
 test("the limit and the device total are lines when near the data, named when far above it", () => {
@@ -75,7 +107,8 @@ test("steps become bands; phase marks inside the window are kept", () => {
 test("the hover reads each series at that instant and the line holding most then", () => {
     const series: Series = { ...basic, driverUsed: [[1, 1.5 * GIB], [8, 2.5 * GIB]], tops: [null, ["train.py:20", 2 * GIB], ["train.py:20", 3 * GIB]] };
     const reading = readingAt(series, 6);
-    assert.deepEqual(reading, { t: 6, allocated: 2 * GIB, reserved: GIB, driverUsed: 1.5 * GIB, top: ["train.py:20", 2 * GIB] });
+    assert.deepEqual(reading, { t: 6, allocated: 2 * GIB, reserved: GIB, driverUsed: null, top: ["train.py:20", 2 * GIB] });
+    assert.equal(readingAt({ ...series, sampleInterval: 4 }, 6).driverUsed, 1.5 * GIB); // within 1.5 intervals
     assert.equal(readingAt(series, -1).allocated, null);
 });
 
@@ -116,4 +149,11 @@ test("byte and share labels", () => {
     assert.equal(formatBytes(384 * MIB), "384.00 MiB");
     assert.equal(formatBytes(null), "—");
     assert.equal(formatPercent(0.329), "33%");
+});
+
+test("a click on the plot asks for the trace position of the point in force then", () => {
+    const series: Series = { allocated: [[0, 0], [5, GIB], [10, 2 * GIB]], pointIndex: [0, 1200, 9314] };
+    assert.equal(traceIndexAt(series, 7), 1200);
+    assert.equal(traceIndexAt(series, 10), 9314);
+    assert.equal(traceIndexAt({ ...series, pointIndex: [0, 1] }, 7), null); // not one per point: no guess
 });

@@ -8,11 +8,16 @@ test("well-formed messages become actions", () => {
     assert.deepEqual(parseReportMessage({ type: "ready", width: "wide" }), { type: "ready" });
     assert.deepEqual(parseReportMessage({ type: "copyMarkdown", extra: 1 }), { type: "copyMarkdown" });
     assert.deepEqual(parseReportMessage({ type: "exportMarkdown" }), { type: "exportMarkdown" });
+    // The page asks for the snapshot; a path it sends along is dropped (the extension knows which file).
+    assert.deepEqual(parseReportMessage({ type: "exportSnapshot", path: "/etc/passwd" }), { type: "exportSnapshot" });
     assert.deepEqual(parseReportMessage({ type: "openLine", uri: "file:///ws/train.py", line: 19 }), {
         type: "openLine", uri: "file:///ws/train.py", line: 19,
     });
     assert.deepEqual(parseReportMessage({ type: "setRedacted", redacted: true }), { type: "setRedacted", redacted: true });
     assert.deepEqual(parseReportMessage({ type: "selectRank", rank: 3 }), { type: "selectRank", rank: 3 });
+    assert.deepEqual(parseReportMessage({ type: "liveAt", index: 9314 }), { type: "liveAt", index: 9314 });
+    assert.equal(parseReportMessage({ type: "liveAt", index: -1 }), undefined);
+    assert.equal(parseReportMessage({ type: "liveAt", index: "9314" }), undefined);
 });
 
 test("anything else is dropped", () => {

@@ -8,6 +8,21 @@ const renderer = new MarkdownIt({ html: false, linkify: false, typographer: fals
 const SAFE_LINK = /^(https?:|#)/i;
 renderer.validateLink = (url: string) => SAFE_LINK.test(url.trim());
 
+// A table column's alignment comes out as a `style` attribute, which the view's CSP (no inline styles)
+// refuses with a console error per cell: it becomes a class that media/report.css aligns.
+const ALIGN = /^text-align:(left|right|center)$/;
+renderer.core.ruler.push("alignment_classes", (state) => {
+    for (const token of state.tokens) {
+        if (token.type !== "th_open" && token.type !== "td_open") continue;
+        const style = token.attrGet("style");
+        if (style === null) continue;
+        token.attrs = (token.attrs ?? []).filter(([name]) => name !== "style");
+        const align = ALIGN.exec(style.trim());
+        if (align) token.attrJoin("class", `align-${align[1]}`);
+    }
+    return true;
+});
+
 export function renderMarkdown(source: string): string {
     return renderer.render(source);
 }

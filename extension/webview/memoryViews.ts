@@ -6,6 +6,7 @@ export interface RoleShare {
     bytes: number;
     label: string;
     detail?: string | null;
+    figure?: string; // "2.83 GiB · 91%", from the server
 }
 
 export interface Holder {
@@ -17,6 +18,10 @@ export interface Holder {
     createdAt?: [string, number] | null;
     appendedAt?: [string, number] | null;
     chain?: string[];
+    kindText?: string; // the server's labels: "a list of 23", "2.82 GiB", "23 tensors", "train.py:28"
+    bytesText?: string;
+    tensorsText?: string;
+    filledAt?: string | null;
 }
 
 export interface BreakdownNode {
@@ -24,6 +29,7 @@ export interface BreakdownNode {
     path?: string | null;
     line?: number | null;
     bytes: number;
+    bytesText?: string;
     uri?: string | null;
     children?: BreakdownNode[];
 }
@@ -39,6 +45,7 @@ export interface IcicleNode {
     label: string;
     bytes: number;
     share: number; // of its parent (of all trees at the top)
+    bytesText?: string;
     uri: string | null;
     line: number | null;
     children: IcicleNode[];
@@ -57,6 +64,7 @@ export function iciclePlan(trees: BreakdownNode[], depth = 0): IcicleNode[] {
             label: node.label,
             bytes: node.bytes,
             share: node.bytes / total,
+            bytesText: typeof node.bytesText === "string" ? node.bytesText : undefined,
             uri: typeof node.uri === "string" && node.uri.startsWith("file://") ? node.uri : null,
             line: Number.isInteger(node.line) ? (node.line as number) - 1 : null,
             children: iciclePlan(node.children ?? [], depth + 1),

@@ -4,20 +4,13 @@
 import { formatBytes, formatPercent } from "./format";
 import { LineLink, linkPieces } from "./links";
 import { renderMarkdown } from "./markdown";
-import { BreakdownNode, Holder, iciclePlan, RoleShare, roleSegments } from "./memoryViews";
+import { LineColumn, LineRow, nextSort, Sort, sortRows, sparkline } from "./lineTable";
+import { BreakdownNode, Holder, iciclePlan, IcicleNode, RoleShare, roleSegments } from "./memoryViews";
 import { Experiment, EXPERIMENT_COLUMNS, experimentNotes, experimentRows, RANK_COLUMNS, rankCells, RankRow } from "./tables";
-import { brushWindow, plotHeight, readingAt, Series, timeAt, timelineGeometry } from "./timeline";
+import { brushWindow, defaultWindow, fullWindow, plotHeight, readingAt, Series, timeAt, timelineGeometry, traceIndexAt } from "./timeline";
 
 declare function acquireVsCodeApi(): { postMessage(message: unknown): void };
 const vscode = acquireVsCodeApi();
-
-interface ReportLine {
-    label: string;
-    uri?: string | null;
-    line?: number | null;
-    liveBytes?: number;
-    share?: number;
-}
 
 interface Action {
     kind: string;
@@ -45,6 +38,27 @@ interface DiagnosisView {
     confirm?: { question?: string; expectation?: string } | null;
 }
 
+interface SegmentView {
+    title: string;
+    rows: { address: number; size: number; pool: string; label: string; blocks: [number, number, string][] }[];
+    request?: number | null;
+    requestText?: string | null;
+    summary: string;
+    leftOut?: string | null;
+    legend: Record<string, string>;
+}
+
+interface Verdict {
+    cause: string;
+    confidence: string;
+    alternative?: string | null;
+    decide?: string | null;
+    memory?: string;
+    source?: string | null;
+    line?: { place: string; figureWords: string; heldBy?: string | null } | null;
+    fix?: { action: string; reason: string } | null;
+}
+
 interface Report {
     title?: string;
     capture?: string;
@@ -53,7 +67,13 @@ interface Report {
     diagnosis?: DiagnosisView | null;
     recommendations?: Recommendation[] | null;
     links?: LineLink[] | null;
-    lines?: ReportLine[];
+    lines?: LineRow[];
+    lineColumns?: LineColumn[];
+    verdict?: Verdict | null;
+    holderColumns?: string[];
+    segments?: SegmentView | null;
+    notebook?: { title: string; cells: string[]; keptTitle: string; kept: string[] } | null;
+    snapshotFile?: string | null;
     series?: Series | null;
     roles?: RoleShare[] | null;
     holders?: Holder[] | null;
@@ -111,22 +131,44 @@ function linked(text: string, report: Report): Child[] {
 
 // ---- timeline ----------------------------------------------------------------------------------
 
-let zoom: [number, number] | null = null;
+// What was live at the instant last clicked on the timeline (the server's answer), drawn under the plot.
+interface LiveAtView { summary: string; groups: { bytes: number; blocks: number; label: string; frames: string[] }[] }
+const liveAtBox = el("div", { class: "live-at", id: "live-at" });
+let liveAtTime: number | null = null;
+
+function showLiveAt(found: LiveAtView | null, report: Report | null): void {
+    if (!found) {
+        liveAtBox.replaceChildren();
+        return;
+    }
+    const unit = report?.series?.timeUnit === "entry" ? "" : " s";
+    const items = found.groups.map((group) => el("li", {},
+        el("details", {}, el("summary", {}, el("span", { class: "num" }, group.label), " ", el("span", { class: "code" }, group.frames.find((f) => !/^torch\//.test(f)) ?? group.frames[0] ?? "")),
+            el("ol", { class: "stack" }, ...group.frames.map((frame) => el("li", { class: "code" }, ...linked(frame, report ?? {}))))))
+    );
+    liveAtBox.replaceChildren(el("h3", {}, liveAtTime !== null ? `Live at ${liveAtTime.toFixed(3)}${unit}` : "Live then"),
+        el("p", { class: "why" }, found.summary), el("ul", { class: "live-groups" }, ...items));
+}
+
+// The window shown: undefined until the user zooms (the capture's default window), null for the whole run.
+let zoom: [number, number] | null | undefined;
 
 function timeline(report: Report): HTMLElement | null {
     const series = report.series ?? undefined;
     if (!series) return null;
     const holder = el("div", { class: "timeline-box" });
     const readout = el("div", { class: "readout", "aria-live": "polite" });
-    const reset = button("Reset zoom", () => {
+    const reset = button("Whole run", () => {
         zoom = null;
         draw();
     }, { class: "secondary", id: "reset-zoom" });
     const draw = () => {
-        const width = Math.max(280, Math.floor(holder.clientWidth || 600));
-        const geometry = timelineGeometry(series, width, plotHeight(width), zoom);
+        const width = Math.max(240, Math.floor(holder.clientWidth || 600));
+        const shown = zoom === undefined ? defaultWindow(series) : zoom;
+        const geometry = timelineGeometry(series, width, plotHeight(width), shown);
         holder.replaceChildren();
-        reset.hidden = zoom === null;
+        const full = fullWindow(series);
+        reset.hidden = !shown || !full || (shown[0] <= full[0] && shown[1] >= full[1]);
         if (!geometry) return;
         holder.append(drawTimeline(geometry, series, readout, (window) => {
             zoom = window;
@@ -136,7 +178,7 @@ function timeline(report: Report): HTMLElement | null {
     const legend = el("ul", { class: "legend" },
         el("li", { class: "allocated" }, "allocated"),
         el("li", { class: "reserved" }, "reserved"),
-        (series.driverUsed?.length ?? 0) > 0 && el("li", { class: "driverUsed", title: "driver-visible memory: NVML's readings (dots), each held until the next" }, "driver (NVML)"),
+        (series.driverUsed?.length ?? 0) > 0 && el("li", { class: "driverUsed", title: "driver-visible memory: NVML's readings (dots), each held one sampling interval" }, "driver (NVML)"),
         typeof series.limit === "number" && el("li", { class: "limit" }, series.limitIsCap ? "cap" : "limit"),
         typeof series.oomAt === "number" && el("li", { class: "oom" }, "OOM"),
         (series.steps?.length ?? 0) > 0 && el("li", { class: "step" }, "steps"),
@@ -144,7 +186,8 @@ function timeline(report: Report): HTMLElement | null {
     new ResizeObserver(() => draw()).observe(holder);
     queueMicrotask(draw);
     return section("Timeline", legend, holder, el("div", { class: "timeline-tools" }, readout, reset),
-        el("p", { class: "hint" }, "Hover for the values at an instant; drag across the plot to zoom, double-click to reset."));
+        el("p", { class: "hint" }, "Hover for the values at an instant; click for what was live then; drag across the plot to zoom, double-click for the whole run."),
+        liveAtBox);
 }
 
 function drawTimeline(g: NonNullable<ReturnType<typeof timelineGeometry>>, series: Series, readout: HTMLElement, onZoom: (w: [number, number] | null) => void): SVGElement {
@@ -159,6 +202,7 @@ function drawTimeline(g: NonNullable<ReturnType<typeof timelineGeometry>>, serie
         const rect = svg("rect", { x: band.x0, y: plot.top, width: Math.max(1, band.x1 - band.x0), height: plot.bottom - plot.top, class: `band${band.odd ? " odd" : ""}` });
         rect.append(svg("title", {}, band.label));
         clipped.append(rect);
+        if (band.number) clipped.append(svg("text", { x: (band.x0 + band.x1) / 2, y: plot.bottom - 4, class: "band-number", "text-anchor": "middle" }, band.number));
     }
     for (const tick of g.yTicks) root.append(svg("line", { x1: plot.left, x2: plot.right, y1: tick.at, y2: tick.at, class: "grid" }));
     if (g.reservedArea) clipped.append(svg("path", { d: g.reservedArea, class: "area reserved" }));
@@ -176,7 +220,8 @@ function drawTimeline(g: NonNullable<ReturnType<typeof timelineGeometry>>, serie
     horizontal(g.limit, "limit");
     horizontal(g.deviceTotal, "device-total");
     if (g.offScale.length) {
-        root.append(svg("text", { x: plot.right, y: 12, class: "line-label off-scale", "text-anchor": "end" }, `↑ ${g.offScale.join(" · ")} (above the axis)`));
+        // Inside the plot, under the OOM label: above it, it would run into the axis title in a narrow column.
+        root.append(svg("text", { x: plot.right - 4, y: plot.top + 26, class: "line-label off-scale", "text-anchor": "end" }, `↑ ${g.offScale.join(" · ")}`));
     }
     for (const mark of g.marks) {
         root.append(svg("line", { x1: mark.x, x2: mark.x, y1: plot.top, y2: plot.bottom, class: "phase" }));
@@ -223,10 +268,17 @@ function drawTimeline(g: NonNullable<ReturnType<typeof timelineGeometry>>, serie
     });
     surface.addEventListener("mouseup", (event) => {
         if (dragFrom === null) return;
-        const window = brushWindow(g, dragFrom, px(event as MouseEvent));
+        const at = px(event as MouseEvent);
+        const window = brushWindow(g, dragFrom, at);
         dragFrom = null;
         brush.setAttribute("visibility", "hidden");
-        if (window) onZoom(window);
+        if (window) return onZoom(window);
+        // A click, not a drag: what was live at that instant (memory_viz's active memory at a point).
+        const index = traceIndexAt(series, timeAt(g, at));
+        if (index !== null) {
+            liveAtTime = timeAt(g, at);
+            vscode.postMessage({ type: "liveAt", index });
+        }
     });
     surface.addEventListener("dblclick", () => onZoom(null));
     return root;
@@ -256,7 +308,7 @@ function roles(report: Report): HTMLElement | null {
         bar.append(part);
     }
     const legend = el("ul", { class: "roles-legend" }, ...segments.map((s) =>
-        el("li", {}, el("span", { class: `swatch role-${s.index % 8}` }), `${s.label} `, el("span", { class: "num" }, `${formatBytes(s.bytes)} · ${formatPercent(s.share)}`))));
+        el("li", {}, el("span", { class: `swatch role-${s.index % 8}` }), `${s.label} `, el("span", { class: "num" }, s.figure ?? `${formatBytes(s.bytes)} · ${formatPercent(s.share)}`))));
     return section("What the memory is", bar, legend);
 }
 
@@ -264,39 +316,147 @@ function holders(report: Report): HTMLElement | null {
     const list = report.holders ?? [];
     if (!list.length) return null;
     const rows = list.map((h) => el("tr", {},
-        el("td", { class: "code" }, h.root), el("td", {}, h.kind + (typeof h.length === "number" ? ` of ${h.length}` : "")),
-        el("td", { class: "num" }, formatBytes(h.bytes)), el("td", { class: "num" }, String(h.tensors)),
-        el("td", {}, ...(h.appendedAt ? linked(`${h.appendedAt[0]}:${h.appendedAt[1]}`, report) : h.createdAt ? linked(`${h.createdAt[0]}:${h.createdAt[1]}`, report) : ["—"]))));
-    return section("Who holds it", table("holders", ["held by", "kind", "bytes", "tensors", "added at"], ...rows));
+        el("td", { class: "code holder-root" }, h.root), el("td", {}, h.kindText ?? h.kind),
+        el("td", { class: "num" }, h.bytesText ?? formatBytes(h.bytes)), el("td", { class: "num" }, h.tensorsText ?? String(h.tensors)),
+        el("td", { class: "code" }, ...(h.filledAt ? linked(h.filledAt, report) : ["—"]))));
+    const columns = report.holderColumns ?? ["held by", "what", "bytes", "tensors", "filled at"];
+    return section("Who holds it", el("div", { class: "table-scroll" }, table("holders", columns, ...rows)));
 }
+
+// The icicle's focus: the labels from a root down to the node drawn full width (empty: every tree).
+let icicleFocus: string[] = [];
 
 function breakdown(report: Report): HTMLElement | null {
     const trees = report.breakdown ?? [];
     if (!trees.length) return null;
-    const draw = (node: ReturnType<typeof iciclePlan>[number]): HTMLElement => {
-        const box = el("div", { class: "icicle-node", title: `${node.label}: ${formatBytes(node.bytes)}` },
-            el("div", { class: "icicle-label" }, node.uri ? lineLink({ label: node.label, uri: node.uri, line: node.line ?? 0 }) : node.label, " ", el("span", { class: "num" }, formatBytes(node.bytes))));
-        box.style.width = `${(node.share * 100).toFixed(2)}%`;
-        if (node.children.length) box.append(el("div", { class: "icicle-row" }, ...node.children.map(draw)));
-        return box;
+    const box = el("div", { class: "icicle-box" });
+    const draw = () => {
+        // Walk the focus down the plan; a label no longer there (another capture) ends the walk.
+        const trail: IcicleNode[] = [];
+        let level = iciclePlan(trees);
+        for (const label of icicleFocus) {
+            const found = level.find((node) => node.label === label);
+            if (!found) break;
+            trail.push(found);
+            level = found.children;
+        }
+        icicleFocus = trail.map((node) => node.label);
+        const focused = trail.at(-1);
+        const shown = focused ? [{ ...focused, share: 1 }] : iciclePlan(trees);
+        const all = button("All lines", () => { icicleFocus = []; draw(); }, { class: "link" }) as HTMLButtonElement;
+        all.disabled = trail.length === 0;
+        const crumbs = el("nav", { class: "icicle-crumbs", "aria-label": "Zoomed into" }, all,
+            ...trail.flatMap((node, i) => [" › ", button(node.label, () => { icicleFocus = icicleFocus.slice(0, i + 1); draw(); }, { class: "link" })]));
+        const nodeBox = (node: IcicleNode, path: string[]): HTMLElement => {
+            const here = [...path, node.label];
+            const label = el("div", { class: "icicle-label", title: `${node.label}: ${node.bytesText ?? formatBytes(node.bytes)} — click to zoom` },
+                node.uri ? lineLink({ label: node.label, uri: node.uri, line: node.line ?? 0 }) : node.label, " ",
+                el("span", { class: "num" }, node.bytesText ?? formatBytes(node.bytes)));
+            label.addEventListener("click", (event) => {
+                if ((event.target as HTMLElement).closest("a")) return;
+                icicleFocus = here;
+                draw();
+            });
+            const wrap = el("div", { class: "icicle-node" }, label);
+            wrap.style.width = `${(node.share * 100).toFixed(2)}%`; // CSSOM: the CSP forbids style attributes
+            if (node.children.length) wrap.append(el("div", { class: "icicle-row" }, ...node.children.map((child) => nodeBox(child, here))));
+            return wrap;
+        };
+        const above = trail.slice(0, -1).map((node) => node.label);
+        box.replaceChildren(crumbs, el("div", { class: "icicle" }, el("div", { class: "icicle-row" }, ...shown.map((node) => nodeBox(node, above)))));
     };
-    return section("Below the top lines", el("div", { class: "icicle" }, el("div", { class: "icicle-row" }, ...iciclePlan(trees).map(draw))));
+    draw();
+    return section("Below the top lines", box,
+        el("p", { class: "hint" }, "Each box is as wide as its share of the box above; click one to zoom into it."));
+}
+
+/** A notebook capture: its cells in the order they ran, and what the kernel itself keeps (`Out[3]`, `%xdel _3`). */
+function notebookSection(report: Report): HTMLElement | null {
+    const nb = report.notebook;
+    if (!nb?.cells?.length) return null;
+    return section(nb.title, el("ol", { class: "cells" }, ...nb.cells.map((row) => el("li", { class: "code" }, ...linked(row, report)))),
+        nb.kept.length ? el("h3", {}, nb.keptTitle) : null,
+        nb.kept.length ? el("ul", { class: "kept" }, ...nb.kept.map((row) => el("li", {}, ...linked(row, report)))) : null);
+}
+
+/** Two captures side by side (the server's labelled rows of `vramlens diff`): the run before a change and after it. */
+interface DeltaRow { label: string; before: string; after: string; change: string; growth?: string; source?: string | null }
+interface ComparisonView {
+    title: string; sentence: string; columns: string[]; rows: string[][];
+    linesTitle: string; lines: DeltaRow[]; holdersTitle: string; holders: DeltaRow[]; notes: string[];
+}
+let comparison: ComparisonView | null = null;
+
+function comparisonSection(report: Report): HTMLElement | null {
+    const view = comparison;
+    if (!view) return null;
+    const cellClass = (index: number) => (index === 0 ? "" : "num");
+    const head = el("tr", {}, ...view.columns.map((c, i) => el("th", { class: cellClass(i) }, c)));
+    const rows = view.rows.map((row) => el("tr", {}, ...row.map((cell, i) => el(i === 0 ? "th" : "td", { class: cellClass(i) }, cell))));
+    const deltas = (title: string, items: DeltaRow[]) => items.length ? el("div", {}, el("h3", {}, title),
+        el("div", { class: "table-scroll" }, el("table", { class: "diff-lines" }, head.cloneNode(true) as HTMLElement,
+            ...items.map((item) => el("tr", {}, el("td", { class: "code" }, ...linked(item.label, report)), el("td", { class: "num" }, item.before),
+                el("td", { class: "num" }, item.after), el("td", { class: "num" }, item.change)))))) : null;
+    return section(view.title, el("p", {}, view.sentence),
+        el("div", { class: "table-scroll" }, el("table", { class: "diff" }, head, ...rows)),
+        deltas(view.linesTitle, view.lines), deltas(view.holdersTitle, view.holders),
+        ...view.notes.map((note) => el("p", { class: "hint" }, note)),
+        el("div", { class: "actions" }, button("Close comparison", () => { comparison = null; if (shownReport) render(shownReport); }, { class: "secondary", id: "close-comparison" })));
+}
+
+/** The allocator's segments (memory_viz's segment view): each a bar as long as its size next to the largest,
+ * its blocks live or free in address order, and the failing request to the same scale. */
+function segmentMap(report: Report): HTMLElement | null {
+    const map = report.segments;
+    if (!map?.rows?.length) return null;
+    const largest = Math.max(...map.rows.map((row) => row.size), map.request ?? 0, 1);
+    const readout = el("div", { class: "segment-readout", "aria-live": "polite" }, "Hover a segment for its blocks.");
+    const bar = (bytes: number, className: string, title: string) => {
+        const node = el("div", { class: className, title });
+        node.style.width = `${((bytes / largest) * 100).toFixed(3)}%`; // CSSOM: the CSP forbids style attributes
+        return node;
+    };
+    const rows = map.rows.map((row) => {
+        const segment = bar(row.size, `segment pool-${row.pool}`, row.label);
+        for (const [, size, state] of row.blocks) {
+            const block = el("span", { class: `block ${state === "free" ? "free" : "live"}` });
+            block.style.width = `${((size / Math.max(row.size, 1)) * 100).toFixed(3)}%`;
+            segment.append(block);
+        }
+        segment.addEventListener("mouseenter", () => readout.replaceChildren(row.label));
+        return segment;
+    });
+    const request = map.request && map.requestText
+        ? el("div", { class: "segment-request-row" }, bar(map.request, "segment-request", map.legend.request ?? ""), el("span", { class: "num" }, map.requestText))
+        : null;
+    const legend = el("ul", { class: "legend segment-legend" },
+        el("li", { class: "seg-live" }, map.legend.live ?? "live"), el("li", { class: "seg-free" }, map.legend.free ?? "free"),
+        request ? el("li", { class: "seg-request" }, map.legend.request ?? "request") : null);
+    return section(map.title, el("p", {}, map.summary), legend, request, el("div", { class: "segments" }, ...rows), readout,
+        map.leftOut ? el("p", { class: "hint" }, map.leftOut) : null);
 }
 
 // ---- cause, advice, accounting, lines ------------------------------------------------------------
 
 function cause(report: Report): HTMLElement | null {
     const analysis = report.analysis;
-    if (!analysis?.cause) return null;
+    const v = report.verdict;
+    if (!analysis?.cause || !v) return null;
     const d = report.diagnosis;
-    const words = d?.causeText ?? String(analysis.cause).replace(/_/g, " ");
-    const heading = el("p", { class: "cause" }, el("b", {}, words.charAt(0).toUpperCase() + words.slice(1)),
-        ` — ${d?.confidenceLabel ?? analysis.confidence_label ?? ""} confidence `, el("span", { class: "cause-id code" }, String(analysis.cause)));
-    const alternative = d?.alternative ? el("p", { class: "alternative" }, `Could also be: ${d.alternativeText ?? d.alternative}.`, d.confirm?.question ? ` ${d.confirm.question}` : "") : null;
+    const heading = el("p", { class: "cause", title: `cause: ${String(analysis.cause)}` },
+        el("b", {}, v.cause.charAt(0).toUpperCase() + v.cause.slice(1)), ` — ${v.confidence}`);
+    const alternative = v.alternative ? el("p", { class: "alternative" }, `${v.alternative.charAt(0).toUpperCase()}${v.alternative.slice(1)}.`,
+        v.decide ? el("span", {}, " To decide: ", el("code", {}, v.decide)) : null) : null;
+    const line = v.line ? el("p", { class: "line-to-change" }, "Line to change: ", ...linked(v.line.place, report), ` — ${v.line.figureWords}`,
+        v.line.heldBy ? el("span", { class: "held" }, `; ${v.line.heldBy}`) : null) : null;
+    const source = v.source ? el("pre", { class: "source" }, v.source) : null;
     const measured = d?.measured ? el("p", { class: "measured" }, d.measured) : null;
-    const evidence = el("ul", { class: "evidence" }, ...(analysis.evidence ?? []).map((e: string) => el("li", {}, ...linked(e, report))));
-    const confirm = report.confirmable ? button("Confirm the diagnosis", command("confirm"), { id: "confirm", title: d?.confirm?.expectation ?? "Run the experiment that tells this cause from the next likely one" }) : null;
-    return section("Cause", heading, alternative, measured, evidence, confirm && el("div", { class: "actions" }, confirm));
+    const evidence = el("details", { class: "evidence" }, el("summary", {}, "Why"),
+        el("ul", {}, ...(analysis.evidence ?? []).map((e: string) => el("li", {}, ...linked(e, report)))));
+    // Deciding by measurement leads only when the runner-up is close; otherwise it is a check, not the next step.
+    const confirm = report.confirmable ? button(v.alternative ? "Confirm the diagnosis" : "Check by measurement", command("confirm"),
+        { id: "confirm", class: v.alternative && environment.canRun ? "" : "secondary", title: d?.confirm?.expectation ?? "Run the experiment that tells this cause from the next likely one" }) : null;
+    return section("Cause", heading, alternative, line, source, measured, evidence, confirm && el("div", { class: "actions" }, confirm));
 }
 
 function advice(report: Report): HTMLElement | null {
@@ -333,18 +493,50 @@ function accounting(memory: Record<string, number | null> | undefined, moment: s
         el("tr", { "data-key": key }, el("th", {}, label), el("td", { class: "num" }, formatBytes(memory[key]))),
     );
     const when = { oom: "the OOM", peak: "the peak", end: "the end" }[moment ?? "end"] ?? moment;
-    return section(`Memory at ${when}`, el("table", { class: "accounting" }, ...rows));
+    return section(`Memory at ${when}`, el("div", { class: "table-scroll" }, el("table", { class: "accounting" }, ...rows)));
 }
 
-function topLines(lines: ReportLine[] | undefined): HTMLElement | null {
-    if (!lines?.length) return null;
-    const rows = lines.map((line) => {
-        const label = line.uri && typeof line.line === "number" ? lineLink({ label: line.label, uri: line.uri, line: line.line }) : el("span", { class: "code" }, line.label);
-        const bar = el("span", { class: "bar" });
-        bar.style.width = formatPercent(line.share ?? 0); // CSSOM, not a style attribute: the CSP forbids inline styles
-        return el("tr", {}, el("td", { class: "code" }, label), el("td", { class: "num" }, formatBytes(line.liveBytes)), el("td", { class: "num" }, formatPercent(line.share)), el("td", { class: "share" }, bar));
-    });
-    return section("Top lines", el("table", { class: "lines" }, el("tr", {}, el("th", {}, "line"), el("th", { class: "num" }, "live"), el("th", { class: "num" }, "share"), el("th", {})), ...rows));
+let lineSort: Sort = { by: "live", descending: true };
+let openLine: string | null = null;
+
+/** Every annotated line: sortable figures, a sparkline over the steps, and its details (blocks, holder,
+ * the whole call path) a click away. */
+function topLines(report: Report): HTMLElement | null {
+    const lines = report.lines;
+    const columns = report.lineColumns ?? [];
+    if (!lines?.length || !columns.length) return null;
+    const holder = el("div", {});
+    const draw = () => {
+        const head = el("tr", {}, el("th", {}, "line"), ...columns.map((c) => {
+            const th = el("th", { class: "num sortable", tabindex: "0", "aria-sort": lineSort.by === c.key ? (lineSort.descending ? "descending" : "ascending") : "none" },
+                c.label, lineSort.by === c.key ? (lineSort.descending ? " ▾" : " ▴") : "");
+            const sortBy = () => { lineSort = nextSort(lineSort, c.key); draw(); };
+            th.addEventListener("click", sortBy);
+            th.addEventListener("keydown", (event) => { if ((event as KeyboardEvent).key === "Enter") sortBy(); });
+            return th;
+        }), el("th", {}, "steps"));
+        const rows = sortRows(lines, columns, lineSort).flatMap((line) => {
+            const label = line.uri && typeof line.line === "number" ? lineLink({ label: line.label, uri: line.uri, line: line.line }) : el("span", { class: "code" }, line.label);
+            const spark = svg("svg", { width: 64, height: 16, class: "sparkline", role: "img", "aria-label": `live bytes at each step's end` });
+            const points = sparkline(line.steps, 64, 16);
+            if (points) spark.append(svg("polyline", { points }));
+            const toggle = button(openLine === line.label ? "▾" : "▸", () => { openLine = openLine === line.label ? null : line.label; draw(); },
+                { class: "link expand", "aria-expanded": String(openLine === line.label), title: "blocks, holder and the whole call path" });
+            return [el("tr", { class: [line.live === false ? "churn" : "", openLine === line.label ? "open" : ""].join(" ").trim() },
+                el("td", { class: "code" }, toggle, label),
+                ...columns.map((c) => el("td", { class: "num" }, line.cells?.[c.key] ?? "—")), el("td", {}, spark as unknown as Node))];
+        });
+        // The open line's details sit under the table, at the view's width (a row would be as wide as the table).
+        const open = lines.find((line) => line.label === openLine);
+        const details = open ? el("div", { class: "line-details" },
+            el("h3", {}, ...linked(open.place ?? open.label, report)), el("div", {}, open.headline ?? ""), el("div", { class: "why" }, open.blocks ?? ""),
+            open.heldBy ? el("div", {}, open.heldBy) : null,
+            (open.path?.length ?? 0) > 0 ? el("div", { class: "why" }, open.pathTitle ?? "") : null,
+            (open.path?.length ?? 0) > 0 ? el("ol", { class: "stack" }, ...open.path!.map((frame) => el("li", { class: "code" }, ...linked(frame, report)))) : null) : null;
+        holder.replaceChildren(el("div", { class: "table-scroll" }, el("table", { class: "lines" }, head, ...rows)), ...(details ? [details] : []));
+    };
+    draw();
+    return section("Top lines", holder);
 }
 
 function table(className: string, columns: string[], ...rows: HTMLElement[]): HTMLElement {
@@ -411,6 +603,8 @@ function markdown(report: Report): HTMLElement | null {
     const tools = el("div", { class: "tools" },
         button("Copy Markdown", () => vscode.postMessage({ type: "copyMarkdown" }), { id: "copy" }),
         button("Export…", () => vscode.postMessage({ type: "exportMarkdown" }), { id: "export" }),
+        report.snapshotFile ? button("Snapshot for PyTorch's viewer…", () => vscode.postMessage({ type: "exportSnapshot" }),
+            { id: "export-snapshot", class: "secondary", title: "Save the capture's snapshot (torch.cuda.memory._dump_snapshot's pickle) to open at pytorch.org/memory_viz" }) : null,
         el("label", { for: "redact" }, redact, " Redact paths and user names"));
     const rendered = el("div", { class: "markdown-rendered" });
     rendered.innerHTML = renderMarkdown(report.markdown); // markdown-it, raw HTML disabled (markdown.ts)
@@ -436,14 +630,19 @@ function linkTextNodes(root: HTMLElement, report: Report): void {
 
 // ---- states ----------------------------------------------------------------------------------
 
+// What the extension says of this machine: whether a script can be run here, and whether a file is open.
+let environment = { canRun: true, openFile: true };
+
 function emptyState(): HTMLElement {
+    // The primary button is one that can work here: without a runnable interpreter or an open file, the sample.
+    const runnable = environment.canRun && environment.openFile;
     return el("div", { class: "empty-state" },
         el("h1", {}, "No capture loaded"),
         el("p", {}, "Diagnose a PyTorch script to record where its GPU memory goes, open a capture recorded elsewhere, or look at the sample recorded on an H200."),
         el("div", { class: "actions" },
-            button("Diagnose the open file", command("diagnose"), { id: "empty-diagnose" }),
+            button("Diagnose the open file", command("diagnose"), { id: "empty-diagnose", class: runnable ? "" : "secondary" }),
             button("Open capture…", command("openCapture"), { id: "empty-open", class: "secondary" }),
-            button("Open sample", command("openSample"), { id: "empty-sample", class: "secondary" })));
+            button("Open sample", command("openSample"), { id: "empty-sample", class: runnable ? "secondary" : "" })));
 }
 
 function unmappedBanner(report: Report): HTMLElement | null {
@@ -459,7 +658,7 @@ function render(report: Report | null): void {
     const main = document.getElementById("report")!;
     main.replaceChildren();
     if (!report) {
-        zoom = null;
+        zoom = undefined;
         main.append(emptyState());
         return;
     }
@@ -467,17 +666,33 @@ function render(report: Report | null): void {
     main.append(
         el("h1", {}, report.title ?? "VRAM Lens report"),
         el("p", { class: "capture code" }, report.capture ?? "", report.redacted ? " (redacted)" : ""),
-        ...[unmappedBanner(report), ranks(report), experiment(report.experiment), cause(report), roles(report), timeline(report),
-            advice(report), accounting(analysis?.memory, analysis?.moment), topLines(report.lines), holders(report), breakdown(report),
+        ...[unmappedBanner(report), comparisonSection(report), ranks(report), experiment(report.experiment), cause(report), roles(report), timeline(report),
+            advice(report), accounting(analysis?.memory, analysis?.moment), topLines(report), holders(report), notebookSection(report), breakdown(report), segmentMap(report),
             markdown(report)].filter((n): n is HTMLElement => n !== null),
     );
 }
 
 let shownCapture: string | undefined;
+let shownReport: Report | null = null;
 window.addEventListener("message", (event: MessageEvent) => {
+    if (event.data?.type === "liveAt") return showLiveAt(event.data.payload as LiveAtView | null, shownReport);
+    if (event.data?.type === "environment") {
+        environment = { ...environment, ...(event.data.payload ?? {}) };
+        render(shownReport);
+        return;
+    }
+    if (event.data?.type === "comparison") {
+        comparison = (event.data.payload as ComparisonView | null) ?? null;
+        if (shownReport) render(shownReport);
+        return;
+    }
     if (event.data?.type !== "report") return;
     const report = event.data.payload as Report | null;
-    if (report?.capture !== shownCapture) zoom = null; // another capture: the zoom was for the old one
+    if (report?.capture !== shownCapture) {
+        zoom = undefined; // another capture: the zoom and the instant were for the old one
+        showLiveAt(null, null);
+    }
+    shownReport = report;
     shownCapture = report?.capture;
     render(report);
 });

@@ -1,5 +1,5 @@
 // Geometry of the report's timeline, drawn at the container's pixel width (text stays 11–12 px): reserved as
-// an area behind allocated, the driver's NVML readings as a held step line with a dot per reading, the limit
+// an area behind allocated, the driver's NVML readings as a dot each, held one sampling interval, the limit
 // and the device total as horizontal lines, the OOM, the run's steps as bands, and what a hover at a given
 // instant reads. Pure (no DOM), so it is unit-tested; report.ts draws it and handles the mouse.
 
@@ -31,6 +31,18 @@ export interface Series {
     steps?: StepBand[] | null;
     marks?: Mark[] | null;
     timeUnit?: "s" | "entry";
+    sampleInterval?: number | null; // NVML's sampling period (s): a reading stands for this long, no longer
+    pointIndex?: number[] | null; // per allocated point: its position in the allocator's trace
+}
+
+/** The trace position of the point in force at `t` (what "live at this instant" replays to), or null. */
+export function traceIndexAt(series: Series, t: number): number | null {
+    const points = validPoints(series.allocated);
+    const indices = Array.isArray(series.pointIndex) ? series.pointIndex : [];
+    if (indices.length !== points.length) return null;
+    const i = lastAtOrBefore(points, t);
+    const at = indices[Math.max(i, 0)];
+    return Number.isInteger(at) && at >= 0 ? at : null;
 }
 
 export interface Tick {
@@ -63,7 +75,7 @@ export interface TimelineGeometry {
     offScale: string[]; // lines above the axis, named instead of flattening the plot
     oomX: number | null;
     peakX: number | null;
-    bands: { x0: number; x1: number; label: string; odd: boolean }[];
+    bands: { x0: number; x1: number; label: string; odd: boolean; number: string | null }[];
     marks: { x: number; label: string }[];
 }
 
@@ -73,6 +85,33 @@ const GIB = 1024 ** 3;
 const MIB = 1024 ** 2;
 // A horizontal line (limit, device total) this far above the data would squeeze the plot: named instead.
 const OFF_SCALE_FACTOR = 1.6;
+// A reading is held this many sampling intervals (one, and half of one for the sampler's jitter).
+const HOLD_INTERVALS = 1.5;
+const DEFAULT_INTERVAL_S = 0.5;
+// Bands narrower than this many pixels are merged (several steps a band), so they never grey the plot.
+const MIN_BAND_PX = 6;
+const NUMBERED_BAND_PX = 22;
+// Steps that fill less than this share of the run open zoomed on them (setup before them stays one drag away).
+const STEPS_SHARE_TO_ZOOM = 0.5;
+
+/** How long an NVML reading stands for, in the series' time unit. */
+export function holdSpan(series: Series): number {
+    if (series.timeUnit === "entry") return Infinity; // no clock: readings cannot be placed in time anyway
+    const interval = finite(series.sampleInterval) && series.sampleInterval > 0 ? series.sampleInterval : DEFAULT_INTERVAL_S;
+    return interval * HOLD_INTERVALS;
+}
+
+/** The window a capture opens on: the steps when setup before them takes most of the run, else all of it. */
+export function defaultWindow(series: Series | null | undefined): [number, number] | null {
+    const full = fullWindow(series);
+    const steps = (series?.steps ?? []).filter((s) => finite(s.start) && finite(s.end));
+    if (!full || !steps.length) return full;
+    const start = Math.min(...steps.map((s) => s.start));
+    const span = full[1] - full[0];
+    if (span <= 0 || (full[1] - start) / span >= STEPS_SHARE_TO_ZOOM) return full;
+    const margin = (full[1] - start) * 0.04;
+    return [Math.max(full[0], start - margin), full[1]];
+}
 
 /** 1, 2 or 5 times a power of ten, so axis labels are round. */
 export function niceStep(span: number, targetTicks: number): number {
@@ -175,11 +214,15 @@ export function timelineGeometry(
     const polyline = (points: Point[]) => points.map(([t, b]) => `${x(t)},${y(b)}`).join(" ");
     const area = (points: Point[]) =>
         points.length ? `M${x(points[0][0])},${y(0)} ${points.map(([t, b]) => `L${x(t)},${y(b)}`).join(" ")} L${x(points.at(-1)![0])},${y(0)} Z` : "";
-    // Held readings: across to the next reading, then up or down to it; the last one holds to the window's end.
+    // Each reading holds one sampling interval: across to the next reading when it comes in time (then up or
+    // down to it), else the line ends there, so an old reading never stands for the memory of later.
+    const hold = holdSpan(series);
     let driverPath = "";
     driver.forEach(([t, b], i) => {
-        const next = driver[i + 1]?.[0] ?? Math.max(t, tMax);
-        driverPath += `${i === 0 ? "M" : "L"}${x(t)},${y(b)} L${x(next)},${y(b)} `;
+        const next = driver[i + 1]?.[0];
+        const joined = i > 0 && t - driver[i - 1][0] <= hold;
+        const end = next !== undefined && next - t <= hold ? next : Math.min(t + hold, Math.max(t, tMax));
+        driverPath += `${joined ? "L" : "M"}${x(t)},${y(b)} L${x(end)},${y(b)} `;
     });
     const samples = driver.filter(([t]) => t >= tMin && t <= tMax).map(([t, b]) => ({ x: x(t), y: y(b) }));
     const yTicks: Tick[] = [];
@@ -194,13 +237,7 @@ export function timelineGeometry(
     const offScale: string[] = [];
     if (finite(limit) && limit > 0 && drawnLimit === null) offScale.push(`limit ${label(limit)}${series.limitIsCap ? " (cap)" : ""}`);
     if (finite(total) && total > 0 && drawnTotal === null && total !== limit) offScale.push(`device ${label(total)}`);
-    const bands = (series.steps ?? [])
-        .filter((s) => finite(s.start) && finite(s.end) && s.end > tMin && s.start < tMax)
-        .map((s) => ({
-            x0: x(Math.max(s.start, tMin)), x1: x(Math.min(s.end, tMax)),
-            label: `${s.kind && s.kind !== "step" ? `${s.kind} ` : ""}step ${s.number}${s.complete === false ? " (unfinished)" : ""}`,
-            odd: s.number % 2 === 1,
-        }));
+    const bands = stepBands(series.steps ?? [], tMin, tMax, x);
     const marks = (series.marks ?? []).filter((m) => finite(m.at) && typeof m.label === "string" && m.at >= tMin && m.at <= tMax)
         .map((m) => ({ x: x(m.at), label: m.label }));
     return {
@@ -217,6 +254,28 @@ export function timelineGeometry(
     };
 }
 
+/** The steps inside the window as bands; where single steps would be thinner than a few pixels, runs of
+ * consecutive steps share a band ("steps 5–12"), and a band wide enough carries its number. */
+function stepBands(steps: StepBand[], tMin: number, tMax: number, x: (t: number) => number): TimelineGeometry["bands"] {
+    const shown = steps.filter((s) => finite(s.start) && finite(s.end) && s.end > tMin && s.start < tMax);
+    if (!shown.length) return [];
+    const span = x(Math.min(shown.at(-1)!.end, tMax)) - x(Math.max(shown[0].start, tMin));
+    const per = Math.max(1, Math.ceil((shown.length * MIN_BAND_PX) / Math.max(span, 1)));
+    const bands: TimelineGeometry["bands"] = [];
+    for (let i = 0; i < shown.length; i += per) {
+        const group = shown.slice(i, i + per);
+        const first = group[0], last = group.at(-1)!;
+        const kind = first.kind && first.kind !== "step" ? `${first.kind} ` : "";
+        const label = group.length === 1
+            ? `${kind}step ${first.number}${first.complete === false ? " (unfinished)" : ""}`
+            : `${kind}steps ${first.number}–${last.number}`;
+        const x0 = x(Math.max(first.start, tMin)), x1 = x(Math.min(last.end, tMax));
+        const number = group.length === 1 ? String(first.number) : `${first.number}–${last.number}`;
+        bands.push({ x0, x1, label, odd: (i / per) % 2 === 1, number: x1 - x0 >= NUMBERED_BAND_PX + 6 * number.length ? number : null });
+    }
+    return bands;
+}
+
 /** The time at a pixel of the plot (for the hover and the brush). */
 export function timeAt(geometry: TimelineGeometry, px: number): number {
     const { plot, window: [tMin, tMax] } = geometry;
@@ -228,7 +287,7 @@ export interface Reading {
     t: number;
     allocated: number | null;
     reserved: number | null;
-    driverUsed: number | null; // the reading in force then (held since it was taken)
+    driverUsed: number | null; // the reading in force then (taken at most one sampling interval before)
     top: [string, number] | null; // the user line holding most then
 }
 
@@ -246,9 +305,15 @@ export function readingAt(series: Series, t: number): Reading {
         t,
         allocated: index < 0 ? null : allocated[index][1],
         reserved: value(validPoints(series.reserved)),
-        driverUsed: value([...validPoints(series.driverUsed)].sort((a, b) => a[0] - b[0])),
+        driverUsed: heldAt([...validPoints(series.driverUsed)].sort((a, b) => a[0] - b[0]), t, holdSpan(series)),
         top,
     };
+}
+
+/** The reading in force at `t`: the last one taken at or before it, if it is at most `hold` old. */
+function heldAt(points: Point[], t: number, hold: number): number | null {
+    const i = lastAtOrBefore(points, t);
+    return i < 0 || t - points[i][0] > hold ? null : points[i][1];
 }
 
 function lastAtOrBefore(points: Point[], t: number): number {

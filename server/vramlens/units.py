@@ -61,3 +61,8 @@ def format_bytes(size: int | None) -> str:
         if size >= scale:
             return f"{sign}{size / scale:.2f} {unit}"
     return f"{sign}{size} B"
+
+
+def count_of(count: int, noun: str, plural: str | None = None) -> str:
+    """`1 tensor`, `23 tensors`: a count with its noun, never `tensor(s)`."""
+    return f"{count} {noun if count == 1 else (plural or noun + 's')}"

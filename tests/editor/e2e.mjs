@@ -109,17 +109,24 @@ function expectedFromCli(capture = capturePath, ofScript = (l) => l.local_path =
     if (analyze.status !== 0) throw new Error(`vramlens analyze failed: ${analyze.stderr}`);
     const analysis = JSON.parse(analyze.stdout);
     const lines = analysis.lines.filter((l) => ofScript(l) && l.live_bytes > 0);
+    // Each line's live bytes and its largest live block size, and the device total, as vramlens formats them.
+    const figures = [...lines.map((l) => l.live_bytes), ...lines.map((l) => l.live_sizes?.[0]?.size ?? 0), analysis.memory.device_total ?? 0];
     const sizes = spawnSync(
         python,
         ["-c", "import json,sys; from vramlens.units import format_bytes; print(json.dumps([format_bytes(int(a)) for a in sys.argv[1:]]))",
-            ...lines.map((l) => String(l.live_bytes))],
+            ...figures.map(String)],
         { encoding: "utf8" },
     );
     if (sizes.status !== 0) throw new Error(`formatting sizes failed: ${sizes.stderr}`);
     const labels = JSON.parse(sizes.stdout);
     return {
         analysis,
-        lines: lines.map((l, i) => ({ line: l.line, live: labels[i], share: `${Math.round(l.share * 100)}%` })),
+        deviceTotal: analysis.memory.device_total,
+        lines: lines.map((l, i) => ({
+            line: l.line, live: labels[i], share: `${Math.round(l.share * 100)}%`,
+            liveBlock: l.live_sizes?.length ? `${labels[lines.length + i]} ×${l.live_sizes[0].count}` : null,
+            liveFrame: l.live_call_path?.at(-1) ?? null,
+        })),
     };
 }
 
@@ -214,6 +221,14 @@ async function screenshot(name) {
     const file = path.join(artifacts, `${name}.png`);
     await page.waitForTimeout(500); // notifications and hovers fade in
     await page.screenshot({ path: file });
+    console.log(`e2e: screenshot ${file}`);
+}
+
+/** The report view alone (the docs' pictures of its views: legible, and small). */
+async function viewShot(name) {
+    const file = path.join(artifacts, `view-${name}.png`);
+    await page.waitForTimeout(400);
+    await page.locator("iframe.webview.ready >> visible=true").last().screenshot({ path: file });
     console.log(`e2e: screenshot ${file}`);
 }
 
@@ -424,11 +439,69 @@ function reportLayout() {
             boxWidth: box ? box.clientWidth : 0,
             tickPx: tick ? parseFloat(getComputedStyle(tick).fontSize) : 0,
             tickRendered: tick ? tick.getBoundingClientRect().height : 0,
-            legendRows: new Set(legend.map((li) => li.offsetTop)).size,
+            legendOff: legend.filter((li) => li.getBoundingClientRect().right > document.documentElement.clientWidth + 1).length,
             overflow: document.documentElement.scrollWidth - document.documentElement.clientWidth,
             numbersWrapped: [...document.querySelectorAll("td.num")].filter((td) => td.getClientRects().length && td.offsetHeight > 2.2 * parseFloat(getComputedStyle(td).lineHeight || "16")).length,
         };
     });
+}
+
+/** Every visible text of the report view whose contrast over its background is under 4.5:1 (WCAG), measured. */
+function lowContrastLabels() {
+    return reportFrame().locator("body").evaluate(() => {
+        const rgb = (text) => (text.match(/[\d.]+/g) ?? []).map(Number);
+        const lum = ([r, g, b]) => [r, g, b].map((v) => {
+            const c = v / 255;
+            return c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4;
+        }).reduce((sum, c, i) => sum + c * [0.2126, 0.7152, 0.0722][i], 0);
+        const over = (top, bottom) => (top.length < 4 ? top : top.slice(0, 3).map((v, i) => v * top[3] + bottom[i] * (1 - top[3])));
+        // The page's own fill: the body's or the document's when opaque, else the editor background the view is drawn on.
+        const opaque = [document.body, document.documentElement].map((n) => rgb(getComputedStyle(n).backgroundColor)).find((c) => c.length === 3 || c[3] === 1);
+        const hex = getComputedStyle(document.documentElement).getPropertyValue("--vscode-editor-background").trim().replace("#", "");
+        const page = opaque ?? (hex.length >= 6 ? [0, 2, 4].map((i) => parseInt(hex.slice(i, i + 2), 16)) : [255, 255, 255]);
+        const backgroundOf = (node) => {
+            const layers = [];
+            for (let n = node; n && n.nodeType === 1; n = n.parentElement) {
+                const bg = rgb(getComputedStyle(n).backgroundColor);
+                if (bg.length === 3 || (bg.length === 4 && bg[3] > 0)) layers.push(bg);
+                if (bg.length === 3 || bg[3] === 1) break;
+            }
+            return layers.reverse().reduce((acc, layer) => over(layer, acc), page.slice(0, 3));
+        };
+        const low = [];
+        for (const node of document.querySelectorAll("#report *")) {
+            const own = [...node.childNodes].some((c) => c.nodeType === 3 && c.textContent.trim());
+            if (!own || !node.getClientRects().length || node.closest("svg title, summary.hidden")) continue;
+            const style = getComputedStyle(node);
+            if (style.visibility === "hidden" || style.display === "none") continue;
+            const inSvg = node instanceof SVGElement;
+            const colour = rgb(inSvg ? style.fill : style.color);
+            const back = backgroundOf(inSvg ? node.closest("svg").parentElement : node);
+            const fg = over(colour, back);
+            const [hi, lo] = [lum(fg), lum(back)].sort((a, b) => b - a);
+            const ratio = (hi + 0.05) / (lo + 0.05);
+            if (ratio < 4.5) low.push({ text: node.textContent.trim().slice(0, 40), ratio: +ratio.toFixed(2), cls: String(node.className?.baseVal ?? node.className),
+                fg: fg.map(Math.round).join(","), bg: back.map(Math.round).join(","), raw: inSvg ? style.fill : style.color, body: getComputedStyle(document.body).backgroundColor });
+        }
+        return low;
+    });
+}
+
+/** Lays the report out in a `width`-pixel column (null: its own width again) and measures how wide it runs. */
+function overflowAt(width) {
+    return reportFrame().locator("body").evaluate(async (_body, px) => {
+        document.documentElement.style.width = px === null ? "" : `${px}px`; // CSSOM, as the view's own script does
+        await new Promise((done) => setTimeout(done, 400)); // the timeline redraws at its box's new width
+        const limit = px ?? document.documentElement.clientWidth; // the root's clientWidth is the frame's viewport
+        // What runs past the edge outside any box that scrolls on its own (those do not widen the page).
+        const scrolls = (e) => { for (let n = e.parentElement; n; n = n.parentElement) if (/auto|scroll|hidden/.test(getComputedStyle(n).overflowX)) return true; return false; };
+        const edge = document.getElementById("report").getBoundingClientRect().right;
+        const widest = [...document.querySelectorAll("#report *")].filter((e) => e.getBoundingClientRect().right > edge + 1 && !scrolls(e))
+            .slice(-6).map((e) => `${e.tagName.toLowerCase()}.${String(e.className?.baseVal ?? e.className)} ${Math.round(e.getBoundingClientRect().right)}px ${(e.textContent ?? "").slice(0, 30)}`);
+        // The frame's viewport stays its own width: measure the report's box (its content's width past its own).
+        const main = document.getElementById("report");
+        return { scrollWidth: limit + Math.max(0, main.scrollWidth - main.clientWidth), widest };
+    }, width);
 }
 
 try {
@@ -448,9 +521,12 @@ try {
     page = await openWorkbench(dirs.workspace, dirs.userData, { trusted: true });
     // The report view loads only its own nonce'd script and stylesheet: any CSP refusal is a failure.
     const cspErrors = [];
+    // From any origin: the view's own frame, the workbench or a nested frame (markdown-it's inline alignment once came
+    // through as hundreds of refusals from the view's inner frame).
+    // Only the workbench's calls to the dead gallery this harness sets (EXTENSIONS_GALLERY, 127.0.0.1:9) are expected.
     page.on("console", (message) => {
-        const inWebview = /\/webview\//.test(message.location()?.url ?? "");
-        if (inWebview && /Content Security Policy/i.test(message.text())) cspErrors.push(message.text());
+        const text = message.text();
+        if (/Content Security Policy/i.test(text) && !text.includes("http://127.0.0.1:9/")) cspErrors.push(`${message.location()?.url ?? "?"}: ${text}`);
     });
 
     // 1. First contact: the walkthrough, and the extension's own README on its details page (images bundled).
@@ -574,6 +650,8 @@ try {
         if (look.margin < 12) throw new Error(`the figure touches the code (margin ${look.margin}px)`);
         if (look.contrast < 4.5) throw new Error(`the figure's contrast over the shade is ${look.contrast.toFixed(2)} in the ${kind} theme`);
         await screenshot(kind === "dark" ? "annotations" : `annotations-${kind}`);
+        // The walkthrough's picture: the code alone, at its size (a whole window shrunk into the step is illegible).
+        if (kind === "dark") await page.locator(".part.editor").screenshot({ path: path.join(artifacts, "walkthrough-annotations.png") });
     }
     await useTheme("dark");
 
@@ -607,9 +685,17 @@ try {
         throw new Error(`the hover does not fold torch's frames: ${JSON.stringify(hoverText)}`);
     }
     const words = hoverText.split(/\s+/).length;
-    if (words > 60) throw new Error(`the hover is a wall of text (${words} words): ${hoverText}`);
+    if (words > 70) throw new Error(`the hover is a wall of text (${words} words): ${hoverText}`);
     const diagnosticWords = normalise(await page.locator(".monaco-hover:not(.hidden)").first().innerText()).split(/\s+/).length - words;
     if (diagnosticWords > 45) throw new Error(`the OOM diagnostic above the hover is ${diagnosticWords} words`);
+    // The blocks and the path are the live ones: the largest live block size and the frame that allocated most of them.
+    if (topExpected.liveBlock && !hoverText.includes(topExpected.liveBlock)) throw new Error(`the hover lacks the live blocks ${topExpected.liveBlock}: ${hoverText}`);
+    if (!hoverText.includes("largest live stack")) throw new Error(`the hover's path is not the live bytes' own: ${hoverText}`);
+    if (topExpected.liveFrame) {
+        const [place, fn] = topExpected.liveFrame.split(" ");
+        if (!hoverText.includes(`${place.split("/").pop()} ${fn}`)) throw new Error(`the hover's path does not end at ${topExpected.liveFrame}: ${hoverText}`);
+    }
+    if (!/(^|\s)\d+ blocks? live:/.test(hoverText)) throw new Error(`the hover does not count the live blocks: ${hoverText}`);
     const frameLink = hover.locator("a", { hasText: `${SCRIPT}:${top.line}` });
     if (!(await frameLink.count())) throw new Error("the user frame is not a link");
     await screenshot("hover");
@@ -649,6 +735,7 @@ try {
     for (const words of ["allocated", "reserved", "driver", `top line ${SCRIPT}:`]) if (!readout.includes(words)) throw new Error(`the readout lacks ${words}: ${readout}`);
     if (frameOrigin === null) throw new Error("no report frame");
     await screenshot("report");
+    await viewShot("cause");
     // Brush to zoom, double-click to reset.
     const firstTick = async () => frame.locator("svg.timeline text.tick[text-anchor=middle]").first().textContent();
     const before = await firstTick();
@@ -723,11 +810,71 @@ try {
             if (!labels.some((l) => normalise(l).startsWith(node.label))) throw new Error(`the drill-down lacks ${node.label}: ${labels}`);
         }
     }
+    // One figure for one line: inline (checked above), hover (its headline), Top lines, the icicle and the CLI.
+    const figure = topExpected.live;
+    const topRow = normalise(await frame.locator("table.lines tr", { has: frame.locator("a.open-line", { hasText: `${SCRIPT}:${top.line}` }) }).first().innerText());
+    if (!topRow.includes(`${figure} · ${topExpected.share}`)) throw new Error(`Top lines show another figure than ${figure}: ${topRow}`);
+    if (tree.length) {
+        const root = normalise(await frame.locator(".icicle > .icicle-row > .icicle-node > .icicle-label").first().innerText());
+        if (root.startsWith(tree[0].label) && !root.endsWith(figure)) throw new Error(`the icicle's root says ${root}, not ${figure}`);
+    }
+    // One device total: the timeline's is the accounting's (the CLI's).
+    const deviceLabel = `device ${+(expected.deviceTotal / 1024 ** 3).toFixed(2)} GiB`;
+    if (!normalise(await frame.locator("svg.timeline").textContent()).includes(deviceLabel)) throw new Error(`the timeline lacks ${deviceLabel}`);
+    // The per-line table sorts and unfolds a line's whole path.
+    await frame.locator("table.lines th.sortable", { hasText: "allocated in total" }).click();
+    await frame.locator("table.lines th.sortable[aria-sort=descending]", { hasText: "allocated in total" }).waitFor({ timeout: STEP_TIMEOUT_MS });
+    await frame.locator("table.lines button.expand").first().click();
+    await frame.locator(".line-details ol.stack li").first().waitFor({ timeout: STEP_TIMEOUT_MS });
     await frame.locator("#report > section > h2", { hasText: /^Top lines$/ }).scrollIntoViewIfNeeded();
     await screenshot("report-lines");
+    await viewShot("lines");
+    // The icicle zooms into a node on a click, and the crumb brings the whole back.
+    if (tree.length && (tree[0].children ?? []).length) {
+        await frame.locator(".icicle .icicle-row .icicle-row .icicle-label").first().click();
+        await frame.locator(".icicle-crumbs button:not([disabled])", { hasText: "All lines" }).waitFor({ timeout: STEP_TIMEOUT_MS });
+        await frame.locator("#report > section > h2", { hasText: "Below the top lines" }).scrollIntoViewIfNeeded();
+        await viewShot("icicle-zoomed");
+        await frame.locator(".icicle-crumbs button", { hasText: "All lines" }).click();
+    }
+    // The segment map at the OOM, and what was live at an instant (a click on the plot).
+    await frame.locator(".segments .segment").first().waitFor({ timeout: STEP_TIMEOUT_MS });
+    await frame.locator("#report > section > h2", { hasText: "Segments" }).scrollIntoViewIfNeeded();
+    await viewShot("segments");
+    await frame.locator("svg.timeline").scrollIntoViewIfNeeded();
+    await page.waitForTimeout(300);
+    const clickPlot = await frame.locator("svg.timeline rect.surface").boundingBox();
+    await page.mouse.click(clickPlot.x + clickPlot.width * 0.95, clickPlot.y + clickPlot.height / 2);
+    await frame.locator("#live-at ul.live-groups li").first().waitFor({ timeout: SERVER_TIMEOUT_MS });
+    await frame.locator("#live-at ul.live-groups summary").first().click();
+    await frame.locator("#live-at h3").scrollIntoViewIfNeeded();
+    await viewShot("live-at");
+    for (const kind of ["dark", "light"]) {
+        if (kind !== "dark") await useTheme(kind);
+        const low = await lowContrastLabels();
+        if (low.length) throw new Error(`labels under 4.5:1 in the ${kind} theme: ${JSON.stringify(low.slice(0, 8))}`);
+        const overflow = await overflowAt(320);
+        console.log(`e2e: ${kind}: every label ≥ 4.5:1; at 320 px the document is ${overflow.scrollWidth} px wide`);
+        if (overflow.scrollWidth > 321) throw new Error(`at 320 px the report overflows to ${overflow.scrollWidth} px: ${JSON.stringify(overflow.widest)}`);
+        if (kind === "light") {
+            await frame.locator("#report > section > h2", { hasText: "Segments" }).scrollIntoViewIfNeeded();
+            await viewShot("segments-light");
+            await frame.locator("#report > section > h2", { hasText: /^Top lines$/ }).scrollIntoViewIfNeeded();
+            await viewShot("lines-light");
+            await frame.locator("#live-at h3").scrollIntoViewIfNeeded();
+            await viewShot("live-at-light");
+            if (tree.length) {
+                await frame.locator("#report > section > h2", { hasText: "Below the top lines" }).scrollIntoViewIfNeeded();
+                await viewShot("icicle-light");
+            }
+        }
+        await overflowAt(null);
+    }
+    await useTheme("dark");
     await useTheme("light");
     await frame.locator("#report > section > h2", { hasText: "Cause" }).scrollIntoViewIfNeeded();
     await screenshot("report-light");
+    await viewShot("cause-light");
     await useTheme("dark");
     if (cspErrors.length) throw new Error(`the report view broke its CSP:\n${cspErrors.join("\n")}`);
 
@@ -755,7 +902,7 @@ try {
     console.log(`e2e: report layout (narrow, ${Math.round(box.frame.width)} px wide): ${JSON.stringify(layout)}`);
     if (box.frame.width > 480) throw new Error(`the narrow case is ${box.frame.width}px wide`);
     if (layout.svgHeight < 220) throw new Error(`the plot is a thumbnail (${layout.svgHeight}px high)`);
-    if (layout.legendRows !== 1) throw new Error(`the legend takes ${layout.legendRows} rows`);
+    if (layout.legendOff) throw new Error(`${layout.legendOff} legend items run off the view's edge`);
     if (layout.overflow > 1) throw new Error(`the view runs ${layout.overflow}px off its edge`);
     if (layout.numbersWrapped) throw new Error(`${layout.numbersWrapped} figures wrap`);
     await frame.locator("#report > section > h2", { hasText: "Timeline" }).evaluate((h) => h.scrollIntoView({ block: "start" }));

@@ -113,6 +113,14 @@ function expectedCells(capture) {
     return lines.map((l, i) => ({ cell: l.cell.index, line: l.line, live: labels[i], label: `${l.cell.label} line ${l.line}` }));
 }
 
+/** The failing request's line (path, line, source) of a capture, from `vramlens analyze --json`, or null. */
+function failingSite(capture) {
+    const analyze = spawnSync(python, ["-m", "vramlens", "analyze", "--json", "--source-root", dirs.workspace, capture], { encoding: "utf8" });
+    if (analyze.status !== 0) throw new Error(`vramlens analyze failed: ${analyze.stderr}`);
+    const site = JSON.parse(analyze.stdout).oom?.site;
+    return site?.source ? site : null;
+}
+
 function freePort() {
     return new Promise((resolve, reject) => {
         const server = net.createServer();
@@ -339,6 +347,26 @@ try {
     if (path.join(dirs.workspace, CAPTURE.notebook.place) !== runNotebook) await openNotebook(CAPTURE.notebook.place);
     await figuresOnCells(committed, "the committed capture's figures on its notebook's cells");
     await screenshot("capture");
+    // The failing cell carries the OOM as an error, as a script's failing line does (VL-OOM): the cell whose text
+    // holds the failing request's line, as `vramlens analyze --json` names it.
+    const site = failingSite(capturePath);
+    if (site) {
+        const failing = page.locator(".notebook-editor .monaco-list-row", { hasText: site.source.slice(0, 24) }).first();
+        await failing.scrollIntoViewIfNeeded();
+        await failing.locator(".squiggly-error").first().waitFor({ timeout: STEP_TIMEOUT_MS }).catch(() => {
+            throw new Error(`the failing cell (${site.source}) has no error`);
+        });
+        await screenshot("capture-failing-cell");
+    }
+    // The report lists the cells in the order they ran and what the kernel itself keeps, as the CLI does.
+    await runCommand("VRAM Lens: Show memory report");
+    const capturedReport = await reportFrame();
+    await capturedReport.getByText("in the order they ran").first().waitFor({ timeout: STEP_TIMEOUT_MS });
+    if (committed.some((l) => l.label.includes("notebook_kept_outputs"))) {
+        await capturedReport.locator("ul.kept li", { hasText: "%xdel" }).first().waitFor({ timeout: STEP_TIMEOUT_MS });
+        await capturedReport.locator("ul.kept").first().scrollIntoViewIfNeeded();
+        await screenshot("report-kernel-held");
+    }
     console.log(`e2e-notebook: opened ${CAPTURE.source}`);
 
     console.log(`e2e-notebook: passed in ${((Date.now() - started) / 1000).toFixed(1)} s`);

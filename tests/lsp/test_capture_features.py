@@ -77,14 +77,15 @@ async def test_open_capture_shows_hints_hover_lens_and_the_oom_diagnostic(client
 
     hover = await _hover(client, uri, MODEL)
     value = hover.contents.value
-    kept, headline, accounting, _, call_path, _, links = value.split("\n")
+    kept, headline, blocks, _, call_path, path_title, _, links = value.split("\n")
     assert kept == "**Allocated here, kept by `outputs` at line 21**  "
-    assert headline == "**2.63 GiB live at the OOM** · 89% of live memory · growing, +2.39 GiB accumulated across steps  "
-    assert accounting == ("57 allocations, 2.63 GiB over the run · 57 blocks live · "
-                          "largest 64.00 MiB ×37, 32.00 MiB ×1, 16.00 MiB ×18")  # largest blocks first
-    # The user frame opens the file at the line; torch's own frames are folded, the allocating one named.
+    assert headline == "**2.63 GiB live at the OOM · 89% of live memory · growing, +2.39 GiB across steps**  "
+    # The blocks live at the OOM (largest share of the bytes first), then the run's totals.
+    assert blocks == ("57 blocks live: 64.00 MiB ×37, 16.00 MiB ×18, 32.00 MiB ×1 and 1 more · "
+                      "57 allocations, 2.63 GiB over the run")
+    assert path_title == "*largest live stack*"  # the path is the live bytes' own, not the first allocation's
     assert call_path.startswith(f"[retained\\_references.py:20]({_uri(workspace)}#L20) `evaluate` › +4 torch frames › ")
-    assert call_path.endswith("`linear.py:134` `forward`")  # the capture's torch is not the one here: no link
+    assert call_path.rstrip().endswith("`linear.py:134` `forward`")  # the capture's torch is not the one here: no link
     assert links.startswith("[Show in report](command:vramlens.showMemoryReport?")
     assert "[Confirm the diagnosis](command:vramlens.runConfirmation?" in links
     assert hints[MODEL].tooltip.value == value
@@ -128,8 +129,16 @@ async def test_report_notification_carries_report_and_series(client: LanguageCli
     report = client.reports[-1]
     assert report["title"] == "retained_references.py — out of memory (request 64.00 MiB)"
     assert report["analysis"]["cause"] == "retained_references"
-    assert report["lines"][0] == {"label": "retained_references.py:20", "uri": _uri(workspace), "line": MODEL,
-                                  "cell": None, "liveBytes": 2819620864, "share": 0.8889}
+    top = report["lines"][0]
+    assert {key: top[key] for key in ("label", "uri", "line", "cell", "liveBytes", "share")} == {
+        "label": "retained_references.py:20", "uri": _uri(workspace), "line": MODEL, "cell": None,
+        "liveBytes": 2819620864, "share": 0.8889}
+    # The per-line table shows the hint's own figure, and the line's live bytes at each step's end.
+    assert top["cells"]["live"] == top["figure"] == "2.63 GiB · 89% ↑"
+    assert [column["key"] for column in report["lineColumns"]] == ["live", "peak", "growth", "allocated"]
+    assert len(top["steps"]) >= 2 and top["steps"][-1] > top["steps"][0] and top["growthPerStep"] > 0
+    assert top["pathTitle"] == "largest live stack" and top["path"][-1].endswith("forward")
+    assert report["verdict"]["line"]["place"] == "retained_references.py:20"
     series = report["series"]
     assert series["allocated"][0][0] == 0.0 and len(series["allocated"]) == len(series["reserved"]) > 100
     assert max(point[1] for point in series["allocated"]) == report["analysis"]["memory"]["peak_allocated"]

@@ -66,7 +66,8 @@ async def test_report_links_every_attributed_line_and_carries_the_timeline_extra
     assert report["diagnosis"]["causeText"] == "tensors from earlier iterations stay referenced"
     series = report["series"]
     assert series["limit"] == report["analysis"]["memory"]["limit"] and series["limitIsCap"] is True
-    assert series["deviceTotal"] == report["analysis"]["memory"]["driver_total"]
+    # One device total: the accounting's (torch's), which the CLI and the report print too.
+    assert series["deviceTotal"] == report["analysis"]["memory"]["device_total"]
     # The top line at each point: at the OOM, the line that holds most then.
     assert len(series["tops"]) == len(series["allocated"])
     assert series["tops"][-1] == ["retained_references.py:20", 2819620864]
@@ -107,3 +108,25 @@ def test_call_path_frames_of_files_and_of_notebook_cells():
         "`functional.py:2000` `linear`")
     assert call_path_markdown(["train.ipynb cell 4 line 7 step"], lambda frame: None, "train.ipynb cell 4 line 7") == (
         "`train.ipynb cell 4 line 7` `step`")
+
+
+@pytest.mark.asyncio
+async def test_live_at_an_instant_and_the_memory_viz_views_through_the_server(client: LanguageClient, workspace: Path):
+    """A click on the timeline asks what was live then: the server replays the capture to that trace position."""
+    await execute(client, "vramlens.openCapture", {"path": str(RETAINED)})
+    report = client.reports[-1]
+    series = report["series"]
+    assert len(series["pointIndex"]) == len(series["allocated"])
+    at_oom = series["pointIndex"][-1]
+    answer = await execute(client, "vramlens.liveAt", {"index": at_oom})
+    assert answer["ok"], answer
+    groups = answer["liveAt"]["groups"]
+    assert groups and [g["bytes"] for g in groups] == sorted((g["bytes"] for g in groups), reverse=True)
+    assert any("retained_references.py:20" in frame for frame in groups[0]["frames"])  # the top line's stack
+    early = await execute(client, "vramlens.liveAt", {"index": series["pointIndex"][1]})
+    assert early["liveAt"]["total"] < answer["liveAt"]["total"]
+    refused = await execute(client, "vramlens.liveAt", {"index": "last"})
+    assert refused["ok"] is False and "index" in refused["message"]
+    # The segment map and the snapshot PyTorch's viewer opens come with the report.
+    assert report["segments"]["rows"] and report["segments"]["title"].startswith("Segments")
+    assert report["snapshotFile"].endswith("snapshot.pickle")

@@ -42,7 +42,7 @@ def test_raw_pickle_with_total_memory_and_source_root(tmp_path, capsys):
     path = write_pickle(tmp_path / "dump.pickle", builder.snapshot())
     assert main(["analyze", path, "--total-memory", "1600MiB", "--source-root", str(tmp_path / "src")]) == 0
     text = capsys.readouterr().out
-    assert "Cause: fragmentation" in text
+    assert "Cause: the reserved memory is fragmented (fragmentation;" in text
     assert "cache[i] = torch.empty(24 * MiB)" in text  # source text read through the suffix mapping
     assert "largest free block 24.00 MiB" in text
     assert "1.56 GiB" in text  # the --total-memory limit

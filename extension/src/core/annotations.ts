@@ -21,7 +21,7 @@ export interface DecorationPlan {
     /** shades[level - 1]: the lines drawn, with their overview-ruler mark, in `vramlens.lineShade<level>` */
     shades: number[][];
     /** end-of-line text (style endOfLine only); stale lines use the stale colour */
-    endOfLine: { line: number; text: string; longText: string; stale: boolean }[];
+    endOfLine: { line: number; text: string; longText: string; stale: boolean; churn: boolean }[];
 }
 
 /** The level whose colour shades a line holding `share` of the peak: one level per fifth, any share > 0 shows. */
@@ -42,7 +42,9 @@ export function planDecorations(annotations: unknown, style: AnnotationStyle, li
     for (const annotation of annotations.filter(isAnnotation)) {
         if (annotation.line >= lineCount) continue;
         if (style === "endOfLine") {
-            plan.endOfLine.push({ line: annotation.line, text: annotation.text, longText: annotation.longText ?? annotation.text, stale: !!annotation.stale });
+            // A line that only churned (nothing of it live at the moment) is drawn quieter than one that holds memory.
+            plan.endOfLine.push({ line: annotation.line, text: annotation.text, longText: annotation.longText ?? annotation.text,
+                stale: !!annotation.stale, churn: !(annotation.liveBytes > 0) });
         }
         // A stale line's figure belongs to text that is gone: no shade, no mark.
         const level = annotation.stale ? 0 : shadeLevel(annotation.share);

@@ -6,6 +6,8 @@ export type ReportAction =
     | { type: "openLine"; uri: string; line: number }
     | { type: "copyMarkdown" }
     | { type: "exportMarkdown" }
+    | { type: "exportSnapshot" }
+    | { type: "liveAt"; index: number }
     | { type: "setRedacted"; redacted: boolean }
     | { type: "selectRank"; rank: number }
     | { type: "action"; recommendation: number; action: number }
@@ -34,6 +36,7 @@ export function parseReportMessage(message: unknown): ReportAction | undefined {
             return typeof m.width === "number" && Number.isFinite(m.width) && m.width > 0 ? { type: "ready", width: m.width } : { type: "ready" };
         case "copyMarkdown":
         case "exportMarkdown":
+        case "exportSnapshot": // which file is the extension's own payload's, never the page's to say
             return { type: m.type };
         case "openLine":
             // Only files: a report line never points anywhere else, and command: or http: URIs must not open.
@@ -45,6 +48,9 @@ export function parseReportMessage(message: unknown): ReportAction | undefined {
             return typeof m.redacted === "boolean" ? { type: "setRedacted", redacted: m.redacted } : undefined;
         case "selectRank":
             return index(m.rank) ? { type: "selectRank", rank: m.rank } : undefined;
+        case "liveAt":
+            // A trace position of the shown capture: the server replays to it and checks it again.
+            return index(m.index) ? { type: "liveAt", index: m.index } : undefined;
         case "action":
             // Indices into the payload the extension itself holds: the page cannot make up an action.
             return index(m.recommendation) && index(m.action) ? { type: "action", recommendation: m.recommendation, action: m.action } : undefined;

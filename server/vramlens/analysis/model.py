@@ -87,6 +87,10 @@ class LineStat:
     local_path: str | None = None  # where the file is on this machine
     source: str | None = None  # the line's text when the file exists here
     cell: CellRef | None = None  # a line of a notebook cell (path is then the name its code ran under)
+    # What is live at the moment, from the blocks themselves: block sizes (largest first) and the call
+    # path of the stack that holds most of those bytes (``call_path`` is the line's first allocation's).
+    live_sizes: list[tuple[int, int]] = field(default_factory=list)
+    live_call_path: list[str] = field(default_factory=list)
 
     @property
     def is_user_line(self) -> bool:
@@ -273,6 +277,21 @@ class StoringLine:
         if self.cell is not None:
             return f"{self.cell.label} line {self.line}"
         return f"{self.path.replace(chr(92), '/').rsplit('/', 1)[-1]}:{self.line}"
+
+    @property
+    def container_words(self) -> str:
+        """What kind of thing holds the tensors, as people say it: `a list of 23`, `a local variable`."""
+        if self.kind == "extra_roots":  # a Jupyter kernel's own references: its output history (Out[3], _3)
+            return "the kernel's output history"
+        noun = _HOLDER_NOUNS.get(self.kind, self.kind)
+        if self.length is not None and self.kind in _SIZED_KINDS:
+            return f"a {noun} of {self.length}"
+        return f"an {noun}" if noun[:1] in "aeiou" else f"a {noun}"
+
+
+_SIZED_KINDS = ("list", "dict", "tuple", "set", "deque")
+_HOLDER_NOUNS = {"locals": "local variable", "frame": "local variable", "attribute": "attribute", "traceback": "traceback",
+                 "cache": "cache", "object": "object"}
 
 
 @dataclass

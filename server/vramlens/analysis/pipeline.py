@@ -9,7 +9,9 @@ import os
 from pathlib import Path
 
 from vramlens.analysis.accounting.bytes import account, allocator_limit, device_total, nvml_sample
-from vramlens.analysis.attribution.lines import add_blocks_from_before_trace, backward_seen, line_stats, mark_growing
+from vramlens.analysis.attribution.lines import (
+    add_blocks_from_before_trace, add_live_detail, backward_seen, line_stats, mark_growing,
+)
 from vramlens.analysis.diagnosis.classify import RunFacts, diagnose, effective_limit
 from vramlens.analysis.diagnosis.growth import carriers_at_peak, growth_of
 from vramlens.analysis.diagnosis.kernel_held import kernel_held_findings
@@ -205,6 +207,7 @@ def _analyze(capture: Capture, total_memory: int | None, source_root: str | None
     live_at_moment = rep.live_at_oom if rep.live_at_oom is not None else rep.end_live
     steps, trace_facts = build_step_model(rep, trace, start_allocated, moment, outcome, live_at_moment)
     lines = line_stats(rep, moment, resolver)
+    add_live_detail(lines, rep, live_at_moment if moment != "peak" else None, trace, resolver)
     allocated, reserved, free, when_us = _state_at(moment, meta_oom, timeline, rep, segments)
     if moment == "end":
         notes.append("The run hit an OOM the trace does not hold; the numbers are from the end of the trace.")
@@ -246,6 +249,7 @@ def _analyze(capture: Capture, total_memory: int | None, source_root: str | None
         status=status, no_oom_sentence=no_oom_sentence(meta, status),
         steps=steps, growth=growth_of(steps, allocated, roles_of if moment != "peak" else None), mode=mode,
         grad_enabled=census.grad_enabled if census else None, census=census,
+        cell_place=resolver.cells.place if resolver.cells is not None else None,
     )
     carriers_at_peak(facts.growth, lines, moment)
     if census is not None and census.moment == meta.get("snapshot_moment") and moment != "peak":

@@ -6,7 +6,9 @@ import json
 import sys
 
 from vramlens.analysis import analyze_path, to_json
+from vramlens.analysis.rendering.line_view import line_views, recorded_place
 from vramlens.analysis.rendering.notebook_text import cell_rows, holder_lines
+from vramlens.analysis.rendering.verdict_view import first_fix, verdict_view
 from vramlens.analysis.ranks.export import comparison_to_json
 from vramlens.analysis.ranks.analyze import analyze_ranks
 from vramlens.capture.ranks import holds_rank_captures
@@ -15,7 +17,7 @@ from vramlens.analysis.load.ending import moment_words
 from vramlens.analysis.model import Accounting, Analysis, LineStat
 from vramlens.analysis.attribution.roles import census_moment_words
 from vramlens.units import format_bytes as fmt
-from vramlens.units import parse_size
+from vramlens.units import count_of, parse_size
 from vramlens.capture import CaptureError, memory_ceiling
 from vramlens.safe_text import one_line, printable
 
@@ -30,6 +32,8 @@ def add_parser(subparsers) -> None:
     add_capture_options(parser)
     parser.add_argument("--json", action="store_true", help="print the documented JSON schema instead of text")
     parser.add_argument("--top", type=int, default=TOP_LINES, help=f"how many lines to show (default {TOP_LINES})")
+    parser.add_argument("--verbose", action="store_true",
+                        help="add the timeline, the steps, the census (what the memory is, who holds it) and call paths")
     parser.set_defaults(handler=run)
 
 
@@ -104,7 +108,7 @@ def run_ranks(args) -> int:
     shown = comparison.ranks[comparison.default_index]
     sys.stdout.write(render_ranks_text(comparison, args.path))
     sys.stdout.write(f"\n── Rank {shown.rank} ({_which(comparison, shown)}) ──\n")
-    sys.stdout.write(render_text(shown.analysis, shown.capture, args.top))
+    sys.stdout.write(render_text(shown.analysis, shown.capture, args.top, args.verbose))
     return 0
 
 
@@ -123,7 +127,7 @@ def run(args) -> int:
         json.dump(to_json(analysis), sys.stdout, indent=2)
         sys.stdout.write("\n")
     else:
-        sys.stdout.write(render_text(analysis, args.path, args.top))
+        sys.stdout.write(render_text(analysis, args.path, args.top, args.verbose))
     return 0
 
 
@@ -179,23 +183,12 @@ def _notebook_text(analysis: Analysis) -> list[str]:
     facts = analysis.notebook
     if facts is None:
         return []
-    place = _placer(analysis)
+    place = recorded_place(analysis)
     out = ["", f"Cells of {facts.name}, in the order they ran"] + [f"  {row}" for row in cell_rows(facts, place)]
     held = holder_lines(facts, place)
     if held:
         out += ["", "Held by the kernel itself"] + [f"  - {line}" for line in held]
     return out
-
-
-def _placer(analysis: Analysis):
-    facts = analysis.notebook
-
-    def place(path: str, line: int | None) -> str:
-        ref = facts.ref(path) if facts else None
-        if ref is None:
-            return f"{path}:{line}"
-        return f"{ref.label} line {line}" if line is not None else ref.label
-    return place
 
 
 def _memory_views_text(analysis: Analysis) -> list[str]:
@@ -209,16 +202,15 @@ def _memory_views_text(analysis: Analysis) -> list[str]:
         ranked = any(holder.survivor_bytes for holder in analysis.holders)
         out += ["", "Who holds it" + (" (by what grew across steps; the step's own tensors are its working set)"
                                       if ranked else "")]
-        place = _placer(analysis)
+        place = recorded_place(analysis)
         for holder in analysis.holders[:5]:
-            size = f", {holder.length} items" if holder.length is not None else ""
             stored = f"; stored at {place(*holder.stored_at)}" if holder.stored_at else ""
             filled = f"; allocated at {place(*holder.appended_at)}" if holder.appended_at else ""
             graphs = f"; {holder.with_graph} carry an autograd graph" if holder.with_graph else ""
             grew = (f"; grew {fmt(holder.survivor_bytes)} across steps" if holder.survivor_bytes
                     else "; working set of the step" if holder.working_set else "")
-            out.append(f"  {fmt(holder.bytes):>12}  {holder.root} ({holder.kind}{size}, {holder.tensors} tensors{graphs})"
-                       f"{grew}{stored}{filled}")
+            out.append(f"  {fmt(holder.bytes):>12}  {holder.root} ({holder.container_words}, "
+                       f"{count_of(holder.tensors, 'tensor')}{graphs}){grew}{stored}{filled}")
     for tree in analysis.breakdown[:1]:
         out += ["", f"Inside {tree.label} (live bytes by library frame)"]
         out += _tree_lines(tree.children, "  ")
@@ -229,7 +221,7 @@ def storing_text(analysis: Analysis) -> list[str]:
     """The lines of the user's code that keep the memory (the line to change), each with its second hop."""
     if not analysis.storing:
         return ["", f"The line that keeps it: {analysis.storing_note}"] if analysis.storing_note else []
-    place = _placer(analysis)
+    place = recorded_place(analysis)
     out = ["", "The line that keeps it (where to change the code)"]
     for storing in analysis.storing[:3]:
         grown = f", {fmt(storing.growth_bytes)} of it from earlier steps" if storing.growth_bytes else ""
@@ -269,61 +261,93 @@ def _steps_text(analysis: Analysis) -> list[str]:
         if steps.survivors:
             when = moment_words("oom" if analysis.outcome == "oom" else "end", analysis.status)
             out.append(f"  allocated in earlier steps and still live {when}: "
-                       f"{fmt(steps.survivors)} from {steps.survivor_steps} step(s)")
+                       f"{fmt(steps.survivors)} from {count_of(steps.survivor_steps, 'step')}")
     if mode:
         out.append(f"Work: {mode}")
     return out
 
 
-def render_text(analysis: Analysis, path: str, top: int = TOP_LINES) -> str:
+def _opens(analysis: Analysis, rec, indent: str) -> list[str]:
+    """Where a recommendation sends the user (its open_line actions), as places to read."""
+    opens = [action.arguments for action in rec.actions if action.kind == "open_line" and action.arguments.get("path")]
+    if not opens:
+        return []
+    place = recorded_place(analysis)
+    return [f"{indent}open: " + ", ".join(place(where["path"], where.get("line")) for where in opens)]
+
+
+def _first_screen(analysis: Analysis, path: str, verbose: bool) -> list[str]:
+    """The answer first (at most 15 rows): the cause, the line to change, the first fix."""
+    verdict = verdict_view(analysis)
+    out = [f"VRAM Lens — {path}", f"Outcome: {analysis.outcome_text}",
+           f"Cause: {verdict.cause} ({analysis.diagnosis.cause}; {verdict.confidence})"]
+    if verdict.alternative:
+        out.append(f"  {verdict.alternative}; to decide: {verdict.decide}" if verdict.decide else f"  {verdict.alternative}")
+    if verdict.line is not None:
+        function = f" in {verdict.line.function}" if verdict.line.function else ""
+        out.append(f"Line to change: {verdict.line.place}{function} — {verdict.line.figure_words}")
+        if verdict.source:
+            out.append(f"  > {verdict.source}")
+        if verdict.line.held_by:
+            out.append(f"  {verdict.line.held_by}")
+    if verdict.fix is not None:
+        out += [f"First fix: {verdict.fix.action}", f"  why: {verdict.fix.reason}"] + _opens(analysis, verdict.fix, "  ")
+    out.append(f"Memory {moment_words(analysis.accounting.moment, analysis.status)}: {verdict.memory}")
+    if not verbose:
+        out.append(f"Details below; `vramlens analyze {path} --verbose` adds the steps, the census and the call paths.")
+    return out
+
+
+def render_text(analysis: Analysis, path: str, top: int = TOP_LINES, verbose: bool = False) -> str:
     acc, diagnosis = analysis.accounting, analysis.diagnosis
-    out = [f"VRAM Lens — {path}", f"Outcome: {analysis.outcome_text}"]
     moment = moment_words(acc.moment, analysis.status)
+    out = _first_screen(analysis, path, verbose)
+    out += ["", "Why"] + [f"  - {fact}" for fact in diagnosis.evidence]
+    fix = first_fix(analysis)
+    rest = [rec for rec in analysis.recommendations if rec is not fix]
+    if rest:
+        out += ["", "Also to try"]
+        for number, rec in enumerate(rest, 2):
+            tag = " [experiment: measure it]" if rec.experiment else ""
+            out += [f"  {number}. {rec.action}{tag}", f"     why: {rec.reason}"] + _opens(analysis, rec, "     ")
+    out += storing_text(analysis)
     out += ["", f"Memory {moment}"]
     rows = accounting_rows(acc, analysis.timeline.peak_allocated)
     width = max(len(label) for label, _, _ in rows)
     for label, value, remark in rows:
         out.append(f"  {label:<{width}}  {value:>12}" + (f"   {remark}" if remark else ""))
-    out += ["", f"Allocated over the trace ({analysis.timeline.entries} entries, peak {fmt(analysis.timeline.peak_allocated)}"
-            f"{f', OOM at entry {analysis.timeline.oom_index}' if analysis.timeline.oom_index is not None else ''}):",
-            f"  {sparkline([point.allocated for point in analysis.timeline.points])}"]
-    out += ["", f"Cause: {diagnosis.cause} (confidence {diagnosis.confidence:.2f}, {diagnosis.confidence_label})"
-            + (f"; close runner-up: {diagnosis.alternative}" if diagnosis.alternative else "")]
-    out += [f"  - {fact}" for fact in diagnosis.evidence]
-    if diagnosis.confirm is not None:
-        out += ["", f"To decide by measurement ({diagnosis.confirm.question})",
-                f"  {diagnosis.confirm.command}", f"  {diagnosis.confirm.expectation}"]
-    out += _steps_text(analysis)
-    out += storing_text(analysis)
-    out += _memory_views_text(analysis)
-    if analysis.recommendations:
-        out += ["", "What to try"]
-        for number, rec in enumerate(analysis.recommendations, 1):
-            tag = " [experiment: measure it]" if rec.experiment else ""
-            out += [f"  {number}. {rec.action}{tag}", f"     why: {rec.reason}"]
-            opens = [action.arguments for action in rec.actions if action.kind == "open_line" and action.arguments.get("path")]
-            if opens:
-                out.append("     open: " + ", ".join(_placer(analysis)(where["path"], where.get("line")) for where in opens))
-    shown = [line for line in analysis.lines if line.live_bytes > 0 or line.allocated_bytes > 0][:top]
-    if shown:
-        out += ["", f"Top lines (live bytes {moment})"]
-    for number, line in enumerate(shown, 1):
-        growth = f", growing +{fmt(line.growth_bytes)}" if line.growing else ""
-        out.append(
-            f"  {number}. {_line_title(line)}: {fmt(line.live_bytes)} live ({line.share:.0%}){growth}; "
-            f"{line.count} allocation{'' if line.count == 1 else 's'}, {fmt(line.allocated_bytes)} in total"
-        )
-        if line.local_path and line.local_path != line.path:
-            out.append(f"     local file: {line.local_path}")
-        if line.source:
-            out.append(f"     > {line.source}")
-        if line.call_path:
-            out.append(f"     call path: {' → '.join(line.call_path)}")
-        if line.size_histogram:
-            out.append("     block sizes: " + ", ".join(f"{fmt(size)} ×{count}" for size, count in line.size_histogram[:3]))
+    if verbose:
+        out += ["", f"Allocated over the trace ({analysis.timeline.entries} entries, peak {fmt(analysis.timeline.peak_allocated)}"
+                f"{f', OOM at entry {analysis.timeline.oom_index}' if analysis.timeline.oom_index is not None else ''}):",
+                f"  {sparkline([point.allocated for point in analysis.timeline.points])}"]
+        if diagnosis.confirm is not None:
+            out += ["", "To check by measurement" + (f" ({diagnosis.confirm.question})" if diagnosis.alternative else ""),
+                    f"  {diagnosis.confirm.command}", f"  {diagnosis.confirm.expectation}"]
+        out += _steps_text(analysis)
+        out += _memory_views_text(analysis)
+    out += _top_lines_text(analysis, top, moment, verbose)
     out += _notebook_text(analysis)
     out += [f"Note: {note}" for note in analysis.notes]
     # Every row is one line: a file name, a function or a message from the capture cannot break it
     # into more, nor carry a control sequence to the terminal.
     return "\n".join(map(one_line, out)) + "\n"
 
+
+def _top_lines_text(analysis: Analysis, top: int, moment: str, verbose: bool) -> list[str]:
+    shown = [line for line in analysis.lines if line.live_bytes > 0 or line.allocated_bytes > 0][:top]
+    if not shown:
+        return []
+    views = line_views(analysis)
+    out = ["", f"Top lines (live bytes {moment})"]
+    for number, line in enumerate(shown, 1):
+        view = views[id(line)]
+        out.append(f"  {number}. {_line_title(line)}: {view.figure_words}; {view.blocks}")
+        if view.held_by:
+            out.append(f"     {view.held_by}")
+        if line.local_path and line.local_path != line.path:
+            out.append(f"     local file: {line.local_path}")
+        if line.source:
+            out.append(f"     > {line.source}")
+        if verbose and view.path:
+            out.append(f"     call path ({view.path_title}): {' → '.join(view.path)}")
+    return out

@@ -12,13 +12,10 @@ from vramlens.safe_text import one_line
 from vramlens.analysis.model import Analysis, LineStat, StoringLine
 from vramlens.lsp.runtime_findings import PeakFunction
 from vramlens.lsp.frame_links import FrameLinker, is_torch_frame, line_uri, split_frame
+from vramlens.analysis.rendering.line_view import GROWING_MARK, LineView, figure, figure_words, line_views
 from vramlens.units import format_bytes as fmt
 
 STALE_TEXT = "stale · changed since the capture"
-_MOMENT_SHARE = {"oom": "at the OOM", "peak": "of peak", "end": "at the end"}
-_MOMENT_LIVE = {"oom": "live at the OOM", "peak": "live at the peak", "end": "live at the end of the trace"}
-LARGEST_BLOCKS = 3
-GROWING_MARK = "↑"
 
 
 @dataclass(frozen=True)
@@ -40,40 +37,12 @@ class LineAnnotation:
 
 def hint_text(line: LineStat, moment: str) -> str:
     """The short figure after a line, `2.63 GiB · 89% ↑`; the words are in its tooltip (the hover)."""
-    if line.live_bytes == 0:
-        return f"none live · {fmt(line.allocated_bytes)} allocated"
-    text = f"{fmt(line.live_bytes)} · {line.share:.0%}"
-    return f"{text} {GROWING_MARK}" if line.growing else text
+    return figure(line)
 
 
 def long_text(line: LineStat, moment: str) -> str:
     """The same figure in words: `2.63 GiB live · 89% at the OOM · growing`."""
-    if line.live_bytes == 0:
-        return f"{fmt(line.allocated_bytes)} allocated, none live"
-    parts = [f"{fmt(line.live_bytes)} live", f"{line.share:.0%} {_MOMENT_SHARE.get(moment, 'of peak')}"]
-    if line.growing:
-        parts.append("growing")
-    return " · ".join(parts)
-
-
-def _headline(line: LineStat, moment: str) -> str:
-    if line.live_bytes == 0:
-        return f"**{fmt(line.allocated_bytes)} allocated here, none of it live** {_MOMENT_LIVE.get(moment, '')}".rstrip()
-    text = f"**{fmt(line.live_bytes)} {_MOMENT_LIVE.get(moment, 'live')}** · {line.share:.0%} of live memory"
-    if line.growing:
-        text += f" · growing, +{fmt(line.growth_bytes)} accumulated across steps"
-    return text
-
-
-def _accounting(line: LineStat) -> str:
-    plural = "" if line.count == 1 else "s"
-    text = f"{line.count} allocation{plural}, {fmt(line.allocated_bytes)} over the run"
-    if line.live_bytes:
-        text += f" · {line.live_blocks} block{'' if line.live_blocks == 1 else 's'} live"
-    largest = sorted(line.size_histogram, key=lambda item: -item[0])[:LARGEST_BLOCKS]
-    if largest:
-        text += " · largest " + ", ".join(f"{fmt(size)} ×{count}" for size, count in largest)
-    return text
+    return figure_words(line, moment)
 
 
 def call_path_markdown(call_path: list[str], link: Callable[[str], str | None], own_label: str | None = None) -> str:
@@ -119,13 +88,16 @@ def _escape(text: str) -> str:
     return text.replace("[", "\\[").replace("]", "\\]").replace("_", "\\_")
 
 
-def hover_markdown(line: LineStat, moment: str, link: Callable[[str], str | None] = lambda frame: None) -> str:
-    """A headline, the accounting in one line, then the call path with torch's own frames folded."""
-    out = [f"{_headline(line, moment)}  ", _accounting(line)]
-    if line.call_path:
-        out += ["", call_path_markdown(line.call_path, link, line.label)]
-    elif line.path is not None:  # no frames kept: still say where
-        out += ["", f"`{_code(line.label)}` `{_code(line.function)}`"]
+def hover_markdown(view: LineView, link: Callable[[str], str | None] = lambda frame: None) -> str:
+    """The view's headline, its live blocks and holder, then the path of the stack holding most of the
+    live bytes, torch's own frames folded."""
+    out = [f"**{_code(view.headline)}**  ", _code(view.blocks)]
+    if view.held_by:
+        out += ["", _escape(one_line(view.held_by[:1].upper() + view.held_by[1:]))]
+    if view.path:
+        out += ["", f"{call_path_markdown(list(view.path), link, view.place)}  ", f"*{view.path_title}*"]
+    elif view.function and view.place != view.function:  # no frames kept: still say where
+        out += ["", f"`{_code(view.place)}` `{_code(view.function)}`"]
     return "\n".join(out)
 
 
@@ -142,6 +114,7 @@ def line_annotations(analysis: Analysis, cells: bool = False, linker: FrameLinke
     the lines of notebook cells instead, grouped by (notebook file, cell place)."""
     moment = analysis.accounting.moment
     linker = linker or FrameLinker(analysis.local_root, analysis.environment.get("torch"))
+    views = line_views(analysis)
     by_file: dict = {}
     shade = _shade(analysis)
     for stat in analysis.lines:
@@ -154,7 +127,7 @@ def line_annotations(analysis: Analysis, cells: bool = False, linker: FrameLinke
         lines[stat.line] = LineAnnotation(
             local_path=stat.local_path or where[0], line=stat.line, source=stat.source, text=hint_text(stat, moment),
             long_text=long_text(stat, moment), share=shade(stat), live_bytes=stat.live_bytes, growing=stat.growing,
-            growth_bytes=stat.growth_bytes, hover=hover_markdown(stat, moment, _user_first(stat, linker)),
+            growth_bytes=stat.growth_bytes, hover=hover_markdown(views[id(stat)], _user_first(stat, linker)),
             function=stat.function,
         )
     _mark_storing(analysis, by_file, cells, linker)

@@ -15,8 +15,10 @@ from pathlib import Path
 from vramlens.analysis import Analysis, analyze_capture
 from vramlens.analysis.load.notebook import notebook_cells
 from vramlens.analysis.ranks.model import RankComparison
-from vramlens.analysis.attribution.over_time import top_lines_at
-from vramlens.analysis.load.snapshot import device_trace, pick_device
+from vramlens.analysis.accounting.segment_map import segment_map, segment_map_json
+from vramlens.analysis.attribution.live_at import live_at, live_at_json
+from vramlens.analysis.attribution.over_time import LineHistory, line_history
+from vramlens.analysis.load.snapshot import device_segments, device_trace, pick_device
 from vramlens.analysis.rendering.json_export import downsample
 from vramlens.capture import load_capture
 from vramlens.lsp.annotations import LineAnnotation, line_annotations, storing_lens
@@ -72,7 +74,13 @@ class RankView:
     meta: dict
     analysis: Analysis
     files: dict[str, FileFigures]  # same_file_key(local path) -> figures
-    tops: list | None = None  # per timeline point of the report: (label, bytes) of the top user line, or None
+    history: LineHistory | None = None  # the top line at each timeline point, each line's live bytes per step
+    segments: dict | None = None  # the allocator's segments when the snapshot was taken (segment_map_json)
+
+    @property
+    def tops(self) -> list | None:
+        """Per timeline point of the report: (label, bytes) of the top user line, or None."""
+        return self.history.tops if self.history is not None else None
 
     @property
     def failed(self) -> bool:
@@ -91,9 +99,14 @@ def file_figures(analysis: Analysis) -> dict[str, FileFigures]:
     for (notebook, index), annotations in line_annotations(analysis, cells=True).items():
         cells[cell_key(notebook, index)] = FileFigures(notebook, {a.line: a for a in annotations})
     oom = oom_line(analysis, cell_key)
-    if oom and oom.local_path in cells:
-        cells[oom.local_path].oom = oom
-    elif oom and "#cell-" not in oom.local_path:
+    if oom and "#cell-" in oom.local_path:
+        # The failing cell often holds nothing live (its request is what failed): it gets figures of its own.
+        ref = analysis.notebook.ref(analysis.oom.site.path) if analysis.notebook and analysis.oom and analysis.oom.site else None
+        if oom.local_path not in cells and ref is not None and ref.notebook:
+            cells[oom.local_path] = FileFigures(ref.notebook)
+        if oom.local_path in cells:
+            cells[oom.local_path].oom = oom
+    elif oom:
         figures(oom.local_path).oom = oom
     lens = storing_lens(analysis) or peak_function(analysis)  # the line that keeps the memory, else the peak's function
     if lens:
@@ -142,6 +155,13 @@ class LoadedCapture:
         failing = next((index for index, rank in enumerate(ranks) if rank.failed), 0)
         return cls(path, folder_uri, source_root, ranks, failing)
 
+    def shown_capture_path(self) -> str | None:
+        """The capture folder (or pickle) of the process shown: the load's own, or the shown rank's."""
+        if self.comparison is None:
+            return self.path
+        shown = self.view.rank if self.view else None
+        return next((summary.capture for summary in self.comparison.ranks if summary.rank == shown), None)
+
     def select_rank(self, rank: int) -> bool:
         """Show this rank's figures; False when the load has no such rank."""
         index = next((i for i, view in enumerate(self.ranks) if view.rank == rank), None)
@@ -156,13 +176,38 @@ def analyze_for_folder(path: str, folder_path: str, total_memory: int | None = N
     capture = load_capture(path)
     root = choose_source_root(folder_path, recorded_user_files(capture))
     analysis = analyze_capture(capture, total_memory=total_memory, source_root=root)
-    return RankView(rank, capture.meta, analysis, file_figures(analysis), timeline_tops(capture, analysis)), root
+    return RankView(rank, capture.meta, analysis, file_figures(analysis), timeline_history(capture, analysis),
+                    segments_view(capture, analysis)), root
 
 
-def timeline_tops(capture, analysis: Analysis) -> list:
-    """The top user line at each point the report's timeline draws (its hover names it)."""
+def segments_view(capture, analysis: Analysis) -> dict | None:
+    """The segment map, titled by the moment the snapshot holds."""
+    segments = device_segments(capture.snapshot, pick_device(capture.snapshot, capture.meta))
+    found = segment_map(segments, analysis.accounting.request)
+    if found is None:
+        return None
+    moment = capture.meta.get("snapshot_moment")
+    title = {"oom": "Segments at the OOM", "end": "Segments at the end"}.get(moment, "Segments when the snapshot was taken")
+    return {"title": title, **segment_map_json(found)}
+
+
+def timeline_history(capture, analysis: Analysis) -> LineHistory:
+    """The top user line at each point the report's timeline draws (its hover names it), and each line's
+    live bytes at the end of every step (the per-line table's sparkline)."""
     trace = device_trace(capture.snapshot, pick_device(capture.snapshot, capture.meta))
-    return top_lines_at(trace, analysis.lines, [point.index for point in downsample(analysis.timeline.points)])
+    step_ends = [max(step.end_index - 1, 0) for step in analysis.steps.steps] if analysis.steps else []
+    return line_history(trace, analysis.lines, [point.index for point in downsample(analysis.timeline.points)], step_ends)
+
+
+def live_at_index(loaded: LoadedCapture, index: int) -> dict | None:
+    """What was live at trace position ``index`` of the shown capture, read again from its file (the
+    analysis keeps no trace: a click on the timeline costs one load, not the memory of every load)."""
+    path = loaded.shown_capture_path()
+    if path is None:
+        return None
+    capture = load_capture(path)
+    trace = device_trace(capture.snapshot, pick_device(capture.snapshot, capture.meta))
+    return live_at_json(live_at(trace, index)) if trace else None
 
 
 def load(path: str, folder_uri: str, folder_path: str, total_memory: int | None = None) -> LoadedCapture:

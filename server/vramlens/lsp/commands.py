@@ -17,7 +17,7 @@ from pygls.uris import to_fs_path
 from vramlens.analysis.experiments.experiment import chosen_sentence
 from vramlens.analysis.rendering.timeline_svg import timeline_svg
 from vramlens.capture import CaptureError
-from vramlens.lsp.capture_store import LoadedCapture
+from vramlens.lsp.capture_store import LoadedCapture, live_at_index
 from vramlens.lsp.wording import cause_text
 from vramlens.lsp.load_worker import load_in_worker
 from vramlens.lsp.report_export import export_target
@@ -223,6 +223,20 @@ def register(server: VramLensServer) -> None:
             return result(False, f"Cannot write the report: {problem}.", loaded)
         shown = f" (timeline plot: {svg.name})" if plot is not None else ""
         return result(True, f"Report written to {output}{shown}.", loaded)
+
+    @server.command("vramlens.liveAt")
+    @command_guard
+    @with_loaded_capture
+    async def live_at(ls: VramLensServer, args: dict, loaded: LoadedCapture) -> dict:
+        index = args.get("index")
+        if not isinstance(index, int) or isinstance(index, bool) or index < 0:
+            return result(False, "Give the trace position to look at as `index` (a whole number).", loaded)
+        found = await asyncio.to_thread(live_at_index, loaded, index)
+        if found is None:
+            return result(False, "The shown capture holds no allocator trace to replay.", loaded)
+        answer = result(True, found["summary"], loaded)
+        answer["liveAt"] = found
+        return answer
 
     @server.command("vramlens.selectRank")
     @command_guard

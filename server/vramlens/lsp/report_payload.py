@@ -19,6 +19,13 @@ from vramlens.analysis.rendering.experiment_text import render_text
 from vramlens.analysis.rendering.markdown_safe import code_block, prose
 from vramlens.lsp.capture_store import LoadedCapture
 from vramlens.lsp.wording import cause_text
+from vramlens.analysis.attribution.over_time import LineHistory
+from vramlens.analysis.rendering.line_view import line_view_json, line_views, recorded_place
+from vramlens.analysis.rendering.verdict_view import verdict_json, verdict_view
+from vramlens.analysis.rendering.notebook_text import cell_rows, holder_lines
+from vramlens.capture.format import SNAPSHOT_FILE
+from vramlens.units import count_of
+from vramlens.units import format_bytes as fmt
 
 TOP_LINES = 20
 
@@ -68,13 +75,16 @@ def timeline_series(analysis: Analysis, meta: dict, tops: list | None = None) ->
                 driver.append([at, sample["device_used"]])
     return {
         "allocated": [[seconds(p.time_us, p.index), p.allocated] for p in points],
+        "pointIndex": [p.index for p in points],  # each point's trace position: what a click asks "live at" of
         "reserved": [[seconds(p.time_us, p.index), p.reserved] for p in points],
         "driverUsed": driver,
         "oomAt": oom_at,
         "peakAt": seconds(timeline.peak_time_us, timeline.peak_index) if timeline.peak_index is not None else None,
         "limit": accounting.limit,
         "limitIsCap": accounting.limit_is_cap,
-        "deviceTotal": accounting.driver_total or accounting.device_total,
+        # The device total the accounting and the CLI print (torch's), so the view shows one figure.
+        "deviceTotal": accounting.device_total or accounting.driver_total,
+        "sampleInterval": sampling_interval(meta),
         "tops": [[label, live] if label else None for label, live in (top or (None, None) for top in tops)]
                 if tops and len(tops) == len(points) else None,
         "steps": step_bands(analysis, seconds),
@@ -82,6 +92,14 @@ def timeline_series(analysis: Analysis, meta: dict, tops: list | None = None) ->
         "phaseMarks": marks,  # the user's phase marks (torch 2.14's annotate), in seconds like the rest
         "marks": [{"at": mark["time"], "label": mark["text"]} for mark in marks],  # as the timeline draws them
     }
+
+
+def sampling_interval(meta: dict) -> float | None:
+    """NVML's sampling period as the periodic readings show it (their median gap), in seconds."""
+    times = sorted(sample["epoch"] for sample in (meta.get("nvml") or {}).get("samples") or ()
+                   if sample.get("phase") == "periodic" and isinstance(sample.get("epoch"), (int, float)))
+    gaps = sorted(later - earlier for earlier, later in zip(times, times[1:]) if later > earlier)
+    return round(gaps[len(gaps) // 2], 3) if gaps else None
 
 
 def step_bands(analysis: Analysis, seconds) -> list[dict]:
@@ -102,6 +120,14 @@ def step_bands(analysis: Analysis, seconds) -> list[dict]:
     return [{"number": step.number, "kind": step.kind, "complete": step.complete,
              "start": when(step.start_time_us, step.start_index), "end": when(step.end_time_us, step.end_index),
              "floorAllocated": step.floor_allocated, "peakAllocated": step.peak_allocated} for step in model.steps]
+
+
+def snapshot_file(path: str | None) -> str | None:
+    """The `_dump_snapshot` pickle of a capture (a folder's snapshot.pickle, or the raw pickle itself)."""
+    if not path:
+        return None
+    candidate = os.path.join(path, SNAPSHOT_FILE) if os.path.isdir(path) else path
+    return candidate if os.path.isfile(candidate) and candidate.endswith(".pickle") else None
 
 
 def script_uri(analysis: Analysis, meta: dict, to_uri: Callable[[str], str]) -> str | None:
@@ -147,8 +173,11 @@ def diagnosis_payload(analysis: Analysis) -> dict:
                                                      "expectation": confirm.expectation, "variants": confirm.variants}}
 
 
-def frame_tree(node, to_uri: Callable[[str], str]) -> dict:
-    return {"label": node.label, "path": node.path, "line": node.line, "bytes": node.bytes,
+def frame_tree(node, to_uri: Callable[[str], str], bytes_of: int | None = None) -> dict:
+    """A node of the icicle, with its figure as text; ``bytes_of`` replaces a root's bytes by its line's
+    live bytes, so the icicle, the Top lines and the hint show one figure for one line."""
+    size = node.bytes if bytes_of is None else bytes_of
+    return {"label": node.label, "path": node.path, "line": node.line, "bytes": size, "bytesText": fmt(size),
             "uri": to_uri(node.local_path) if node.local_path else None,
             "children": [frame_tree(child, to_uri) for child in node.children]}
 
@@ -161,21 +190,43 @@ def storing_row(storing, to_uri: Callable[[str], str]) -> dict:
             "allocatedAt": list(storing.allocated_at) if storing.allocated_at else None}
 
 
+def breakdown_trees(analysis: Analysis, to_uri: Callable[[str], str]) -> list[dict]:
+    live = {(line.path, line.line): line.live_bytes for line in analysis.lines if line.path is not None}
+    return [frame_tree(node, to_uri, live.get((node.path, node.line))) for node in analysis.breakdown]
+
+
 def memory_views(analysis: Analysis, to_uri: Callable[[str], str]) -> dict:
     """What the memory is (roles), who holds it (holders) and the library frames below each top line."""
+    place = recorded_place(analysis)
+    total = sum(role.bytes for role in analysis.roles) or 1
     return {
-        "roles": [{"role": r.role, "bytes": r.bytes, "label": r.label, "detail": r.detail} for r in analysis.roles],
+        "roles": [{"role": r.role, "bytes": r.bytes, "label": r.label, "detail": r.detail,
+                   "figure": f"{fmt(r.bytes)} · {r.bytes / total:.0%}"} for r in analysis.roles],
         "holders": [{"root": h.root, "kind": h.kind, "bytes": h.bytes, "tensors": h.tensors, "length": h.length,
                      "createdAt": list(h.created_at) if h.created_at else None,
                      "appendedAt": list(h.appended_at) if h.appended_at else None, "chain": list(h.chain),
                      "storedAt": list(h.stored_at) if h.stored_at else None, "survivorBytes": h.survivor_bytes,
-                     "workingSet": h.working_set, "graphBytes": h.graph_bytes}
+                     "workingSet": h.working_set, "graphBytes": h.graph_bytes,
+                     "kindText": h.container_words, "bytesText": fmt(h.bytes), "tensorsText": count_of(h.tensors, "tensor"),
+                     "filledAt": place(*(h.appended_at or h.created_at)) if (h.appended_at or h.created_at) else None}
                     for h in analysis.holders],
         "storing": [storing_row(storing, to_uri) for storing in analysis.storing],
         "storingNote": analysis.storing_note,
-        "breakdown": [frame_tree(node, to_uri) for node in analysis.breakdown],
+        "holderColumns": ["held by", "what", "bytes", "tensors", "filled at"],
+        "breakdown": breakdown_trees(analysis, to_uri),
         "mode": analysis.mode,
     }
+
+
+def notebook_section(analysis: Analysis) -> dict | None:
+    """A notebook capture's cells in the order they ran and what the kernel itself keeps (with the command
+    that frees each), the rows the CLI prints."""
+    facts = analysis.notebook
+    if facts is None:
+        return None
+    place = recorded_place(analysis)
+    return {"title": f"Cells of {facts.name}, in the order they ran", "cells": cell_rows(facts, place),
+            "keptTitle": "Held by the kernel itself", "kept": holder_lines(facts, place)}
 
 
 def unmapped(analysis: Analysis) -> dict | None:
@@ -186,12 +237,51 @@ def unmapped(analysis: Analysis) -> dict | None:
     return {"recordedRoot": analysis.source_root, "files": sorted({line.path for line in user})[:5]}
 
 
-def report_lines(analysis: Analysis, to_uri: Callable[[str], str]) -> list[dict]:
-    """The report's top lines; a notebook cell's line has no file to open (``uri`` null) but names its cell."""
-    shown = [line for line in analysis.lines if (line.local_path or line.cell) and line.line and line.live_bytes > 0][:TOP_LINES]
-    return [{"label": line.label, "uri": to_uri(line.local_path) if line.local_path else None, "line": line.line - 1,
-             "cell": line.cell.index if line.cell else None,
-             "liveBytes": line.live_bytes, "share": round(line.share, 4)} for line in shown]
+def report_lines(analysis: Analysis, to_uri: Callable[[str], str], history: LineHistory | None = None) -> list[dict]:
+    """Every annotated line (live at the moment or churned), with the labels of its view, its numbers for
+    sorting, and its live bytes at each step's end (the sparkline); a notebook cell's line has no file to
+    open (``uri`` null) but names its cell."""
+    views = line_views(analysis)
+    complete = [step.complete for step in analysis.steps.steps] if analysis.steps else []
+    shown = [line for line in analysis.lines if (line.local_path or line.cell) and line.line
+             and (line.live_bytes > 0 or line.allocated_bytes > 0)][:TOP_LINES]
+    rows = []
+    for line in shown:
+        key = (line.path, line.line)
+        steps = (history.at_steps.get(key) if history else None) or []
+        peak = max(line.live_bytes, (history.peaks.get(key, 0) if history else 0))
+        growth = growth_per_step([live for live, done in zip(steps, complete) if done])
+        rows.append({
+            "label": line.label, "uri": to_uri(line.local_path) if line.local_path else None, "line": line.line - 1,
+            "cell": line.cell.index if line.cell else None, "liveBytes": line.live_bytes, "share": round(line.share, 4),
+            "peakBytes": peak, "growthPerStep": growth, "allocatedBytes": line.allocated_bytes, "steps": steps,
+            "cells": {"live": views[id(line)].figure, "peak": fmt(peak), "growth": _growth_text(growth),
+                      "allocated": fmt(line.allocated_bytes)},
+            **line_view_json(views[id(line)]),
+        })
+    return rows
+
+
+def line_columns(analysis: Analysis) -> list[dict]:
+    """The per-line table's sortable columns: key (of ``cells`` and of the row's number) and label."""
+    moment = {"oom": "live at the OOM", "peak": "live at the peak", "end": "live at the end"}.get(analysis.accounting.moment, "live")
+    return [{"key": "live", "sortBy": "liveBytes", "label": moment}, {"key": "peak", "sortBy": "peakBytes", "label": "peak"},
+            {"key": "growth", "sortBy": "growthPerStep", "label": "per step"},
+            {"key": "allocated", "sortBy": "allocatedBytes", "label": "allocated in total"}]
+
+
+def growth_per_step(at_steps: list[int]) -> int | None:
+    """How much a line's live bytes rose per step between the first and the last completed step's end
+    (None: fewer than two)."""
+    if len(at_steps) < 2:
+        return None
+    return round((at_steps[-1] - at_steps[0]) / (len(at_steps) - 1))
+
+
+def _growth_text(growth: int | None) -> str:
+    if growth is None:
+        return "—"
+    return f"+{fmt(growth)}" if growth > 0 else ("0" if growth == 0 else fmt(growth))
 
 
 def experiment_title(experiment: dict) -> str:
@@ -259,7 +349,12 @@ def report_payload(loaded: LoadedCapture, to_uri: Callable[[str], str], redacted
         "diagnosis": diagnosis_payload(analysis),
         "recommendations": recommendations(analysis, links),
         "links": list(links.values()),
-        "lines": report_lines(analysis, to_uri),
+        "lines": report_lines(analysis, to_uri, view.history),
+        "lineColumns": line_columns(analysis),
+        "verdict": verdict_json(verdict_view(analysis)),
+        "segments": view.segments,
+        "notebook": notebook_section(analysis),
+        "snapshotFile": snapshot_file(loaded.shown_capture_path()),
         "series": timeline_series(analysis, view.meta, view.tops),
         **memory_views(analysis, to_uri),
         "unmapped": unmapped(analysis),
@@ -280,7 +375,7 @@ def _redacted_payload(payload: dict, loaded: LoadedCapture) -> dict:
     """Every string that may name a path goes through the report's redaction; links to local files are dropped."""
     counts = _redaction(payload["markdown"], loaded).counts
     shared = _redacted_strings(payload, loaded)
-    shared.update(workspaceFolder=None, scriptUri=None, lines=[dict(line, uri=None) for line in shared["lines"]], links=[],
+    shared.update(workspaceFolder=None, scriptUri=None, snapshotFile=None, lines=[dict(line, uri=None) for line in shared["lines"]], links=[],
                   redactions=counts, markdown=f"{shared['markdown']}\n> {Redaction('', counts).summary()}\n")
     for recommendation in shared.get("recommendations") or ():
         for action in recommendation["actions"]:

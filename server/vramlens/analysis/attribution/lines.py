@@ -112,6 +112,36 @@ def line_stats(replay: ReplayResult, moment: str, resolver: SourceResolver) -> l
 
 
 
+def add_live_detail(lines: list[LineStat], replay: ReplayResult, live: dict | None, trace: list,
+                    resolver: SourceResolver) -> None:
+    """Give each line the blocks it has live at the moment and the call path of its largest live
+    stack: the hover then describes the bytes that are live, not the line's first allocation.
+
+    ``live`` is the replay's addr -> (size, accumulator, trace index) at the moment (None at a peak,
+    which keeps no block list: the lines keep their run-wide figures)."""
+    if not live:
+        return
+    by_acc: dict = {}
+    for size, acc, index in live.values():
+        sizes, stacks = by_acc.setdefault(id(acc), ({}, {}))
+        sizes[size] = sizes.get(size, 0) + 1
+        frames = trace[index].get("frames") if index < len(trace) else None
+        if frames:
+            stack = id(frames[0]), len(frames)  # torch shares frame dicts between entries: a cheap identity
+            held = stacks.get(stack)
+            stacks[stack] = (held[0] + size if held else size, frames)
+    keys = {acc[KEY]: id(acc) for acc in replay.lines.values()}
+    for line in lines:
+        found = by_acc.get(keys.get((line.path, line.line) if line.path is not None else None, -1))
+        if found is None:
+            continue
+        sizes, stacks = found
+        line.live_sizes = sorted(sizes.items(), key=lambda item: (-item[0] * item[1], -item[0]))
+        if stacks:
+            _, frames = max(stacks.values(), key=lambda held: held[0])
+            line.live_call_path = call_path(frames, (line.path, line.line), resolver)
+
+
 def mark_growing(lines: list[LineStat], growth) -> None:
     """Mark the lines whose blocks carry the growth across steps (analysis/diagnosis/growth.py)."""
     if growth is None:

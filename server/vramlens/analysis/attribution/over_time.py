@@ -8,31 +8,52 @@ bytes the trace itself allocated.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 from vramlens.analysis.model import LineStat
 
 # Past this many entries the pass would add seconds to a load: the timeline then shows no top line.
 MAX_ENTRIES = 300_000
 
 
+@dataclass
+class LineHistory:
+    """What the editor draws over time per user line, from one pass over the trace."""
+
+    tops: list  # per requested index: (label, live bytes) of the user line holding most then, or None
+    at_steps: dict = field(default_factory=dict)  # (path, line) -> live bytes at the end of each step
+    peaks: dict = field(default_factory=dict)  # (path, line) -> the most it held live at once
+
+
 def top_lines_at(trace: list, lines: list[LineStat], indices: list[int]) -> list[tuple[str, int] | None]:
     """For each trace index (ascending), the (label, live bytes) of the user line holding most, or None."""
-    if not indices or len(trace) > MAX_ENTRIES:
-        return [None] * len(indices)
+    return line_history(trace, lines, indices, []).tops
+
+
+def line_history(trace: list, lines: list[LineStat], indices: list[int], step_ends: list[int]) -> LineHistory:
+    """The top line at each of ``indices`` and, per user line, its live bytes at each of ``step_ends``
+    (trace positions, ascending) and its peak."""
+    if len(trace) > MAX_ENTRIES:
+        return LineHistory([None] * len(indices))
     labels = {(line.path, line.line): line.label for line in lines if line.path is not None and line.line}
     live: dict[tuple, int] = {}
+    peaks: dict[tuple, int] = {}
     blocks: dict[int, tuple[tuple, int]] = {}
     answers: list[tuple[str, int] | None] = []
-    wanted = iter(indices)
-    target = next(wanted, None)
+    samples: list[dict] = []
+    wanted, ends = iter(indices), iter(step_ends)
+    target, end = next(wanted, None), next(ends, None)
     for position, entry in enumerate(trace):
-        if target is None:
+        if target is None and end is None:
             break
         action = entry.get("action")
         if action == "alloc":
             key = _user_key(entry.get("frames"), labels)
             if key is not None:
                 size = entry.get("size", 0)
-                live[key] = live.get(key, 0) + size
+                held = live[key] = live.get(key, 0) + size
+                if held > peaks.get(key, 0):
+                    peaks[key] = held
                 blocks[entry.get("addr")] = (key, size)
         elif action == "free_completed":
             held = blocks.pop(entry.get("addr"), None)
@@ -41,9 +62,15 @@ def top_lines_at(trace: list, lines: list[LineStat], indices: list[int]) -> list
         while target is not None and position >= target:
             answers.append(_top(live, labels))
             target = next(wanted, None)
+        while end is not None and position >= end:
+            samples.append(dict(live))
+            end = next(ends, None)
     while len(answers) < len(indices):
         answers.append(_top(live, labels))
-    return answers
+    while len(samples) < len(step_ends):
+        samples.append(dict(live))
+    at_steps = {key: [max(sample.get(key, 0), 0) for sample in samples] for key in labels} if samples else {}
+    return LineHistory(answers, at_steps, peaks)
 
 
 def _user_key(frames, labels: dict) -> tuple | None:

@@ -26,6 +26,7 @@ from vramlens.analysis.diagnosis.growth import Growth
 from vramlens.analysis.load.ending import moment_words, taken_mid_run
 from vramlens.analysis.model import Accounting, Diagnosis, LineStat, StepModel
 from vramlens.units import format_bytes as fmt
+from vramlens.units import count_of
 
 MIB = 1024 * 1024
 OUTSIDE_SHARE = 0.10  # of the device: below this, memory outside PyTorch is not the story
@@ -61,6 +62,7 @@ class RunFacts:
     census: object | None = None  # attribution/roles.py Census: roles and holders at the moment
     storing: list = field(default_factory=list)  # analysis/attribution/storing.py: the lines that keep the memory
     sources: object | None = None  # analysis/attribution/storing.py SourceFacts: the user's files, parsed once
+    cell_place: object | None = None  # (recorded name, line) -> "train.ipynb cell 3 line 3" for a notebook's cells, else None
 
     @property
     def mid_run(self) -> bool:
@@ -151,7 +153,7 @@ def _fragmentation(acc: Accounting, facts: RunFacts | None = None) -> Diagnosis 
     ]
     if acc.split_segments:
         evidence.append(
-            f"{fmt(acc.split_free)} lay free inside {acc.split_segments} segment(s) that also held live blocks: the "
+            f"{fmt(acc.split_free)} lay free inside {count_of(acc.split_segments, 'segment')} that also held live blocks: the "
             "allocator can give a segment back to the driver only when all of it is free, so that memory was "
             "stranded in pieces."
         )
@@ -168,7 +170,7 @@ def _step_sentence(steps: StepModel | None) -> str | None:
     if steps is None or not steps.steps:
         return None
     done = steps.completed
-    return (f"The run went through {len(steps.steps)} iteration(s) of the loop at {steps.driver} "
+    return (f"The run went through {count_of(len(steps.steps), 'iteration')} of the loop at {steps.driver} "
             f"({done} completed).")
 
 
@@ -181,7 +183,7 @@ def _growth_diagnosis(acc: Accounting, facts: RunFacts, frag: Diagnosis | None) 
         return None  # growth too slow to explain this OOM: the split cache did
     when = moment_words(acc.moment, facts.status)
     evidence = [
-        f"The live floor between steps rose by {fmt(growth.rise)} over {growth.intervals} step(s), "
+        f"The live floor between steps rose by {fmt(growth.rise)} over {count_of(growth.intervals, 'step')}, "
         f"{fmt(growth.rate)} per step on average.",
     ]
     left = growth.steps_left(limit)
@@ -191,11 +193,11 @@ def _growth_diagnosis(acc: Accounting, facts: RunFacts, frag: Diagnosis | None) 
                             f"({fmt(growth.excess)}) had reached the {fmt(limit)} limit.")
         else:
             evidence.append(f"Even perfectly packed, the growth alone takes the live set past the {fmt(limit)} limit "
-                            f"within {left} more step(s) at this rate.")
+                            f"within {count_of(left, 'more step', 'more steps')} at this rate.")
     top = growth.carriers[:3]
     if top:
         evidence.append("What carries the growth " + when + ": " +
-                        ", ".join(f"{_key_label(key)} ({fmt(size)})" for key, size in top) + ".")
+                        ", ".join(f"{_key_label(key, facts)} ({fmt(size)})" for key, size in top) + ".")
     inner = [(site, size) for site, size in growth.sites[:3] if (site[0], site[1]) not in dict(growth.carriers)]
     if inner:
         evidence.append("Allocated inside: " + ", ".join(f"{_site_label(site)} ({fmt(size)})" for site, size in inner) + ".")
@@ -204,11 +206,11 @@ def _growth_diagnosis(acc: Accounting, facts: RunFacts, frag: Diagnosis | None) 
                         "but that only decided which request failed: an allocator setting would not stop the growth.")
     holder = _growth_holder(facts)
     if holder is not None:
-        evidence.append(_holder_sentence(holder))
+        evidence.append(_holder_sentence(holder, facts))
     if growth.intended_cache:
         steps_done = facts.steps.completed if facts.steps is not None else growth.steps_done
         evidence.insert(0, f"KV cache (a cache growing as designed): +{fmt(growth.rate)} per step, "
-                           f"{fmt(growth.cache)} of it live {when} after {steps_done} step(s); it was allocated by "
+                           f"{fmt(growth.cache)} of it live {when} after {count_of(steps_done, 'step')}; it was allocated by "
                            "cache code, so this is the working set of the generation, not a leak.")
         if limit is not None and growth.rate > 0:
             evidence.append(f"Packed, the {fmt(limit)} limit holds about {max(int((limit - growth.excess) // growth.rate), 0)} "
@@ -235,13 +237,13 @@ def _growth_holder(facts: RunFacts):
                  and holder.bytes + holder.graph_bytes >= MIB), None)
 
 
-def _holder_sentence(holder) -> str:
-    what = f"a {holder.kind} of {holder.length} item(s)" if holder.length is not None else f"a {holder.kind}"
-    where = f", stored into at {_key_label(holder.stored_at)}" if holder.stored_at else ""
-    where += f", what it keeps allocated at {_key_label(holder.appended_at)}" if holder.appended_at else ""
+def _holder_sentence(holder, facts: RunFacts | None = None) -> str:
+    where = f", stored into at {_key_label(holder.stored_at, facts)}" if holder.stored_at else ""
+    where += f", what it keeps allocated at {_key_label(holder.appended_at, facts)}" if holder.appended_at else ""
     graphs = (f"; their autograd graphs keep {fmt(holder.graph_bytes)} more alive (saved activations made at that "
               "line that no Python object names)") if holder.graph_bytes else ""
-    return f"Held by {holder.root} ({what}, {holder.tensors} tensor(s), {fmt(holder.bytes)}){where}{graphs}."
+    return (f"Held by {holder.root} ({holder.container_words}, {count_of(holder.tensors, 'tensor')}, {fmt(holder.bytes)})"
+            f"{where}{graphs}.")
 
 
 def roles_evidence(facts: RunFacts, moment: str) -> str | None:
@@ -260,11 +262,12 @@ def _site_label(site: tuple) -> str:
     return f"{short}:{line} {function}"
 
 
-def _key_label(key) -> str:
+def _key_label(key, facts: RunFacts | None = None) -> str:
     path, line = key
     if path is None:
         return {0: "allocations with no Python frame", 1: "library code", 2: "blocks from before the trace"}.get(line, "?")
-    return f"{str(path).replace(chr(92), '/').rsplit('/', 1)[-1]}:{line}"
+    cell = facts.cell_place(path, line) if facts is not None and facts.cell_place else None
+    return cell or f"{str(path).replace(chr(92), '/').rsplit('/', 1)[-1]}:{line}"  # a cell by its place, not its temp file
 
 
 def _working_set(acc: Accounting, lines: list[LineStat], facts: RunFacts) -> Diagnosis:
@@ -321,10 +324,10 @@ def _working_set(acc: Accounting, lines: list[LineStat], facts: RunFacts) -> Dia
         evidence.append(roles)
     kept = _growth_holder(facts)
     if kept is not None and kept.graph_bytes >= 0.2 * max(acc.allocated, 1):
-        evidence.append(_holder_sentence(kept) + " Dropping those graphs (.item(), .detach()) frees that memory.")
+        evidence.append(_holder_sentence(kept, facts) + " Dropping those graphs (.item(), .detach()) frees that memory.")
     copy = _weights_copy(facts)
     if copy is not None:
-        evidence.append(f"{copy.root} held {fmt(copy.bytes)} in {copy.tensors} tensor(s) shaped like {copy.copy_of}'s "
+        evidence.append(f"{copy.root} held {fmt(copy.bytes)} in {count_of(copy.tensors, 'tensor')} shaped like {copy.copy_of}'s "
                         "parameters: a second copy of the weights on the GPU (e.g. a checkpoint loaded onto the device).")
     return Diagnosis("working_set", confidence, evidence, alternative=alternative)
 
@@ -348,16 +351,16 @@ def _completed(acc: Accounting, lines: list[LineStat], facts: RunFacts) -> Diagn
         left = growth.steps_left(limit)
         evidence = [
             f"{facts.no_oom_sentence}, but the live floor between steps rose by {fmt(growth.rise)} over "
-            f"{growth.intervals} step(s) ({fmt(growth.rate)} per step){upto}: it will run out of memory given more "
+            f"{count_of(growth.intervals, 'step')} ({fmt(growth.rate)} per step){upto}: it will run out of memory given more "
             "steps or a smaller card.",
         ]
         if growth.carriers:
             when = " at the peak" if growth.at_peak else ""
             evidence.append(f"What carries it{when}: " +
-                            ", ".join(f"{_key_label(key)} ({fmt(size)})" for key, size in growth.carriers[:3]) + ".")
+                            ", ".join(f"{_key_label(key, facts)} ({fmt(size)})" for key, size in growth.carriers[:3]) + ".")
         if left is not None:
-            evidence.append(f"At this rate the live set passes the {fmt(limit)} limit within {left} more step(s): "
-                            f"projected to run out at step {growth.steps_done + left + 1}.")
+            evidence.append(f"At this rate the live set passes the {fmt(limit)} limit within "
+                            f"{count_of(left, 'more step', 'more steps')}: projected to run out at step {growth.steps_done + left + 1}.")
         evidence += _storing_evidence(facts)
         return Diagnosis("retained_references", 0.7, evidence, alternative="no_problem")
     kept = _graphs_near_limit(facts, limit)
@@ -412,7 +415,7 @@ def _storing_evidence(facts: RunFacts) -> list[str]:
     if storing is None:
         return []
     return [f"The line that keeps it: {storing.label} stores into {storing.target}"
-            + (f" what {_key_label(storing.allocated_at)} allocated" if storing.allocated_at else "") + "."]
+            + (f" what {_key_label(storing.allocated_at, facts)} allocated" if storing.allocated_at else "") + "."]
 
 
 def diagnose(acc: Accounting, lines: list[LineStat], facts: RunFacts) -> Diagnosis:

@@ -13,14 +13,25 @@ from vramlens.analysis.load.snapshot import max_split_size
 from vramlens.analysis.recommendations.remedies import library_remedies, measured_fixes
 from vramlens.analysis.recommendations.rerun import experiment_command
 from vramlens.units import format_bytes as fmt
+from vramlens.units import count_of
 
 
 def _top_user_lines(lines: list[LineStat], count: int = 3) -> list[LineStat]:
     return [line for line in lines if line.path is not None and line.live_bytes > 0][:count]
 
 
-def _by_role(acc: Accounting, facts) -> list[Recommendation]:
-    """Advice that fits what the live memory was, when the census says (issue: roles)."""
+def _activation_share(acc: Accounting, facts) -> float | None:
+    """The share of live memory that no Python object held (activations), when it is most of it."""
+    census = getattr(facts, "census", None)
+    if census is None or not acc.allocated:
+        return None
+    share = sum(role.bytes for role in census.roles if role.role == "activations") / acc.allocated
+    return share if share >= 0.5 else None
+
+
+def _by_role(acc: Accounting, facts, levers_given: bool = False) -> list[Recommendation]:
+    """Advice that fits what the live memory was, when the census says (issue: roles). With
+    ``levers_given`` the working-set advice already names checkpointing and the batch."""
     census = getattr(facts, "census", None)
     if census is None or not acc.allocated:
         return []
@@ -33,7 +44,7 @@ def _by_role(acc: Accounting, facts) -> list[Recommendation]:
             f"The optimizer state was {fmt(census.optimizer_bytes)} ({share['optimizer_state']:.0%} of the live memory).",
             experiment=True,
         ))
-    if share.get("activations", 0) >= 0.5:
+    if share.get("activations", 0) >= 0.5 and not levers_given:
         recs.append(Recommendation(
             "Trade compute for memory where the activations are made: activation checkpointing "
             "(torch.utils.checkpoint, or the library's gradient_checkpointing option), a smaller batch or shorter "
@@ -54,39 +65,37 @@ def _working_set(acc: Accounting, lines: list[LineStat], facts=None) -> list[Rec
     limit = effective_limit(acc)
     top = _top_user_lines(lines)
     where = ", ".join(f"{l.label} ({fmt(l.live_bytes)})" for l in top) or "the largest allocations"
-    recs = []
+    # One piece of advice for the shortfall and the levers that close it: they were three before.
+    levers = (f"reduce the batch or sequence length feeding {where}, or trade compute for memory with activation "
+              "checkpointing (torch.utils.checkpoint, or the library's gradient_checkpointing option) and bf16 autocast")
+    why = "These shrink the tensors that are live at the same time, which is what ran out."
+    action = f"{levers[:1].upper()}{levers[1:]}."
     if acc.request is not None and limit is not None:
         over = acc.allocated + acc.request - limit
         if over > 0:
-            recs.append(Recommendation(
-                f"Shrink the live working set by clearly more than {fmt(over)}: that is the shortfall for the failing "
-                f"allocation alone under the {fmt(limit)} {'cap' if acc.limit_is_cap else 'limit'}, and the rest of "
-                f"the step will likely need more; the lines holding most are {where}.",
-                f"Live tensors ({fmt(acc.allocated)}) plus the {fmt(acc.request)} request exceed the limit even without any cache.",
-            ))
+            action = (f"Shrink the live working set by clearly more than {fmt(over)} (the shortfall for the failing "
+                      f"allocation alone under the {fmt(limit)} {'cap' if acc.limit_is_cap else 'limit'}; the rest "
+                      f"of the step will likely need more): {levers}.")
+            why = f"Live tensors ({fmt(acc.allocated)}) plus the {fmt(acc.request)} request exceed the limit even without any cache."
         else:
             # The request needs one piece: new headroom under the limit, or one cached block.
             usable = max(limit - acc.reserved, acc.largest_free_block or 0, 0)
-            recs.append(Recommendation(
-                f"Shrink the live working set by clearly more than {fmt(acc.request - usable)}: the {fmt(acc.request)} "
-                f"request found at most {fmt(usable)} in one piece under the {fmt(limit)} limit, and that shortfall is "
-                f"for the failing allocation alone: the rest of the step will likely need more; "
-                f"the lines holding most are {where}.",
-                "Neither the unreserved headroom nor the largest cached block could hold the request.",
-            ))
-    recs.append(Recommendation(
-        f"Reduce the batch or sequence length feeding {where}, or trade compute for memory with activation "
-        "checkpointing (torch.utils.checkpoint) and bf16 autocast.",
-        "These shrink the tensors that are live at the same time, which is what ran out.",
-    ))
-    recs += _by_role(acc, facts)
+            action = (f"Shrink the live working set by clearly more than {fmt(acc.request - usable)} (the "
+                      f"{fmt(acc.request)} request found at most {fmt(usable)} in one piece under the {fmt(limit)} "
+                      f"limit; the rest of the step will likely need more): {levers}.")
+            why = "Neither the unreserved headroom nor the largest cached block could hold the request."
+    activations = _activation_share(acc, facts)
+    if activations is not None:
+        why += f" Activations saved for backward and temporaries were {activations:.0%} of the live memory."
+    recs = [Recommendation(action, why)]
+    recs += _by_role(acc, facts, levers_given=True)
     graphs = next((h for h in (getattr(getattr(facts, "census", None), "holders", None) or ())
                    if h.graph_bytes >= 0.2 * max(acc.allocated, 1)), None)
     if graphs is not None:
         where = graphs.stored_at
         recs.insert(0, Recommendation(
             f"Keep .item() or .detach() of what {graphs.root} stores"
-            + (f" at {_short(where, facts)}" if where else "") + f": the {graphs.with_graph} tensor(s) it holds carry "
+            + (f" at {_short(where, facts)}" if where else "") + f": the {count_of(graphs.with_graph or 0, 'tensor')} it holds carry "
             f"their autograd graphs, which keep {fmt(graphs.graph_bytes)} of saved activations alive.",
             "A tensor kept with its graph keeps every tensor that graph saved for backward.",
             actions=[Action("open_line", f"Open {_short(where, facts)}", {"path": where[0], "line": where[1]})] if where else [],
@@ -167,7 +176,7 @@ def _retained(lines: list[LineStat], facts) -> list[Recommendation]:
         kept_by = next((h for h in _holders(facts) if h.stored_at == (storing[0].path, storing[0].line)), None)
         fix, with_graph = _storing_fix(storing[0], kept_by, facts), kept_by.with_graph if kept_by else None
     elif holder is not None:
-        fix, with_graph = _holder_fix(holder), holder.with_graph
+        fix, with_graph = _holder_fix(holder, facts), holder.with_graph
     else:
         fix = with_graph = None
     if fix is not None:
@@ -238,16 +247,16 @@ def _holder_of(facts):
     return next((h for h in _holders(facts) if h.kind != "cache" and not h.working_set and h.bytes >= 1 << 20), None)
 
 
-def _holder_fix(holder) -> Recommendation:
+def _holder_fix(holder, facts=None) -> Recommendation:
     """No statement storing into the holder was found in the user's code: the allocation line, said as such."""
     where = holder.appended_at
-    place = f"; what it keeps was allocated at {_short(where)}" if where and where[0] else ""
+    place = f"; what it keeps was allocated at {_short(where, facts)}" if where and where[0] else ""
     return Recommendation(
         f"Stop {holder.root} from keeping every step's tensors: keep what you need as .item() / .detach().cpu(), or "
         "clear it once it has been used.",
-        f"It held {holder.tensors} tensor(s), {fmt(holder.bytes)}, at the moment (found by walking the live objects)"
+        f"It held {count_of(holder.tensors, 'tensor')}, {fmt(holder.bytes)}, at the moment (found by walking the live objects)"
         f"{place}; no statement of your code storing into it was found with confidence.",
-        actions=[Action("open_line", f"Open {_short(where)} (allocated here)", {"path": where[0], "line": where[1]})]
+        actions=[Action("open_line", f"Open {_short(where, facts)} (allocated here)", {"path": where[0], "line": where[1]})]
         if where and where[0] else [],
     )
 
@@ -301,13 +310,16 @@ def recommend(
     plan = diagnosis.confirm
     if plan is None:
         return recs
+    close = bool(diagnosis.alternative or diagnosis.confidence < 0.75)
+    # A confident verdict is checked, not questioned: the either-or is for a close runner-up.
     confirm = Recommendation(
-        f"Measure before choosing the fix ({plan.question}): `{plan.command}`.",
+        f"Measure before choosing the fix ({plan.question}): `{plan.command}`." if close
+        else f"Check the diagnosis by measurement: `{plan.command}`.",
         plan.expectation, experiment=True, command=plan.command,
         actions=[Action("confirm", "Confirm the diagnosis", {})],
     )
     # When the runner-up is close, deciding comes first; otherwise it is a check after the advice.
-    return [confirm] + recs if diagnosis.alternative or diagnosis.confidence < 0.75 else recs + [confirm]
+    return [confirm] + recs if close else recs + [confirm]
 
 
 def _for_cause(diagnosis: Diagnosis, acc: Accounting, lines: list[LineStat], settings: dict, expandable_on: bool,

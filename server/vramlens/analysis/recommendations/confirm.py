@@ -20,6 +20,7 @@ import shlex
 from vramlens.analysis.model import ConfirmPlan, Diagnosis
 from vramlens.analysis.recommendations.rerun import memory_limit_options, recorded_argv, torchrun_options
 from vramlens.units import format_bytes
+from vramlens.units import count_of
 
 STEP_FLAGS = ("--steps", "--max-steps", "--max_steps", "--num-steps", "--num_steps", "--iters", "--iterations",
               "--max-iters", "--max_iters", "--train-steps", "--train_steps", "--epochs", "--num-epochs", "--num_epochs",
@@ -178,7 +179,7 @@ def judge(diagnosis_cause: str, alternative: str | None, kind: str, baseline: di
             cause, why = _growth_cause(diagnosis_cause, alternative), "with fewer steps the run fitted: the memory grows with the steps"
         elif before is not None and after is not None and after < before:
             cause = _growth_cause(diagnosis_cause, alternative)
-            why = f"under the smaller limit it failed after {after} completed step(s) instead of {before}: the memory grows with the steps"
+            why = f"under the smaller limit it failed after {count_of(after, 'completed step')} instead of {before}: the memory grows with the steps"
         elif before is not None and after is not None:
             cause, why = "working_set", f"it failed in the same step as before ({after} completed): one step's working set is too large"
         else:

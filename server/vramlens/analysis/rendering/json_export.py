@@ -16,6 +16,8 @@ def _line(line: LineStat) -> dict:
         "count": line.count, "growing": line.growing, "growth_bytes": line.growth_bytes, "live_blocks": line.live_blocks,
         "size_histogram": [{"size": size, "count": count} for size, count in line.size_histogram],
         "call_path": line.call_path, "source": line.source,
+        "live_sizes": [{"size": size, "count": count} for size, count in line.live_sizes],
+        "live_call_path": line.live_call_path,
         "cell": None if line.cell is None else {"label": line.cell.label, "index": line.cell.index,
                                                   "execution_count": line.cell.execution_count},
     }
