@@ -13,14 +13,12 @@ NO_FRAME_FUNCTION = "<no Python frame: autograd engine / C++>"
 LIBRARY_ONLY_FUNCTION = "<library code only: no frame under the source root>"
 BEFORE_TRACE_FUNCTION = "<allocated before the recorded history>"
 
-
 @dataclass
 class TimelinePoint:
     index: int  # position in the trace
     time_us: int | None
     allocated: int  # the highest value in the bucket this point stands for
     reserved: int
-
 
 @dataclass
 class Timeline:
@@ -39,7 +37,6 @@ class Timeline:
     allocated_at_oom: int | None = None
     reserved_at_oom: int | None = None
 
-
 @dataclass
 class OomEvent:
     request: int | None
@@ -48,7 +45,6 @@ class OomEvent:
     count: int
     index: int | None = None  # trace position of the (latest) OOM, when the trace holds it
     site: RequestSite | None = None  # where the failing request was made, when it can be told
-
 
 @dataclass
 class RequestSite:
@@ -59,7 +55,6 @@ class RequestSite:
     source: str | None
     autograd: bool  # made by the autograd engine (no Python frame) during work started at this line
 
-
 @dataclass(frozen=True)
 class CellRef:
     """The notebook cell a recorded line belongs to (a capture recorded in a Jupyter kernel)."""
@@ -68,7 +63,6 @@ class CellRef:
     index: int | None  # 0-based among all the notebook's cells
     execution_count: int | None
     notebook: str | None  # the notebook file here, when there is one
-
 
 @dataclass
 class LineStat:
@@ -105,7 +99,6 @@ class LineStat:
             return f"{self.cell.label} line {self.line}"
         return f"{self.path.replace(chr(92), '/').rsplit('/', 1)[-1]}:{self.line}"
 
-
 @dataclass
 class Accounting:
     moment: str  # "oom" | "peak" | "end"
@@ -132,7 +125,6 @@ class Accounting:
     split_segments: int | None = None  # segments of the request's pool holding live and free blocks at once
     split_free: int | None = None  # free bytes stranded inside them
 
-
 @dataclass
 class ConfirmPlan:
     """The experiment that separates the two most likely causes (`vramlens run --confirm`)."""
@@ -141,7 +133,6 @@ class ConfirmPlan:
     variants: list[dict]  # experiment variants: {"kind": "alloc_conf", "setting": ...} | {"kind": "arg", "arg": ..., "value": ...}
     command: str  # the CLI command that runs it
     expectation: str  # what each outcome would mean, in one sentence
-
 
 @dataclass
 class Diagnosis:
@@ -155,7 +146,6 @@ class Diagnosis:
     @property
     def confidence_label(self) -> str:
         return "high" if self.confidence >= 0.75 else "medium" if self.confidence >= 0.5 else "low"
-
 
 @dataclass
 class Action:
@@ -171,7 +161,6 @@ class Action:
     title: str  # short, for a button: "Try expandable_segments"
     arguments: dict = field(default_factory=dict)
 
-
 @dataclass
 class Recommendation:
     action: str  # one sentence: what to do
@@ -180,7 +169,6 @@ class Recommendation:
     actions: list[Action] = field(default_factory=list)  # what an editor can run for it
     command: str | None = None  # the CLI command that does the same, for the terminal
     remedy: str | None = None  # the library remedy it is (analysis/recommendations/remedies.py), if one
-
 
 @dataclass
 class Step:
@@ -195,7 +183,6 @@ class Step:
     peak_allocated: int  # highest live bytes inside the step
     complete: bool  # False for the step the run ended (or failed) in
     kind: str = "step"  # "train" | "eval" | "decode" | "step"
-
 
 @dataclass
 class StepModel:
@@ -219,7 +206,6 @@ class StepModel:
     def completed(self) -> int:
         return sum(1 for step in self.steps if step.complete)
 
-
 @dataclass
 class RoleShare:
     """Bytes of one role at the moment (issue: what the memory is). Roles add up to allocated."""
@@ -228,7 +214,6 @@ class RoleShare:
     bytes: int
     label: str  # for people: "optimizer state (AdamW: exp_avg, exp_avg_sq)"
     detail: str | None = None
-
 
 @dataclass
 class Holder:
@@ -251,6 +236,15 @@ class Holder:
     working_set: bool = False  # the step's own tensors (nothing from earlier steps), beside a holder that grew
     stored_at: tuple[str, int] | None = None  # (recorded path, line) of the statement of the user's code storing into it
 
+    @property
+    def container_words(self) -> str:
+        """What kind of thing holds the tensors, as people say it: `a list of 23`, `a local variable`."""
+        if self.kind == "extra_roots":  # a Jupyter kernel's own references: its output history (Out[3], _3)
+            return "the kernel's output history"
+        noun = _HOLDER_NOUNS.get(self.kind, self.kind)
+        if self.length is not None and self.kind in _SIZED_KINDS:
+            return f"a {noun} of {self.length}"
+        return f"an {noun}" if noun[:1] in "aeiou" else f"a {noun}"
 
 @dataclass
 class StoringLine:
@@ -278,21 +272,9 @@ class StoringLine:
             return f"{self.cell.label} line {self.line}"
         return f"{self.path.replace(chr(92), '/').rsplit('/', 1)[-1]}:{self.line}"
 
-    @property
-    def container_words(self) -> str:
-        """What kind of thing holds the tensors, as people say it: `a list of 23`, `a local variable`."""
-        if self.kind == "extra_roots":  # a Jupyter kernel's own references: its output history (Out[3], _3)
-            return "the kernel's output history"
-        noun = _HOLDER_NOUNS.get(self.kind, self.kind)
-        if self.length is not None and self.kind in _SIZED_KINDS:
-            return f"a {noun} of {self.length}"
-        return f"an {noun}" if noun[:1] in "aeiou" else f"a {noun}"
-
-
 _SIZED_KINDS = ("list", "dict", "tuple", "set", "deque")
 _HOLDER_NOUNS = {"locals": "local variable", "frame": "local variable", "attribute": "attribute", "traceback": "traceback",
                  "cache": "cache", "object": "object"}
-
 
 @dataclass
 class FrameNode:
@@ -305,7 +287,6 @@ class FrameNode:
     children: list["FrameNode"] = field(default_factory=list)
     local_path: str | None = None
 
-
 @dataclass
 class PhaseMark:
     """A mark the user put into the recorded history (torch 2.14's ``annotate``): a phase on the timeline."""
@@ -313,7 +294,6 @@ class PhaseMark:
     index: int  # trace position
     time_us: int | None
     text: str
-
 
 @dataclass
 class Analysis:
