@@ -119,8 +119,12 @@ function expectedFromCli(capture = capturePath, ofScript = (l) => l.local_path =
     );
     if (sizes.status !== 0) throw new Error(`formatting sizes failed: ${sizes.stderr}`);
     const labels = JSON.parse(sizes.stdout);
+    // The lines that keep the memory (the line to change) carry "keeps …" and the shade; the lines that
+    // allocated what they keep still show their live bytes, named by their keeper.
+    const storing = (analysis.storing ?? []).filter((s) => ofScript({ local_path: s.local_path, path: s.path }));
     return {
         analysis,
+        storing: storing.map((s) => s.line),
         deviceTotal: analysis.memory.device_total,
         lines: lines.map((l, i) => ({
             line: l.line, live: labels[i], share: `${Math.round(l.share * 100)}%`,
@@ -630,22 +634,27 @@ try {
     if (!openedText.startsWith("Tensors from earlier iterations stay referenced (high confidence). Top line")) throw new Error(`the toast does not lead with the cause in words: ${openedText}`);
 
     // 5. Figures on the right lines, short, clear of the code and readable over the shade; those lines shaded.
-    const short = (e) => `${e.live} · ${e.share}`;
+    const keeping = new Set(expected.storing);
+    const short = (e) => (keeping.size ? e.live : `${e.live} · ${e.share}`);
     const annotated = await until("the per-line figures", async () => {
         const lines = await editorLines();
-        return expected.lines.every((e) => lines[e.line]?.after.includes(short(e))) ? lines : null;
+        return expected.lines.every((e) => lines[e.line]?.after.includes(short(e)))
+            && expected.storing.every((n) => lines[n]?.after.includes("keeps ")) ? lines : null;
     });
     const expectedLines = new Set(expected.lines.map((e) => e.line));
+    // Shaded: the lines that keep the memory when there are any (a retention), else the live lines.
+    const shadedLines = keeping.size ? keeping : expectedLines;
     Object.entries(annotated).forEach(([number, line]) => {
         const n = Number(number);
-        if (!expectedLines.has(n) && / · \d+%/.test(line.after)) throw new Error(`line ${n} has a figure: ${line.after}`);
-        if (line.shaded !== expectedLines.has(n)) throw new Error(`line ${n} is ${line.shaded ? "" : "not "}shaded`);
+        if (!expectedLines.has(n) && !keeping.has(n) && / · \d+%/.test(line.after)) throw new Error(`line ${n} has a figure: ${line.after}`);
+        if (line.shaded !== shadedLines.has(n)) throw new Error(`line ${n} is ${line.shaded ? "" : "not "}shaded`);
     });
+    const figureLine = keeping.size ? expected.storing[0] : top.line;
     await clearToasts();
     for (const kind of ["dark", "light", "hc"]) {
         if (kind !== "dark") await useTheme(kind);
-        const look = await figureLook(top.line);
-        console.log(`e2e: ${kind} figure on line ${top.line}: ${JSON.stringify(look)}`);
+        const look = await figureLook(figureLine);
+        console.log(`e2e: ${kind} figure on line ${figureLine}: ${JSON.stringify(look)}`);
         if (look.text.length > 24 || !look.text.endsWith("↑")) throw new Error(`the figure is not the short label: ${look.text}`);
         if (look.margin < 12) throw new Error(`the figure touches the code (margin ${look.margin}px)`);
         if (look.contrast < 4.5) throw new Error(`the figure's contrast over the shade is ${look.contrast.toFixed(2)} in the ${kind} theme`);
@@ -680,7 +689,10 @@ try {
     let hover = await hoverOver();
     const hoverText = normalise(await hover.innerText());
     const topExpected = expected.lines.find((e) => e.line === top.line);
-    if (!hoverText.startsWith(`${topExpected.live} live at the OOM`)) throw new Error(`the hover does not open with its headline: ${JSON.stringify(hoverText)}`);
+    // A line whose bytes a storing line keeps opens with where they are kept, then its own headline.
+    const ownHover = hoverText.replace(/^Allocated here, kept by \S+ at line \d+\s*/, "");
+    if (keeping.size && ownHover === hoverText) throw new Error(`the hover does not say where its bytes are kept: ${JSON.stringify(hoverText)}`);
+    if (!ownHover.startsWith(`${topExpected.live} live at the OOM`)) throw new Error(`the hover does not open with its headline: ${JSON.stringify(hoverText)}`);
     if (!/\+\d+ torch frames/.test(hoverText) || !hoverText.includes(top.call_path.at(-1).split(" ")[0].split("/").pop())) {
         throw new Error(`the hover does not fold torch's frames: ${JSON.stringify(hoverText)}`);
     }

@@ -138,7 +138,7 @@ async def test_report_notification_carries_report_and_series(client: LanguageCli
     assert [column["key"] for column in report["lineColumns"]] == ["live", "peak", "growth", "allocated"]
     assert len(top["steps"]) >= 2 and top["steps"][-1] > top["steps"][0] and top["growthPerStep"] > 0
     assert top["pathTitle"] == "largest live stack" and top["path"][-1].endswith("forward")
-    assert report["verdict"]["line"]["place"] == "retained_references.py:20"
+    assert report["verdict"]["line"]["place"] == "retained_references.py:21"  # the line that keeps it
     series = report["series"]
     assert series["allocated"][0][0] == 0.0 and len(series["allocated"]) == len(series["reserved"]) > 100
     assert max(point[1] for point in series["allocated"]) == report["analysis"]["memory"]["peak_allocated"]

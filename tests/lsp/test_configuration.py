@@ -51,7 +51,7 @@ async def test_folder_settings_are_pulled_and_read_again_on_change(client: Langu
 
     assert await _hint_lines(client, uri) == []  # annotationStyle "off": no inlay hints
     records = plain(await client.protocol.send_request_async("vramlens/lineAnnotations", {"uri": uri}))["annotations"]
-    assert [r["line"] for r in records] == [11, 18, 19]  # the client's own rendering still gets them
+    assert [r["line"] for r in records] == [11, 18, 19, 20]  # the client's own rendering still gets them (20: the storing line)
 
     client.set_configuration({"annotationStyle": "inlayHints"}, section="vramlens", scope_uri=tmp_path.as_uri())
     client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings=None))

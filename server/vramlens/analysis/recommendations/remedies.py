@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from vramlens.analysis.attribution.storing import SourceFacts
 from vramlens.analysis.model import Action, LineStat, Recommendation, StoringLine
+from vramlens.units import count_of
 from vramlens.units import format_bytes as fmt
 
 
@@ -149,7 +150,7 @@ def library_remedies(cause: str, lines: list[LineStat], facts, sources: SourceFa
         reason = remedy.reason
         copy = next((holder for holder in (census.holders if census else ()) if holder.copy_of), None)
         if remedy.or_copy and copy is not None:
-            reason += (f" Here {copy.root} held {fmt(copy.bytes)} in {copy.tensors} tensor(s) shaped like "
+            reason += (f" Here {copy.root} held {fmt(copy.bytes)} in {count_of(copy.tensors, 'tensor')} shaped like "
                        f"{copy.copy_of}'s parameters.")
         chosen.append(Recommendation(f"{remedy.library}: {remedy.action}", reason, actions=actions, remedy=remedy.name))
         chosen_names.add(remedy.name)
