@@ -777,13 +777,15 @@ try {
     console.log(`e2e: advice buttons: ${await buttons.count()} of ${actionsExpected}; links: ${linkedTokens.join(", ")}`);
     if (!actionsExpected || (await buttons.count()) !== actionsExpected) throw new Error(`the advice shows ${await buttons.count()} of ${actionsExpected} actions as buttons`);
     await frame.locator("#confirm").waitFor({ timeout: STEP_TIMEOUT_MS });
-    await frame.locator("ol.advice button.action.open_line", { hasText: `${SCRIPT}:19` }).first().click();
-    await page.locator(".statusbar-item", { hasText: "Ln 19, Col 1" }).first().waitFor({ timeout: STEP_TIMEOUT_MS });
+    // The first line the advice opens is the line to change: the one that keeps the memory, where there is one.
+    const changeLine = expected.storing[0] ?? 19;
+    await frame.locator("ol.advice button.action.open_line", { hasText: `${SCRIPT}:${changeLine}` }).first().click();
+    await page.locator(".statusbar-item", { hasText: `Ln ${changeLine}, Col 1` }).first().waitFor({ timeout: STEP_TIMEOUT_MS });
     await frame.locator("ol.advice button.action.confirm").first().click();
     await toast("Choose an interpreter whose torch sees a GPU").waitFor({ timeout: STEP_TIMEOUT_MS }); // sent for real
     await clearToasts();
     await adviceLinks.first().click();
-    await page.locator(".statusbar-item", { hasText: /Ln (19|20), Col 1/ }).first().waitFor({ timeout: STEP_TIMEOUT_MS });
+    await page.locator(".statusbar-item", { hasText: /Ln (19|20|21), Col 1/ }).first().waitFor({ timeout: STEP_TIMEOUT_MS });
 
     // 9. The reproducibility report: rendered, folded until opened; Copy / Export / redaction kept.
     await frame.locator("details.repro > summary").click();
