@@ -680,9 +680,18 @@ try {
     const hoverOver = async () => {
         const codeLine = page.locator(".part.editor .monaco-editor .view-lines .view-line").filter({ hasText: "out = model(x)" }).first();
         const box = await codeLine.boundingBox();
-        await page.mouse.move(box.x + 40, box.y + box.height / 2);
         // The line's own hover (below the OOM diagnostic's short sentence, which leads every hover on that line).
         const hover = page.locator(".monaco-hover:not(.hidden) .hover-row", { hasText: "Show in report" }).first();
+        // A hover can be missed while the editor is still laying out: move off and back, a few times.
+        for (let attempt = 0; attempt < 3; attempt++) {
+            await page.mouse.move(box.x + 40 + 8 * attempt, box.y + box.height / 2);
+            try {
+                await hover.waitFor({ timeout: STEP_TIMEOUT_MS / 3 });
+                return hover;
+            } catch {
+                await page.mouse.move(box.x + 40, box.y - 200);
+            }
+        }
         await hover.waitFor({ timeout: STEP_TIMEOUT_MS });
         return hover;
     };
