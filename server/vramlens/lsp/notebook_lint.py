@@ -13,8 +13,7 @@ import dataclasses
 from dataclasses import dataclass
 
 from vramlens.lint import Finding, lint_source
-
-PYTHON_BODY_MAGICS = ("%%vramlens", "%%time", "%%timeit", "%%capture", "%%prun")
+from vramlens.lint.notebooks import python_lines as cell_python_lines
 PARSE_ERROR_CODE = "VL000"
 MAX_CELL_CHARS = 1 << 20  # a cell longer than this (generated data, a pasted dump) is not checked: its lines stay blank
 
@@ -27,13 +26,10 @@ class CellSpan:
 
 
 def python_lines(source: str) -> list[str]:
+    """A cell's lines as Python (magics and shell lines blanked, lint/notebooks.py); an over-long cell's blank."""
     if len(source) > MAX_CELL_CHARS:
         return [""] * (source.count("\n") + 1)
-    lines = source.replace("\r\n", "\n").split("\n")
-    first = next((line.strip() for line in lines if line.strip()), "")
-    if first.startswith("%%") and not first.split()[0] in PYTHON_BODY_MAGICS:
-        return [""] * len(lines)
-    return ["" if line.lstrip().startswith(("%", "!")) else line for line in lines]
+    return cell_python_lines(source)
 
 
 def concatenate(cells: list[tuple[str, str]]) -> tuple[str, list[CellSpan]]:
