@@ -6,7 +6,7 @@ import json
 import sys
 
 from vramlens.analysis import analyze_path, to_json
-from vramlens.analysis.rendering.line_view import line_views, recorded_place
+from vramlens.analysis.rendering.line_view import holder_history, line_views, recorded_place
 from vramlens.analysis.rendering.notebook_text import cell_rows, holder_lines
 from vramlens.analysis.rendering.verdict_view import first_fix, verdict_view
 from vramlens.analysis.ranks.export import comparison_to_json
@@ -204,13 +204,10 @@ def _memory_views_text(analysis: Analysis) -> list[str]:
                                       if ranked else "")]
         place = recorded_place(analysis)
         for holder in analysis.holders[:5]:
-            stored = f"; stored at {place(*holder.stored_at)}" if holder.stored_at else ""
-            filled = f"; allocated at {place(*holder.appended_at)}" if holder.appended_at else ""
             graphs = f"; {holder.with_graph} carry an autograd graph" if holder.with_graph else ""
-            grew = (f"; grew {fmt(holder.survivor_bytes)} across steps" if holder.survivor_bytes
-                    else "; working set of the step" if holder.working_set else "")
+            history = "".join(f"; {part}" for part in holder_history(holder, place))
             out.append(f"  {fmt(holder.bytes):>12}  {holder.root} ({holder.container_words}, "
-                       f"{count_of(holder.tensors, 'tensor')}{graphs}){grew}{stored}{filled}")
+                       f"{count_of(holder.tensors, 'tensor')}{graphs}){history}")
     for tree in analysis.breakdown[:1]:
         out += ["", f"Inside {tree.label} (live bytes by library frame)"]
         out += _tree_lines(tree.children, "  ")

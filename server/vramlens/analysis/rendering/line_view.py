@@ -95,6 +95,22 @@ def holder_words(holder: Holder, place) -> str:
     return text
 
 
+def holder_history(holder: Holder, place) -> list[str]:
+    """What a holder's row says after its size, in order: whether it grew across steps (or is the step's own
+    working set), where the code stores into it, where what it keeps was allocated. ``place(path, line)``
+    names a recorded line (each renderer adds its own markup there)."""
+    parts = []
+    if holder.survivor_bytes:
+        parts.append(f"grew {fmt(holder.survivor_bytes)} across steps")
+    elif holder.working_set:
+        parts.append("the step's working set")
+    if holder.stored_at:
+        parts.append(f"stored at {place(*holder.stored_at)}")
+    if holder.appended_at:
+        parts.append(f"allocated at {place(*holder.appended_at)}")
+    return parts
+
+
 def line_view(line: LineStat, moment: str, holders: list[Holder], place) -> LineView:
     holder = holder_of(line, holders)
     live_path = bool(line.live_call_path)

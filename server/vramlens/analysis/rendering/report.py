@@ -10,6 +10,7 @@ from vramlens.analysis.rendering.markdown_safe import cell, code, code_block, pr
 from vramlens.analysis.rendering.notebook_text import cell_rows, holder_lines
 from vramlens.safe_text import one_line
 from vramlens.analysis.attribution.roles import census_moment_words
+from vramlens.analysis.rendering.line_view import holder_history
 from vramlens.units import format_bytes as fmt
 
 UNKNOWN = "unknown (the capture does not show it)"
@@ -210,12 +211,8 @@ def _roles(analysis: Analysis) -> list[str]:
     if analysis.holders:
         out += ["", "### Who holds it", ""]
         for holder in analysis.holders[:5]:
-            stored = f", stored at {code(_where(analysis, *holder.stored_at))}" if holder.stored_at else ""
-            filled = f", allocated at {code(_where(analysis, *holder.appended_at))}" if holder.appended_at else ""
-            grew = (f", grew {fmt(holder.survivor_bytes)} across steps" if holder.survivor_bytes
-                    else ", the step's working set" if holder.working_set else "")
-            out.append(f"- {code(holder.root)} ({prose(holder.kind)}, {holder.tensors} tensors): {fmt(holder.bytes)}"
-                       f"{grew}{stored}{filled}")
+            history = "".join(f", {part}" for part in holder_history(holder, lambda path, line: code(_where(analysis, path, line))))
+            out.append(f"- {code(holder.root)} ({prose(holder.kind)}, {holder.tensors} tensors): {fmt(holder.bytes)}{history}")
     return out
 
 
