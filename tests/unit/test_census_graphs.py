@@ -209,7 +209,7 @@ def test_a_running_sum_of_losses_counts_the_forward_passes_its_one_graph_holds()
 def test_saved_activations_inside_a_local_lists_graphs_are_left_to_the_graph_walk_not_sought_as_holders():
     # the inventory is every CPU tensor of the process: what earlier tests left alive is sought too,
     # so the figure that counts is what this test's graphs add to a census taken just before
-    before = census(source_root=os.path.dirname(os.path.abspath(__file__)))["holder_search"]
+    before = census(source_root=os.path.dirname(os.path.abspath(__file__)))["holder_search"] or {}
     layer = torch.nn.Linear(256, 256)
     outputs = []
     for _ in range(3):
@@ -223,7 +223,8 @@ def test_saved_activations_inside_a_local_lists_graphs_are_left_to_the_graph_wal
     assert owner["passes"] == 3 and owner["exclusive_bytes"] >= 3 * 32 * 256 * 4
     assert found["holder_search"]["inside_graphs"] >= 3
     added = found["holder_search"]["sought"] - before.get("sought", 0)
-    assert added < 50, f"{added} more tensors sought although the new ones sit inside graphs or the list"
+    # the three activations live only inside the list's graphs: sought as holders, they would add three
+    assert added < 3, f"{added} more tensors sought although the new ones sit inside graphs or the list"
 
 
 @needs_saved_data
