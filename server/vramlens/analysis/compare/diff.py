@@ -3,15 +3,16 @@
 What a user wants to know after changing a line: did the run get further (steps completed, OOM or
 not), how much lower are the three peaks (allocated, reserved, driver-visible), did the cause go,
 which lines and holders gave their bytes back, and how much of the growth across steps is gone.
-Lines are matched by file and text where the text is known (an edit above moves line numbers),
-else by file and number; holders by their name.
+Lines are matched by file and text where the text is known (an edit above moves line numbers), a
+line whose own text changed by the place its unchanged neighbours moved to, else by file and number;
+holders by their name.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from vramlens.analysis.model import Analysis, LineStat
+from vramlens.analysis.model import Analysis
 from vramlens.units import format_bytes as fmt
 
 MIB = 1 << 20
@@ -28,6 +29,7 @@ class Delta:
     source: str | None = None
     path: str | None = None
     line: int | None = None
+    edited_from: str | None = None  # the line's text before, when the change edited the line itself
 
     @property
     def change(self) -> int:
@@ -79,40 +81,75 @@ def _side(analysis: Analysis, meta: dict | None) -> RunSide:
                    completed=model.completed if model else None, growth=_growth(analysis))
 
 
-def _line_key(line: LineStat) -> tuple:
-    name = str(line.path).replace("\\", "/").rsplit("/", 1)[-1]
-    return (name, line.source) if line.source else (name, line.line)
+@dataclass
+class _Seen:
+    """One side's figures for one line of the user's code: what it allocated and, as a storing line, kept."""
+    path: str
+    line: int | None
+    label: str
+    source: str | None
+    live: int = 0
+    growth: int = 0
+
+
+def _file_name(path: str) -> str:
+    return str(path).replace("\\", "/").rsplit("/", 1)[-1]
+
+
+def _seen_lines(analysis: Analysis) -> dict[tuple, _Seen]:
+    """(file name, text or number) -> the line's figures; a storing line that allocated nothing still
+    names where the growth was kept (its bytes count once, not on top of its own allocations)."""
+    seen: dict[tuple, _Seen] = {}
+
+    def entry(path, line, label, source) -> _Seen:
+        key = (_file_name(path), source) if source else (_file_name(path), line)
+        return seen.setdefault(key, _Seen(path, line, label, source))
+
+    for line in analysis.lines:
+        if line.path is not None:
+            found = entry(line.path, line.line, line.label, line.source)
+            found.live += line.live_bytes
+            found.growth += line.growth_bytes
+    for storing in analysis.storing:
+        found = entry(storing.path, storing.line, storing.label, storing.source)
+        found.live, found.growth = max(found.live, storing.bytes), max(found.growth, storing.growth_bytes)
+    return seen
+
+
+def _edited_pairs(before: dict[tuple, _Seen], after: dict[tuple, _Seen]) -> dict[tuple, tuple]:
+    """Lines whose text changed between the runs (the fix itself edits the line that kept the memory):
+    an unmatched line of before is the unmatched line of after at the place its unchanged neighbours
+    moved to — the shift of the nearest line matched by text in the same file (none: not moved)."""
+    shifts: dict[str, list[tuple[int, int]]] = {}
+    for key in before.keys() & after.keys():
+        if before[key].line is not None and after[key].line is not None:
+            shifts.setdefault(key[0], []).append((before[key].line, after[key].line - before[key].line))
+    open_after = {(key[0], seen.line): key for key, seen in after.items() if key not in before and seen.line is not None}
+    pairs = {}
+    for key, seen in before.items():
+        if key in after or seen.line is None:
+            continue
+        near = min(shifts.get(key[0], []), key=lambda pair: abs(pair[0] - seen.line), default=(seen.line, 0))
+        moved = open_after.pop((key[0], seen.line + near[1]), None)
+        if moved is not None:
+            pairs[key] = moved
+    return pairs
 
 
 def _line_deltas(before: Analysis, after: Analysis) -> list[Delta]:
-    found: dict = {}
-    for side, analysis in (("before", before), ("after", after)):
-        for line in analysis.lines:
-            if line.path is None:
-                continue
-            delta = found.setdefault(_line_key(line), Delta(line.label, 0, 0, source=line.source, path=line.path,
-                                                            line=line.line))
-            if side == "before":
-                delta.before += line.live_bytes
-                delta.growth_before += line.growth_bytes
-            else:
-                delta.after += line.live_bytes
-                delta.growth_after += line.growth_bytes
-                delta.label, delta.path, delta.line = line.label, line.path, line.line  # where it is now
-    # a storing line of before that allocated nothing still names where the growth was kept
-    for storing in before.storing:
-        name = storing.path.replace("\\", "/").rsplit("/", 1)[-1]
-        key = (name, storing.source) if storing.source else (name, storing.line)
-        delta = found.setdefault(key, Delta(storing.label, 0, 0, source=storing.source, path=storing.path,
-                                            line=storing.line))
-        delta.before, delta.growth_before = max(delta.before, storing.bytes), max(delta.growth_before, storing.growth_bytes)
-    for storing in after.storing:
-        name = storing.path.replace("\\", "/").rsplit("/", 1)[-1]
-        key = (name, storing.source) if storing.source else (name, storing.line)
-        delta = found.setdefault(key, Delta(storing.label, 0, 0, source=storing.source, path=storing.path,
-                                            line=storing.line))
-        delta.after, delta.growth_after = max(delta.after, storing.bytes), max(delta.growth_after, storing.growth_bytes)
-    changed = [d for d in found.values() if abs(d.change) >= MIN_DELTA or abs(d.growth_after - d.growth_before) >= MIN_DELTA]
+    seen_before, seen_after = _seen_lines(before), _seen_lines(after)
+    edited = _edited_pairs(seen_before, seen_after)
+    deltas: list[Delta] = []
+    for key, old in seen_before.items():
+        new = seen_after.get(edited.get(key, key))
+        now = new or old  # where the line is now, when it is still there
+        deltas.append(Delta(now.label, old.live, new.live if new else 0, old.growth, new.growth if new else 0,
+                            source=now.source, path=now.path, line=now.line,
+                            edited_from=old.source if key in edited else None))
+    matched = {edited.get(key, key) for key in seen_before}
+    deltas += [Delta(new.label, 0, new.live, 0, new.growth, source=new.source, path=new.path, line=new.line)
+               for key, new in seen_after.items() if key not in matched]
+    changed = [d for d in deltas if abs(d.change) >= MIN_DELTA or abs(d.growth_after - d.growth_before) >= MIN_DELTA]
     return sorted(changed, key=lambda d: (-abs(d.growth_after - d.growth_before), -abs(d.change)))
 
 
@@ -187,7 +224,8 @@ def diff_to_json(diff: CaptureDiff) -> dict:
     def delta(item: Delta) -> dict:
         return {"label": item.label, "path": item.path, "line": item.line, "source": item.source,
                 "before": item.before, "after": item.after, "change": item.change,
-                "growth_before": item.growth_before, "growth_after": item.growth_after}
+                "growth_before": item.growth_before, "growth_after": item.growth_after,
+                "edited_from": item.edited_from}
 
     return {"format": "vramlens-diff", "version": 1, "before": side(diff.before), "after": side(diff.after),
             "sentence": diff.sentence, "lines": [delta(item) for item in diff.lines[:20]],
@@ -222,6 +260,8 @@ def diff_text(diff: CaptureDiff, before_name: str, after_name: str) -> str:
             grown = (f"; growth {fmt(item.growth_before)} → {fmt(item.growth_after)}"
                      if item.growth_before or item.growth_after else "")
             out.append(f"  {item.label}: {fmt(item.before)} → {fmt(item.after)} ({change(item.before, item.after)}){grown}")
+            if item.edited_from:
+                out.append(f"     was > {item.edited_from}")
             if item.source:
                 out.append(f"     > {item.source}")
     if diff.holders:
