@@ -10,10 +10,10 @@ from pathlib import Path
 
 from vramlens.analysis.accounting.bytes import account, allocator_limit, device_total, nvml_sample
 from vramlens.analysis.attribution.lines import (
-    add_blocks_from_before_trace, add_live_detail, backward_seen, line_stats, mark_growing,
+    add_live_detail, backward_seen, line_stats, mark_growing,
 )
 from vramlens.analysis.diagnosis.classify import RunFacts, diagnose, effective_limit
-from vramlens.analysis.diagnosis.growth import carriers_at_peak, growth_of
+from vramlens.analysis.attribution.growth import carriers_at_peak, growth_of
 from vramlens.analysis.diagnosis.kernel_held import kernel_held_findings
 from vramlens.analysis.diagnosis.mode import main_thread_in_backward, run_mode
 from vramlens.analysis.load.ending import (
@@ -28,13 +28,14 @@ from vramlens.analysis.load.snapshot import (
     settle_skipped_actions,
 )
 from vramlens.analysis.recommendations.advice import recommend
-from vramlens.analysis.recommendations.confirm import plan_for
+from vramlens.analysis.diagnosis.confirm import plan_for
 from vramlens.analysis.diagnosis.measured import apply_confirmation
 from vramlens.analysis.attribution.library_tree import library_trees
 from vramlens.analysis.attribution.roles import join_census, live_blocks
 from vramlens.analysis.attribution.request_site import request_site, site_sentence
 from vramlens.analysis.attribution.growth_holders import rank_by_growth
 from vramlens.analysis.attribution.storing import SourceFacts, storing_lines
+from vramlens.analysis.replay.before_trace import add_blocks_from_before_trace
 from vramlens.analysis.replay.trace import replay
 from vramlens.analysis.steps import build_step_model
 from vramlens.analysis.load.sources import SourceResolver, usable_recorded_root
