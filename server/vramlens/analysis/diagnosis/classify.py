@@ -418,7 +418,8 @@ def _storing_evidence(facts: RunFacts) -> list[str]:
             + (f" what {_key_label(storing.allocated_at, facts)} allocated" if storing.allocated_at else "") + "."]
 
 
-def diagnose(acc: Accounting, lines: list[LineStat], facts: RunFacts) -> Diagnosis:
+def classify(acc: Accounting, lines: list[LineStat], facts: RunFacts) -> Diagnosis:
+    """The cause the numbers point to, with its evidence, before any measurement or what else is known."""
     if facts.outcome != "oom":
         return _completed(acc, lines, facts)
     outside = _outside_allocator(acc)
