@@ -1,7 +1,7 @@
 """The confirming experiment: which one each diagnosis gets, and what its outcome means."""
 
 from vramlens.analysis.model import Diagnosis
-from vramlens.analysis.recommendations.confirm import ALLOCATOR, BATCH, GROWTH, judge, plan_for, plan_kind
+from vramlens.analysis.diagnosis.confirm import ALLOCATOR, BATCH, GROWTH, judge, plan_for, plan_kind
 
 GIB = 1024 ** 3
 

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from vramlens.analysis.attribution.over_time import LineHistory
     from vramlens.analysis.load.notebook import NotebookFacts
 
 # Pseudo-lines for bytes that no user line can honestly be blamed for.
@@ -321,6 +322,7 @@ class Analysis:
     phase_marks: list[PhaseMark] = field(default_factory=list)  # the user's annotations (torch 2.14), in trace order
     storing: list[StoringLine] = field(default_factory=list)  # the lines that keep the memory, the grown one first
     storing_note: str | None = None  # why no storing line is named, when memory is kept and none could be found
+    history: LineHistory | None = None  # per timeline point the top user line, per step each line's bytes (when asked)
 
     @property
     def user_root(self) -> str | None:

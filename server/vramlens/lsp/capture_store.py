@@ -17,7 +17,7 @@ from vramlens.analysis.load.notebook import notebook_cells
 from vramlens.analysis.ranks.model import RankComparison
 from vramlens.analysis.accounting.segment_map import segment_map, segment_map_json
 from vramlens.analysis.attribution.live_at import live_at, live_at_json
-from vramlens.analysis.attribution.over_time import LineHistory, line_history
+from vramlens.analysis.attribution.over_time import LineHistory
 from vramlens.analysis.load.snapshot import device_segments, device_trace, pick_device
 from vramlens.analysis.rendering.json_export import downsample
 from vramlens.capture import load_capture
@@ -175,8 +175,8 @@ def analyze_for_folder(path: str, folder_path: str, total_memory: int | None = N
     """Load and analyse one capture, mapping its recorded paths into ``folder_path``."""
     capture = load_capture(path)
     root = choose_source_root(folder_path, recorded_user_files(capture))
-    analysis = analyze_capture(capture, total_memory=total_memory, source_root=root)
-    return RankView(rank, capture.meta, analysis, file_figures(analysis), timeline_history(capture, analysis),
+    analysis = analyze_capture(capture, total_memory=total_memory, source_root=root, history=True)
+    return RankView(rank, capture.meta, analysis, file_figures(analysis), timeline_history(analysis),
                     segments_view(capture, analysis)), root
 
 
@@ -191,12 +191,13 @@ def segments_view(capture, analysis: Analysis) -> dict | None:
     return {"title": title, **segment_map_json(found)}
 
 
-def timeline_history(capture, analysis: Analysis) -> LineHistory:
+def timeline_history(analysis: Analysis) -> LineHistory:
     """The top user line at each point the report's timeline draws (its hover names it), and each line's
-    live bytes at the end of every step (the per-line table's sparkline)."""
-    trace = device_trace(capture.snapshot, pick_device(capture.snapshot, capture.meta))
-    step_ends = [max(step.end_index - 1, 0) for step in analysis.steps.steps] if analysis.steps else []
-    return line_history(trace, analysis.lines, [point.index for point in downsample(analysis.timeline.points)], step_ends)
+    live bytes at the end of every step (the per-line table's sparkline): the analysis' history, which
+    has a top line for every timeline point, kept for the points the report draws."""
+    history, points = analysis.history, analysis.timeline.points
+    top_at = dict(zip((point.index for point in points), history.tops))
+    return LineHistory([top_at[point.index] for point in downsample(points)], history.at_steps, history.peaks)
 
 
 def live_at_index(loaded: LoadedCapture, index: int) -> dict | None:

@@ -1,5 +1,5 @@
 """`vramlens run --confirm` and the editor's "Confirm the diagnosis": run the experiment that
-separates the two most likely causes (analysis/recommendations/confirm.py) through the
+separates the two most likely causes (analysis/diagnosis/confirm.py) through the
 experiment engine, then write the verdict into the capture so every view shows the cause as
 confirmed by measurement, or revised."""
 
@@ -14,7 +14,7 @@ from vramlens.agent.capture_writer import META_FILE, write_json_atomically
 from vramlens.analysis import analyze_path
 from vramlens.analysis.experiments.variants import BASELINE, Variant
 from vramlens.analysis.model import ConfirmPlan
-from vramlens.analysis.recommendations.confirm import judge, plan_kind
+from vramlens.analysis.diagnosis.confirm import judge, plan_kind
 from vramlens.capture.errors import CaptureError
 from vramlens.runner.controlled import ExperimentPlan, run_experiment
 from vramlens.runner.launch import RunOptions

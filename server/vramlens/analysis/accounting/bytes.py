@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from vramlens.analysis.accounting.free_blocks import SplitSegments
 from vramlens.analysis.model import Accounting
 
 
@@ -81,7 +82,7 @@ def other_process_usage(sample: dict | None, own_pid: int | None) -> list[tuple[
 def account(
     *, moment: str, allocated: int, reserved: int, largest_free_block: int | None, pool: str | None,
     request: int | None, device_free: int | None, sample: dict | None, total: int | None,
-    limit: int | None, limit_is_cap: bool, own_pid: int | None = None,
+    limit: int | None, limit_is_cap: bool, own_pid: int | None = None, split: SplitSegments | None = None,
 ) -> Accounting:
     driver_used = process_used = other = driver_total = None
     phase = None
@@ -110,4 +111,5 @@ def account(
         context_and_libraries=context, other_processes=other,
         other_process_usage=other_process_usage(sample, own_pid) if other else [], unattributed=unattributed, device_total=total, driver_total=driver_total, limit=limit,
         limit_is_cap=limit_is_cap, request=request, device_free=device_free, nvml_phase=phase,
+        split_segments=split.count if split else None, split_free=split.free if split else None,
     )

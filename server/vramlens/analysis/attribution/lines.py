@@ -4,42 +4,15 @@ share, totals, growth across the run, common block sizes and the call path."""
 from __future__ import annotations
 
 from vramlens.analysis.model import BEFORE_TRACE_FUNCTION, LIBRARY_ONLY_FUNCTION, NO_FRAME_FUNCTION, LineStat
-from vramlens.analysis.load.snapshot import ALLOCATED, block_frames, block_requested_size, block_state
 from vramlens.analysis.replay.trace import (
     AT_OOM, AT_PEAK, BEFORE_TRACE, BLOCKS, BLOCKS_AT_OOM, BLOCKS_AT_PEAK, FRAMES, KEY, LIBRARY_ONLY, LIVE,
-    NO_FRAME, OFFSET, OFFSET_BLOCKS, SIZES, ReplayResult, block_size, frames_key, new_line,
+    NO_FRAME, OFFSET, OFFSET_BLOCKS, SIZES, ReplayResult,
 )
 from vramlens.analysis.load.sources import NATIVE, SourceResolver
 
 _PSEUDO_FUNCTIONS = {NO_FRAME: NO_FRAME_FUNCTION, LIBRARY_ONLY: LIBRARY_ONLY_FUNCTION, BEFORE_TRACE: BEFORE_TRACE_FUNCTION}
 MIN_GROWTH = 1024 * 1024  # growth below this is noise, not a leak
 CALL_PATH_DEPTH = 6
-
-
-def add_blocks_from_before_trace(replay: ReplayResult, segments: list[dict], resolver: SourceResolver) -> int:
-    """Blocks live at the end that the trace never allocated were live all along: give them to their
-    lines as a constant. Returns the bytes allocated at the start of the trace."""
-    start_allocated = replay.pre_freed
-    if replay.pre_freed and BEFORE_TRACE in replay.lines:
-        acc = replay.lines[BEFORE_TRACE]  # its counts went negative, one per block freed
-        acc[OFFSET] += replay.pre_freed
-        acc[OFFSET_BLOCKS] += -acc[BLOCKS]
-    for segment in segments:
-        for block in segment.get("blocks") or ():
-            if block_state(block) != ALLOCATED or block.get("address") in replay.end_live:
-                continue
-            size = block_size(block_requested_size(block))
-            frames = block_frames(block)
-            key = frames_key(frames, resolver)
-            acc = replay.lines.get(key)
-            if acc is None:
-                acc = replay.lines[key] = new_line(key, frames)
-            acc[OFFSET] += size
-            acc[OFFSET_BLOCKS] += 1
-            acc[SIZES][size] = acc[SIZES].get(size, 0) + 1
-            start_allocated += size
-    return start_allocated
-
 
 BACKWARD_FUNCTIONS = ("backward", "grad", "_engine_run_backward")
 
@@ -143,7 +116,7 @@ def add_live_detail(lines: list[LineStat], replay: ReplayResult, live: dict | No
 
 
 def mark_growing(lines: list[LineStat], growth) -> None:
-    """Mark the lines whose blocks carry the growth across steps (analysis/diagnosis/growth.py)."""
+    """Mark the lines whose blocks carry the growth across steps (analysis/attribution/growth.py)."""
     if growth is None:
         return
     carried = dict(growth.carriers)

@@ -6,7 +6,7 @@ cached_not_leak, retained_references, no_problem (completed runs). Confidence is
 
 The order of the questions is the order of the evidence's strength:
 1. memory outside PyTorch that, given back, would have let the request fit;
-2. growth across steps (analysis/diagnosis/growth.py): when the floor between steps keeps
+2. growth across steps (analysis/attribution/growth.py): when the floor between steps keeps
    rising and, even perfectly packed, the live set passes the limit soon, the growth is the
    cause — kept outputs (retained references) or a cache growing as designed (working set) —
    and a split cache at most decided which request failed;
@@ -15,14 +15,14 @@ The order of the questions is the order of the evidence's strength:
    it. A large reserved − allocated gap alone is never fragmentation;
 4. otherwise the live working set of one step is too large.
 Where two causes are close, the runner-up is named and the experiment that separates them is
-proposed (``Diagnosis.confirm``, built in analysis/recommendations/confirm.py).
+proposed (``Diagnosis.confirm``, built in analysis/diagnosis/confirm.py).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from vramlens.analysis.diagnosis.growth import Growth
+from vramlens.analysis.attribution.growth import Growth
 from vramlens.analysis.load.ending import moment_words, taken_mid_run
 from vramlens.analysis.model import Accounting, Diagnosis, LineStat, StepModel
 from vramlens.units import format_bytes as fmt
@@ -418,7 +418,8 @@ def _storing_evidence(facts: RunFacts) -> list[str]:
             + (f" what {_key_label(storing.allocated_at, facts)} allocated" if storing.allocated_at else "") + "."]
 
 
-def diagnose(acc: Accounting, lines: list[LineStat], facts: RunFacts) -> Diagnosis:
+def classify(acc: Accounting, lines: list[LineStat], facts: RunFacts) -> Diagnosis:
+    """The cause the numbers point to, with its evidence, before any measurement or what else is known."""
     if facts.outcome != "oom":
         return _completed(acc, lines, facts)
     outside = _outside_allocator(acc)

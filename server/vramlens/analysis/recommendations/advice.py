@@ -11,7 +11,7 @@ from vramlens.analysis.load.interventions import Intervention, tried_knob
 from vramlens.analysis.model import Accounting, Action, Diagnosis, LineStat, Recommendation
 from vramlens.analysis.load.snapshot import max_split_size
 from vramlens.analysis.recommendations.remedies import library_remedies, measured_fixes
-from vramlens.analysis.recommendations.rerun import experiment_command
+from vramlens.analysis.load.rerun import experiment_command
 from vramlens.units import format_bytes as fmt
 from vramlens.units import count_of
 

@@ -2,6 +2,7 @@
 allocations' call paths alone (so raw `_dump_snapshot` pickles get it too), then what survives
 from one step into the next and how fast the floor between steps rises."""
 
-from vramlens.analysis.steps.model import build_step_model
+from vramlens.analysis.steps.stage import Steps, model
+from vramlens.analysis.steps.step_model import build_step_model
 
-__all__ = ["build_step_model"]
+__all__ = ["Steps", "build_step_model", "model"]

@@ -18,7 +18,7 @@ from __future__ import annotations
 import shlex
 
 from vramlens.analysis.model import ConfirmPlan, Diagnosis
-from vramlens.analysis.recommendations.rerun import memory_limit_options, recorded_argv, torchrun_options
+from vramlens.analysis.load.rerun import memory_limit_options, recorded_argv, torchrun_options
 from vramlens.units import format_bytes
 from vramlens.units import count_of
 

@@ -9,6 +9,7 @@ floor at step boundaries from the second step on does.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 
 from vramlens.analysis.attribution.roles import ROLE_NAMES
@@ -97,15 +98,16 @@ def _current_index(steps: StepModel) -> int:
     return incomplete[0] if incomplete else len(steps.steps)
 
 
-def carriers_at_peak(growth: Growth | None, lines: list, moment: str) -> None:
+def carriers_at_peak(growth: Growth | None, lines: list, moment: str) -> Growth | None:
     """A completed run that let go of what it kept (a function returned, its list with it) has no
     survivors at its end; what carried the growth is then the user line that held most at the peak,
-    when it held at least half of the floor's rise (``lines`` are of the peak, largest first)."""
+    when it held at least half of the floor's rise (``lines`` are of the peak, largest first).
+    Returns the growth with those carriers (the same growth when it has its own)."""
     if growth is None or growth.carriers or moment != "peak":
-        return
+        return growth
     if growth.rise < 0.5 * sum(line.live_bytes for line in lines):
-        return  # the growth is not what filled the peak: no line is named for it
+        return growth  # the growth is not what filled the peak: no line is named for it
     top = next((line for line in lines if line.path is not None), None)
     if top is not None and top.live_bytes >= 0.5 * growth.rise:
-        growth.carriers = [((top.path, top.line), min(top.live_bytes, growth.rise))]
-        growth.at_peak = True
+        return dataclasses.replace(growth, carriers=[((top.path, top.line), min(top.live_bytes, growth.rise))], at_peak=True)
+    return growth
