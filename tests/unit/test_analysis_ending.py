@@ -10,7 +10,7 @@ from test_analysis_cli import run_cli, write_pickle
 from test_analysis_diagnosis import GIB, analyze, capped_meta, checkerboard, crowded_device
 
 from vramlens.analysis import to_json
-from vramlens.cli.analyze import accounting_rows, render_text
+from vramlens.analysis.rendering.analysis_text import accounting_rows, render_text
 
 
 def healthy() -> SnapshotBuilder:

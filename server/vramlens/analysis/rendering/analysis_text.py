@@ -1,0 +1,236 @@
+"""The text of `vramlens analyze`: the answer first (the verdict's rows), then why, what else to try, the
+accounting, and with --verbose the timeline, the steps, the census and the call paths. Plain text, one row a
+line: nothing from the capture breaks a row or reaches the terminal as a control sequence."""
+
+from __future__ import annotations
+
+from vramlens.analysis.attribution.roles import census_moment_words
+from vramlens.analysis.load.ending import moment_words
+from vramlens.analysis.model import Accounting, Analysis, LineStat
+from vramlens.analysis.rendering.line_view import holder_history, line_views, recorded_place
+from vramlens.analysis.rendering.notebook_text import cell_rows, holder_lines
+from vramlens.analysis.rendering.verdict_view import first_fix, verdict_view
+from vramlens.safe_text import one_line
+from vramlens.units import count_of
+from vramlens.units import format_bytes as fmt
+
+TOP_LINES = 8
+
+
+def accounting_rows(acc: Accounting, peak_allocated: int) -> list[tuple[str, str, str]]:
+    """(label, value, remark) rows of the accounting table, shared with the Markdown report."""
+    free_remark = ""
+    if acc.largest_free_block is not None:
+        free_remark = f"largest free block {fmt(acc.largest_free_block)} ({acc.largest_free_pool} pool)"
+        if acc.request is not None:
+            free_remark += ": could hold the request" if acc.free_block_fits_request else ": could not hold the request"
+    outside_remark = ""
+    if acc.context_and_libraries is not None:
+        outside_remark = (f"this process {fmt(acc.context_and_libraries)} (context, libraries); "
+                          f"other processes {fmt(acc.other_processes)}")
+        if acc.unattributed:
+            outside_remark += f"; not attributed to any process (driver reservations) {fmt(acc.unattributed)}"
+    elif acc.other_processes is not None:
+        outside_remark = f"other processes {fmt(acc.other_processes)}"
+    limit_label = "fraction cap" if acc.limit_is_cap else "device total"
+    rows = [
+        ("allocated (live tensors)", fmt(acc.allocated), ""),
+        ("cached (reserved − allocated)", fmt(acc.cached), free_remark),
+        ("reserved by PyTorch", fmt(acc.reserved), ""),
+        ("non-PyTorch (driver used − reserved)", fmt(acc.non_pytorch), outside_remark),
+        ("driver-visible used", fmt(acc.driver_used), f"NVML sample: {acc.nvml_phase}" if acc.nvml_phase else ""),
+        (f"limit ({limit_label})", fmt(acc.limit), f"device total {fmt(acc.device_total)}" if acc.limit_is_cap else ""),
+        ("failed request", fmt(acc.request) if acc.request is not None else "none", ""),
+        ("peak allocated (whole trace)", fmt(peak_allocated), ""),
+    ]
+    return rows
+
+
+def sparkline(values: list[int], width: int = 60) -> str:
+    """One text row of bars, each the highest value of its stretch, scaled to the highest overall."""
+    if not values:
+        return ""
+    step = max(1, -(-len(values) // width))
+    buckets = [max(values[i:i + step]) for i in range(0, len(values), step)]
+    top = max(buckets) or 1
+    bars = "▁▂▃▄▅▆▇█"
+    return "".join(bars[min(len(bars) - 1, value * len(bars) // (top + 1))] for value in buckets)
+
+
+def _line_title(line: LineStat) -> str:
+    if line.path is None:
+        return line.function
+    if line.cell is not None:
+        return f"{line.label} in {line.function}"
+    return f"{line.path}:{line.line} in {line.function}"
+
+
+def _notebook_text(analysis: Analysis) -> list[str]:
+    facts = analysis.notebook
+    if facts is None:
+        return []
+    place = recorded_place(analysis)
+    out = ["", f"Cells of {facts.name}, in the order they ran"] + [f"  {row}" for row in cell_rows(facts, place)]
+    held = holder_lines(facts, place)
+    if held:
+        out += ["", "Held by the kernel itself"] + [f"  - {line}" for line in held]
+    return out
+
+
+def _memory_views_text(analysis: Analysis) -> list[str]:
+    out = []
+    if analysis.roles:
+        total = sum(role.bytes for role in analysis.roles)
+        when = census_moment_words(analysis.census_moment, analysis.oom is not None)
+        out += ["", f"What the memory is ({fmt(total)} live, from the census taken in the process {when})"]
+        out += [f"  {fmt(role.bytes):>12}  {role.bytes / max(total, 1):4.0%}  {role.label}" for role in analysis.roles]
+    if analysis.holders:
+        ranked = any(holder.survivor_bytes for holder in analysis.holders)
+        out += ["", "Who holds it" + (" (by what grew across steps; the step's own tensors are its working set)"
+                                      if ranked else "")]
+        place = recorded_place(analysis)
+        for holder in analysis.holders[:5]:
+            graphs = f"; {holder.with_graph} carry an autograd graph" if holder.with_graph else ""
+            history = "".join(f"; {part}" for part in holder_history(holder, place))
+            out.append(f"  {fmt(holder.bytes):>12}  {holder.root} ({holder.container_words}, "
+                       f"{count_of(holder.tensors, 'tensor')}{graphs}){history}")
+    for tree in analysis.breakdown[:1]:
+        out += ["", f"Inside {tree.label} (live bytes by library frame)"]
+        out += _tree_lines(tree.children, "  ")
+    return out
+
+
+def storing_text(analysis: Analysis) -> list[str]:
+    """The lines of the user's code that keep the memory (the line to change), each with its second hop."""
+    if not analysis.storing:
+        return ["", f"The line that keeps it: {analysis.storing_note}"] if analysis.storing_note else []
+    place = recorded_place(analysis)
+    out = ["", "The line that keeps it (where to change the code)"]
+    for storing in analysis.storing[:3]:
+        grown = f", {fmt(storing.growth_bytes)} of it from earlier steps" if storing.growth_bytes else ""
+        out.append(f"  {place(storing.path, storing.line)}: keeps {fmt(storing.bytes)}{grown} in {storing.holder}")
+        if storing.source:
+            out.append(f"     > {storing.source}")
+        if storing.allocated_at and storing.allocated_at != (storing.path, storing.line):
+            out.append(f"     allocated at {place(*storing.allocated_at)}, kept by {storing.target} at line {storing.line}")
+    return out
+
+
+def _tree_lines(nodes, indent: str, depth: int = 0) -> list[str]:
+    out = []
+    for node in nodes[:6]:
+        out.append(f"{indent}{fmt(node.bytes):>12}  {node.label}")
+        if depth < 4:
+            out += _tree_lines(node.children, indent + "  ", depth + 1)
+    return out
+
+
+def _steps_text(analysis: Analysis) -> list[str]:
+    steps = analysis.steps
+    mode = {"training": "training (a backward pass or an optimizer step ran)",
+            "inference": "inference (whole iterations ran without a backward pass or an optimizer)"}.get(analysis.mode or "")
+    out = []
+    if steps is None:
+        out += ["", "Steps: no recurring loop in the trace (one pass, or the failure came in the first iteration)."]
+    else:
+        floors = [step.floor_allocated for step in steps.steps]
+        out += ["", f"Steps: {len(steps.steps)} iteration(s) of the loop at {steps.driver} ({steps.completed} completed)"]
+        if floors:
+            out.append(f"  floor between steps: {fmt(floors[0])} at the first, {fmt(floors[-1])} at the last"
+                       + (f"; {fmt(steps.growth_per_step)} per step from the second on" if steps.growth_per_step else ""))
+        peaks = [step.peak_allocated for step in steps.steps]
+        if peaks:
+            out.append(f"  peak inside a step: {fmt(max(peaks))} (step {peaks.index(max(peaks)) + 1})")
+        if steps.survivors:
+            when = moment_words("oom" if analysis.outcome == "oom" else "end", analysis.status)
+            out.append(f"  allocated in earlier steps and still live {when}: "
+                       f"{fmt(steps.survivors)} from {count_of(steps.survivor_steps, 'step')}")
+    if mode:
+        out.append(f"Work: {mode}")
+    return out
+
+
+def _opens(analysis: Analysis, rec, indent: str) -> list[str]:
+    """Where a recommendation sends the user (its open_line actions), as places to read."""
+    opens = [action.arguments for action in rec.actions if action.kind == "open_line" and action.arguments.get("path")]
+    if not opens:
+        return []
+    place = recorded_place(analysis)
+    return [f"{indent}open: " + ", ".join(place(where["path"], where.get("line")) for where in opens)]
+
+
+def _first_screen(analysis: Analysis, path: str, verbose: bool) -> list[str]:
+    """The answer first (at most 15 rows): the cause, the line to change, the first fix."""
+    verdict = verdict_view(analysis)
+    out = [f"VRAM Lens — {path}", f"Outcome: {analysis.outcome_text}",
+           f"Cause: {verdict.cause} ({analysis.diagnosis.cause}; {verdict.confidence})"]
+    if verdict.alternative:
+        out.append(f"  {verdict.alternative}; to decide: {verdict.decide}" if verdict.decide else f"  {verdict.alternative}")
+    if verdict.line is not None:
+        function = f" in {verdict.line.function}" if verdict.line.function else ""
+        out.append(f"Line to change: {verdict.line.place}{function} — {verdict.line.figure_words}")
+        if verdict.source:
+            out.append(f"  > {verdict.source}")
+        if verdict.line.held_by:
+            out.append(f"  {verdict.line.held_by}")
+    if verdict.fix is not None:
+        out += [f"First fix: {verdict.fix.action}", f"  why: {verdict.fix.reason}"] + _opens(analysis, verdict.fix, "  ")
+    out.append(f"Memory {moment_words(analysis.accounting.moment, analysis.status)}: {verdict.memory}")
+    if not verbose:
+        out.append(f"Details below; `vramlens analyze {path} --verbose` adds the steps, the census and the call paths.")
+    return out
+
+
+def render_text(analysis: Analysis, path: str, top: int = TOP_LINES, verbose: bool = False) -> str:
+    acc, diagnosis = analysis.accounting, analysis.diagnosis
+    moment = moment_words(acc.moment, analysis.status)
+    out = _first_screen(analysis, path, verbose)
+    out += ["", "Why"] + [f"  - {fact}" for fact in diagnosis.evidence]
+    fix = first_fix(analysis)
+    rest = [rec for rec in analysis.recommendations if rec is not fix]
+    if rest:
+        out += ["", "Also to try"]
+        for number, rec in enumerate(rest, 2):
+            tag = " [experiment: measure it]" if rec.experiment else ""
+            out += [f"  {number}. {rec.action}{tag}", f"     why: {rec.reason}"] + _opens(analysis, rec, "     ")
+    out += storing_text(analysis)
+    out += ["", f"Memory {moment}"]
+    rows = accounting_rows(acc, analysis.timeline.peak_allocated)
+    width = max(len(label) for label, _, _ in rows)
+    for label, value, remark in rows:
+        out.append(f"  {label:<{width}}  {value:>12}" + (f"   {remark}" if remark else ""))
+    if verbose:
+        out += ["", f"Allocated over the trace ({analysis.timeline.entries} entries, peak {fmt(analysis.timeline.peak_allocated)}"
+                f"{f', OOM at entry {analysis.timeline.oom_index}' if analysis.timeline.oom_index is not None else ''}):",
+                f"  {sparkline([point.allocated for point in analysis.timeline.points])}"]
+        if diagnosis.confirm is not None:
+            out += ["", "To check by measurement" + (f" ({diagnosis.confirm.question})" if diagnosis.alternative else ""),
+                    f"  {diagnosis.confirm.command}", f"  {diagnosis.confirm.expectation}"]
+        out += _steps_text(analysis)
+        out += _memory_views_text(analysis)
+    out += _top_lines_text(analysis, top, moment, verbose)
+    out += _notebook_text(analysis)
+    out += [f"Note: {note}" for note in analysis.notes]
+    # Every row is one line: a file name, a function or a message from the capture cannot break it
+    # into more, nor carry a control sequence to the terminal.
+    return "\n".join(map(one_line, out)) + "\n"
+
+
+def _top_lines_text(analysis: Analysis, top: int, moment: str, verbose: bool) -> list[str]:
+    shown = [line for line in analysis.lines if line.live_bytes > 0 or line.allocated_bytes > 0][:top]
+    if not shown:
+        return []
+    views = line_views(analysis)
+    out = ["", f"Top lines (live bytes {moment})"]
+    for number, line in enumerate(shown, 1):
+        view = views[id(line)]
+        out.append(f"  {number}. {_line_title(line)}: {view.figure_words}; {view.blocks}")
+        if view.held_by:
+            out.append(f"     {view.held_by}")
+        if line.local_path and line.local_path != line.path:
+            out.append(f"     local file: {line.local_path}")
+        if line.source:
+            out.append(f"     > {line.source}")
+        if verbose and view.path:
+            out.append(f"     call path ({view.path_title}): {' → '.join(view.path)}")
+    return out
