@@ -59,6 +59,11 @@ interface Verdict {
     fix?: { action: string; reason: string } | null;
 }
 
+interface AccountingView {
+    title: string;
+    rows: { key: string; label: string; value: string; remark: string }[];
+}
+
 interface Report {
     title?: string;
     capture?: string;
@@ -70,6 +75,7 @@ interface Report {
     lines?: LineRow[];
     lineColumns?: LineColumn[];
     verdict?: Verdict | null;
+    accounting?: AccountingView | null;
     holderColumns?: string[];
     segments?: SegmentView | null;
     notebook?: { title: string; cells: string[]; keptTitle: string; kept: string[] } | null;
@@ -474,26 +480,12 @@ function advice(report: Report): HTMLElement | null {
     return section("What to try", el("ol", { class: "advice" }, ...rows));
 }
 
-const ACCOUNTING: [string, string][] = [
-    ["allocated", "allocated (live tensors)"],
-    ["cached", "cached (reserved − allocated)"],
-    ["largest_free_block", "largest free block"],
-    ["reserved", "reserved by PyTorch"],
-    ["non_pytorch", "non-PyTorch (driver used − reserved)"],
-    ["driver_used", "driver-visible used"],
-    ["limit", "limit"],
-    ["request", "failed request"],
-    ["peak_allocated", "peak allocated"],
-    ["peak_reserved", "peak reserved"],
-];
-
-function accounting(memory: Record<string, number | null> | undefined, moment: string | undefined): HTMLElement | null {
-    if (!memory) return null;
-    const rows = ACCOUNTING.filter(([key]) => memory[key] !== null && memory[key] !== undefined).map(([key, label]) =>
-        el("tr", { "data-key": key }, el("th", {}, label), el("td", { class: "num" }, formatBytes(memory[key]))),
-    );
-    const when = { oom: "the OOM", peak: "the peak", end: "the end" }[moment ?? "end"] ?? moment;
-    return section(`Memory at ${when}`, el("div", { class: "table-scroll" }, el("table", { class: "accounting" }, ...rows)));
+/** The accounting's rows as the server words them (analysis/rendering/accounting_view.py), remarks under labels. */
+function accounting(view: AccountingView | null | undefined): HTMLElement | null {
+    if (!view?.rows?.length) return null;
+    const rows = view.rows.map((row) => el("tr", { "data-key": row.key },
+        el("th", {}, row.label, row.remark ? el("div", { class: "why" }, row.remark) : null), el("td", { class: "num" }, row.value)));
+    return section(view.title, el("div", { class: "table-scroll" }, el("table", { class: "accounting" }, ...rows)));
 }
 
 let lineSort: Sort = { by: "live", descending: true };
@@ -667,7 +659,7 @@ function render(report: Report | null): void {
         el("h1", {}, report.title ?? "VRAM Lens report"),
         el("p", { class: "capture code" }, report.capture ?? "", report.redacted ? " (redacted)" : ""),
         ...[unmappedBanner(report), comparisonSection(report), ranks(report), experiment(report.experiment), cause(report), roles(report), timeline(report),
-            advice(report), accounting(analysis?.memory, analysis?.moment), topLines(report), holders(report), notebookSection(report), breakdown(report), segmentMap(report),
+            advice(report), accounting(report.accounting), topLines(report), holders(report), notebookSection(report), breakdown(report), segmentMap(report),
             markdown(report)].filter((n): n is HTMLElement => n !== null),
     );
 }

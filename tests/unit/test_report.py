@@ -56,7 +56,7 @@ def test_report_has_setup_failure_diagnosis_and_a_linked_plot(tmp_path, capsys):
                  "oom, peak reserved 1010.00 MiB |", "Do not rely on PYTORCH_ALLOC_CONF=expandable_segments:True",
                  "![allocated and reserved over the recorded history](report-timeline.svg)", f"`{ROOT}/train.py:42` step"):
         assert fact in text, fact
-    assert "| … not attributed to any process (driver reservations) |" in text
+    assert "| non-PyTorch (driver used − reserved) |" in text  # its remark names driver reservations (test_analysis_ending)
     svg = ET.parse(out.with_name("report-timeline.svg")).getroot()
     texts = [element.text or "" for element in svg.iter()]
     assert any("limit 1.00 GiB" in t for t in texts) and "OOM" in texts

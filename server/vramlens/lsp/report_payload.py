@@ -20,6 +20,9 @@ from vramlens.analysis.rendering.markdown_safe import code_block, prose
 from vramlens.lsp.capture_store import LoadedCapture
 from vramlens.lsp.wording import cause_text
 from vramlens.analysis.attribution.over_time import LineHistory
+from vramlens.analysis.rendering.accounting_view import (
+    accounting_json, accounting_view, device_total, device_words, limit_words,
+)
 from vramlens.analysis.rendering.line_view import line_view_json, line_views, recorded_place
 from vramlens.analysis.rendering.verdict_view import verdict_json, verdict_view
 from vramlens.analysis.rendering.notebook_text import cell_rows, holder_lines
@@ -82,8 +85,11 @@ def timeline_series(analysis: Analysis, meta: dict, tops: list | None = None) ->
         "peakAt": seconds(timeline.peak_time_us, timeline.peak_index) if timeline.peak_index is not None else None,
         "limit": accounting.limit,
         "limitIsCap": accounting.limit_is_cap,
-        # The device total the accounting and the CLI print (torch's), so the view shows one figure.
-        "deviceTotal": accounting.device_total or accounting.driver_total,
+        # The device total the accounting and the CLI print (torch's), so the view shows one figure, in words
+        # made once (accounting_view.py): the plot draws these labels and formats no size itself.
+        "deviceTotal": device_total(accounting),
+        "limitLabel": limit_words(accounting),
+        "deviceTotalLabel": device_words(accounting),
         "sampleInterval": sampling_interval(meta),
         "tops": [[label, live] if label else None for label, live in (top or (None, None) for top in tops)]
                 if tops and len(tops) == len(points) else None,
@@ -352,6 +358,7 @@ def report_payload(loaded: LoadedCapture, to_uri: Callable[[str], str], redacted
         "lines": report_lines(analysis, to_uri, view.history),
         "lineColumns": line_columns(analysis),
         "verdict": verdict_json(verdict_view(analysis)),
+        "accounting": accounting_json(accounting_view(analysis)),
         "segments": view.segments,
         "notebook": notebook_section(analysis),
         "snapshotFile": snapshot_file(loaded.shown_capture_path()),

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from vramlens.analysis.attribution.roles import census_moment_words
 from vramlens.analysis.load.ending import moment_words
-from vramlens.analysis.model import Accounting, Analysis, LineStat
+from vramlens.analysis.model import Analysis, LineStat
+from vramlens.analysis.rendering.accounting_view import AccountingView, accounting_view
 from vramlens.analysis.rendering.line_view import holder_history, line_views, recorded_place
 from vramlens.analysis.rendering.notebook_text import cell_rows, holder_lines
 from vramlens.analysis.rendering.verdict_view import first_fix, verdict_view
@@ -17,33 +18,10 @@ from vramlens.units import format_bytes as fmt
 TOP_LINES = 8
 
 
-def accounting_rows(acc: Accounting, peak_allocated: int) -> list[tuple[str, str, str]]:
-    """(label, value, remark) rows of the accounting table, shared with the Markdown report."""
-    free_remark = ""
-    if acc.largest_free_block is not None:
-        free_remark = f"largest free block {fmt(acc.largest_free_block)} ({acc.largest_free_pool} pool)"
-        if acc.request is not None:
-            free_remark += ": could hold the request" if acc.free_block_fits_request else ": could not hold the request"
-    outside_remark = ""
-    if acc.context_and_libraries is not None:
-        outside_remark = (f"this process {fmt(acc.context_and_libraries)} (context, libraries); "
-                          f"other processes {fmt(acc.other_processes)}")
-        if acc.unattributed:
-            outside_remark += f"; not attributed to any process (driver reservations) {fmt(acc.unattributed)}"
-    elif acc.other_processes is not None:
-        outside_remark = f"other processes {fmt(acc.other_processes)}"
-    limit_label = "fraction cap" if acc.limit_is_cap else "device total"
-    rows = [
-        ("allocated (live tensors)", fmt(acc.allocated), ""),
-        ("cached (reserved − allocated)", fmt(acc.cached), free_remark),
-        ("reserved by PyTorch", fmt(acc.reserved), ""),
-        ("non-PyTorch (driver used − reserved)", fmt(acc.non_pytorch), outside_remark),
-        ("driver-visible used", fmt(acc.driver_used), f"NVML sample: {acc.nvml_phase}" if acc.nvml_phase else ""),
-        (f"limit ({limit_label})", fmt(acc.limit), f"device total {fmt(acc.device_total)}" if acc.limit_is_cap else ""),
-        ("failed request", fmt(acc.request) if acc.request is not None else "none", ""),
-        ("peak allocated (whole trace)", fmt(peak_allocated), ""),
-    ]
-    return rows
+def _accounting_text(view: AccountingView) -> list[str]:
+    width = max(len(row.label) for row in view.rows)
+    return ["", view.title] + [f"  {row.label:<{width}}  {row.value:>12}" + (f"   {row.remark}" if row.remark else "")
+                               for row in view.rows]
 
 
 def sparkline(values: list[int], width: int = 60) -> str:
@@ -194,11 +172,7 @@ def render_text(analysis: Analysis, path: str, top: int = TOP_LINES, verbose: bo
             tag = " [experiment: measure it]" if rec.experiment else ""
             out += [f"  {number}. {rec.action}{tag}", f"     why: {rec.reason}"] + _opens(analysis, rec, "     ")
     out += storing_text(analysis)
-    out += ["", f"Memory {moment}"]
-    rows = accounting_rows(acc, analysis.timeline.peak_allocated)
-    width = max(len(label) for label, _, _ in rows)
-    for label, value, remark in rows:
-        out.append(f"  {label:<{width}}  {value:>12}" + (f"   {remark}" if remark else ""))
+    out += _accounting_text(accounting_view(analysis))
     if verbose:
         out += ["", f"Allocated over the trace ({analysis.timeline.entries} entries, peak {fmt(analysis.timeline.peak_allocated)}"
                 f"{f', OOM at entry {analysis.timeline.oom_index}' if analysis.timeline.oom_index is not None else ''}):",

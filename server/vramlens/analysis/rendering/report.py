@@ -5,6 +5,7 @@ from __future__ import annotations
 from vramlens.analysis.load.ending import SNAPSHOT, moment_words
 from vramlens.analysis.load.interventions import read_interventions
 from vramlens.analysis.model import Analysis
+from vramlens.analysis.rendering.accounting_view import accounting_view
 from vramlens.analysis.load.run_settings import run_settings
 from vramlens.analysis.rendering.markdown_safe import cell, code, code_block, prose, sentence
 from vramlens.analysis.rendering.notebook_text import cell_rows, holder_lines
@@ -69,25 +70,9 @@ def _setup(analysis: Analysis, meta: dict) -> list[str]:
 
 
 def _memory(analysis: Analysis) -> list[str]:
-    acc, timeline = analysis.accounting, analysis.timeline
-    moment = moment_words(acc.moment, analysis.status)
-    rows = [
-        ("allocated (live tensors)", acc.allocated),
-        ("cached (reserved − allocated)", acc.cached),
-        (f"largest free block ({acc.largest_free_pool} pool)", acc.largest_free_block),
-        ("reserved by PyTorch", acc.reserved),
-        ("peak allocated / peak reserved", f"{fmt(timeline.peak_allocated)} / {fmt(timeline.peak_reserved)}"),
-        ("driver-visible used (same moment)", acc.driver_used),
-        ("non-PyTorch (driver used − reserved)", acc.non_pytorch),
-        ("… this process: CUDA context and other libraries", acc.context_and_libraries),
-        ("… other processes", acc.other_processes),
-        ("… not attributed to any process (driver reservations)", acc.unattributed),
-        ("device total as the driver reports it", acc.driver_total),
-        ("limit" + (" (fraction cap)" if acc.limit_is_cap else " (device total)"), acc.limit),
-    ]
-    lines = [f"## Memory {moment}", "", "| | |", "|---|---:|"]
-    for label, value in rows:
-        lines.append(f"| {label} | {value if isinstance(value, str) else fmt(value)} |")
+    view = accounting_view(analysis)
+    lines = [f"## {view.title}", "", "| | | |", "|---|---:|---|"]
+    lines += [f"| {row.label} | {row.value} | {_cell(row.remark)} |" for row in view.rows]
     return lines + [""]
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from vramlens.analysis.model import Analysis, LineStat, Recommendation, StoringLine
+from vramlens.analysis.rendering.accounting_view import limit_words
 from vramlens.analysis.rendering.line_view import LineView, line_view, recorded_place
 from vramlens.units import format_bytes as fmt
 
@@ -65,7 +66,7 @@ def memory_summary(analysis: Analysis) -> str:
     if acc.driver_used is not None:
         parts.append(f"{fmt(acc.driver_used)} driver-visible")
     if acc.limit is not None:
-        parts.append(f"{'cap' if acc.limit_is_cap else 'device'} {fmt(acc.limit)}")
+        parts.append(limit_words(acc))
     return " · ".join(parts)
 
 
