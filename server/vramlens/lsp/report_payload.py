@@ -11,6 +11,7 @@ from typing import Callable
 
 from vramlens.analysis import to_json
 from vramlens.analysis.rendering.json_export import downsample
+from vramlens.analysis.load.ending import moment_short
 from vramlens.analysis.model import Analysis
 from vramlens.analysis.rendering.redact import Redaction, hosts_of, redact_counted
 from vramlens.analysis.ranks.model import OWN_FAILURES, RankComparison
@@ -270,7 +271,7 @@ def report_lines(analysis: Analysis, to_uri: Callable[[str], str], history: Line
 
 def line_columns(analysis: Analysis) -> list[dict]:
     """The per-line table's sortable columns: key (of ``cells`` and of the row's number) and label."""
-    moment = {"oom": "live at the OOM", "peak": "live at the peak", "end": "live at the end"}.get(analysis.accounting.moment, "live")
+    moment = f"live {moment_short(analysis.accounting.moment)}"
     return [{"key": "live", "sortBy": "liveBytes", "label": moment}, {"key": "peak", "sortBy": "peakBytes", "label": "peak"},
             {"key": "growth", "sortBy": "growthPerStep", "label": "per step"},
             {"key": "allocated", "sortBy": "allocatedBytes", "label": "allocated in total"}]
