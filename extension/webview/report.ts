@@ -2,6 +2,7 @@
 // user's clicks back. Text goes in as textContent only (the payload quotes user files and paths); the one
 // HTML string, the rendered Markdown, comes from markdown-it with raw HTML disabled.
 import { formatBytes, formatPercent } from "./format";
+import { codeSpans } from "./inline";
 import { LineLink, linkPieces } from "./links";
 import { renderMarkdown } from "./markdown";
 import { LineColumn, LineRow, nextSort, Sort, sortRows, sparkline } from "./lineTable";
@@ -133,6 +134,11 @@ function lineLink(target: { label: string; uri: string; line: number }): HTMLEle
 /** A sentence with every file:line the server can open as a link. */
 function linked(text: string, report: Report): Child[] {
     return linkPieces(text, report.links ?? []).map((piece) => (typeof piece === "string" ? piece : lineLink(piece)));
+}
+
+/** One of the server's sentences: its `code` as code (inline.ts), every file:line outside it as a link. */
+function sentence(text: string, report: Report): Child[] {
+    return codeSpans(text).flatMap((span) => (span.code ? [el("code", {}, span.text)] : linked(span.text, report)));
 }
 
 // ---- timeline ----------------------------------------------------------------------------------
@@ -382,7 +388,7 @@ function notebookSection(report: Report): HTMLElement | null {
     if (!nb?.cells?.length) return null;
     return section(nb.title, el("ol", { class: "cells" }, ...nb.cells.map((row) => el("li", { class: "code" }, ...linked(row, report)))),
         nb.kept.length ? el("h3", {}, nb.keptTitle) : null,
-        nb.kept.length ? el("ul", { class: "kept" }, ...nb.kept.map((row) => el("li", {}, ...linked(row, report)))) : null);
+        nb.kept.length ? el("ul", { class: "kept" }, ...nb.kept.map((row) => el("li", {}, ...sentence(row, report)))) : null);
 }
 
 /** Two captures side by side (the server's labelled rows of `vramlens diff`): the run before a change and after it. */
@@ -458,7 +464,7 @@ function cause(report: Report): HTMLElement | null {
     const source = v.source ? el("pre", { class: "source" }, v.source) : null;
     const measured = d?.measured ? el("p", { class: "measured" }, d.measured) : null;
     const evidence = el("details", { class: "evidence" }, el("summary", {}, "Why"),
-        el("ul", {}, ...(analysis.evidence ?? []).map((e: string) => el("li", {}, ...linked(e, report)))));
+        el("ul", {}, ...(analysis.evidence ?? []).map((e: string) => el("li", {}, ...sentence(e, report)))));
     // Deciding by measurement leads only when the runner-up is close; otherwise it is a check, not the next step.
     const confirm = report.confirmable ? button(v.alternative ? "Confirm the diagnosis" : "Check by measurement", command("confirm"),
         { id: "confirm", class: v.alternative && environment.canRun ? "" : "secondary", title: d?.confirm?.expectation ?? "Run the experiment that tells this cause from the next likely one" }) : null;
@@ -469,8 +475,8 @@ function advice(report: Report): HTMLElement | null {
     const items = report.recommendations ?? (report.analysis?.recommendations as Recommendation[] | undefined) ?? [];
     if (!items.length) return null;
     const rows = items.map((r, index) => el("li", {},
-        el("div", {}, ...linked(r.action, report), r.experiment ? el("span", { class: "tag" }, "measure it") : null),
-        r.reason ? el("div", { class: "why" }, ...linked(r.reason, report)) : null,
+        el("div", {}, ...sentence(r.action, report), r.experiment ? el("span", { class: "tag" }, "measure it") : null),
+        r.reason ? el("div", { class: "why" }, ...sentence(r.reason, report)) : null,
         (r.actions?.length ?? 0) > 0
             ? el("div", { class: "actions" }, ...r.actions!.map((action, j) =>
                 button(action.title, () => vscode.postMessage({ type: "action", recommendation: index, action: j }), { class: `action ${action.kind}`, "data-kind": action.kind })))
