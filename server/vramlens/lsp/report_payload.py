@@ -26,9 +26,9 @@ from vramlens.analysis.rendering.accounting_view import (
 )
 from vramlens.analysis.rendering.line_view import line_view_json, line_views, recorded_place
 from vramlens.analysis.rendering.verdict_view import verdict_json, verdict_view
+from vramlens.analysis.rendering.memory_view import holder_rows, role_rows
 from vramlens.analysis.rendering.notebook_text import cell_rows, holder_lines
 from vramlens.capture.format import SNAPSHOT_FILE
-from vramlens.units import count_of
 from vramlens.units import format_bytes as fmt
 
 TOP_LINES = 20
@@ -205,18 +205,17 @@ def breakdown_trees(analysis: Analysis, to_uri: Callable[[str], str]) -> list[di
 def memory_views(analysis: Analysis, to_uri: Callable[[str], str]) -> dict:
     """What the memory is (roles), who holds it (holders) and the library frames below each top line."""
     place = recorded_place(analysis)
-    total = sum(role.bytes for role in analysis.roles) or 1
+    rows = holder_rows(analysis, place, limit=None)
     return {
-        "roles": [{"role": r.role, "bytes": r.bytes, "label": r.label, "detail": r.detail,
-                   "figure": f"{fmt(r.bytes)} · {r.bytes / total:.0%}"} for r in analysis.roles],
+        "roles": [{"role": r.role, "bytes": r.bytes, "label": r.label, "detail": r.detail, "figure": f"{row.bytes} · {row.share}"}
+                  for r, row in zip(analysis.roles, role_rows(analysis))],
         "holders": [{"root": h.root, "kind": h.kind, "bytes": h.bytes, "tensors": h.tensors, "length": h.length,
                      "createdAt": list(h.created_at) if h.created_at else None,
                      "appendedAt": list(h.appended_at) if h.appended_at else None, "chain": list(h.chain),
                      "storedAt": list(h.stored_at) if h.stored_at else None, "survivorBytes": h.survivor_bytes,
                      "workingSet": h.working_set, "graphBytes": h.graph_bytes,
-                     "kindText": h.container_words, "bytesText": fmt(h.bytes), "tensorsText": count_of(h.tensors, "tensor"),
-                     "filledAt": place(*(h.appended_at or h.created_at)) if (h.appended_at or h.created_at) else None}
-                    for h in analysis.holders],
+                     "kindText": row.what, "bytesText": row.bytes, "tensorsText": row.tensors, "filledAt": row.filled_at}
+                    for h, row in zip(analysis.holders, rows)],
         "storing": [storing_row(storing, to_uri) for storing in analysis.storing],
         "storingNote": analysis.storing_note,
         "holderColumns": ["held by", "what", "bytes", "tensors", "filled at"],

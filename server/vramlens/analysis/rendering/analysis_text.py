@@ -4,11 +4,11 @@ line: nothing from the capture breaks a row or reaches the terminal as a control
 
 from __future__ import annotations
 
-from vramlens.analysis.attribution.roles import census_moment_words
 from vramlens.analysis.load.ending import moment_words
 from vramlens.analysis.model import Analysis, LineStat
 from vramlens.analysis.rendering.accounting_view import AccountingView, accounting_view
-from vramlens.analysis.rendering.line_view import holder_history, line_views, recorded_place
+from vramlens.analysis.rendering.line_view import line_views, recorded_place
+from vramlens.analysis.rendering.memory_view import census_words, holder_rows, holders_ranked, role_rows, roles_total
 from vramlens.analysis.rendering.notebook_text import cell_rows, holder_lines
 from vramlens.analysis.rendering.verdict_view import first_fix, verdict_view
 from vramlens.safe_text import one_line
@@ -58,20 +58,15 @@ def _notebook_text(analysis: Analysis) -> list[str]:
 def _memory_views_text(analysis: Analysis) -> list[str]:
     out = []
     if analysis.roles:
-        total = sum(role.bytes for role in analysis.roles)
-        when = census_moment_words(analysis.census_moment, analysis.oom is not None)
-        out += ["", f"What the memory is ({fmt(total)} live, from the census taken in the process {when})"]
-        out += [f"  {fmt(role.bytes):>12}  {role.bytes / max(total, 1):4.0%}  {role.label}" for role in analysis.roles]
+        out += ["", f"What the memory is ({roles_total(analysis)} live, {census_words(analysis)})"]
+        out += [f"  {row.bytes:>12}  {row.share:>4}  {row.label}" for row in role_rows(analysis)]
     if analysis.holders:
-        ranked = any(holder.survivor_bytes for holder in analysis.holders)
         out += ["", "Who holds it" + (" (by what grew across steps; the step's own tensors are its working set)"
-                                      if ranked else "")]
-        place = recorded_place(analysis)
-        for holder in analysis.holders[:5]:
-            graphs = f"; {holder.with_graph} carry an autograd graph" if holder.with_graph else ""
-            history = "".join(f"; {part}" for part in holder_history(holder, place))
-            out.append(f"  {fmt(holder.bytes):>12}  {holder.root} ({holder.container_words}, "
-                       f"{count_of(holder.tensors, 'tensor')}{graphs}){history}")
+                                      if holders_ranked(analysis) else "")]
+        for row in holder_rows(analysis, recorded_place(analysis)):
+            graphs = f"; {row.graphs}" if row.graphs else ""
+            history = "".join(f"; {part}" for part in row.history)
+            out.append(f"  {row.bytes:>12}  {row.root} ({row.what}, {row.tensors}{graphs}){history}")
     for tree in analysis.breakdown[:1]:
         out += ["", f"Inside {tree.label} (live bytes by library frame)"]
         out += _tree_lines(tree.children, "  ")

@@ -10,8 +10,7 @@ from vramlens.analysis.load.run_settings import run_settings
 from vramlens.analysis.rendering.markdown_safe import cell, code, code_block, prose, sentence
 from vramlens.analysis.rendering.notebook_text import cell_rows, holder_lines
 from vramlens.safe_text import one_line
-from vramlens.analysis.attribution.roles import census_moment_words
-from vramlens.analysis.rendering.line_view import holder_history
+from vramlens.analysis.rendering.memory_view import census_words, holder_rows, role_rows
 from vramlens.units import format_bytes as fmt
 
 UNKNOWN = "unknown (the capture does not show it)"
@@ -177,11 +176,10 @@ def _steps(analysis: Analysis) -> list[str]:
 def _roles(analysis: Analysis) -> list[str]:
     out = []
     if analysis.roles:
-        total = sum(role.bytes for role in analysis.roles) or 1
-        when = census_moment_words(analysis.census_moment, analysis.oom is not None)
-        out += ["", "### What the memory is", "", f"From the census taken in the process {when}.", "",
+        when = census_words(analysis)
+        out += ["", "### What the memory is", "", f"{when[:1].upper()}{when[1:]}.", "",
                 "| role | bytes | share |", "|---|---:|---:|"]
-        out += [f"| {_cell(role.label)} | {fmt(role.bytes)} | {role.bytes / total:.0%} |" for role in analysis.roles]
+        out += [f"| {_cell(row.label)} | {row.bytes} | {row.share} |" for row in role_rows(analysis)]
     if analysis.storing or analysis.storing_note:
         out += ["", "### The line that keeps it", ""]
         if not analysis.storing:
@@ -195,9 +193,10 @@ def _roles(analysis: Analysis) -> list[str]:
                        f"{grown} in {code(storing.holder)}{second}")
     if analysis.holders:
         out += ["", "### Who holds it", ""]
-        for holder in analysis.holders[:5]:
-            history = "".join(f", {part}" for part in holder_history(holder, lambda path, line: code(_where(analysis, path, line))))
-            out.append(f"- {code(holder.root)} ({prose(holder.kind)}, {holder.tensors} tensors): {fmt(holder.bytes)}{history}")
+        for row in holder_rows(analysis, lambda path, line: code(_where(analysis, path, line))):
+            graphs = f"; {prose(row.graphs)}" if row.graphs else ""
+            history = "".join(f", {part}" for part in row.history)
+            out.append(f"- {code(row.root)} ({prose(row.what)}, {row.tensors}{graphs}): {row.bytes}{history}")
     return out
 
 
