@@ -10,6 +10,7 @@ from vramlens.analysis.rendering.accounting_view import AccountingView, accounti
 from vramlens.analysis.rendering.line_view import line_views, recorded_place
 from vramlens.analysis.rendering.memory_view import census_words, holder_rows, holders_ranked, role_rows, roles_total
 from vramlens.analysis.rendering.notebook_text import cell_rows, holder_lines
+from vramlens.analysis.rendering.storing_view import storing_view
 from vramlens.analysis.rendering.verdict_view import first_fix, verdict_view
 from vramlens.safe_text import one_line
 from vramlens.units import count_of
@@ -80,12 +81,12 @@ def storing_text(analysis: Analysis) -> list[str]:
     place = recorded_place(analysis)
     out = ["", "The line that keeps it (where to change the code)"]
     for storing in analysis.storing[:3]:
-        grown = f", {fmt(storing.growth_bytes)} of it from earlier steps" if storing.growth_bytes else ""
-        out.append(f"  {place(storing.path, storing.line)}: keeps {fmt(storing.bytes)}{grown} in {storing.holder}")
+        view = storing_view(storing, analysis, place)
+        out.append(f"  {place(storing.path, storing.line)}: {view.words}")
         if storing.source:
             out.append(f"     > {storing.source}")
-        if storing.allocated_at and storing.allocated_at != (storing.path, storing.line):
-            out.append(f"     allocated at {place(*storing.allocated_at)}, kept by {storing.target} at line {storing.line}")
+        if view.second_hop:
+            out.append(f"     {view.second_hop}")
     return out
 
 

@@ -10,6 +10,7 @@ from vramlens.analysis.load.run_settings import run_settings
 from vramlens.analysis.rendering.markdown_safe import cell, code, code_block, prose, sentence
 from vramlens.analysis.rendering.notebook_text import cell_rows, holder_lines
 from vramlens.safe_text import one_line
+from vramlens.analysis.rendering.storing_view import storing_view
 from vramlens.analysis.rendering.memory_view import census_words, holder_rows, role_rows
 from vramlens.units import format_bytes as fmt
 
@@ -184,13 +185,12 @@ def _roles(analysis: Analysis) -> list[str]:
         out += ["", "### The line that keeps it", ""]
         if not analysis.storing:
             out.append(sentence(analysis.storing_note))
+        place = lambda path, line: code(_where(analysis, path, line))  # noqa: E731
         for storing in analysis.storing[:3]:
-            grown = f", {fmt(storing.growth_bytes)} of it from earlier steps" if storing.growth_bytes else ""
+            view = storing_view(storing, analysis, place, name=code)
             statement = f": {code(storing.source)}" if storing.source else ""
-            second = (f"; allocated at {code(_where(analysis, *storing.allocated_at))}"
-                      if storing.allocated_at and storing.allocated_at != (storing.path, storing.line) else "")
-            out.append(f"- {code(_where(analysis, storing.path, storing.line))}{statement} keeps {fmt(storing.bytes)}"
-                       f"{grown} in {code(storing.holder)}{second}")
+            second = f"; {view.second_hop}" if view.second_hop else ""
+            out.append(f"- {place(storing.path, storing.line)}{statement} {view.words}{second}")
     if analysis.holders:
         out += ["", "### Who holds it", ""]
         for row in holder_rows(analysis, lambda path, line: code(_where(analysis, path, line))):
