@@ -52,7 +52,7 @@ def test_report_has_setup_failure_diagnosis_and_a_linked_plot(tmp_path, capsys):
     text = out.read_text()
     for fact in ("NVIDIA H200, 80.00 GiB", "2.11.0+cu130", "native backend", "| Batch size | 64 |",
                  "| Input length | 2048 |", "| Precision | bf16 |", "a request of 512.00 MiB failed",
-                 "torch.OutOfMemoryError", "**working_set**", "| `PYTORCH_ALLOC_CONF=expandable_segments:True` | did not prevent the OOM | oom, peak reserved 1000.00 MiB | "
+                 "torch.OutOfMemoryError", "**The live working set is too large** (`working_set`; confidence", "| `PYTORCH_ALLOC_CONF=expandable_segments:True` | did not prevent the OOM | oom, peak reserved 1000.00 MiB | "
                  "oom, peak reserved 1010.00 MiB |", "Do not rely on PYTORCH_ALLOC_CONF=expandable_segments:True",
                  "![allocated and reserved over the recorded history](report-timeline.svg)", f"`{ROOT}/train.py:42` step"):
         assert fact in text, fact

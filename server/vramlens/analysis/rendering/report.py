@@ -11,6 +11,7 @@ from vramlens.analysis.rendering.markdown_safe import cell, code, code_block, pr
 from vramlens.analysis.rendering.notebook_text import cell_rows, holder_lines
 from vramlens.safe_text import one_line
 from vramlens.analysis.rendering.storing_view import storing_view
+from vramlens.analysis.rendering.verdict_view import verdict_view
 from vramlens.analysis.rendering.memory_view import census_words, holder_rows, role_rows
 from vramlens.units import format_bytes as fmt
 
@@ -142,11 +143,13 @@ def _int(value) -> int | None:
 
 
 def _diagnosis(analysis: Analysis) -> list[str]:
-    d = analysis.diagnosis
-    out = ["## Diagnosis", "", f"**{d.cause}** (confidence {d.confidence:.2f}, {d.confidence_label})", ""]
+    d, verdict = analysis.diagnosis, verdict_view(analysis)
+    # The cause in the CLI's words (verdict_view.py), its identifier after them for searching docs and JSON.
+    out = ["## Diagnosis", "", f"**{verdict.cause[:1].upper()}{verdict.cause[1:]}** ({code(d.cause)}; "
+                               f"{sentence(verdict.confidence)})", ""]
     out += [f"- {sentence(fact)}" for fact in d.evidence]
-    if d.alternative:
-        out += ["", f"Close runner-up: **{d.alternative}**."]
+    if verdict.alternative:
+        out += ["", f"{verdict.alternative[:1].upper()}{verdict.alternative[1:]} ({code(d.alternative)})."]
     if d.confirm is not None:
         out += ["", f"To decide by measurement ({sentence(d.confirm.question)}): {code(d.confirm.command)} — "
                     f"{sentence(d.confirm.expectation)}"]
