@@ -7,7 +7,7 @@ import { LineLink, linkPieces } from "./links";
 import { renderMarkdown } from "./markdown";
 import { LineColumn, LineRow, nextSort, Sort, sortRows, sparkline } from "./lineTable";
 import { BreakdownNode, Holder, iciclePlan, IcicleNode, RoleShare, roleSegments } from "./memoryViews";
-import { Experiment, EXPERIMENT_COLUMNS, experimentNotes, experimentRows, RANK_COLUMNS, rankCells, RankRow } from "./tables";
+import { ExperimentView, RankRow } from "./tables";
 import { brushWindow, defaultWindow, fullWindow, plotHeight, readingAt, Series, timeAt, timelineGeometry, traceIndexAt } from "./timeline";
 
 declare function acquireVsCodeApi(): { postMessage(message: unknown): void };
@@ -90,7 +90,8 @@ interface Report {
     markdown?: string;
     ranks?: RankRow[] | null;
     selectedRank?: number | null;
-    experiment?: Experiment | null;
+    rankColumns?: string[];
+    experimentView?: ExperimentView | null;
 }
 
 const SVG = "http://www.w3.org/2000/svg";
@@ -555,12 +556,12 @@ function ranks(report: Report): HTMLElement | null {
     const rows = report.ranks.map((r) => {
         const classes = [r.rank === report.selectedRank ? "selected" : "", r.failing ? "failing" : ""].filter(Boolean).join(" ");
         const row = el("tr", { "data-rank": String(r.rank), class: classes, title: r.endingText ?? "" },
-            ...rankCells(r).map((cell, index) => el("td", { class: index > 1 ? "num" : "" }, cell)));
+            ...(r.cells ?? []).map((cell, index) => el("td", { class: index > 1 ? "num" : "" }, cell)));
         if (r.shown !== false) row.addEventListener("click", () => pick(r.rank));
         return row;
     });
     return section("Ranks", el("p", { class: "ranks" }, el("label", { for: "rank" }, "Show rank "), select),
-        table("ranks", RANK_COLUMNS, ...rows));
+        table("ranks", report.rankColumns ?? [], ...rows));
 }
 
 /** "1.50 GiB (1.49 GiB–1.51 GiB)": the median, and its range below it in small print. */
@@ -570,9 +571,9 @@ function withRange(cell: string): Child[] {
 }
 
 /** A controlled experiment: per variant the medians (min–max), its verdict, and what exceeded the noise. */
-function experiment(data: Experiment | null | undefined): HTMLElement | null {
-    if (!data || typeof data !== "object") return null;
-    const rows = experimentRows(data).flatMap((row) => {
+function experiment(data: ExperimentView | null | undefined): HTMLElement | null {
+    if (!data?.title) return null;
+    const rows = data.rows.flatMap((row) => {
         const [label, ...figures] = row.cells.slice(0, -1);
         const differences = [...row.beyondNoise.map((t) => el("li", { class: "real" }, t)), ...row.withinNoise.map((t) => el("li", { class: "noise" }, t))];
         return [
@@ -582,12 +583,10 @@ function experiment(data: Experiment | null | undefined): HTMLElement | null {
                 differences.length ? el("ul", { class: "differences" }, ...differences) : null)),
         ];
     });
-    const script = data.script?.split(/[\\/]/).pop();
-    const heading = `Controlled experiment${script ? ` — ${script}` : ""}${data.repeats ? ` (${data.repeats} runs per variant)` : ""}`;
-    return section(heading,
-        rows.length ? table("experiment", EXPERIMENT_COLUMNS.slice(1, -1), ...rows) : null,
-        rows.length ? el("p", { class: "legend-note" }, el("span", { class: "real" }, "■ beyond the run-to-run noise"), " ", el("span", { class: "noise" }, "■ within noise")) : null,
-        ...experimentNotes(data).map((note) => el("p", { class: "experiment-note" }, note)));
+    return section(data.title,
+        rows.length ? table("experiment", data.columns.slice(1, -1), ...rows) : null,
+        rows.length ? el("p", { class: "legend-note" }, el("span", { class: "real" }, `■ ${data.legend.beyond}`), " ", el("span", { class: "noise" }, `■ ${data.legend.within}`)) : null,
+        ...data.notes.map((note) => el("p", { class: "experiment-note" }, note)));
 }
 
 let markdownOpen = false;
@@ -664,7 +663,7 @@ function render(report: Report | null): void {
     main.append(
         el("h1", {}, report.title ?? "VRAM Lens report"),
         el("p", { class: "capture code" }, report.capture ?? "", report.redacted ? " (redacted)" : ""),
-        ...[unmappedBanner(report), comparisonSection(report), ranks(report), experiment(report.experiment), cause(report), roles(report), timeline(report),
+        ...[unmappedBanner(report), comparisonSection(report), ranks(report), experiment(report.experimentView), cause(report), roles(report), timeline(report),
             advice(report), accounting(report.accounting), topLines(report), holders(report), notebookSection(report), breakdown(report), segmentMap(report),
             markdown(report)].filter((n): n is HTMLElement => n !== null),
     );

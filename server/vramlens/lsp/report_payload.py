@@ -17,6 +17,8 @@ from vramlens.analysis.rendering.redact import Redaction, hosts_of, redact_count
 from vramlens.analysis.ranks.model import OWN_FAILURES, RankComparison
 from vramlens.analysis.rendering.report import build_report
 from vramlens.analysis.rendering.experiment_text import render_text
+from vramlens.analysis.rendering.experiment_view import experiment_json
+from vramlens.analysis.rendering.ranks_text import RANK_COLUMNS, rank_cells
 from vramlens.analysis.rendering.markdown_safe import code_block, prose
 from vramlens.lsp.capture_store import LoadedCapture
 from vramlens.lsp.wording import cause_text
@@ -334,6 +336,7 @@ def rank_rows(comparison: RankComparison) -> list[dict]:
              "node": summary.node_rank, "hostname": summary.hostname,
              "peakAllocated": summary.peak_allocated, "peakReserved": summary.peak_reserved,
              "driverUsed": summary.peak_driver_visible, "outsidePytorch": summary.outside_pytorch,
+             "cells": rank_cells(summary, summary.rank == comparison.failing_rank),
              "shown": summary.analysis is not None} for summary in comparison.ranks]
 
 
@@ -342,7 +345,8 @@ def report_payload(loaded: LoadedCapture, to_uri: Callable[[str], str], redacted
     if view is None:
         payload = {"workspaceFolder": loaded.folder_uri, "capture": loaded.path, "redacted": redacted,
                    "title": experiment_title(loaded.experiment or {}), "analysis": None, "lines": [], "series": None,
-                   "markdown": report_markdown(loaded), "ranks": None, "experiment": loaded.experiment}
+                   "markdown": report_markdown(loaded), "ranks": None, "experiment": loaded.experiment,
+                   "experimentView": experiment_json(loaded.experiment)}
         return _redacted_payload(payload, loaded) if redacted else payload
     analysis = view.analysis
     links = line_links(analysis, to_uri)
@@ -370,9 +374,11 @@ def report_payload(loaded: LoadedCapture, to_uri: Callable[[str], str], redacted
         "markdown": report_markdown(loaded),
         "ranks": None,
         "experiment": loaded.experiment,
+        "experimentView": experiment_json(loaded.experiment),
     }
     if loaded.comparison is not None:
         payload["ranks"] = rank_rows(loaded.comparison)
+        payload["rankColumns"] = RANK_COLUMNS
         payload["selectedRank"] = view.rank
         payload["failingRank"] = loaded.comparison.failing_rank
     return _redacted_payload(payload, loaded) if redacted else payload

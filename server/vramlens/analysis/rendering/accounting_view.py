@@ -45,17 +45,9 @@ def outside_remark(acc: Accounting) -> str:
     return f"other processes {fmt(acc.other_processes)}" if acc.other_processes is not None else ""
 
 
-def driver_remark(acc: Accounting) -> str:
-    """When NVML read it, and the device's size as the driver reports it where that is not the device total
-    shown (torch leaves out what the driver keeps for itself)."""
-    parts = [f"NVML sample: {acc.nvml_phase}"] if acc.nvml_phase else []
-    if acc.driver_total and fmt(acc.driver_total) != fmt(device_total(acc)):
-        parts.append(f"of {fmt(acc.driver_total)} as the driver reports the device")
-    return "; ".join(parts)
-
-
 def device_total(acc: Accounting) -> int | None:
-    """The one device total shown (torch's, else the driver's when torch did not say)."""
+    """The one device total shown (torch's, else the driver's when torch did not say); NVML's own total
+    stays in the JSON (driver_total), so no view shows two totals."""
     return acc.device_total or acc.driver_total
 
 
@@ -76,7 +68,8 @@ def accounting_rows(acc: Accounting, peak_allocated: int, peak_reserved: int | N
         AccountingRow("cached", "cached (reserved − allocated)", fmt(acc.cached), free_block_remark(acc)),
         AccountingRow("reserved", "reserved by PyTorch", fmt(acc.reserved), ""),
         AccountingRow("non_pytorch", "non-PyTorch (driver used − reserved)", fmt(acc.non_pytorch), outside_remark(acc)),
-        AccountingRow("driver_used", "driver-visible used", fmt(acc.driver_used), driver_remark(acc)),
+        AccountingRow("driver_used", "driver-visible used", fmt(acc.driver_used),
+                      f"NVML sample: {acc.nvml_phase}" if acc.nvml_phase else ""),
         AccountingRow("limit", f"limit ({'fraction cap' if acc.limit_is_cap else 'device total'})", fmt(acc.limit),
                       f"device total {fmt(total)}" if acc.limit_is_cap and total else ""),
         AccountingRow("request", "failed request", fmt(acc.request) if acc.request is not None else "none", ""),
