@@ -332,7 +332,7 @@ function holders(report: Report): HTMLElement | null {
         el("td", { class: "code holder-root" }, h.root), el("td", {}, h.kindText ?? h.kind),
         el("td", { class: "num" }, h.bytesText ?? formatBytes(h.bytes)), el("td", { class: "num" }, h.tensorsText ?? String(h.tensors)),
         el("td", { class: "code" }, ...(h.filledAt ? linked(h.filledAt, report) : ["—"]))));
-    const columns = report.holderColumns ?? ["held by", "what", "bytes", "tensors", "filled at"];
+    const columns = report.holderColumns ?? [];
     return section("Who holds it", el("div", { class: "table-scroll" }, table("holders", columns, ...rows)));
 }
 
