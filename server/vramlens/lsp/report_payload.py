@@ -29,7 +29,7 @@ from vramlens.analysis.rendering.accounting_view import (
 from vramlens.analysis.rendering.line_view import line_view_json, line_views, recorded_place
 from vramlens.analysis.rendering.verdict_view import verdict_json, verdict_view
 from vramlens.analysis.rendering.memory_view import holder_rows, role_rows
-from vramlens.analysis.rendering.notebook_text import cell_rows, holder_lines
+from vramlens.analysis.rendering.notebook_text import KEPT_TITLE, cell_rows, cells_title, holder_lines
 from vramlens.capture.format import SNAPSHOT_FILE
 from vramlens.units import format_bytes as fmt
 
@@ -233,8 +233,8 @@ def notebook_section(analysis: Analysis) -> dict | None:
     if facts is None:
         return None
     place = recorded_place(analysis)
-    return {"title": f"Cells of {facts.name}, in the order they ran", "cells": cell_rows(facts, place),
-            "keptTitle": "Held by the kernel itself", "kept": holder_lines(facts, place)}
+    return {"title": cells_title(facts), "cells": cell_rows(facts, place), "keptTitle": KEPT_TITLE,
+            "kept": holder_lines(facts, place)}
 
 
 def unmapped(analysis: Analysis) -> dict | None:

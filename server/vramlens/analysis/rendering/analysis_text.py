@@ -9,7 +9,7 @@ from vramlens.analysis.model import Analysis, LineStat
 from vramlens.analysis.rendering.accounting_view import AccountingView, accounting_view
 from vramlens.analysis.rendering.line_view import line_views, recorded_place
 from vramlens.analysis.rendering.memory_view import census_words, holder_rows, holders_ranked, role_rows, roles_total
-from vramlens.analysis.rendering.notebook_text import cell_rows, holder_lines
+from vramlens.analysis.rendering.notebook_text import KEPT_TITLE, cell_rows, cells_title, holder_lines
 from vramlens.analysis.rendering.storing_view import storing_view
 from vramlens.analysis.rendering.verdict_view import first_fix, verdict_view
 from vramlens.safe_text import one_line
@@ -49,10 +49,10 @@ def _notebook_text(analysis: Analysis) -> list[str]:
     if facts is None:
         return []
     place = recorded_place(analysis)
-    out = ["", f"Cells of {facts.name}, in the order they ran"] + [f"  {row}" for row in cell_rows(facts, place)]
+    out = ["", cells_title(facts)] + [f"  {row}" for row in cell_rows(facts, place)]
     held = holder_lines(facts, place)
     if held:
-        out += ["", "Held by the kernel itself"] + [f"  - {line}" for line in held]
+        out += ["", KEPT_TITLE] + [f"  - {line}" for line in held]
     return out
 
 

@@ -8,7 +8,7 @@ from vramlens.analysis.model import Analysis
 from vramlens.analysis.rendering.accounting_view import accounting_view
 from vramlens.analysis.load.run_settings import run_settings
 from vramlens.analysis.rendering.markdown_safe import cell, code, code_block, prose, sentence
-from vramlens.analysis.rendering.notebook_text import cell_rows, holder_lines
+from vramlens.analysis.rendering.notebook_text import KEPT_TITLE, cell_rows, cells_title, holder_lines
 from vramlens.safe_text import one_line
 from vramlens.analysis.rendering.storing_view import storing_view
 from vramlens.analysis.rendering.verdict_view import verdict_view
@@ -237,11 +237,11 @@ def _notebook(analysis: Analysis) -> list[str]:
         ref = facts.ref(path)
         return f"{path}:{line}" if ref is None else (f"{ref.label} line {line}" if line is not None else ref.label)
 
-    out = ["## Notebook", "", f"Cells of {facts.name} ({facts.kernel or 'kernel'}), in the order they ran:", ""]
+    out = ["## Notebook", "", f"{cells_title(facts)}:", ""]
     out += [f"- {_cell(row)}" for row in cell_rows(facts, place)]
     held = holder_lines(facts, place)
     if held:
-        out += ["", "Held by the kernel itself:", ""] + [f"- {_cell(line)}" for line in held]
+        out += ["", f"{KEPT_TITLE}:", ""] + [f"- {_cell(line)}" for line in held]
     return out + [""]
 
 
