@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from vramlens.analysis.load.ending import SNAPSHOT, moment_words
+from vramlens.analysis.load.ending import SNAPSHOT
 from vramlens.analysis.load.interventions import read_interventions
 from vramlens.analysis.model import Analysis
 from vramlens.analysis.rendering.accounting_view import accounting_view
