@@ -123,7 +123,7 @@ def test_other_stays_within_a_tenth_on_older_captures_without_the_graph_walk(nam
 
 
 def test_a_completed_run_without_a_peak_census_says_its_breakdown_is_of_the_end(round4, capsys):
-    from vramlens.cli.analyze import _memory_views_text
+    from vramlens.analysis.rendering.analysis_text import _memory_views_text
     analysis = analyze_path(round4 / "eval_outputs_kept" / "capture")
     assert analysis.oom is None and analysis.census_moment == "end"
     text = "\n".join(_memory_views_text(analysis))

@@ -88,10 +88,11 @@ test("hundreds of steps are merged into bands a few pixels wide at least; wide b
 });
 
 test("the limit and the device total are lines when near the data, named when far above it", () => {
-    const capped = timelineGeometry({ ...basic, limit: 3.75 * GIB, limitIsCap: true, deviceTotal: 140 * GIB }, 400, 240)!;
+    const labels = { limitLabel: "cap 3.75 GiB", deviceTotalLabel: "device 140.00 GiB" }; // the server's words
+    const capped = timelineGeometry({ ...basic, limit: 3.75 * GIB, limitIsCap: true, deviceTotal: 140 * GIB, ...labels }, 400, 240)!;
     assert.ok(capped.limit && capped.limit.y >= capped.plot.top && capped.limit.label === "cap 3.75 GiB");
     assert.equal(capped.deviceTotal, null);
-    assert.deepEqual(capped.offScale, ["device 140 GiB"]);
+    assert.deepEqual(capped.offScale, ["device 140.00 GiB"]);
     const small = timelineGeometry({ ...basic, limit: 4 * GIB, deviceTotal: 4.2 * GIB }, 400, 240)!;
     assert.ok(small.limit && small.deviceTotal && small.deviceTotal.y < small.limit.y);
 });

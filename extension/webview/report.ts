@@ -2,11 +2,12 @@
 // user's clicks back. Text goes in as textContent only (the payload quotes user files and paths); the one
 // HTML string, the rendered Markdown, comes from markdown-it with raw HTML disabled.
 import { formatBytes, formatPercent } from "./format";
+import { codeSpans } from "./inline";
 import { LineLink, linkPieces } from "./links";
 import { renderMarkdown } from "./markdown";
 import { LineColumn, LineRow, nextSort, Sort, sortRows, sparkline } from "./lineTable";
 import { BreakdownNode, Holder, iciclePlan, IcicleNode, RoleShare, roleSegments } from "./memoryViews";
-import { Experiment, EXPERIMENT_COLUMNS, experimentNotes, experimentRows, RANK_COLUMNS, rankCells, RankRow } from "./tables";
+import { ExperimentView, RankRow } from "./tables";
 import { brushWindow, defaultWindow, fullWindow, plotHeight, readingAt, Series, timeAt, timelineGeometry, traceIndexAt } from "./timeline";
 
 declare function acquireVsCodeApi(): { postMessage(message: unknown): void };
@@ -59,6 +60,11 @@ interface Verdict {
     fix?: { action: string; reason: string } | null;
 }
 
+interface AccountingView {
+    title: string;
+    rows: { key: string; label: string; value: string; remark: string }[];
+}
+
 interface Report {
     title?: string;
     capture?: string;
@@ -70,6 +76,7 @@ interface Report {
     lines?: LineRow[];
     lineColumns?: LineColumn[];
     verdict?: Verdict | null;
+    accounting?: AccountingView | null;
     holderColumns?: string[];
     segments?: SegmentView | null;
     notebook?: { title: string; cells: string[]; keptTitle: string; kept: string[] } | null;
@@ -83,7 +90,8 @@ interface Report {
     markdown?: string;
     ranks?: RankRow[] | null;
     selectedRank?: number | null;
-    experiment?: Experiment | null;
+    rankColumns?: string[];
+    experimentView?: ExperimentView | null;
 }
 
 const SVG = "http://www.w3.org/2000/svg";
@@ -127,6 +135,11 @@ function lineLink(target: { label: string; uri: string; line: number }): HTMLEle
 /** A sentence with every file:line the server can open as a link. */
 function linked(text: string, report: Report): Child[] {
     return linkPieces(text, report.links ?? []).map((piece) => (typeof piece === "string" ? piece : lineLink(piece)));
+}
+
+/** One of the server's sentences: its `code` as code (inline.ts), every file:line outside it as a link. */
+function sentence(text: string, report: Report): Child[] {
+    return codeSpans(text).flatMap((span) => (span.code ? [el("code", {}, span.text)] : linked(span.text, report)));
 }
 
 // ---- timeline ----------------------------------------------------------------------------------
@@ -319,7 +332,7 @@ function holders(report: Report): HTMLElement | null {
         el("td", { class: "code holder-root" }, h.root), el("td", {}, h.kindText ?? h.kind),
         el("td", { class: "num" }, h.bytesText ?? formatBytes(h.bytes)), el("td", { class: "num" }, h.tensorsText ?? String(h.tensors)),
         el("td", { class: "code" }, ...(h.filledAt ? linked(h.filledAt, report) : ["—"]))));
-    const columns = report.holderColumns ?? ["held by", "what", "bytes", "tensors", "filled at"];
+    const columns = report.holderColumns ?? [];
     return section("Who holds it", el("div", { class: "table-scroll" }, table("holders", columns, ...rows)));
 }
 
@@ -376,7 +389,7 @@ function notebookSection(report: Report): HTMLElement | null {
     if (!nb?.cells?.length) return null;
     return section(nb.title, el("ol", { class: "cells" }, ...nb.cells.map((row) => el("li", { class: "code" }, ...linked(row, report)))),
         nb.kept.length ? el("h3", {}, nb.keptTitle) : null,
-        nb.kept.length ? el("ul", { class: "kept" }, ...nb.kept.map((row) => el("li", {}, ...linked(row, report)))) : null);
+        nb.kept.length ? el("ul", { class: "kept" }, ...nb.kept.map((row) => el("li", {}, ...sentence(row, report)))) : null);
 }
 
 /** Two captures side by side (the server's labelled rows of `vramlens diff`): the run before a change and after it. */
@@ -452,7 +465,7 @@ function cause(report: Report): HTMLElement | null {
     const source = v.source ? el("pre", { class: "source" }, v.source) : null;
     const measured = d?.measured ? el("p", { class: "measured" }, d.measured) : null;
     const evidence = el("details", { class: "evidence" }, el("summary", {}, "Why"),
-        el("ul", {}, ...(analysis.evidence ?? []).map((e: string) => el("li", {}, ...linked(e, report)))));
+        el("ul", {}, ...(analysis.evidence ?? []).map((e: string) => el("li", {}, ...sentence(e, report)))));
     // Deciding by measurement leads only when the runner-up is close; otherwise it is a check, not the next step.
     const confirm = report.confirmable ? button(v.alternative ? "Confirm the diagnosis" : "Check by measurement", command("confirm"),
         { id: "confirm", class: v.alternative && environment.canRun ? "" : "secondary", title: d?.confirm?.expectation ?? "Run the experiment that tells this cause from the next likely one" }) : null;
@@ -463,8 +476,8 @@ function advice(report: Report): HTMLElement | null {
     const items = report.recommendations ?? (report.analysis?.recommendations as Recommendation[] | undefined) ?? [];
     if (!items.length) return null;
     const rows = items.map((r, index) => el("li", {},
-        el("div", {}, ...linked(r.action, report), r.experiment ? el("span", { class: "tag" }, "measure it") : null),
-        r.reason ? el("div", { class: "why" }, ...linked(r.reason, report)) : null,
+        el("div", {}, ...sentence(r.action, report), r.experiment ? el("span", { class: "tag" }, "measure it") : null),
+        r.reason ? el("div", { class: "why" }, ...sentence(r.reason, report)) : null,
         (r.actions?.length ?? 0) > 0
             ? el("div", { class: "actions" }, ...r.actions!.map((action, j) =>
                 button(action.title, () => vscode.postMessage({ type: "action", recommendation: index, action: j }), { class: `action ${action.kind}`, "data-kind": action.kind })))
@@ -474,26 +487,12 @@ function advice(report: Report): HTMLElement | null {
     return section("What to try", el("ol", { class: "advice" }, ...rows));
 }
 
-const ACCOUNTING: [string, string][] = [
-    ["allocated", "allocated (live tensors)"],
-    ["cached", "cached (reserved − allocated)"],
-    ["largest_free_block", "largest free block"],
-    ["reserved", "reserved by PyTorch"],
-    ["non_pytorch", "non-PyTorch (driver used − reserved)"],
-    ["driver_used", "driver-visible used"],
-    ["limit", "limit"],
-    ["request", "failed request"],
-    ["peak_allocated", "peak allocated"],
-    ["peak_reserved", "peak reserved"],
-];
-
-function accounting(memory: Record<string, number | null> | undefined, moment: string | undefined): HTMLElement | null {
-    if (!memory) return null;
-    const rows = ACCOUNTING.filter(([key]) => memory[key] !== null && memory[key] !== undefined).map(([key, label]) =>
-        el("tr", { "data-key": key }, el("th", {}, label), el("td", { class: "num" }, formatBytes(memory[key]))),
-    );
-    const when = { oom: "the OOM", peak: "the peak", end: "the end" }[moment ?? "end"] ?? moment;
-    return section(`Memory at ${when}`, el("div", { class: "table-scroll" }, el("table", { class: "accounting" }, ...rows)));
+/** The accounting's rows as the server words them (analysis/rendering/accounting_view.py), remarks under labels. */
+function accounting(view: AccountingView | null | undefined): HTMLElement | null {
+    if (!view?.rows?.length) return null;
+    const rows = view.rows.map((row) => el("tr", { "data-key": row.key },
+        el("th", {}, row.label, row.remark ? el("div", { class: "why" }, row.remark) : null), el("td", { class: "num" }, row.value)));
+    return section(view.title, el("div", { class: "table-scroll" }, el("table", { class: "accounting" }, ...rows)));
 }
 
 let lineSort: Sort = { by: "live", descending: true };
@@ -557,12 +556,12 @@ function ranks(report: Report): HTMLElement | null {
     const rows = report.ranks.map((r) => {
         const classes = [r.rank === report.selectedRank ? "selected" : "", r.failing ? "failing" : ""].filter(Boolean).join(" ");
         const row = el("tr", { "data-rank": String(r.rank), class: classes, title: r.endingText ?? "" },
-            ...rankCells(r).map((cell, index) => el("td", { class: index > 1 ? "num" : "" }, cell)));
+            ...(r.cells ?? []).map((cell, index) => el("td", { class: index > 1 ? "num" : "" }, cell)));
         if (r.shown !== false) row.addEventListener("click", () => pick(r.rank));
         return row;
     });
     return section("Ranks", el("p", { class: "ranks" }, el("label", { for: "rank" }, "Show rank "), select),
-        table("ranks", RANK_COLUMNS, ...rows));
+        table("ranks", report.rankColumns ?? [], ...rows));
 }
 
 /** "1.50 GiB (1.49 GiB–1.51 GiB)": the median, and its range below it in small print. */
@@ -572,9 +571,9 @@ function withRange(cell: string): Child[] {
 }
 
 /** A controlled experiment: per variant the medians (min–max), its verdict, and what exceeded the noise. */
-function experiment(data: Experiment | null | undefined): HTMLElement | null {
-    if (!data || typeof data !== "object") return null;
-    const rows = experimentRows(data).flatMap((row) => {
+function experiment(data: ExperimentView | null | undefined): HTMLElement | null {
+    if (!data?.title) return null;
+    const rows = data.rows.flatMap((row) => {
         const [label, ...figures] = row.cells.slice(0, -1);
         const differences = [...row.beyondNoise.map((t) => el("li", { class: "real" }, t)), ...row.withinNoise.map((t) => el("li", { class: "noise" }, t))];
         return [
@@ -584,12 +583,10 @@ function experiment(data: Experiment | null | undefined): HTMLElement | null {
                 differences.length ? el("ul", { class: "differences" }, ...differences) : null)),
         ];
     });
-    const script = data.script?.split(/[\\/]/).pop();
-    const heading = `Controlled experiment${script ? ` — ${script}` : ""}${data.repeats ? ` (${data.repeats} runs per variant)` : ""}`;
-    return section(heading,
-        rows.length ? table("experiment", EXPERIMENT_COLUMNS.slice(1, -1), ...rows) : null,
-        rows.length ? el("p", { class: "legend-note" }, el("span", { class: "real" }, "■ beyond the run-to-run noise"), " ", el("span", { class: "noise" }, "■ within noise")) : null,
-        ...experimentNotes(data).map((note) => el("p", { class: "experiment-note" }, note)));
+    return section(data.title,
+        rows.length ? table("experiment", data.columns.slice(1, -1), ...rows) : null,
+        rows.length ? el("p", { class: "legend-note" }, el("span", { class: "real" }, `■ ${data.legend.beyond}`), " ", el("span", { class: "noise" }, `■ ${data.legend.within}`)) : null,
+        ...data.notes.map((note) => el("p", { class: "experiment-note" }, note)));
 }
 
 let markdownOpen = false;
@@ -666,8 +663,8 @@ function render(report: Report | null): void {
     main.append(
         el("h1", {}, report.title ?? "VRAM Lens report"),
         el("p", { class: "capture code" }, report.capture ?? "", report.redacted ? " (redacted)" : ""),
-        ...[unmappedBanner(report), comparisonSection(report), ranks(report), experiment(report.experiment), cause(report), roles(report), timeline(report),
-            advice(report), accounting(analysis?.memory, analysis?.moment), topLines(report), holders(report), notebookSection(report), breakdown(report), segmentMap(report),
+        ...[unmappedBanner(report), comparisonSection(report), ranks(report), experiment(report.experimentView), cause(report), roles(report), timeline(report),
+            advice(report), accounting(report.accounting), topLines(report), holders(report), notebookSection(report), breakdown(report), segmentMap(report),
             markdown(report)].filter((n): n is HTMLElement => n !== null),
     );
 }

@@ -27,6 +27,8 @@ export interface Series {
     limit?: number | null;
     limitIsCap?: boolean;
     deviceTotal?: number | null;
+    limitLabel?: string | null; // the server's words for the two lines: "cap 3.00 GiB", "device 139.80 GiB"
+    deviceTotalLabel?: string | null;
     tops?: ([string, number] | null)[] | null; // per allocated point: the user line holding most then
     steps?: StepBand[] | null;
     marks?: Mark[] | null;
@@ -170,11 +172,6 @@ function axisUnit(bytes: number): { unit: number; name: string } {
     return bytes >= GIB ? { unit: GIB, name: "GiB" } : { unit: MIB, name: "MiB" };
 }
 
-function label(bytes: number): string {
-    const { unit, name } = axisUnit(bytes);
-    return `${+(bytes / unit).toFixed(2)} ${name}`;
-}
-
 /**
  * Layout for `series` in a width × height SVG over `window` (default: the whole run); null when there is
  * nothing to draw.
@@ -235,8 +232,10 @@ export function timelineGeometry(
     }
     const at = (t: number | null | undefined) => (finite(t) && t >= tMin && t <= tMax ? x(t) : null);
     const offScale: string[] = [];
-    if (finite(limit) && limit > 0 && drawnLimit === null) offScale.push(`limit ${label(limit)}${series.limitIsCap ? " (cap)" : ""}`);
-    if (finite(total) && total > 0 && drawnTotal === null && total !== limit) offScale.push(`device ${label(total)}`);
+    // The two lines' words come from the server (the figures the CLI and the accounting print).
+    const limitLabel = series.limitLabel ?? "", totalLabel = series.deviceTotalLabel ?? "";
+    if (finite(limit) && limit > 0 && drawnLimit === null && limitLabel) offScale.push(limitLabel);
+    if (finite(total) && total > 0 && drawnTotal === null && total !== limit && totalLabel) offScale.push(totalLabel);
     const bands = stepBands(series.steps ?? [], tMin, tMax, x);
     const marks = (series.marks ?? []).filter((m) => finite(m.at) && typeof m.label === "string" && m.at >= tMin && m.at <= tMax)
         .map((m) => ({ x: x(m.at), label: m.label }));
@@ -247,8 +246,8 @@ export function timelineGeometry(
         driverPath: driverPath.trim(), samples, yTicks, xTicks,
         yTitle: `memory (${name})`,
         xTitle: seconds ? "time since the first recorded allocation (s)" : "position in the allocator's trace",
-        limit: drawnLimit === null ? null : { y: y(drawnLimit), label: `${series.limitIsCap ? "cap" : "limit"} ${label(drawnLimit)}` },
-        deviceTotal: drawnTotal === null ? null : { y: y(drawnTotal), label: `device ${label(drawnTotal)}` },
+        limit: drawnLimit === null ? null : { y: y(drawnLimit), label: limitLabel },
+        deviceTotal: drawnTotal === null ? null : { y: y(drawnTotal), label: totalLabel },
         offScale,
         oomX: at(series.oomAt), peakX: at(series.peakAt), bands, marks,
     };

@@ -126,6 +126,7 @@ function expectedFromCli(capture = capturePath, ofScript = (l) => l.local_path =
         analysis,
         storing: storing.map((s) => s.line),
         deviceTotal: analysis.memory.device_total,
+        deviceTotalText: labels[labels.length - 1],
         lines: lines.map((l, i) => ({
             line: l.line, live: labels[i], share: `${Math.round(l.share * 100)}%`,
             liveBlock: l.live_sizes?.length ? `${labels[lines.length + i]} ×${l.live_sizes[0].count}` : null,
@@ -738,7 +739,7 @@ try {
     if (Math.abs(layout.svgWidth - layout.boxWidth) > 2) throw new Error(`the timeline is scaled: ${layout.svgWidth}px drawn in ${layout.boxWidth}px`);
     if (layout.tickPx < 11 || layout.tickPx > 12 || layout.tickRendered < 10) throw new Error(`tick labels are ${layout.tickPx}px (${layout.tickRendered}px on screen)`);
     const timelineText = normalise(await frame.locator("svg.timeline").textContent());
-    for (const words of ["memory (GiB)", "time since the first recorded allocation (s)", "cap 3 GiB", "OOM"]) {
+    for (const words of ["memory (GiB)", "time since the first recorded allocation (s)", "cap 3.00 GiB", "OOM"]) {
         if (!timelineText.includes(words)) throw new Error(`the timeline lacks "${words}": ${timelineText}`);
     }
     if (!(await frame.locator("svg.timeline path.area.reserved").count()) || !(await frame.locator("svg.timeline path.series.driverUsed").count())) {
@@ -842,7 +843,7 @@ try {
         if (root.startsWith(tree[0].label) && !root.endsWith(figure)) throw new Error(`the icicle's root says ${root}, not ${figure}`);
     }
     // One device total: the timeline's is the accounting's (the CLI's).
-    const deviceLabel = `device ${+(expected.deviceTotal / 1024 ** 3).toFixed(2)} GiB`;
+    const deviceLabel = `device ${expected.deviceTotalText}`;
     if (!normalise(await frame.locator("svg.timeline").textContent()).includes(deviceLabel)) throw new Error(`the timeline lacks ${deviceLabel}`);
     // The per-line table sorts and unfolds a line's whole path.
     await frame.locator("table.lines th.sortable", { hasText: "allocated in total" }).click();

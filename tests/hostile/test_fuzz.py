@@ -23,7 +23,7 @@ from vramlens.analysis.pipeline import analyze_capture
 from vramlens.analysis.rendering.redact import redact
 from vramlens.analysis.rendering.report import build_report
 from vramlens.capture import CaptureError, load_capture
-from vramlens.cli.analyze import render_text
+from vramlens.analysis.rendering.analysis_text import render_text
 from vramlens.lint import fix_source, lint_bytes, lint_source
 
 ROOT = Path(__file__).resolve().parents[2]

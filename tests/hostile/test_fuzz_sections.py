@@ -26,7 +26,7 @@ from vramlens.analysis.pipeline import analyze_capture
 from vramlens.analysis.rendering.markdown_safe import code, prose, sentence
 from vramlens.analysis.rendering.report import build_report
 from vramlens.capture import CaptureError, load_capture
-from vramlens.cli.analyze import render_text
+from vramlens.analysis.rendering.analysis_text import render_text
 from vramlens.lsp.loading import read_experiment
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -90,15 +90,16 @@ async def test_open_capture_shows_hints_hover_lens_and_the_oom_diagnostic(client
     assert "[Confirm the diagnosis](command:vramlens.runConfirmation?" in links
     assert hints[MODEL].tooltip.value == value
     stored = (await _hover(client, uri, APPEND)).contents.value  # it allocated nothing, yet it keeps the memory
-    assert stored.startswith("**Keeps 2.66 GiB alive** in `outputs`, 2.66 GiB of it allocated in earlier steps")
+    # The words of the CLI's line to change (rendering/storing_view.py), the holder as code.
+    assert stored.startswith("**Keeps 2.66 GiB alive in `outputs`, 2.66 GiB of it from earlier steps** — the line to change")
     assert f"allocated at [retained\\_references.py:20]({_uri(workspace)}#L20)" in stored
     assert "What to try: Stop outputs from keeping every step's tensors at retained_references.py:21" in stored
 
     lenses = await client.text_document_code_lens_async(types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=uri)))
     assert [lens.range.start.line for lens in lenses] == [APPEND]  # the line to change, not the function's def
     assert lenses[0].command.command == "vramlens.showReport"
-    assert lenses[0].command.title == ("▲ keeps 2.66 GiB in outputs, 2.66 GiB grew across steps — the line to change "
-                                       "· show memory report")
+    assert lenses[0].command.title == ("▲ keeps 2.66 GiB alive in outputs, 2.66 GiB of it from earlier steps — the line to "
+                                       "change · show memory report")
 
     diagnostics = {d.code: d for d in client.diagnostics[uri]}
     oom = diagnostics["VL-OOM"]

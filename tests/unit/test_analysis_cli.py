@@ -107,7 +107,7 @@ def test_every_json_field_is_documented():
 
 
 def test_sparkline_scales_to_the_highest_value():
-    from vramlens.cli.analyze import sparkline
+    from vramlens.analysis.rendering.analysis_text import sparkline
 
     assert sparkline([0, 50, 100]) == "▁▄█"
     assert len(sparkline(list(range(1000)), width=60)) <= 60

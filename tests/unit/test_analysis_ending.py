@@ -10,7 +10,8 @@ from test_analysis_cli import run_cli, write_pickle
 from test_analysis_diagnosis import GIB, analyze, capped_meta, checkerboard, crowded_device
 
 from vramlens.analysis import to_json
-from vramlens.cli.analyze import accounting_rows, render_text
+from vramlens.analysis.rendering.accounting_view import accounting_rows
+from vramlens.analysis.rendering.analysis_text import render_text
 
 
 def healthy() -> SnapshotBuilder:
@@ -135,7 +136,7 @@ def test_memory_owned_by_no_process_is_named_as_such():
               "other_processes_used": 0}
     builder = SnapshotBuilder().segment(0, 2 * GIB).alloc(0, 1 * GIB, user_stack(30)).oom(4 * GIB, 1 * GIB)
     analysis = analyze(builder.snapshot(), {"status": "oom", "oom": {"requested": 4 * GIB, "nvml": sample}})
-    remarks = " ".join(remark for _, _, remark in accounting_rows(analysis.accounting, 0))
+    remarks = " ".join(row.remark for row in accounting_rows(analysis.accounting, 0))
     assert "not attributed to any process (driver reservations) 1.50 GiB" in remarks and "no process (driver)" not in remarks
 
 

@@ -9,7 +9,7 @@ import pytest
 from vramlens.analysis import analyze_path
 from vramlens.analysis.rendering.line_view import line_views
 from vramlens.analysis.rendering.verdict_view import verdict_view
-from vramlens.cli.analyze import render_text
+from vramlens.analysis.rendering.analysis_text import render_text
 from vramlens.lsp.annotations import line_annotations
 
 REPO = Path(__file__).resolve().parents[2]

@@ -52,11 +52,11 @@ def test_report_has_setup_failure_diagnosis_and_a_linked_plot(tmp_path, capsys):
     text = out.read_text()
     for fact in ("NVIDIA H200, 80.00 GiB", "2.11.0+cu130", "native backend", "| Batch size | 64 |",
                  "| Input length | 2048 |", "| Precision | bf16 |", "a request of 512.00 MiB failed",
-                 "torch.OutOfMemoryError", "**working_set**", "| `PYTORCH_ALLOC_CONF=expandable_segments:True` | did not prevent the OOM | oom, peak reserved 1000.00 MiB | "
+                 "torch.OutOfMemoryError", "**The live working set is too large** (`working_set`; confidence", "| `PYTORCH_ALLOC_CONF=expandable_segments:True` | did not prevent the OOM | oom, peak reserved 1000.00 MiB | "
                  "oom, peak reserved 1010.00 MiB |", "Do not rely on PYTORCH_ALLOC_CONF=expandable_segments:True",
                  "![allocated and reserved over the recorded history](report-timeline.svg)", f"`{ROOT}/train.py:42` step"):
         assert fact in text, fact
-    assert "| … not attributed to any process (driver reservations) |" in text
+    assert "| non-PyTorch (driver used − reserved) |" in text  # its remark names driver reservations (test_analysis_ending)
     svg = ET.parse(out.with_name("report-timeline.svg")).getroot()
     texts = [element.text or "" for element in svg.iter()]
     assert any("limit 1.00 GiB" in t for t in texts) and "OOM" in texts

@@ -12,7 +12,8 @@ from vramlens.safe_text import one_line
 from vramlens.analysis.model import Analysis, LineStat, StoringLine
 from vramlens.lsp.runtime_findings import PeakFunction
 from vramlens.lsp.frame_links import FrameLinker, is_torch_frame, line_uri, split_frame
-from vramlens.analysis.rendering.line_view import GROWING_MARK, LineView, figure, figure_words, line_views
+from vramlens.analysis.rendering.line_view import LineView, figure, figure_words, line_views
+from vramlens.analysis.rendering.storing_view import kept_figure, live_total, storing_view
 from vramlens.units import format_bytes as fmt
 
 STALE_TEXT = "stale · changed since the capture"
@@ -152,10 +153,14 @@ def _storing_place(storing: StoringLine, cells: bool):
     return storing.local_path
 
 
+def _code_name(text: str) -> str:
+    return f"`{_code(text)}`"
+
+
 def _mark_storing(analysis: Analysis, by_file: dict, cells: bool, linker: FrameLinker) -> None:
     """The storing line carries the figure (and the shade); the line that allocated what it keeps
     says where it is kept, and its own shade keeps only what no storing line explains."""
-    total = max(analysis.accounting.allocated or sum(line.live_bytes for line in analysis.lines), 1)
+    total = live_total(analysis)
     kept_from: dict = {}
     for storing in analysis.storing:
         where = _storing_place(storing, cells)
@@ -163,16 +168,13 @@ def _mark_storing(analysis: Analysis, by_file: dict, cells: bool, linker: FrameL
             continue
         lines = by_file.setdefault(where, {})
         own = lines.get(storing.line)
-        kept = max(storing.bytes, own.live_bytes if own else 0)  # a line that allocates and stores keeps all it made
-        share = min(kept / total, 1.0)
-        text = f"keeps {fmt(kept)} · {share:.0%}" + (f" {GROWING_MARK}" if storing.growth_bytes else "")
+        view = storing_view(storing, analysis, _linked_place(analysis))
         hover = storing_hover(storing, analysis, linker)
         if own is not None:
             hover += "\n\n" + own.hover
         lines[storing.line] = LineAnnotation(
-            local_path=storing.local_path or where[0], line=storing.line, source=storing.source, text=text,
-            long_text=f"keeps {fmt(kept)} alive in {storing.holder}" + (" · growing" if storing.growth_bytes else ""),
-            share=share, live_bytes=kept, growing=bool(storing.growth_bytes),
+            local_path=storing.local_path or where[0], line=storing.line, source=storing.source, text=view.figure,
+            long_text=view.words, share=view.share, live_bytes=view.kept, growing=bool(storing.growth_bytes),
             growth_bytes=storing.growth_bytes, hover=hover, function=own.function if own else "")
         for place, size in storing.kept_from.items():
             if place != (storing.path, storing.line):
@@ -187,27 +189,31 @@ def _mark_storing(analysis: Analysis, by_file: dict, cells: bool, linker: FrameL
         first = keepers[0][0]
         grown = analysis.diagnosis.cause == "retained_references" and any(line.growing for line in analysis.lines)
         left = max(stat.growth_bytes - kept, 0) if grown else max(stat.live_bytes - kept, 0)  # what no keeper explains
-        note = f"allocated here, kept by `{_code(first.target)}` at line {first.line}"
+        note = storing_view(first, analysis, _linked_place(analysis), name=_code_name).kept_by
         by_file[where][stat.line] = LineAnnotation(
             local_path=annotation.local_path, line=annotation.line, source=annotation.source,
-            # named, not numbered: a line number would go wrong as edits move the lines
-            text=f"{fmt(stat.live_bytes)} · {fmt(min(kept, stat.live_bytes))} kept by {one_line(first.target)}",
+            text=kept_figure(stat.live_bytes, kept, one_line(first.target)),
             long_text=f"{annotation.long_text} · {note}",
             share=left / total, live_bytes=annotation.live_bytes, growing=False,
             growth_bytes=annotation.growth_bytes, hover=f"**{note[:1].upper()}{note[1:]}**  \n{annotation.hover}",
             function=annotation.function)
 
 
-def storing_hover(storing: StoringLine, analysis: Analysis, linker: FrameLinker) -> str:
-    """The storing line's hover: what it keeps, in which holder, where that was allocated, what to change."""
-    grown = f", {fmt(storing.growth_bytes)} of it allocated in earlier steps" if storing.growth_bytes else ""
-    out = [f"**Keeps {fmt(storing.bytes)} alive** in `{_code(storing.holder)}`{grown} — the line to change  "]
-    if storing.allocated_at and storing.allocated_at != (storing.path, storing.line):
-        path, line = storing.allocated_at
+def _linked_place(analysis: Analysis):
+    """`place(path, line)` for a hover: the recorded line as a link to its file here, else as code."""
+    def place(path: str, line: int) -> str:
         local = next((stat.local_path for stat in analysis.lines if stat.path == path and stat.local_path), None)
         label = _code(f"{str(path).replace(chr(92), '/').rsplit('/', 1)[-1]}:{line}")
-        shown = f"[{_escape(label)}]({line_uri(local, line)})" if local else f"`{label}`"
-        out.append(f"What it keeps was allocated at {shown}.")
+        return f"[{_escape(label)}]({line_uri(local, line)})" if local else f"`{label}`"
+    return place
+
+
+def storing_hover(storing: StoringLine, analysis: Analysis, linker: FrameLinker) -> str:
+    """The storing line's hover: what it keeps, in which holder, where that was allocated, what to change."""
+    view = storing_view(storing, analysis, _linked_place(analysis), name=_code_name)
+    out = [f"**{view.words[:1].upper()}{view.words[1:]}** — the line to change  "]
+    if view.second_hop:
+        out.append(f"{view.second_hop[:1].upper()}{view.second_hop[1:]}.")
     if storing.others:
         out.append("It is also stored into at line" + ("s " if len(storing.others) > 1 else " ")
                    + ", ".join(str(number) for number in storing.others[:5]) + ".")
@@ -225,8 +231,8 @@ def storing_lens(analysis: Analysis) -> PeakFunction | None:
     storing = next((s for s in analysis.storing if s.local_path), None)
     if storing is None:
         return _remedy_lens(analysis)
-    grown = f", {fmt(storing.growth_bytes)} grew across steps" if storing.growth_bytes else ""
-    title = f"▲ keeps {fmt(storing.bytes)} in {one_line(storing.holder)}{grown} — the line to change · show memory report"
+    words = storing_view(storing, analysis, lambda path, line: f"{path}:{line}", name=one_line).words
+    title = f"▲ {words} — the line to change · show memory report"
     return PeakFunction(storing.local_path, storing.line, title)
 
 

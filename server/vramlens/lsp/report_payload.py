@@ -11,20 +11,26 @@ from typing import Callable
 
 from vramlens.analysis import to_json
 from vramlens.analysis.rendering.json_export import downsample
+from vramlens.analysis.load.ending import moment_short
 from vramlens.analysis.model import Analysis
 from vramlens.analysis.rendering.redact import Redaction, hosts_of, redact_counted
 from vramlens.analysis.ranks.model import OWN_FAILURES, RankComparison
 from vramlens.analysis.rendering.report import build_report
 from vramlens.analysis.rendering.experiment_text import render_text
+from vramlens.analysis.rendering.experiment_view import experiment_json
+from vramlens.analysis.rendering.ranks_text import RANK_COLUMNS, rank_cells
 from vramlens.analysis.rendering.markdown_safe import code_block, prose
 from vramlens.lsp.capture_store import LoadedCapture
 from vramlens.lsp.wording import cause_text
 from vramlens.analysis.attribution.over_time import LineHistory
+from vramlens.analysis.rendering.accounting_view import (
+    accounting_json, accounting_view, device_total, device_words, limit_words,
+)
 from vramlens.analysis.rendering.line_view import line_view_json, line_views, recorded_place
 from vramlens.analysis.rendering.verdict_view import verdict_json, verdict_view
-from vramlens.analysis.rendering.notebook_text import cell_rows, holder_lines
+from vramlens.analysis.rendering.memory_view import holder_rows, role_rows
+from vramlens.analysis.rendering.notebook_text import KEPT_TITLE, cell_rows, cells_title, holder_lines
 from vramlens.capture.format import SNAPSHOT_FILE
-from vramlens.units import count_of
 from vramlens.units import format_bytes as fmt
 
 TOP_LINES = 20
@@ -82,8 +88,11 @@ def timeline_series(analysis: Analysis, meta: dict, tops: list | None = None) ->
         "peakAt": seconds(timeline.peak_time_us, timeline.peak_index) if timeline.peak_index is not None else None,
         "limit": accounting.limit,
         "limitIsCap": accounting.limit_is_cap,
-        # The device total the accounting and the CLI print (torch's), so the view shows one figure.
-        "deviceTotal": accounting.device_total or accounting.driver_total,
+        # The device total the accounting and the CLI print (torch's), so the view shows one figure, in words
+        # made once (accounting_view.py): the plot draws these labels and formats no size itself.
+        "deviceTotal": device_total(accounting),
+        "limitLabel": limit_words(accounting),
+        "deviceTotalLabel": device_words(accounting),
         "sampleInterval": sampling_interval(meta),
         "tops": [[label, live] if label else None for label, live in (top or (None, None) for top in tops)]
                 if tops and len(tops) == len(points) else None,
@@ -198,18 +207,17 @@ def breakdown_trees(analysis: Analysis, to_uri: Callable[[str], str]) -> list[di
 def memory_views(analysis: Analysis, to_uri: Callable[[str], str]) -> dict:
     """What the memory is (roles), who holds it (holders) and the library frames below each top line."""
     place = recorded_place(analysis)
-    total = sum(role.bytes for role in analysis.roles) or 1
+    rows = holder_rows(analysis, place, limit=None)
     return {
-        "roles": [{"role": r.role, "bytes": r.bytes, "label": r.label, "detail": r.detail,
-                   "figure": f"{fmt(r.bytes)} · {r.bytes / total:.0%}"} for r in analysis.roles],
+        "roles": [{"role": r.role, "bytes": r.bytes, "label": r.label, "detail": r.detail, "figure": f"{row.bytes} · {row.share}"}
+                  for r, row in zip(analysis.roles, role_rows(analysis))],
         "holders": [{"root": h.root, "kind": h.kind, "bytes": h.bytes, "tensors": h.tensors, "length": h.length,
                      "createdAt": list(h.created_at) if h.created_at else None,
                      "appendedAt": list(h.appended_at) if h.appended_at else None, "chain": list(h.chain),
                      "storedAt": list(h.stored_at) if h.stored_at else None, "survivorBytes": h.survivor_bytes,
                      "workingSet": h.working_set, "graphBytes": h.graph_bytes,
-                     "kindText": h.container_words, "bytesText": fmt(h.bytes), "tensorsText": count_of(h.tensors, "tensor"),
-                     "filledAt": place(*(h.appended_at or h.created_at)) if (h.appended_at or h.created_at) else None}
-                    for h in analysis.holders],
+                     "kindText": row.what, "bytesText": row.bytes, "tensorsText": row.tensors, "filledAt": row.filled_at}
+                    for h, row in zip(analysis.holders, rows)],
         "storing": [storing_row(storing, to_uri) for storing in analysis.storing],
         "storingNote": analysis.storing_note,
         "holderColumns": ["held by", "what", "bytes", "tensors", "filled at"],
@@ -225,8 +233,8 @@ def notebook_section(analysis: Analysis) -> dict | None:
     if facts is None:
         return None
     place = recorded_place(analysis)
-    return {"title": f"Cells of {facts.name}, in the order they ran", "cells": cell_rows(facts, place),
-            "keptTitle": "Held by the kernel itself", "kept": holder_lines(facts, place)}
+    return {"title": cells_title(facts), "cells": cell_rows(facts, place), "keptTitle": KEPT_TITLE,
+            "kept": holder_lines(facts, place)}
 
 
 def unmapped(analysis: Analysis) -> dict | None:
@@ -264,7 +272,7 @@ def report_lines(analysis: Analysis, to_uri: Callable[[str], str], history: Line
 
 def line_columns(analysis: Analysis) -> list[dict]:
     """The per-line table's sortable columns: key (of ``cells`` and of the row's number) and label."""
-    moment = {"oom": "live at the OOM", "peak": "live at the peak", "end": "live at the end"}.get(analysis.accounting.moment, "live")
+    moment = f"live {moment_short(analysis.accounting.moment)}"
     return [{"key": "live", "sortBy": "liveBytes", "label": moment}, {"key": "peak", "sortBy": "peakBytes", "label": "peak"},
             {"key": "growth", "sortBy": "growthPerStep", "label": "per step"},
             {"key": "allocated", "sortBy": "allocatedBytes", "label": "allocated in total"}]
@@ -328,6 +336,7 @@ def rank_rows(comparison: RankComparison) -> list[dict]:
              "node": summary.node_rank, "hostname": summary.hostname,
              "peakAllocated": summary.peak_allocated, "peakReserved": summary.peak_reserved,
              "driverUsed": summary.peak_driver_visible, "outsidePytorch": summary.outside_pytorch,
+             "cells": rank_cells(summary, summary.rank == comparison.failing_rank),
              "shown": summary.analysis is not None} for summary in comparison.ranks]
 
 
@@ -336,7 +345,8 @@ def report_payload(loaded: LoadedCapture, to_uri: Callable[[str], str], redacted
     if view is None:
         payload = {"workspaceFolder": loaded.folder_uri, "capture": loaded.path, "redacted": redacted,
                    "title": experiment_title(loaded.experiment or {}), "analysis": None, "lines": [], "series": None,
-                   "markdown": report_markdown(loaded), "ranks": None, "experiment": loaded.experiment}
+                   "markdown": report_markdown(loaded), "ranks": None, "experiment": loaded.experiment,
+                   "experimentView": experiment_json(loaded.experiment)}
         return _redacted_payload(payload, loaded) if redacted else payload
     analysis = view.analysis
     links = line_links(analysis, to_uri)
@@ -352,6 +362,7 @@ def report_payload(loaded: LoadedCapture, to_uri: Callable[[str], str], redacted
         "lines": report_lines(analysis, to_uri, view.history),
         "lineColumns": line_columns(analysis),
         "verdict": verdict_json(verdict_view(analysis)),
+        "accounting": accounting_json(accounting_view(analysis)),
         "segments": view.segments,
         "notebook": notebook_section(analysis),
         "snapshotFile": snapshot_file(loaded.shown_capture_path()),
@@ -363,9 +374,11 @@ def report_payload(loaded: LoadedCapture, to_uri: Callable[[str], str], redacted
         "markdown": report_markdown(loaded),
         "ranks": None,
         "experiment": loaded.experiment,
+        "experimentView": experiment_json(loaded.experiment),
     }
     if loaded.comparison is not None:
         payload["ranks"] = rank_rows(loaded.comparison)
+        payload["rankColumns"] = RANK_COLUMNS
         payload["selectedRank"] = view.rank
         payload["failingRank"] = loaded.comparison.failing_rank
     return _redacted_payload(payload, loaded) if redacted else payload

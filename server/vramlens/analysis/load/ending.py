@@ -90,12 +90,24 @@ def no_oom_sentence(meta: dict, status: str) -> str:
     return f"No OOM, but the run did not complete: {ending_phrase(meta, status)}"
 
 
+# The moment an analysis is about, in words: (in a title or a sentence, on a line's figure). Every renderer
+# takes both from here; the snapshot taken while the run went on names its moment in the long form.
+MOMENTS = {"oom": ("at the OOM", "at the OOM"), "peak": ("at the allocated peak", "at the peak"),
+           "end": ("at the end of the trace", "at the end")}
+MID_RUN_MOMENTS = {"peak": "at the allocated peak, up to the moment the snapshot was taken",
+                   "end": "at the moment the snapshot was taken"}
+
+
 def moment_words(moment: str, status: str | None) -> str:
     """"at the OOM", "at the allocated peak", … with the snapshot's moment named when the run went on."""
-    if taken_mid_run(status):
-        return {"oom": "at the OOM", "peak": "at the allocated peak, up to the moment the snapshot was taken",
-                "end": "at the moment the snapshot was taken"}[moment]
-    return {"oom": "at the OOM", "peak": "at the allocated peak", "end": "at the end of the trace"}[moment]
+    if taken_mid_run(status) and moment in MID_RUN_MOMENTS:
+        return MID_RUN_MOMENTS[moment]
+    return MOMENTS[moment][0]
+
+
+def moment_short(moment: str) -> str:
+    """The moment on a line's figure or a column's head: "at the OOM", "at the peak", "at the end"."""
+    return MOMENTS[moment][1] if moment in MOMENTS else "at the moment"
 
 
 def _failure_site(exception: dict, source_root: str | None) -> str | None:

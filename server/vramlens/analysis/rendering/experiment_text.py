@@ -6,39 +6,15 @@ Shared by `vramlens experiment` and the editor's report of an experiment loaded 
 from __future__ import annotations
 
 from vramlens.analysis.experiments.comparison import LABELS
-from vramlens.analysis.experiments.experiment import chosen_sentence
+from vramlens.analysis.rendering.experiment_view import COLUMNS, chosen_words, figure_cells
 from vramlens.safe_text import one_line
 from vramlens.units import format_bytes as fmt
 
 
-def _bytes_cell(spread: dict | None) -> str:
-    if spread is None:
-        return "unknown"
-    if spread["n"] == 1 or spread["min"] == spread["max"]:
-        return fmt(int(spread["median"]))
-    return f"{fmt(int(spread['median']))} ({fmt(int(spread['min']))}–{fmt(int(spread['max']))})"
-
-
-def _seconds_cell(spread: dict | None) -> str:
-    if spread is None:
-        return "unknown"
-    return f"{spread['median']:.2f} s ({spread['min']:.2f}–{spread['max']:.2f})"
-
-
-def _share_cell(spread: dict | None) -> str:
-    if spread is None:
-        return "—"
-    return f"{spread['median']:.0%} ({spread['min']:.0%}–{spread['max']:.0%})"
-
-
 def variant_rows(data: dict) -> list[list[str]]:
-    """The table: one row per variant, medians with (min–max) over its runs. Shared with the report."""
-    rows = [["variant", "OOM", "peak allocated", "peak reserved", "driver-visible peak", "fragmentation at OOM", "run time"]]
-    for variant in data["variants"]:
-        summary = variant["summary"]
-        rows.append([variant["label"], f"{variant['ooms']}/{len(variant['runs'])}", _bytes_cell(summary["peak_allocated"]),
-                     _bytes_cell(summary["peak_reserved"]), _bytes_cell(summary["driver_peak"]),
-                     _share_cell(variant["fragmentation_at_oom"]), _seconds_cell(summary["duration_s"])])
+    """The table: one row per variant, medians with (min–max) over its runs (experiment_view.py's cells)."""
+    rows = [COLUMNS[:-1]]
+    rows += [[variant["label"], *figure_cells(variant)] for variant in data["variants"]]
     return rows
 
 
@@ -59,9 +35,7 @@ def render_text(data: dict) -> str:
             out += [f"      {LABELS[d['metric']]}: {d['text']}" for d in variant["differences"][1:] if d["change"] is not None]
     if data["search"]:
         out += ["", *search_lines(data["search"])]
-    sentence = chosen_sentence(data)
-    out += ["", f"Chosen intervention: {sentence}" if sentence else
-            "Chosen intervention: none — no variant beat the baseline beyond the run-to-run noise."]
+    out += ["", chosen_words(data)]
     if data["stopped"]:
         out += ["", f"Stopped early: {data['stopped']}"]
     return "\n".join(map(one_line, out)) + "\n"

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from vramlens.analysis.load.ending import moment_short
 from vramlens.analysis.model import Analysis, Holder, LineStat
 from vramlens.units import count_of
 from vramlens.units import format_bytes as fmt
@@ -13,8 +14,6 @@ from vramlens.units import format_bytes as fmt
 GROWING_MARK = "↑"
 SHOWN_SIZES = 3
 MIN_HELD_SHARE = 10  # a holder is named for a line when it keeps at least a tenth of the line's live bytes
-MOMENT_SHARE = {"oom": "at the OOM", "peak": "of peak", "end": "at the end"}
-MOMENT_LIVE = {"oom": "live at the OOM", "peak": "live at the peak", "end": "live at the end of the trace"}
 
 
 @dataclass(frozen=True)
@@ -41,7 +40,7 @@ def figure(line: LineStat) -> str:
 def figure_words(line: LineStat, moment: str) -> str:
     if line.live_bytes == 0:
         return f"{fmt(line.allocated_bytes)} allocated, none live"
-    parts = [f"{fmt(line.live_bytes)} live", f"{line.share:.0%} {MOMENT_SHARE.get(moment, 'of peak')}"]
+    parts = [f"{fmt(line.live_bytes)} live", f"{line.share:.0%} {moment_short(moment)}"]
     if line.growing:
         parts.append("growing")
     return " · ".join(parts)
@@ -49,8 +48,8 @@ def figure_words(line: LineStat, moment: str) -> str:
 
 def headline(line: LineStat, moment: str) -> str:
     if line.live_bytes == 0:
-        return f"{fmt(line.allocated_bytes)} allocated here, none of it {MOMENT_LIVE.get(moment, 'live')}"
-    text = f"{fmt(line.live_bytes)} {MOMENT_LIVE.get(moment, 'live')} · {line.share:.0%} of live memory"
+        return f"{fmt(line.allocated_bytes)} allocated here, none of it live {moment_short(moment)}"
+    text = f"{fmt(line.live_bytes)} live {moment_short(moment)} · {line.share:.0%} of live memory"
     if line.growing:
         text += f" · growing, +{fmt(line.growth_bytes)} across steps"
     return text

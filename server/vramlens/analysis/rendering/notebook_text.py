@@ -8,6 +8,13 @@ from vramlens.analysis.load.notebook import KernelHolder, NotebookFacts
 from vramlens.units import format_bytes as fmt
 
 MAX_CELLS_SHOWN = 30
+KEPT_TITLE = "Held by the kernel itself"
+
+
+def cells_title(facts: NotebookFacts) -> str:
+    """The heading of the cells' rows, with the kernel that ran them when it is known."""
+    kernel = f" ({facts.kernel})" if facts.kernel else ""
+    return f"Cells of {facts.name}{kernel}, in the order they ran"
 
 
 def holder_sentence(holder: KernelHolder, place=None) -> str:

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
-from vramlens.analysis.load.ending import SNAPSHOT, moment_words
+from vramlens.analysis.load.ending import SNAPSHOT
 from vramlens.analysis.load.interventions import read_interventions
 from vramlens.analysis.model import Analysis
+from vramlens.analysis.rendering.accounting_view import accounting_view
 from vramlens.analysis.load.run_settings import run_settings
 from vramlens.analysis.rendering.markdown_safe import cell, code, code_block, prose, sentence
-from vramlens.analysis.rendering.notebook_text import cell_rows, holder_lines
+from vramlens.analysis.rendering.notebook_text import KEPT_TITLE, cell_rows, cells_title, holder_lines
 from vramlens.safe_text import one_line
-from vramlens.analysis.attribution.roles import census_moment_words
-from vramlens.analysis.rendering.line_view import holder_history
+from vramlens.analysis.rendering.storing_view import storing_view
+from vramlens.analysis.rendering.verdict_view import verdict_view
+from vramlens.analysis.rendering.memory_view import census_words, holder_rows, role_rows
 from vramlens.units import format_bytes as fmt
 
 UNKNOWN = "unknown (the capture does not show it)"
@@ -69,25 +71,9 @@ def _setup(analysis: Analysis, meta: dict) -> list[str]:
 
 
 def _memory(analysis: Analysis) -> list[str]:
-    acc, timeline = analysis.accounting, analysis.timeline
-    moment = moment_words(acc.moment, analysis.status)
-    rows = [
-        ("allocated (live tensors)", acc.allocated),
-        ("cached (reserved − allocated)", acc.cached),
-        (f"largest free block ({acc.largest_free_pool} pool)", acc.largest_free_block),
-        ("reserved by PyTorch", acc.reserved),
-        ("peak allocated / peak reserved", f"{fmt(timeline.peak_allocated)} / {fmt(timeline.peak_reserved)}"),
-        ("driver-visible used (same moment)", acc.driver_used),
-        ("non-PyTorch (driver used − reserved)", acc.non_pytorch),
-        ("… this process: CUDA context and other libraries", acc.context_and_libraries),
-        ("… other processes", acc.other_processes),
-        ("… not attributed to any process (driver reservations)", acc.unattributed),
-        ("device total as the driver reports it", acc.driver_total),
-        ("limit" + (" (fraction cap)" if acc.limit_is_cap else " (device total)"), acc.limit),
-    ]
-    lines = [f"## Memory {moment}", "", "| | |", "|---|---:|"]
-    for label, value in rows:
-        lines.append(f"| {label} | {value if isinstance(value, str) else fmt(value)} |")
+    view = accounting_view(analysis)
+    lines = [f"## {view.title}", "", "| | | |", "|---|---:|---|"]
+    lines += [f"| {row.label} | {row.value} | {_cell(row.remark)} |" for row in view.rows]
     return lines + [""]
 
 
@@ -157,11 +143,13 @@ def _int(value) -> int | None:
 
 
 def _diagnosis(analysis: Analysis) -> list[str]:
-    d = analysis.diagnosis
-    out = ["## Diagnosis", "", f"**{d.cause}** (confidence {d.confidence:.2f}, {d.confidence_label})", ""]
+    d, verdict = analysis.diagnosis, verdict_view(analysis)
+    # The cause in the CLI's words (verdict_view.py), its identifier after them for searching docs and JSON.
+    out = ["## Diagnosis", "", f"**{verdict.cause[:1].upper()}{verdict.cause[1:]}** ({code(d.cause)}; "
+                               f"{sentence(verdict.confidence)})", ""]
     out += [f"- {sentence(fact)}" for fact in d.evidence]
-    if d.alternative:
-        out += ["", f"Close runner-up: **{d.alternative}**."]
+    if verdict.alternative:
+        out += ["", f"{verdict.alternative[:1].upper()}{verdict.alternative[1:]} ({code(d.alternative)})."]
     if d.confirm is not None:
         out += ["", f"To decide by measurement ({sentence(d.confirm.question)}): {code(d.confirm.command)} — "
                     f"{sentence(d.confirm.expectation)}"]
@@ -192,27 +180,26 @@ def _steps(analysis: Analysis) -> list[str]:
 def _roles(analysis: Analysis) -> list[str]:
     out = []
     if analysis.roles:
-        total = sum(role.bytes for role in analysis.roles) or 1
-        when = census_moment_words(analysis.census_moment, analysis.oom is not None)
-        out += ["", "### What the memory is", "", f"From the census taken in the process {when}.", "",
+        when = census_words(analysis)
+        out += ["", "### What the memory is", "", f"{when[:1].upper()}{when[1:]}.", "",
                 "| role | bytes | share |", "|---|---:|---:|"]
-        out += [f"| {_cell(role.label)} | {fmt(role.bytes)} | {role.bytes / total:.0%} |" for role in analysis.roles]
+        out += [f"| {_cell(row.label)} | {row.bytes} | {row.share} |" for row in role_rows(analysis)]
     if analysis.storing or analysis.storing_note:
         out += ["", "### The line that keeps it", ""]
         if not analysis.storing:
             out.append(sentence(analysis.storing_note))
+        place = lambda path, line: code(_where(analysis, path, line))  # noqa: E731
         for storing in analysis.storing[:3]:
-            grown = f", {fmt(storing.growth_bytes)} of it from earlier steps" if storing.growth_bytes else ""
+            view = storing_view(storing, analysis, place, name=code)
             statement = f": {code(storing.source)}" if storing.source else ""
-            second = (f"; allocated at {code(_where(analysis, *storing.allocated_at))}"
-                      if storing.allocated_at and storing.allocated_at != (storing.path, storing.line) else "")
-            out.append(f"- {code(_where(analysis, storing.path, storing.line))}{statement} keeps {fmt(storing.bytes)}"
-                       f"{grown} in {code(storing.holder)}{second}")
+            second = f"; {view.second_hop}" if view.second_hop else ""
+            out.append(f"- {place(storing.path, storing.line)}{statement} {view.words}{second}")
     if analysis.holders:
         out += ["", "### Who holds it", ""]
-        for holder in analysis.holders[:5]:
-            history = "".join(f", {part}" for part in holder_history(holder, lambda path, line: code(_where(analysis, path, line))))
-            out.append(f"- {code(holder.root)} ({prose(holder.kind)}, {holder.tensors} tensors): {fmt(holder.bytes)}{history}")
+        for row in holder_rows(analysis, lambda path, line: code(_where(analysis, path, line))):
+            graphs = f"; {prose(row.graphs)}" if row.graphs else ""
+            history = "".join(f", {part}" for part in row.history)
+            out.append(f"- {code(row.root)} ({prose(row.what)}, {row.tensors}{graphs}): {row.bytes}{history}")
     return out
 
 
@@ -250,11 +237,11 @@ def _notebook(analysis: Analysis) -> list[str]:
         ref = facts.ref(path)
         return f"{path}:{line}" if ref is None else (f"{ref.label} line {line}" if line is not None else ref.label)
 
-    out = ["## Notebook", "", f"Cells of {facts.name} ({facts.kernel or 'kernel'}), in the order they ran:", ""]
+    out = ["## Notebook", "", f"{cells_title(facts)}:", ""]
     out += [f"- {_cell(row)}" for row in cell_rows(facts, place)]
     held = holder_lines(facts, place)
     if held:
-        out += ["", "Held by the kernel itself:", ""] + [f"- {_cell(line)}" for line in held]
+        out += ["", f"{KEPT_TITLE}:", ""] + [f"- {_cell(line)}" for line in held]
     return out + [""]
 
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from vramlens.analysis.model import Analysis, LineStat, Recommendation, StoringLine
+from vramlens.analysis.rendering.accounting_view import limit_words
+from vramlens.analysis.rendering.storing_view import storing_view
 from vramlens.analysis.rendering.line_view import LineView, line_view, recorded_place
 from vramlens.units import format_bytes as fmt
 
@@ -65,25 +67,19 @@ def memory_summary(analysis: Analysis) -> str:
     if acc.driver_used is not None:
         parts.append(f"{fmt(acc.driver_used)} driver-visible")
     if acc.limit is not None:
-        parts.append(f"{'cap' if acc.limit_is_cap else 'device'} {fmt(acc.limit)}")
+        parts.append(limit_words(acc))
     return " · ".join(parts)
 
 
-def storing_view(storing: StoringLine, analysis: Analysis) -> LineView:
-    """The line that keeps the memory (analysis/attribution/storing.py) as a line to change: it allocates
-    nothing itself, so its figure is what it keeps, not what it allocated."""
+def storing_line_view(storing: StoringLine, analysis: Analysis) -> LineView:
+    """The line that keeps the memory as a line to change: it allocates nothing itself, so its figure is
+    what it keeps, not what it allocated."""
     own = next((line for line in analysis.lines if (line.path, line.line) == (storing.path, storing.line)), None)
-    total = max(analysis.accounting.allocated or sum(line.live_bytes for line in analysis.lines), 1)
-    kept = max(storing.bytes, own.live_bytes if own else 0)
-    grown = f" · {fmt(storing.growth_bytes)} of it from earlier steps" if storing.growth_bytes else ""
+    view = storing_view(storing, analysis, recorded_place(analysis))
     return LineView(
-        place=storing.label, function=own.function if own else "", live=True,
-        figure=f"keeps {fmt(kept)} · {min(kept / total, 1.0):.0%}" + (" ↑" if storing.growth_bytes else ""),
-        figure_words=f"keeps {fmt(kept)} alive in {storing.holder}{grown}",
-        headline=f"keeps {fmt(kept)} alive in {storing.holder}{grown}", blocks="",
-        held_by=f"stores into {storing.target}"
-        + (f"; what it keeps was allocated at {recorded_place(analysis)(*storing.allocated_at)}"
-           if storing.allocated_at and storing.allocated_at != (storing.path, storing.line) else ""),
+        place=storing.label, function=own.function if own else "", live=True, figure=view.figure,
+        figure_words=view.words, headline=view.words, blocks="",
+        held_by=f"stores into {storing.target}" + (f"; {view.second_hop}" if view.second_hop else ""),
         path=(), path_title="")
 
 
@@ -93,7 +89,7 @@ def verdict_view(analysis: Analysis) -> VerdictView:
     storing = analysis.storing[0] if analysis.storing and diagnosis.cause not in NOTHING_TO_CHANGE else None
     line = None if storing is not None else line_to_change(analysis)
     if storing is not None:
-        view = storing_view(storing, analysis)
+        view = storing_line_view(storing, analysis)
     else:
         view = line_view(line, analysis.accounting.moment, analysis.holders, recorded_place(analysis)) if line else None
     return VerdictView(

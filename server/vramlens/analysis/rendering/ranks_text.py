@@ -7,12 +7,28 @@ from vramlens.safe_text import one_line
 from vramlens.units import format_bytes as fmt
 
 TOP_SPREADS = 5
+# The report view's rank table (narrower than the CLI's: no node, host or GPU columns).
+RANK_COLUMNS = ["rank", "how it ended", "peak allocated", "peak reserved", "driver-visible peak", "outside PyTorch"]
+ENDINGS = {"oom": "out of memory", "error": "failed (its own error)", "collective_error": "collective failed",
+           "stopped": "stopped", "completed": "completed"}
 _METRIC_WORDS = {"peak_allocated": "peak allocated", "peak_reserved": "peak reserved",
                  "peak_driver_visible": "peak driver-visible", "outside_pytorch": "outside PyTorch"}
 
 
 def _size(value: int | None) -> str:
     return fmt(value) if value is not None else "unknown"
+
+
+def rank_cells(summary, failing: bool) -> list[str]:
+    """One rank's cells in RANK_COLUMNS order: how it ended (and whether it failed first) and what it used."""
+    ending = ENDINGS.get(summary.ending, summary.ending or "—")
+    if failing:
+        ending += " — failed first"
+    elif summary.collateral:
+        ending += " after the failing rank"
+    return [f"rank {summary.rank}", ending, fmt(summary.peak_allocated) if summary.peak_allocated is not None else "—",
+            *(fmt(value) if value is not None else "—"
+              for value in (summary.peak_reserved, summary.peak_driver_visible, summary.outside_pytorch))]
 
 
 def _table(comparison: RankComparison) -> list[str]:
