@@ -9,7 +9,7 @@ from pathlib import Path
 
 from vramlens.capture.errors import CaptureError
 from vramlens.runner import RunOptions
-from vramlens.runner.experiment import run_with_experiments
+from vramlens.experiments.try_alloc_conf import run_with_experiments
 from vramlens.runner.notebook import is_notebook, run_notebook
 from vramlens.runner.torchrun import run_torchrun, split_torchrun_command
 from vramlens.safe_text import one_line
@@ -197,7 +197,7 @@ def _confirm(options: RunOptions, result, repeats: int) -> int:
     """Analyse the capture, run its confirming experiment, print the verdict and the analysis."""
     from vramlens.analysis import analyze_path
     from vramlens.cli import main as cli_main
-    from vramlens.runner.confirm import confirm
+    from vramlens.experiments.confirm import confirm
 
     try:
         analysis = analyze_path(result.capture_dir, source_root=str(options.source_root) if options.source_root else None)
