@@ -151,6 +151,16 @@ def test_an_interpreter_without_ipykernel_is_told_so(tmp_path):
     assert not (tmp_path / "cap").exists()
 
 
+def test_a_kernel_that_dies_before_any_capture_ends_as_a_script_would(tmp_path):
+    # The same failure as a script's os._exit: the run's own exit status (the driver's 1 for a dead
+    # kernel), not the 2 of a run that could not start.
+    path = notebook(tmp_path, "gone.ipynb", "import os\nos._exit(3)", "print('never reached')")
+    run = cli("run", "-o", tmp_path / "cap", path, cwd=tmp_path, env_path=DOUBLE)
+    assert run.returncode == 1, run.stderr
+    assert "The kernel died while running the notebook (exit code 3) before it could write a capture" in run.stderr
+    assert not (tmp_path / "cap").exists()
+
+
 def test_a_file_that_is_not_a_notebook_is_told_so(tmp_path):
     (tmp_path / "broken.ipynb").write_text("{not json")
     run = cli("run", "-o", tmp_path / "cap", tmp_path / "broken.ipynb", cwd=tmp_path, env_path=DOUBLE)
