@@ -25,7 +25,7 @@ from . import environment, kernel_holders, tracebacks
 from .capture_writer import write_json_atomically
 from .cells import CellLog, code_name_of
 from .census import take_census
-from .recording_core import RecordingCore
+from .recording_core import NO_CAP, MemoryCap, RecordingCore
 
 _SIZE = re.compile(r"^\s*([0-9.]+(?:[eE][0-9]+)?)\s*([KMGT]?)(i?)B?\s*$", re.IGNORECASE)
 _POWERS = {"": 0, "K": 1, "M": 2, "G": 3, "T": 4}
@@ -192,10 +192,10 @@ class KernelRecording(RecordingCore):
 
     def _start_recording(self) -> None:
         text = self.options.memory_limit
-        limit = (*parse_limit(text), text, f"The memory limit {text}") if text else (None, None, None, "")
+        cap = MemoryCap(*parse_limit(text), text, f"The memory limit {text}") if text else NO_CAP
         device = self.torch.cuda.current_device()
-        self.start_recording(device, limit, self._sample_both, self._oom_census, self.options.status_file,
-                             source=(self.notebook, "notebook"))
+        self.start_recording(device, cap, self._sample_both, self._oom_census, self.options.status_file,
+                             self.notebook, "notebook")
         self.cells.bind(self.torch, device)
 
     def _sample_both(self, phase: str):

@@ -15,6 +15,7 @@ import datetime
 import os
 import sys
 import time
+from typing import NamedTuple
 
 from . import environment, live_status, tracebacks
 from .capture_writer import write_capture
@@ -24,6 +25,18 @@ from .recording_safety import free_stacks_refusal
 from .runner_link import RunnerLink
 
 NO_OOM_CENSUS = "No census was taken at the latest OOM, so the capture has none."
+
+
+class MemoryCap(NamedTuple):
+    """A cap on the allocator as the user asked for it: a size, or a share of the device."""
+
+    limit_bytes: int | None
+    fraction: float | None
+    requested: str | None  # as the user wrote it
+    named: str  # how a warning names it: "--memory-limit 24GiB", "The memory limit 24GiB"
+
+
+NO_CAP = MemoryCap(None, None, None, "")
 
 
 class RecordingCore:
@@ -64,24 +77,22 @@ class RecordingCore:
         print(f"vramlens: {sentence}", file=sys.stderr)
 
     # -- starting --------------------------------------------------------------------------------
-    def start_recording(self, device: int, limit: tuple, on_oom_sample, on_oom_census, status_file: str | None,
-                        source: tuple[str | None, str] = (None, "script"), on_live_sample=None) -> None:
-        """Record on ``device`` from now on. ``limit``: (bytes, fraction, as the user wrote it, how it is
-        named in a warning); ``source``: the code whose checkpointing may refuse free-side stacks, and what it
-        is (script, notebook). Returns the device's facts."""
+    def start_recording(self, device: int, cap: MemoryCap, on_oom_sample, on_oom_census, status_file: str | None,
+                        code: str | None, code_kind: str, on_live_sample=None) -> None:
+        """Record on ``device`` from now on. ``code``: the file whose activation checkpointing refuses
+        free-side stacks (agent/recording_safety.py), a ``code_kind`` (script, notebook)."""
         torch = self.torch
         facts = environment.gpu_facts(torch, device, self.nvml.driver_version())
         self.env_at_cuda_init = facts["alloc_env"]
         self.meta["environment"] = facts
         self.nvml.bind(facts["gpu_uuid"], device)
-        self.meta["memory_limit"] = self._apply_memory_limit(device, facts["total_memory"], *limit)
+        self.meta["memory_limit"] = self._apply_memory_limit(device, facts["total_memory"], cap)
         free_stacks = self.free_stacks
-        path, kind = source
-        refusal = free_stacks_refusal(path) if free_stacks and path else None
+        refusal = free_stacks_refusal(code) if free_stacks and code else None
         if refusal:
             free_stacks = False
             self.meta["recording"]["context"] = "alloc"
-            self.warn(refusal.replace("the script uses", f"the {kind} uses"))
+            self.warn(refusal.replace("the script uses", f"the {code_kind} uses"))
         self.recorder = Recorder(torch, device, self.stacks, self.max_entries, on_oom_sample, on_oom_census,
                                  free_stacks=free_stacks)
         self.recorder.start()
@@ -89,20 +100,18 @@ class RecordingCore:
         if status_file:
             live_status.start(torch, device, status_file, on_sample=on_live_sample)
 
-    def _apply_memory_limit(self, device: int, total: int, limit_bytes: int | None, fraction: float | None,
-                            requested: str | None, named: str) -> dict | None:
-        if limit_bytes is None and fraction is None:
+    def _apply_memory_limit(self, device: int, total: int, cap: MemoryCap) -> dict | None:
+        if cap.limit_bytes is None and cap.fraction is None:
             return None
-        if fraction is None:
-            fraction = limit_bytes / total
+        fraction = cap.fraction if cap.fraction is not None else cap.limit_bytes / total
         if fraction > 1:
-            self.warn(f"{named} is more than this GPU's {total / 2**30:.2f} GiB, so no cap was applied.")
+            self.warn(f"{cap.named} is more than this GPU's {total / 2**30:.2f} GiB, so no cap was applied.")
             return None
         # A rank may still switch to its own device after this: cap every device it can see.
         devices = range(self.torch.cuda.device_count()) if self.meta.get("distributed") else [device]
         for index in devices:
             self.torch.cuda.set_per_process_memory_fraction(fraction, index)
-        return {"requested": requested, "fraction": fraction, "bytes": int(fraction * total)}
+        return {"requested": cap.requested, "fraction": fraction, "bytes": int(fraction * total)}
 
     def sample(self, phase: str):
         """An NVML sample from inside the process, while the runner samples by our PID meanwhile."""

@@ -18,7 +18,7 @@ from .capture_writer import write_json_atomically
 from .census_moments import CensusMoments, PeakWatch
 from .frame_names import frame_names
 from .recording_args import recording_parser
-from .recording_core import RecordingCore
+from .recording_core import MemoryCap, RecordingCore
 from .runner_watch import ENV_VAR as RUNNER_ENV_VAR
 from .runner_watch import RunnerWatch
 from .script_runner import execute_as_main, exit_code_of
@@ -96,10 +96,10 @@ class Session(RecordingCore):
             self.censuses.device = device
             self.peak_watch = PeakWatch(self.censuses.take)
             on_oom_census, on_sample = self.censuses.at_oom, self.peak_watch.observe
-        limit = (options.memory_limit_bytes, options.memory_limit_fraction, options.memory_limit_text,
-                 f"--memory-limit {options.memory_limit_text}")
-        self.start_recording(device, limit, self.sample, on_oom_census, options.status_file,
-                             source=(self.script, "script"), on_live_sample=on_sample)
+        cap = MemoryCap(options.memory_limit_bytes, options.memory_limit_fraction, options.memory_limit_text,
+                        f"--memory-limit {options.memory_limit_text}")
+        self.start_recording(device, cap, self.sample, on_oom_census, options.status_file, self.script, "script",
+                             on_live_sample=on_sample)
 
     # -- the script -----------------------------------------------------------------------
     def run_script(self) -> int:
