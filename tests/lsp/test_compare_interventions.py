@@ -19,7 +19,7 @@ from process_helpers import running
 from pytest_lsp import LanguageClient
 from test_diagnose import DOUBLE, HANG, _progress_messages, _script
 
-from vramlens.runner.controlled import CANCELLED
+from vramlens.experiments.engine import CANCELLED
 
 EXPERIMENTS = REPO / "tests" / "fixtures" / "experiments"
 

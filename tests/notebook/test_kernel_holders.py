@@ -74,3 +74,21 @@ def test_a_walk_cut_short_says_it_does_not_know(fresh):
     assert report["complete"] is False and "cut short" in report["note"]
     assert all(h["exclusive_bytes"] is None for h in report["holders"])
     assert f"Out[{number}]" in {h["root"] for h in report["holders"]}
+
+
+def test_saved_tensors_are_read_without_unpacking_them(fresh):
+    # Reading `_saved_*` unpacks: it would run a saved-tensor hook's unpack (a checkpoint's recomputation,
+    # an offload's copy back) inside the user's kernel. The walk must leave the counter at 0 and still
+    # charge what the pack hook kept, a tensor, to the graph.
+    from vramlens.agent.census.autograd_graphs import _SavedReader
+
+    if not _SavedReader(torch).usable:
+        pytest.skip("this torch cannot read a SavedTensor without unpacking it")
+    cell(fresh, "unpacked = []\n"
+                "hooks = torch.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: unpacked.append(1) or t)\n"
+                "w = torch.ones(1000, requires_grad=True)")
+    cell(fresh, "with hooks:\n    shown = (w * 3).exp().sum()")
+    number = cell(fresh, "shown.exp()")  # Out[n]: a second node above the hooked graph
+    held = holders(fresh)[f"Out[{number}]"]
+    assert fresh.user_ns["unpacked"] == []
+    assert held["graph_bytes"] >= 4000

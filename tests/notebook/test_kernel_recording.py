@@ -120,6 +120,19 @@ def test_a_completed_notebook_ends_with_its_end_capture_and_progress(tmp_path, d
     assert lines == {"ok.ipynb cell 1 line 2": GiB, "ok.ipynb cell 3 line 1": GiB // 2}  # live at the peak
 
 
+def test_a_notebooks_cap_and_refused_free_stacks_are_recorded_as_a_scripts_are(tmp_path):
+    path = notebook(tmp_path, "capped.ipynb", "import torch\nsettings = {'gradient_checkpointing': True}\n"
+                    "x = torch.empty(2**30)")
+    run = cli("run", "--memory-limit", "2GiB", "--free-stacks", "-o", tmp_path / "cap", path, cwd=tmp_path,
+              env_path=DOUBLE)
+    assert run.returncode == 0, run.stderr
+    meta = meta_of(tmp_path / "cap")
+    assert meta["memory_limit"] == {"requested": "2GiB", "fraction": 0.25, "bytes": 2 * GiB}  # of the 8 GiB stand-in
+    assert meta["recording"]["context"] == "alloc"
+    assert any(note.startswith("--free-stacks was not applied: the notebook uses activation checkpointing")
+               for note in meta["notes"])
+
+
 def test_cancelling_interrupts_the_running_cell_and_keeps_what_it_recorded(tmp_path, double_env):
     path = notebook(tmp_path, "slow.ipynb", "import torch, time\nx = torch.empty(2**30)",
                     "while True:\n    time.sleep(0.05)", "print('after')")
@@ -148,6 +161,16 @@ def test_an_interpreter_without_ipykernel_is_told_so(tmp_path):
     run = cli("run", "--python", bare / "bin" / "python", "-o", tmp_path / "cap", path, cwd=tmp_path, env_path=DOUBLE)
     assert run.returncode == 2
     assert "has no ipykernel, which running a notebook needs: install it there with" in run.stderr
+    assert not (tmp_path / "cap").exists()
+
+
+def test_a_kernel_that_dies_before_any_capture_ends_as_a_script_would(tmp_path):
+    # The same failure as a script's os._exit: the run's own exit status (the driver's 1 for a dead
+    # kernel), not the 2 of a run that could not start.
+    path = notebook(tmp_path, "gone.ipynb", "import os\nos._exit(3)", "print('never reached')")
+    run = cli("run", "-o", tmp_path / "cap", path, cwd=tmp_path, env_path=DOUBLE)
+    assert run.returncode == 1, run.stderr
+    assert "The kernel died while running the notebook (exit code 3) before it could write a capture" in run.stderr
     assert not (tmp_path / "cap").exists()
 
 

@@ -14,7 +14,7 @@ from vramlens.analysis.experiments.measurement import RunMeasurement, measure
 from vramlens.analysis.experiments.variants import BASELINE, Variant, parse_variant, parse_variants, with_argument
 from vramlens.cli import main
 from vramlens.analysis.rendering.experiment_text import render_text
-from vramlens.runner.controlled import note_in_capture
+from vramlens.experiments.engine import note_in_capture
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 FIXTURES = os.path.join(ROOT, "tests", "fixtures", "experiments")

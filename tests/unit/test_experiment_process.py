@@ -101,7 +101,7 @@ def test_cancelling_keeps_what_was_measured(tmp_path, monkeypatch):
 
     from vramlens.analysis.experiments.variants import parse_variants
     from vramlens.runner import RunOptions
-    from vramlens.runner.controlled import ExperimentPlan, run_experiment
+    from vramlens.experiments.engine import ExperimentPlan, run_experiment
 
     script = write(tmp_path, "grow.py", GROW)
     monkeypatch.chdir(tmp_path)

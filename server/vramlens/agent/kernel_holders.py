@@ -7,6 +7,9 @@ every function the failure passed through. Memory "leaks" from cell to cell this
 these roots we walk what it reaches (containers, object attributes, the locals of function frames,
 the autograd graph of a tensor: the tensors it saved for backward) and count the storages found,
 once each; then we say how much of that nothing else holds, i.e. what the command would free.
+A graph is read as the census reads it (agent/census/autograd_graphs.py): saved tensors through
+``SavedTensor.data``, never through ``_saved_*``, which unpacks them and so would run a saved-tensor
+hook's unpack (a checkpoint's recomputation, an offload's copy back) inside the user's kernel.
 
 Stdlib + torch only; bounded in objects visited and time; never raises into the kernel.
 """
@@ -17,6 +20,8 @@ import re
 import sys
 import time
 import types
+
+from .census.autograd_graphs import NodeReader
 
 MAX_OBJECTS = 200_000  # objects visited per walk
 BUDGET_S = 1.0  # for all walks together
@@ -74,27 +79,9 @@ def _storage(tensor) -> tuple[int, int] | None:
         return None
 
 
-def _graph_children(node) -> list:
-    """The autograd node's inputs and the tensors it saved for backward (never the leaf it accumulates into)."""
-    children = []
-    try:
-        children.extend(next_node for next_node, _ in node.next_functions if next_node is not None)
-    except Exception:
-        pass
-    try:
-        names = [name for name in dir(node) if name.startswith("_saved_")]
-    except Exception:
-        names = []
-    for name in names:
-        try:
-            children.append(getattr(node, name))
-        except Exception:  # freed by a backward already: it holds nothing now
-            continue
-    return children
-
-
-def walk(root, is_tensor, budget: Budget, skip: set[int] | None = None) -> Reach:
-    """Everything ``root`` keeps reachable, as storages. ``skip``: ids not to enter (other roots' containers)."""
+def walk(root, is_tensor, budget: Budget, nodes: NodeReader, skip: set[int] | None = None) -> Reach:
+    """Everything ``root`` keeps reachable, as storages. ``nodes``: how autograd nodes are read;
+    ``skip``: ids not to enter (other roots' containers)."""
     reach = Reach()
     seen: set[int] = set(skip or ())
     stack: list[tuple[object, bool, tuple | None]] = [(root, False, None)]  # (object, reached through a graph, frame)
@@ -109,14 +96,14 @@ def walk(root, is_tensor, budget: Budget, skip: set[int] | None = None) -> Reach
             reach.complete = False
             break
         try:
-            children = _children(obj, is_tensor, reach, via_graph, frame_key)
+            children = _children(obj, is_tensor, reach, via_graph, frame_key, nodes)
         except Exception:  # an object whose attributes fail to read holds nothing we can name
             continue
         stack.extend(children)
     return reach
 
 
-def _children(obj, is_tensor, reach: Reach, via_graph: bool, frame_key):
+def _children(obj, is_tensor, reach: Reach, via_graph: bool, frame_key, nodes: NodeReader):
     if is_tensor(obj):
         storage = _storage(obj)
         if storage is not None:
@@ -146,8 +133,8 @@ def _children(obj, is_tensor, reach: Reach, via_graph: bool, frame_key):
         return [(value, via_graph, frame_key) for value in obj.values()]
     if isinstance(obj, (list, tuple, set, frozenset)):
         return [(item, via_graph, frame_key) for item in obj]
-    if type(obj).__module__ == "torch.autograd.graph" or type(obj).__name__.endswith("Backward0") or hasattr(obj, "next_functions"):
-        return [(child, True, frame_key) for child in _graph_children(obj)]
+    if nodes.is_node(obj):  # its inputs and what it saved for backward (never the leaf it accumulates into)
+        return [(child, True, frame_key) for child in (*nodes.next_nodes(obj), *nodes.kept(obj))]
     attributes = getattr(obj, "__dict__", None)
     if isinstance(attributes, dict):
         return [(value, via_graph, frame_key) for value in attributes.values()]
@@ -231,6 +218,7 @@ def kernel_holders(shell, torch, cell_names: set[str] = frozenset(), is_tensor=N
     is_tensor = is_tensor or cuda_tensor_test(torch)
     started = time.monotonic()
     budget = Budget(budget_s)
+    nodes = NodeReader(torch)
     try:
         roots = kernel_roots(shell, cell_names)
         skip = _shell_internals(shell)
@@ -239,14 +227,14 @@ def kernel_holders(shell, torch, cell_names: set[str] = frozenset(), is_tensor=N
                 "duration_s": 0.0}
     found = []
     for name, kind, free, value in roots:
-        reach = walk(value, is_tensor, budget, skip)
+        reach = walk(value, is_tensor, budget, nodes, skip)
         if reach.storages:
             found.append((name, kind, free, value, reach))
     complete = all(reach.complete for *_, reach in found)
     user = {}
     if found:
         for variable, value in user_variables(shell).items():
-            user[variable] = walk(value, is_tensor, budget, skip)
+            user[variable] = walk(value, is_tensor, budget, nodes, skip)
             complete = complete and user[variable].complete
     holders = []
     for name, kind, free, value, reach in found:

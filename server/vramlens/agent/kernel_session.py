@@ -21,14 +21,11 @@ import time
 import traceback
 from dataclasses import dataclass, field
 
-from . import environment, kernel_holders, live_status, tracebacks
-from .capture_writer import write_capture, write_json_atomically
+from . import environment, kernel_holders, tracebacks
+from .capture_writer import write_json_atomically
 from .cells import CellLog, code_name_of
 from .census import take_census
-from .nvml_probe import NvmlProbe
-from .recorder import Recorder
-from .recording_safety import free_stacks_refusal
-from .runner_link import RunnerLink
+from .recording_core import NO_CAP, MemoryCap, RecordingCore
 
 _SIZE = re.compile(r"^\s*([0-9.]+(?:[eE][0-9]+)?)\s*([KMGT]?)(i?)B?\s*$", re.IGNORECASE)
 _POWERS = {"": 0, "K": 1, "M": 2, "G": 3, "T": 4}
@@ -88,18 +85,16 @@ def _kernel_name() -> str:
     return "python"
 
 
-class KernelRecording:
+class KernelRecording(RecordingCore):
+    """The kernel's front end of the recording core: started and stopped when asked, around cells."""
+
     def __init__(self, shell, options: KernelOptions):
+        super().__init__(options.stacks, options.max_entries, options.free_stacks)
         self.shell = shell
         self.options = options
-        self.started = time.time()
         self.notebook = _notebook_of(shell, options.notebook)
         self.capture = os.path.abspath(options.capture or default_capture_dir(self.notebook))
-        self.link = RunnerLink.from_environment()
-        self.nvml = NvmlProbe()
         self.cells = CellLog()
-        self.torch = None
-        self.recorder: Recorder | None = None
         self.active = False
         self.notes: list[str] = list(options.notes)
         self.writes = 0
@@ -109,7 +104,6 @@ class KernelRecording:
         self.holders_at_oom: dict | None = None
         self.inherited: dict = {}  # facts of an earlier recording in this kernel whose recorder this one reuses
         self._exit_registered = False
-        self.meta = {}
 
     # -- starting and stopping -----------------------------------------------------------------
     def start(self) -> str | None:
@@ -194,41 +188,15 @@ class KernelRecording:
         try:
             self._start_recording()
         except Exception as error:  # recording must never be what breaks the user's first CUDA call
-            self._warn(f"Recording could not start ({type(error).__name__}: {tracebacks.safe_str(error)}).")
+            self.warn(f"Recording could not start ({type(error).__name__}: {tracebacks.safe_str(error)}).")
 
     def _start_recording(self) -> None:
-        torch = self.torch
-        device = torch.cuda.current_device()
-        facts = environment.gpu_facts(torch, device, self.nvml.driver_version())
-        self.meta["environment"] = facts
-        self.nvml.bind(facts["gpu_uuid"], device)
-        self.meta["memory_limit"] = self._apply_memory_limit(device, facts["total_memory"])
-        free_stacks = self.options.free_stacks
-        refusal = free_stacks_refusal(self.notebook) if free_stacks and self.notebook else None
-        if refusal:
-            free_stacks = False
-            self.meta["recording"]["context"] = "alloc"
-            self._warn(refusal.replace("the script uses", "the notebook uses"))
-        self.recorder = Recorder(torch, device, self.options.stacks, self.options.max_entries, self._sample_both,
-                                 self._oom_census, free_stacks=free_stacks)
-        self.recorder.start()
-        self.cells.bind(torch, device)
-        self.link.request_sample("cuda_init")
-        if self.options.status_file:
-            live_status.start(torch, device, self.options.status_file)
-
-    def _apply_memory_limit(self, device: int, total: int) -> dict | None:
         text = self.options.memory_limit
-        if not text:
-            return None
-        limit_bytes, fraction = parse_limit(text)
-        if fraction is None:
-            fraction = limit_bytes / total
-        if fraction > 1:
-            self._warn(f"The memory limit {text} is more than this GPU's {total / 2**30:.2f} GiB, so no cap was applied.")
-            return None
-        self.torch.cuda.set_per_process_memory_fraction(fraction, device)
-        return {"requested": text, "fraction": fraction, "bytes": int(fraction * total)}
+        cap = MemoryCap(*parse_limit(text), text, f"The memory limit {text}") if text else NO_CAP
+        device = self.torch.cuda.current_device()
+        self.start_recording(device, cap, self._sample_both, self._oom_census, self.options.status_file,
+                             self.notebook, "notebook")
+        self.cells.bind(self.torch, device)
 
     def _sample_both(self, phase: str):
         # Called by the OOM observer before the error unwinds: what the kernel holds *now* is part of
@@ -238,8 +206,7 @@ class KernelRecording:
                 self.holders_at_oom = kernel_holders.kernel_holders(self.shell, self.torch, self._cell_names())
             except Exception:
                 self.holders_at_oom = None
-        self.link.request_sample(phase)
-        return self.nvml.sample(phase, time.time() - self.started)
+        return self.sample(phase)
 
     def census(self, moment: str) -> dict | None:
         """The tensor census now, with IPython's output history as named roots and the cells as user code."""
@@ -263,32 +230,13 @@ class KernelRecording:
     def _oom_census(self) -> dict | None:
         return self.census("oom")
 
-    def _warn(self, sentence: str) -> None:
-        self.notes.append(sentence)
-        print(f"vramlens: {sentence}", file=sys.stderr)
-
     def _base_meta(self) -> dict:
         options = self.options
         source_root = options.source_root or (os.path.dirname(self.notebook) if self.notebook and os.path.isabs(self.notebook)
                                               else os.getcwd())
-        return {
-            "run_id": options.run_id,
-            "pid": os.getpid(),
-            "started_at": datetime.datetime.fromtimestamp(self.started, datetime.timezone.utc).isoformat(timespec="milliseconds"),
-            "started_epoch": self.started,
-            "script": self.notebook,
-            "argv": [],
-            "cwd": os.getcwd(),
-            "source_root": os.path.abspath(source_root),
-            "python": environment.python_facts(),
-            "recording": {"stacks": options.stacks, "max_entries": options.max_entries,
-                          "context": "all" if options.free_stacks else "alloc", "census": options.census},
-            "memory_limit": None,
-            "environment": {"alloc_env": environment.allocator_env(), "torch": self.torch.__version__,
-                            "cuda": getattr(self.torch.version, "cuda", None)},
-            "nvml_agent": {"available": self.nvml.error is None, "error": self.nvml.error},
-            "distributed": None,
-        }
+        facts = {"alloc_env": environment.allocator_env(), "torch": self.torch.__version__,
+                 "cuda": getattr(self.torch.version, "cuda", None)}
+        return self.base_meta(options.run_id, self.notebook, [], source_root, options.census, facts, None)
 
     # -- cells -----------------------------------------------------------------------------------
     def before_cell(self, info=None) -> None:
@@ -345,46 +293,24 @@ class KernelRecording:
             meta, snapshot = self._capture_contents(status)
             census = self._census_for(meta)
         except Exception as error:
-            meta, snapshot = dict(self.meta, status=status, exit_code=None), None
-            meta["notes"] = self.notes + [f"The allocator state could not be read ({type(error).__name__}: {tracebacks.safe_str(error)})."]
-        try:
-            write_capture(self.capture, meta, snapshot, census)
-        except Exception as error:
-            meta["notes"] = meta.get("notes", []) + [f"The snapshot could not be written ({type(error).__name__}: {tracebacks.safe_str(error)})."]
-            try:
-                write_capture(self.capture, meta, None)
-            except Exception as final:
-                self._warn(f"The capture could not be written to {self.capture} ({tracebacks.safe_str(final)}).")
-                return self.capture
+            meta, snapshot = self.unreadable_meta(status, None, error), None
+        failure = self.publish(self.capture, meta, snapshot, census)
+        if failure:
+            self.warn(failure)
+            return self.capture
         self.writes += 1
         return self.capture
 
     def _census_for(self, meta: dict) -> dict | None:
         """The census of the snapshot's moment: the OOM observer's, or one taken now."""
-        moment = meta.get("snapshot_moment")
-        if moment is None or not self.options.census:
+        if meta.get("snapshot_moment") is None or not self.options.census:
             return None
-        if moment == "oom":
-            census = self.recorder.oom.census
-            if census is None:
-                meta["notes"].append("No census was taken at the latest OOM, so the capture has none.")
-            return census
-        return self.census(moment)
+        return self.census_at(meta, self.census)
 
     def _capture_contents(self, status: str):
-        meta = dict(self.meta)
-        now = time.time()
         error = self.last_error if status in ("oom", "error", "interrupted") else None
-        meta.update(
-            status=status,
-            exit_code=None,
-            duration_s=round(now - self.started, 3),
-            ended_epoch=now,
-            exception=describe_cell_error(error, self._cell_names()),
-            notes=list(self.notes),
-        )
-        if meta["exception"] is not None:
-            meta["exception"]["epoch"] = self.last_error_epoch
+        meta = self.ending_meta(status, None, describe_cell_error(error, self._cell_names()), self.last_error_epoch,
+                                list(self.notes))
         meta["notebook"] = self._notebook_facts()
         if status == "oom":
             meta["notebook"]["kernel_holders_at_oom"] = self.holders_at_oom
@@ -398,16 +324,10 @@ class KernelRecording:
             snapshot, moment = oom.snapshot, "oom"
         else:
             snapshot, moment = recorder.snapshot_now(), "on_demand" if status == "on_demand" else "end"
-        if isinstance(snapshot, dict) and snapshot.get("allocator_settings") is not None:
-            meta["environment"] = dict(meta["environment"], allocator_settings=snapshot["allocator_settings"])
         if oom.count > 1:
             meta["notes"].append(f"The kernel had {oom.count} OOMs while recording; the one recorded is the last.")
-        meta.update(
-            snapshot_moment=moment,
-            oom=dict(oom.latest, count=oom.count) if oom.latest else None,
-            stats=recorder.stats(),
-            exit_nvml=self.nvml.sample("exit", now - self.started) if moment == "end" else None,
-        )
+        oom_facts = dict(oom.latest, count=oom.count) if oom.latest else None
+        self.allocator_meta(meta, snapshot, moment, oom_facts, exit_nvml=moment == "end")
         return meta, snapshot
 
     def _notebook_facts(self) -> dict:

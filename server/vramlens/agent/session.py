@@ -8,21 +8,17 @@ environment before its first CUDA use take effect exactly as they would without 
 from __future__ import annotations
 
 import argparse
-import datetime
 import os
 import signal
 import sys
 import time
 
-from . import distributed, environment, live_status, tracebacks
-from .capture_writer import write_capture, write_json_atomically
-from .frame_names import frame_names
+from . import distributed, environment, tracebacks
+from .capture_writer import write_json_atomically
 from .census_moments import CensusMoments, PeakWatch
+from .frame_names import frame_names
 from .recording_args import recording_parser
-from .nvml_probe import NvmlProbe
-from .recorder import Recorder
-from .recording_safety import free_stacks_refusal
-from .runner_link import RunnerLink
+from .recording_core import MemoryCap, RecordingCore
 from .runner_watch import ENV_VAR as RUNNER_ENV_VAR
 from .runner_watch import RunnerWatch
 from .script_runner import execute_as_main, exit_code_of
@@ -42,43 +38,22 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-class Session:
+class Session(RecordingCore):
+    """The script's front end of the recording core: preflight, the script, and its ending."""
+
     def __init__(self, options: argparse.Namespace):
+        super().__init__(options.stacks, options.max_entries, options.free_stacks)
         self.options = options
         self.script = os.path.abspath(options.script)
-        self.started = time.time()
-        self.link = RunnerLink.from_environment()
-        self.nvml = NvmlProbe()
-        self.torch = None
-        self.recorder: Recorder | None = None
         self.censuses: CensusMoments | None = None
         self.peak_watch: PeakWatch | None = None
         self.exception: BaseException | None = None
         self.exception_epoch: float | None = None
         self.env_at_start = environment.allocator_env()
-        self.env_at_cuda_init: dict | None = None
-        self.notes: list[str] = []
-        self.meta = self._base_meta()
-
-    def _base_meta(self) -> dict:
-        options = self.options
-        return {
-            "run_id": options.run_id,
-            "pid": os.getpid(),
-            "started_at": datetime.datetime.fromtimestamp(self.started, datetime.timezone.utc).isoformat(timespec="milliseconds"),
-            "started_epoch": self.started,
-            "script": self.script,
-            "argv": [options.script] + list(options.args),
-            "cwd": os.getcwd(),
-            "source_root": os.path.abspath(options.source_root or os.path.dirname(self.script)),
-            "python": environment.python_facts(),
-            "recording": {"stacks": options.stacks, "max_entries": options.max_entries,
-                          "context": "all" if options.free_stacks else "alloc", "census": options.census},
-            "memory_limit": None,
-            "environment": {"alloc_env": self.env_at_start},
-            "nvml_agent": {"available": self.nvml.error is None, "error": self.nvml.error},
-            "distributed": distributed.rank_facts(),
-        }
+        self.meta = self.base_meta(
+            options.run_id, self.script, [options.script] + list(options.args),
+            options.source_root or os.path.dirname(self.script), options.census,
+            {"alloc_env": self.env_at_start}, distributed.rank_facts())
 
     # -- preflight: nothing is written unless the script can really run under CUDA --------
     def preflight(self) -> str | None:
@@ -110,59 +85,21 @@ class Session:
         try:
             self._start_recording()
         except Exception as error:
-            self._warn(f"Recording could not start ({type(error).__name__}: {tracebacks.safe_str(error)}); the script runs unrecorded.")
+            self.warn(f"Recording could not start ({type(error).__name__}: {tracebacks.safe_str(error)}); the script runs unrecorded.")
 
     def _start_recording(self) -> None:
         torch, options = self.torch, self.options
         device = distributed.likely_device(torch) if self.meta["distributed"] else torch.cuda.current_device()
-        facts = environment.gpu_facts(torch, device, self.nvml.driver_version())
-        self.env_at_cuda_init = facts["alloc_env"]
-        self.meta["environment"] = facts
-        self.nvml.bind(facts["gpu_uuid"], device)
-        self.meta["memory_limit"] = self._apply_memory_limit(device, facts["total_memory"])
         on_oom_census = on_sample = None
         if options.census:
             self.censuses = CensusMoments(torch, self.meta["source_root"])
             self.censuses.device = device
             self.peak_watch = PeakWatch(self.censuses.take)
             on_oom_census, on_sample = self.censuses.at_oom, self.peak_watch.observe
-        free_stacks = options.free_stacks
-        if free_stacks:
-            refusal = free_stacks_refusal(self.script)
-            if refusal:
-                free_stacks = False
-                self.meta["recording"]["context"] = "alloc"
-                self._warn(refusal)
-        self.recorder = Recorder(torch, device, options.stacks, options.max_entries, self._sample_both, on_oom_census,
-                                 free_stacks=free_stacks)
-        self.recorder.start()
-        self.link.request_sample("cuda_init")
-        live_status.start(torch, device, options.status_file, on_sample=on_sample)
-
-    def _apply_memory_limit(self, device: int, total: int) -> dict | None:
-        options = self.options
-        if options.memory_limit_bytes is None and options.memory_limit_fraction is None:
-            return None
-        fraction = options.memory_limit_fraction
-        if fraction is None:
-            fraction = options.memory_limit_bytes / total
-        if fraction > 1:
-            self._warn(f"--memory-limit {options.memory_limit_text} is more than this GPU's "
-                       f"{total / 2**30:.2f} GiB, so no cap was applied.")
-            return None
-        # A rank may still switch to its own device after this: cap every device it can see.
-        devices = range(self.torch.cuda.device_count()) if self.meta["distributed"] else [device]
-        for index in devices:
-            self.torch.cuda.set_per_process_memory_fraction(fraction, index)
-        return {"requested": options.memory_limit_text, "fraction": fraction, "bytes": int(fraction * total)}
-
-    def _sample_both(self, phase: str):
-        self.link.request_sample(phase)  # the server side samples by our PID meanwhile
-        return self.nvml.sample(phase, time.time() - self.started)
-
-    def _warn(self, sentence: str) -> None:
-        self.notes.append(sentence)
-        print(f"vramlens: {sentence}", file=sys.stderr)
+        cap = MemoryCap(options.memory_limit_bytes, options.memory_limit_fraction, options.memory_limit_text,
+                        f"--memory-limit {options.memory_limit_text}")
+        self.start_recording(device, cap, self.sample, on_oom_census, options.status_file, self.script, "script",
+                             on_live_sample=on_sample)
 
     # -- the script -----------------------------------------------------------------------
     def run_script(self) -> int:
@@ -203,42 +140,23 @@ class Session:
         try:
             meta, snapshot = self._capture_contents(status, exit_code, on_demand)
         except Exception as error:
-            meta, snapshot = dict(self.meta, status=status, exit_code=exit_code), None
-            meta["notes"] = self.notes + [f"The allocator state could not be read ({type(error).__name__}: {tracebacks.safe_str(error)})."]
+            meta, snapshot = self.unreadable_meta(status, exit_code, error), None
         census, peak_census = self._censuses_for(meta)
-        try:
-            write_capture(self.options.capture, meta, snapshot, census, peak_census)
-        except Exception as error:
-            meta["notes"] = meta.get("notes", []) + [f"The snapshot could not be written ({type(error).__name__}: {tracebacks.safe_str(error)})."]
-            try:
-                write_capture(self.options.capture, meta, None)
-            except Exception as final:
-                print(f"vramlens: the capture could not be written to {self.options.capture} ({tracebacks.safe_str(final)}).", file=sys.stderr)
+        failure = self.publish(self.options.capture, meta, snapshot, census, peak_census)
+        if failure:
+            print(f"vramlens: {failure}", file=sys.stderr)
 
     def _capture_contents(self, status: str, exit_code: int | None, on_demand: bool):
         self._follow_device()
         recorder = self.recorder
-        meta = dict(self.meta)
-        now = time.time()
-        meta.update(
-            status=status,
-            exit_code=exit_code,
-            duration_s=round(now - self.started, 3),
-            ended_epoch=now,
-            exception=tracebacks.describe(self.exception, self.script),
-            notes=self.notes + self._environment_notes(),
-        )
-        if meta["exception"] is not None:
-            meta["exception"]["epoch"] = self.exception_epoch
+        meta = self.ending_meta(status, exit_code, tracebacks.describe(self.exception, self.script), self.exception_epoch,
+                                self.notes + self._environment_notes())
         if recorder is None:
             meta.update(snapshot_moment=None, oom=None, stats=None)
             meta["notes"].append("The script never initialised CUDA, so there is no allocator history.")
             return meta, None
         oom = recorder.oom
         snapshot, moment = self._choose_snapshot(on_demand)
-        if isinstance(snapshot, dict) and snapshot.get("allocator_settings") is not None:
-            # torch 2.3+ reports the settings actually in force, parsed: keep them with the env vars.
-            meta["environment"] = dict(meta["environment"], allocator_settings=snapshot["allocator_settings"])
         caught = oom.caught_below_python()
         if oom.count > 1 and caught:
             meta["notes"].append(f"The run had {oom.count} OOMs, {caught} of them caught inside libraries before "
@@ -246,12 +164,7 @@ class Session:
         elif oom.count > 1:
             meta["notes"].append(f"The run had {oom.count} OOMs; the one recorded is the last.")
         meta["frame_names"] = frame_names(snapshot)
-        meta.update(
-            snapshot_moment=moment,
-            oom=oom.facts(),
-            stats=recorder.stats(),
-            exit_nvml=None if on_demand else self.nvml.sample("exit", time.time() - self.started),
-        )
+        self.allocator_meta(meta, snapshot, moment, oom.facts(), exit_nvml=not on_demand)
         return meta, snapshot
 
     def _censuses_for(self, meta: dict) -> tuple[dict | None, dict | None]:
@@ -259,17 +172,11 @@ class Session:
         censuses, moment = self.censuses, meta.get("snapshot_moment")
         if censuses is None or moment is None:
             return None, None
-        notes = meta.setdefault("notes", [])
-        if moment == "oom":
-            census = self.recorder.oom.census
-            if census is None:
-                notes.append("No census was taken at the latest OOM, so the capture has none.")
-        else:
-            # The agent keeps the exception that ended the script (and through its traceback the
-            # frames' locals): named as such, not left as a holder nobody can name.
-            kept = {"<the script's exception>": self.exception} if self.exception is not None else None
-            census = censuses.take(moment, extra_roots=kept)
-        notes.extend(censuses.notes())
+        # The agent keeps the exception that ended the script (and through its traceback the
+        # frames' locals): named as such, not left as a holder nobody can name.
+        kept = {"<the script's exception>": self.exception} if self.exception is not None else None
+        census = self.census_at(meta, lambda moment: censuses.take(moment, extra_roots=kept))
+        meta.setdefault("notes", []).extend(censuses.notes())
         return census, self.peak_watch.census if self.peak_watch else None
 
     def _follow_device(self) -> None:
@@ -288,7 +195,7 @@ class Session:
                     self.censuses.device = device
                 self.nvml.bind(gpu["gpu_uuid"], device)
         except Exception as error:  # the facts of the first device stay: never lose the capture over this
-            self._warn(f"The rank's device could not be read again ({type(error).__name__}).")
+            self.warn(f"The rank's device could not be read again ({type(error).__name__}).")
             return
         facts["device_index"] = device
         facts["backend"] = distributed.backend(self.torch)

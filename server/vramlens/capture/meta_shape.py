@@ -242,7 +242,7 @@ CAPTURE = Record({
         "hostname": TEXT, "master_addr": TEXT, "master_port": Either(PORT, TEXT), "job_id": TEXT,
         "restart_count": COUNT, "device_index": DEVICE, "backend": TEXT,
     }),
-    "confirmation": Record({  # runner/confirm.py: the experiment that confirmed or revised the diagnosis
+    "confirmation": Record({  # experiments/confirm.py: the experiment that confirmed or revised the diagnosis
         "question": TEXT, "kind": TEXT, "expectation": TEXT, "diagnosed": TEXT, "alternative": TEXT, "experiment": TEXT,
         "baseline": CONFIRM_RUNS, "variant": CONFIRM_RUNS,
         "result": Record({"cause": TEXT, "verdict": TEXT, "sentence": TEXT}),

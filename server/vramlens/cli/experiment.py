@@ -12,7 +12,7 @@ from vramlens.analysis.experiments.variants import parse_variant, parse_variants
 from vramlens.capture.errors import CaptureError
 from vramlens.cli.run import _positive_float, _positive_int, split_command
 from vramlens.runner import RunOptions
-from vramlens.runner.controlled import EXPERIMENT_FILE, ExperimentPlan, SearchPlan, run_experiment
+from vramlens.experiments.engine import EXPERIMENT_FILE, ExperimentPlan, SearchPlan, run_experiment
 from vramlens.safe_text import one_line
 from vramlens.units import parse_size_or_fraction
 

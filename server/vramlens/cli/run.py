@@ -9,7 +9,8 @@ from pathlib import Path
 
 from vramlens.capture.errors import CaptureError
 from vramlens.runner import RunOptions
-from vramlens.runner.experiment import run_with_experiments
+from vramlens.runner.launch import EXIT_NOT_STARTED, NoCaptureWritten
+from vramlens.experiments.try_alloc_conf import run_with_experiments
 from vramlens.runner.notebook import is_notebook, run_notebook
 from vramlens.runner.torchrun import run_torchrun, split_torchrun_command
 from vramlens.safe_text import one_line
@@ -25,6 +26,10 @@ def add_parser(subparsers) -> None:
         description="Run SCRIPT in the chosen interpreter as if run directly (a .ipynb notebook: its cells in order, in "
         "a fresh kernel of that interpreter, which needs ipykernel), recording the allocator's "
         "history, the OOM (if any) and NVML samples into a capture folder.",
+        epilog="Exit status: the run's own, as running it without vramlens would give it (a notebook: 0, or 1 when a "
+        "cell failed); 124 after --timeout, 143 when ended by SIGTERM; the run's own (never 0) when it ended before "
+        "any capture of it was written, for a script, a notebook and torchrun alike; 2 when it could not start "
+        "(options, no torch or CUDA in that interpreter, no ipykernel for a notebook).",
     )
     parser.add_argument("--python", default=sys.executable, help="interpreter that has torch (default: this one)")
     parser.add_argument("-o", "--output", type=Path, help="capture folder (default: .vramlens/captures/SCRIPT-TIME)")
@@ -171,9 +176,12 @@ def handle(args: argparse.Namespace) -> int:
             result, trials = run_notebook(options), []
         else:
             result, trials = run_with_experiments(options, args.try_alloc_conf)
+    except NoCaptureWritten as error:
+        print(f"vramlens: {one_line(error)}", file=sys.stderr)
+        return error.exit_code
     except CaptureError as error:
         print(f"vramlens: {one_line(error)}", file=sys.stderr)
-        return getattr(error, "exit_code", None) or 2
+        return EXIT_NOT_STARTED
     written = "ranks' captures written to" if torchrun_options is not None else "capture written to"
     print(one_line(f"vramlens: {result.status}; {written} {result.capture_dir}"), file=sys.stderr)
     for setting, trial in zip(args.try_alloc_conf, trials):
@@ -197,7 +205,7 @@ def _confirm(options: RunOptions, result, repeats: int) -> int:
     """Analyse the capture, run its confirming experiment, print the verdict and the analysis."""
     from vramlens.analysis import analyze_path
     from vramlens.cli import main as cli_main
-    from vramlens.runner.confirm import confirm
+    from vramlens.experiments.confirm import confirm
 
     try:
         analysis = analyze_path(result.capture_dir, source_root=str(options.source_root) if options.source_root else None)

@@ -22,7 +22,7 @@ from vramlens.lsp.diagnose import RunProgress, run_on_file
 from vramlens.lsp.experiments import phased_progress
 from vramlens.lsp.run_request import run_options
 from vramlens.lsp.server import VramLensServer
-from vramlens.runner.confirm import confirm
+from vramlens.experiments.confirm import confirm
 from vramlens.units import parse_size_or_fraction
 
 UNTRUSTED = ("Confirming the diagnosis runs this file's code, which VRAM Lens does only in a trusted workspace; "

@@ -20,7 +20,7 @@ from vramlens.lsp.diagnose import RunProgress, run_on_file, running_message
 from vramlens.lsp.loading import load_experiment
 from vramlens.lsp.run_request import run_options
 from vramlens.lsp.server import VramLensServer
-from vramlens.runner.controlled import EXPERIMENT_FILE, ExperimentPlan, default_output_dir, run_experiment
+from vramlens.experiments.engine import EXPERIMENT_FILE, ExperimentPlan, default_output_dir, run_experiment
 
 UNTRUSTED = ("Comparing interventions runs this file's code, which VRAM Lens does only in a trusted workspace; "
              "trust the workspace, then run it again.")

@@ -27,7 +27,7 @@ from vramlens.lsp.annotations import spread_markdown
 from vramlens.lsp.capture_store import FileFigures, LoadedCapture, RankView, file_figures
 from vramlens.lsp.source_mapping import choose_source_root, recorded_user_files
 from vramlens.regular_files import FileProblem, read_regular_file
-from vramlens.runner.controlled import EXPERIMENT_FILE
+from vramlens.experiments.engine import EXPERIMENT_FILE
 
 
 

@@ -27,6 +27,7 @@ from vramlens.runner.supervise import Supervisor, end_process_tree
 
 AGENT_SCRIPT = Path(__file__).resolve().parent.parent / "agent" / "launch.py"
 EXIT_CODES = {"timeout": 124, "terminated": 143, "cancelled": 143}
+EXIT_NOT_STARTED = 2  # the run could not start (the agent's preflight): the CLI's code for "could not start"
 _ENDINGS = {
     "timeout": "Ended by vramlens after the --timeout of {timeout:g} s.",
     "cancelled": "Ended by vramlens when the run was cancelled.",
@@ -67,11 +68,13 @@ class RunResult:
 
 
 class NoCaptureWritten(CaptureError):
-    """The script ended before the agent could write a capture; ``exit_code`` is the script's, for the caller."""
+    """The run ended before any capture of it was written (a script's os._exit, a killed interpreter, a
+    kernel that died, torchrun refusing its options). ``exit_code`` is the exit status to end with: the
+    run's own, as the user would have seen it, and never 0 (nothing recorded is no success)."""
 
-    def __init__(self, sentence: str, exit_code: int):
+    def __init__(self, sentence: str, run_exit_code: int):
         super().__init__(sentence)
-        self.exit_code = exit_code
+        self.exit_code = run_exit_code or EXIT_NOT_STARTED
 
 
 def fresh_folder(kind: str, script: Path, folder: Path | None = None) -> Path:
@@ -205,16 +208,35 @@ def start_and_watch(options: RunOptions, command: list[str], link_to_agent: bool
 
 def _supervise(options: RunOptions, command: list[str], capture_dir: Path, status_file: Path, run_id: str) -> RunResult:
     watched = start_and_watch(options, command, status_file=status_file)
-    status = read_json(status_file)
-    if status.get("ok") is False:
-        raise CaptureError(status.get("message", "The script could not be started."))
-    meta = read_json(capture_dir / META_FILE)
-    if meta.get("run_id") != run_id:
-        how = f"was ended ({watched.ending})" if watched.ending else f"exited with code {watched.exit_code}"
-        raise NoCaptureWritten(f"The script {how} before a capture could be written (os._exit, or the interpreter "
-                               "was killed); nothing was recorded.", watched.exit_code)
+    check_started(read_json(status_file), "The script could not be started.")
+    written = captures_of_run([capture_dir], run_id)
+    if not written:
+        raise NoCaptureWritten(f"The script {how_it_ended(watched)} before a capture could be written (os._exit, or "
+                               "the interpreter was killed); nothing was recorded.", watched.exit_code)
+    [(_, meta)] = written
     final_status = finish_capture(capture_dir, meta, watched.sampler, watched.pid, watched.ending, watched.exit_code, options)
     return RunResult(exit_code=watched.exit_code, capture_dir=capture_dir, status=final_status)
+
+
+def check_started(status: dict, otherwise: str) -> None:
+    """The agent's refusal to start (no torch, no CUDA, no ipykernel…): its sentence, and exit status 2."""
+    if status.get("ok") is False and status.get("phase", "preflight") == "preflight":
+        raise CaptureError(status.get("message", otherwise))
+
+
+def captures_of_run(folders, run_id: str) -> list[tuple[Path, dict]]:
+    """Did this run write its capture: the folders among ``folders`` whose capture.json is this run's
+    (an older run's capture left there is never passed off as this one), with what each holds."""
+    found = []
+    for folder in folders:
+        meta = read_json(folder / META_FILE)
+        if meta.get("run_id") == run_id:
+            found.append((folder, meta))
+    return found
+
+
+def how_it_ended(watched: Watched) -> str:
+    return f"was ended ({watched.ending})" if watched.ending else f"exited with code {watched.exit_code}"
 
 
 def read_json(path: Path) -> dict:

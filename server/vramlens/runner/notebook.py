@@ -11,12 +11,11 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-from vramlens.agent.capture_writer import META_FILE
 from vramlens.agent.notebook_file import NotebookError, read_notebook
 from vramlens.capture.errors import CaptureError
 from vramlens.runner.launch import (
-    AGENT_SCRIPT, RunOptions, RunResult, agent_arguments, check_capture_target, finish_capture, prepare_run, read_json,
-    start_and_watch,
+    AGENT_SCRIPT, NoCaptureWritten, RunOptions, RunResult, agent_arguments, captures_of_run, check_capture_target,
+    check_started, finish_capture, how_it_ended, prepare_run, read_json, start_and_watch,
 )
 from vramlens.runner.status_watch import StatusWatch
 
@@ -49,12 +48,12 @@ def run_notebook(options: RunOptions) -> RunResult:
             if progress:
                 progress.stop()
         status = read_json(status_file)
-        if status.get("ok") is False:
-            raise CaptureError(status.get("message", "The notebook could not be run."))
-        meta = read_json(capture_dir / META_FILE)
-        if meta.get("run_id") != run_id:
-            how = f"was ended ({watched.ending})" if watched.ending else f"exited with code {watched.exit_code}"
-            raise CaptureError(f"The notebook's kernel {how} before a capture could be written; nothing was recorded.")
+        check_started(status, "The notebook could not be run.")
+        written = captures_of_run([capture_dir], run_id)
+        if not written:  # the driver's sentence says so when the kernel died
+            raise NoCaptureWritten(status.get("message") or f"The notebook's kernel {how_it_ended(watched)} before a "
+                                   "capture could be written; nothing was recorded.", watched.exit_code)
+        [(_, meta)] = written
         # NVML lists the kernel's process, not the driver's: its PID is the one the capture names.
         kernel_pid = meta.get("pid") if isinstance(meta.get("pid"), int) else watched.pid
         final = finish_capture(capture_dir, meta, watched.sampler, kernel_pid, watched.ending, watched.exit_code, options)

@@ -21,8 +21,8 @@ from pathlib import Path
 from vramlens.agent.capture_writer import FORMAT_NAME, META_FILE
 from vramlens.capture.errors import CaptureError
 from vramlens.runner.launch import (
-    AGENT_SCRIPT, RunOptions, RunResult, Watched, agent_arguments, finish_capture, prepare_run, read_json,
-    start_and_watch,
+    AGENT_SCRIPT, NoCaptureWritten, RunOptions, RunResult, Watched, agent_arguments, captures_of_run, check_started,
+    finish_capture, prepare_run, read_json, start_and_watch,
 )
 
 RANK_PREFIX = "rank-"
@@ -86,9 +86,11 @@ def run_torchrun(options: RunOptions, torchrun_options: list[str]) -> RunResult:
 
 def _supervise(options: RunOptions, command: list[str], capture_dir: Path, status_file: Path, run_id: str) -> RunResult:
     watched = start_and_watch(options, command, link_to_agent=False)
-    ranks = _ranks_written(capture_dir, run_id)
+    ranks = captures_of_run(sorted(capture_dir.glob(RANK_PREFIX + "*")) if capture_dir.is_dir() else [], run_id)
     if not ranks:
-        raise CaptureError(_nothing_written(status_file, watched))
+        for rank_status in sorted(status_file.parent.glob(status_file.name + ".*")):
+            check_started(read_json(rank_status), "A rank could not start its script.")
+        raise NoCaptureWritten(_nothing_written(watched), watched.exit_code)
     statuses = []
     for rank_dir, meta in ranks:
         rank_exit = watched.exit_code if watched.ending else meta.get("exit_code")
@@ -97,22 +99,7 @@ def _supervise(options: RunOptions, command: list[str], capture_dir: Path, statu
     return RunResult(exit_code=watched.exit_code, capture_dir=capture_dir, status=", ".join(statuses))
 
 
-def _ranks_written(capture_dir: Path, run_id: str) -> list[tuple[Path, dict]]:
-    """This launch's rank captures (an older run's or another node's are left as they are)."""
-    found = []
-    for rank_dir in sorted(capture_dir.glob(RANK_PREFIX + "*")) if capture_dir.is_dir() else ():
-        meta = read_json(rank_dir / META_FILE)
-        if meta.get("run_id") == run_id:
-            found.append((rank_dir, meta))
-    return found
-
-
-def _nothing_written(status_file: Path, watched: Watched) -> str:
-    """Why no rank wrote a capture: a rank's own preflight sentence when there is one."""
-    for status_path in sorted(status_file.parent.glob(status_file.name + ".*")):
-        status = read_json(status_path)
-        if status.get("ok") is False:
-            return status.get("message", "A rank could not start its script.")
+def _nothing_written(watched: Watched) -> str:
     if watched.ending:
         return f"torchrun was ended ({watched.ending}) before any rank wrote a capture; nothing was recorded."
     return (f"torchrun exited with code {watched.exit_code} before any rank wrote a capture (see its message above: "

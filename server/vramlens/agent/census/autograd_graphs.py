@@ -79,13 +79,69 @@ class _SavedReader:
         return hook is not None, self.data.__get__(saved)
 
 
+class NodeReader:
+    """One autograd node's inputs and what it keeps for backward, read as this walk reads them (C-level
+    descriptors, ``SavedTensor.data``): for a walker of its own, such as the kernel's holders."""
+
+    def __init__(self, torch):
+        self.reader = _SavedReader(torch)
+        self.tensor_type = getattr(torch, "Tensor", None)
+        self._saved_names: dict = {}  # node type -> its _raw_saved_* descriptors
+
+    def is_node(self, obj) -> bool:
+        return _c_descriptor(type(obj), "next_functions") is not None
+
+    def next_nodes(self, node) -> list:
+        getter = _c_descriptor(type(node), "next_functions")
+        try:
+            edges = getter.__get__(node, type(node)) if getter is not None else ()
+        except Exception:
+            return []
+        return [edge[0] for edge in edges if type(edge) is tuple and edge and edge[0] is not None]
+
+    def kept(self, node) -> list:
+        """What the node saved (a hooked saved tensor only when its pack hook kept a tensor), and a custom
+        Function's ctx attributes; nothing saved where this torch cannot read a SavedTensor unpacked."""
+        found = []
+        cls = type(node)
+        if self.reader.usable:
+            for getter in self.descriptors(cls):
+                try:
+                    value = getter.__get__(node, cls)
+                except Exception:
+                    continue
+                for item in value if type(value) in (list, tuple) else (value,):
+                    if type(item) is not self.reader.saved_type:
+                        continue
+                    try:
+                        hooked, data = self.reader.read(item)
+                    except Exception:
+                        continue
+                    if data is not None and (not hooked or is_a(data, self.tensor_type)):
+                        found.append(data)
+        attributes = _instance_dict(node)
+        if attributes is not None:
+            for value in dict.values(attributes):
+                found.extend(value if type(value) in (list, tuple) else (value,))
+        return found
+
+    def descriptors(self, cls) -> tuple:
+        """The C-level getters of the node type's ``_raw_saved_*`` slots (SavedTensor objects, not unpacked)."""
+        found = self._saved_names.get(cls)
+        if found is None:
+            names = [name for name in type.__dir__(cls) if type(name) is str and name.startswith("_raw_saved_")]
+            found = tuple(getter for name in names if (getter := _c_descriptor(cls, name)) is not None)
+            self._saved_names[cls] = found
+        return found
+
+
 class GraphWalk:
     def __init__(self, torch, inventory, budget, device_filter):
         self.torch, self.inventory, self.budget, self.device_filter = torch, inventory, budget, device_filter
         self.tensor_type = getattr(torch, "Tensor", None)
-        self.reader = _SavedReader(torch)
+        self.node_reader = NodeReader(torch)
+        self.reader = self.node_reader.reader
         self.mechanism = "saved_tensor_data" if self.reader.usable else "producer"
-        self._saved_names: dict = {}  # node type -> its _raw_saved_* descriptors
         self._node_saved: dict[int, tuple] = {}  # id(node) -> storage keys it saved
         self._node_sizes: dict[tuple, int] = {}  # storage key -> bytes
         self._keep: list = []  # nodes and tensors, alive while the walk runs so that ids stay theirs
@@ -139,20 +195,14 @@ class GraphWalk:
         return found, walked, leaves
 
     def _next(self, node) -> list:
-        cls = type(node)
-        getter = _c_descriptor(cls, "next_functions")
-        try:
-            edges = getter.__get__(node, cls) if getter is not None else ()
-        except Exception:
-            return []
-        return [edge[0] for edge in edges if type(edge) is tuple and edge]
+        return self.node_reader.next_nodes(node)
 
     def _saved_by(self, node):
         """The storage keys of the device tensors a node saved (none under the producer mechanism)."""
         cls = type(node)
         if self.mechanism != "saved_tensor_data":
             return
-        for name, getter in self._descriptors(cls):
+        for getter in self.node_reader.descriptors(cls):
             try:
                 value = getter.__get__(node, cls)
             except Exception:
@@ -171,14 +221,6 @@ class GraphWalk:
                     key = self._tensor_key(item)
                     if key is not None:
                         yield key
-
-    def _descriptors(self, cls) -> tuple:
-        found = self._saved_names.get(cls)
-        if found is None:
-            names = [name for name in type.__dir__(cls) if type(name) is str and name.startswith("_raw_saved_")]
-            found = tuple((name, getter) for name in names if (getter := _c_descriptor(cls, name)) is not None)
-            self._saved_names[cls] = found
-        return found
 
     def _saved_key(self, saved):
         self.saved += 1

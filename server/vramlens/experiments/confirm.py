@@ -16,7 +16,7 @@ from vramlens.analysis.experiments.variants import BASELINE, Variant
 from vramlens.analysis.model import ConfirmPlan
 from vramlens.analysis.diagnosis.confirm import judge, plan_kind
 from vramlens.capture.errors import CaptureError
-from vramlens.runner.controlled import ExperimentPlan, run_experiment
+from vramlens.experiments.engine import ExperimentPlan, run_experiment
 from vramlens.runner.launch import RunOptions
 
 
