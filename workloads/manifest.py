@@ -352,7 +352,7 @@ HELD_OUT_ROUND3: tuple[Workload, ...] = (
         calibration=_between(_set("--max-new-tokens", 512)),
         scale=Knob("--batch-size", 128), steps=Knob("--max-new-tokens", 1024), growth_holder="own_cache",
         # Recorded as held out; its first analysis (retained_references, 0.90) led to the census-based cache
-        # check in diagnosis/growth.py, so it is in-sample from then on.
+        # check in attribution/growth.py, so it is in-sample from then on.
         held_out=False, round=3),
     Workload(
         "lightning_train_outputs", "lightning_fit", "lightning_fit", "keep_train_outputs.py", "Lightning (bf16-mixed)",

@@ -10,7 +10,7 @@
   a step scales with it); otherwise the allocator experiment, which rules fragmentation out.
 
 Pure: ``plan_for`` builds the plan from the diagnosis and the run's command line; ``judge``
-reads the measured runs (the runner/confirm.py side runs them).
+reads the measured runs (experiments/confirm.py runs them).
 """
 
 from __future__ import annotations
