@@ -6,7 +6,7 @@ import * as vscode from "vscode";
 import { LineAnnotation, planDecorations, SHADE_LEVELS } from "./core/annotations";
 import { DEFAULT_LOOK, EditorLook, visibleColumns } from "./core/codeColumn";
 import { FigurePlace, fitFigure } from "./core/figureFit";
-import { columnWidths, EditorLayout } from "./core/placement";
+import { columnWidths, editorAreaWidth } from "./core/placement";
 import { editorLayout } from "./layout";
 import { log } from "./logging";
 import { ServerManager } from "./server";
@@ -40,6 +40,12 @@ export class LineDecorations implements vscode.Disposable {
     ])));
     // The server's last answer per document: a new layout fits the same figures again without asking.
     private readonly latest = new Map<string, LineAnnotation[]>();
+    // What each editor's figures were fitted to (its columns and tab size): a scroll or a resize that keeps
+    // both draws nothing again.
+    private readonly fittedTo = new WeakMap<vscode.TextEditor, string>();
+    // The editor area's width, last seen with groups side by side: the layout gives no width for stacked
+    // groups (the report below the code) or a lone one, which are as wide. Stale after a resize, until seen again.
+    private areaWidth: number | undefined;
     private readonly subscriptions: vscode.Disposable[] = [];
     private editTimer: NodeJS.Timeout | undefined;
     private layoutTimer: NodeJS.Timeout | undefined;
@@ -81,45 +87,55 @@ export class LineDecorations implements vscode.Disposable {
     /** Removes every drawn figure now, before the server confirms (Clear annotations). */
     clear(): void {
         this.latest.clear();
-        for (const editor of vscode.window.visibleTextEditors) this.apply(editor, [], undefined);
+        for (const editor of vscode.window.visibleTextEditors) this.apply(editor, [], []);
     }
 
     refreshAll(): void {
-        void editorLayout().then((layout) => {
+        void this.layout().then((widths) => {
             for (const editor of vscode.window.visibleTextEditors) {
-                if (editor.document.languageId === "python") void this.refresh(editor, layout);
+                if (editor.document.languageId === "python") void this.refresh(editor, widths);
             }
         });
     }
 
     /** Draws the figures already known again, fitted to the editors' widths now. */
     private async redrawAll(): Promise<void> {
-        const layout = await editorLayout();
+        const widths = await this.layout();
         for (const editor of vscode.window.visibleTextEditors) {
             const annotations = this.latest.get(editor.document.uri.toString());
-            if (annotations) this.apply(editor, annotations, layout);
+            if (annotations && this.fittedTo.get(editor) !== fitKey(editor, widths)) {
+                this.apply(editor, annotations, widths);
+            }
         }
     }
 
-    private async refresh(editor: vscode.TextEditor, layout: EditorLayout | undefined): Promise<void> {
+    /** The editor layout now, with the width of each group by view column (the area's width remembered). */
+    private async layout(): Promise<(number | undefined)[]> {
+        const layout = await editorLayout();
+        this.areaWidth = editorAreaWidth(layout) ?? this.areaWidth;
+        return columnWidths(layout, this.areaWidth);
+    }
+
+    private async refresh(editor: vscode.TextEditor, widths: (number | undefined)[]): Promise<void> {
         const uri = editor.document.uri.toString();
         try {
             const answer = await this.server.request<{ annotations?: LineAnnotation[] }>("vramlens/lineAnnotations", { uri });
             const annotations = answer?.annotations ?? [];
             this.latest.set(uri, annotations);
-            this.apply(editor, annotations, layout);
+            this.apply(editor, annotations, widths);
         } catch (error) {
             log().warn(`Line annotations for ${uri}: ${String(error)}`);
         }
     }
 
-    private apply(editor: vscode.TextEditor, annotations: LineAnnotation[], layout: EditorLayout | undefined): void {
+    private apply(editor: vscode.TextEditor, annotations: LineAnnotation[], widths: (number | undefined)[]): void {
         const style = serverSettings(editor.document.uri).annotationStyle;
         const plan = planDecorations(annotations, style, editor.document.lineCount);
         const lineAt = (line: number) => editor.document.lineAt(line);
         plan.shades.forEach((lines, i) => editor.setDecorations(this.shades[i], lines.map((line) => lineAt(line).range)));
-        const columns = visibleColumns(editorWidth(editor, layout), editorLook(editor));
-        const tabSize = typeof editor.options.tabSize === "number" ? editor.options.tabSize : 4;
+        const columns = visibleColumns(editorWidth(editor, widths), editorLook(editor));
+        const tabSize = tabSizeOf(editor);
+        this.fittedTo.set(editor, fitKey(editor, widths));
         const drawn = new Map<string, vscode.DecorationOptions[]>([...this.figures.keys()].map((key) => [key, []]));
         for (const entry of plan.endOfLine) {
             const line = lineAt(entry.line);
@@ -141,10 +157,18 @@ export class LineDecorations implements vscode.Disposable {
     }
 }
 
-/** The pixel width of the editor's group, when the layout says it (groups side by side); a notebook cell: unknown. */
-function editorWidth(editor: vscode.TextEditor, layout: EditorLayout | undefined): number | undefined {
+function tabSizeOf(editor: vscode.TextEditor): number {
+    return typeof editor.options.tabSize === "number" ? editor.options.tabSize : 4;
+}
+
+function fitKey(editor: vscode.TextEditor, widths: (number | undefined)[]): string {
+    return `${visibleColumns(editorWidth(editor, widths), editorLook(editor))} ${tabSizeOf(editor)}`;
+}
+
+/** The pixel width of the editor's group, when known (`widths` by view column); a notebook cell's: unknown. */
+function editorWidth(editor: vscode.TextEditor, widths: (number | undefined)[]): number | undefined {
     if (editor.document.uri.scheme === "vscode-notebook-cell" || editor.viewColumn === undefined) return undefined;
-    return columnWidths(layout)[editor.viewColumn - 1];
+    return widths[editor.viewColumn - 1];
 }
 
 /** The document's `editor.*` settings that decide how wide its text area is. */

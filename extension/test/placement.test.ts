@@ -46,6 +46,10 @@ test("each group's width by view column: side by side sizes are widths, a stacke
     // Two files side by side above the report.
     assert.deepEqual(columnWidths({ orientation: 1, groups: [{ size: 500, groups: [{ size: 600 }, { size: 660 }] }, { size: 380 }] }), [600, 660, undefined]);
     assert.deepEqual(columnWidths(undefined), []);
+    // Stacked at the top, each group is as wide as the editor area, once that is known.
+    assert.deepEqual(columnWidths({ orientation: 1, groups: [{ size: 500 }, { size: 380 }] }, 617), [617, 617]);
+    assert.deepEqual(columnWidths({ orientation: 1, groups: [{ size: 881 }] }, 1242), [1242]);
+    assert.deepEqual(columnWidths({ orientation: 0, groups: [{ size: 620 }, { size: 640 }] }, 2000), [620, 640]);
 });
 
 test("beside the report the code keeps 500 px, or the report goes below", () => {

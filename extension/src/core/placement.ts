@@ -31,8 +31,9 @@ export function editorAreaWidth(layout: EditorLayout | undefined): number | unde
 /**
  * Each editor group's width in pixels, by view column (groups in the order they appear), when the layout says
  * it: a size is a width only in a row of groups side by side; a group stacked in a column has that column's.
+ * Groups stacked at the top (a lone group too) are as wide as the editor area: `areaWidth`, when known.
  */
-export function columnWidths(layout: EditorLayout | undefined): (number | undefined)[] {
+export function columnWidths(layout: EditorLayout | undefined, areaWidth?: number): (number | undefined)[] {
     const widths: (number | undefined)[] = [];
     const walk = (nodes: GroupLayout[], sideBySide: boolean, inherited: number | undefined) => {
         for (const node of nodes) {
@@ -41,7 +42,7 @@ export function columnWidths(layout: EditorLayout | undefined): (number | undefi
             else widths.push(typeof width === "number" ? width : undefined);
         }
     };
-    walk(layout?.groups ?? [], layout?.orientation === 0, undefined);
+    walk(layout?.groups ?? [], layout?.orientation === 0, areaWidth);
     return widths;
 }
 
