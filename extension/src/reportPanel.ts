@@ -211,7 +211,10 @@ export class ReportPanel implements vscode.Disposable {
         if (layout?.orientation === 0 && layout.groups?.length === 2 && !layout.groups.some((g) => g.groups?.length) && this.panel?.viewColumn === 2) {
             // The code and the view side by side, the view on the right: the same two groups, stacked. One command
             // that moves no focus, so it does not depend on which editor is active when it runs.
-            await vscode.commands.executeCommand("vscode.setEditorLayout", { orientation: 1, groups: [{ size: 0.55 }, { size: 0.45 }] });
+            await vscode.commands.executeCommand("vscode.setEditorLayout", { orientation: 1, groups: [{}, {}] });
+            // The sizes a layout names are relative, yet after a window resize they were seen taken as pixels (the
+            // code 0.5 px high): share the height evenly instead, on the groups as they now are.
+            await vscode.commands.executeCommand("workbench.action.evenEditorWidths");
         } else {
             this.panel?.reveal(undefined, false);
             // A view beside the code sits in a group of its own: "below" of that group would still be beside the
