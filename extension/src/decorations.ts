@@ -1,32 +1,54 @@
 // Draws the server's per-line figures in visible Python editors: a background shade and overview-ruler mark
 // by share of the peak, and GitLens-style end-of-line text when the annotation style asks for it.
-// Which line gets what comes from core/annotations.ts; the figures come from `vramlens/lineAnnotations`.
+// Which line gets what comes from core/annotations.ts; the figures come from `vramlens/lineAnnotations`;
+// a figure that would run past what the editor shows is shortened or drawn before the code (core/figureFit.ts).
 import * as vscode from "vscode";
 import { LineAnnotation, planDecorations, SHADE_LEVELS } from "./core/annotations";
+import { DEFAULT_LOOK, EditorLook, visibleColumns } from "./core/codeColumn";
+import { FigurePlace, fitFigure } from "./core/figureFit";
+import { columnWidths, editorAreaWidth } from "./core/placement";
+import { editorLayout } from "./layout";
 import { log } from "./logging";
 import { ServerManager } from "./server";
 import { serverSettings } from "./settings";
 
 // Edits move annotations on the server: ask again once typing pauses.
 const EDIT_PAUSE_MS = 300;
+// Groups open, close and resize in steps: fit the figures again once the layout has settled.
+const LAYOUT_PAUSE_MS = 200;
+
+type FigureKind = "live" | "churn" | "stale";
+const FIGURE_KINDS: FigureKind[] = ["live", "churn", "stale"];
+const PLACES: FigurePlace[] = ["after", "before"];
+
+// In a colour that stays readable over the strongest shade in every theme kind; a churn-only line quieter.
+const FIGURE_LOOK: Record<FigureKind, vscode.ThemableDecorationAttachmentRenderOptions> = {
+    live: { color: new vscode.ThemeColor("vramlens.annotationForeground"), fontWeight: "600" },
+    churn: { color: new vscode.ThemeColor("vramlens.churnForeground") },
+    stale: { color: new vscode.ThemeColor("vramlens.staleForeground"), fontStyle: "italic" },
+};
 
 export class LineDecorations implements vscode.Disposable {
     private readonly shades: vscode.TextEditorDecorationType[];
-    // Clear of the code (1.5em), in a colour that stays readable over the strongest shade in every theme kind.
-    private readonly endOfLine = vscode.window.createTextEditorDecorationType({
-        after: { color: new vscode.ThemeColor("vramlens.annotationForeground"), margin: "0 0 0 1.5em", fontWeight: "600" },
-        rangeBehavior: vscode.DecorationRangeBehavior.ClosedClosed,
-    });
-    private readonly churnEndOfLine = vscode.window.createTextEditorDecorationType({
-        after: { color: new vscode.ThemeColor("vramlens.churnForeground"), margin: "0 0 0 1.5em" },
-        rangeBehavior: vscode.DecorationRangeBehavior.ClosedClosed,
-    });
-    private readonly staleEndOfLine = vscode.window.createTextEditorDecorationType({
-        after: { color: new vscode.ThemeColor("vramlens.staleForeground"), margin: "0 0 0 1.5em", fontStyle: "italic" },
-        rangeBehavior: vscode.DecorationRangeBehavior.ClosedClosed,
-    });
+    // One type per kind and place; clear of the code by 1.5em on the side that faces it.
+    private readonly figures = new Map<string, vscode.TextEditorDecorationType>(FIGURE_KINDS.flatMap((kind) => PLACES.map((place) => [
+        `${kind} ${place}`,
+        vscode.window.createTextEditorDecorationType({
+            [place]: { ...FIGURE_LOOK[kind], margin: place === "after" ? "0 0 0 1.5em" : "0 1.5em 0 0" },
+            rangeBehavior: vscode.DecorationRangeBehavior.ClosedClosed,
+        }),
+    ])));
+    // The server's last answer per document: a new layout fits the same figures again without asking.
+    private readonly latest = new Map<string, LineAnnotation[]>();
+    // What each editor's figures were fitted to (its columns and tab size): a scroll or a resize that keeps
+    // both draws nothing again.
+    private readonly fittedTo = new WeakMap<vscode.TextEditor, string>();
+    // The editor area's width, last seen with groups side by side: the layout gives no width for stacked
+    // groups (the report below the code) or a lone one, which are as wide. Stale after a resize, until seen again.
+    private areaWidth: number | undefined;
     private readonly subscriptions: vscode.Disposable[] = [];
     private editTimer: NodeJS.Timeout | undefined;
+    private layoutTimer: NodeJS.Timeout | undefined;
 
     constructor(private readonly server: ServerManager) {
         this.shades = Array.from({ length: SHADE_LEVELS }, (_, i) => {
@@ -38,6 +60,10 @@ export class LineDecorations implements vscode.Disposable {
                 overviewRulerLane: vscode.OverviewRulerLane.Right,
             });
         });
+        const relayout = () => {
+            clearTimeout(this.layoutTimer);
+            this.layoutTimer = setTimeout(() => void this.redrawAll(), LAYOUT_PAUSE_MS);
+        };
         this.subscriptions.push(
             server.onAnnotationsChanged(() => this.refreshAll()),
             vscode.window.onDidChangeVisibleTextEditors(() => this.refreshAll()),
@@ -48,51 +74,125 @@ export class LineDecorations implements vscode.Disposable {
             }),
             vscode.workspace.onDidChangeConfiguration((event) => {
                 if (event.affectsConfiguration("vramlens.annotationStyle")) this.refreshAll();
+                else if (event.affectsConfiguration("editor")) relayout();
             }),
+            // What changes an editor's width: groups opening, closing or moving; a resize shows as new visible ranges.
+            vscode.window.tabGroups.onDidChangeTabGroups(relayout),
+            vscode.window.onDidChangeTextEditorViewColumn(relayout),
+            vscode.window.onDidChangeTextEditorOptions(relayout),
+            vscode.window.onDidChangeTextEditorVisibleRanges(relayout),
         );
     }
 
     /** Removes every drawn figure now, before the server confirms (Clear annotations). */
     clear(): void {
-        for (const editor of vscode.window.visibleTextEditors) this.apply(editor, []);
+        this.latest.clear();
+        for (const editor of vscode.window.visibleTextEditors) this.apply(editor, [], []);
     }
 
     refreshAll(): void {
+        void this.layout().then((widths) => {
+            for (const editor of vscode.window.visibleTextEditors) {
+                if (editor.document.languageId === "python") void this.refresh(editor, widths);
+            }
+        });
+    }
+
+    /** Draws the figures already known again, fitted to the editors' widths now. */
+    private async redrawAll(): Promise<void> {
+        const widths = await this.layout();
         for (const editor of vscode.window.visibleTextEditors) {
-            if (editor.document.languageId === "python") void this.refresh(editor);
+            const annotations = this.latest.get(editor.document.uri.toString());
+            if (annotations && this.fittedTo.get(editor) !== fitKey(editor, widths)) {
+                this.apply(editor, annotations, widths);
+            }
         }
     }
 
-    private async refresh(editor: vscode.TextEditor): Promise<void> {
+    /** The editor layout now, with the width of each group by view column (the area's width remembered). */
+    private async layout(): Promise<(number | undefined)[]> {
+        const layout = await editorLayout();
+        this.areaWidth = editorAreaWidth(layout) ?? this.areaWidth;
+        return columnWidths(layout, this.areaWidth);
+    }
+
+    private async refresh(editor: vscode.TextEditor, widths: (number | undefined)[]): Promise<void> {
         const uri = editor.document.uri.toString();
         try {
             const answer = await this.server.request<{ annotations?: LineAnnotation[] }>("vramlens/lineAnnotations", { uri });
-            this.apply(editor, answer?.annotations ?? []);
+            const annotations = answer?.annotations ?? [];
+            this.latest.set(uri, annotations);
+            this.apply(editor, annotations, widths);
         } catch (error) {
             log().warn(`Line annotations for ${uri}: ${String(error)}`);
         }
     }
 
-    private apply(editor: vscode.TextEditor, annotations: LineAnnotation[]): void {
+    private apply(editor: vscode.TextEditor, annotations: LineAnnotation[], widths: (number | undefined)[]): void {
         const style = serverSettings(editor.document.uri).annotationStyle;
         const plan = planDecorations(annotations, style, editor.document.lineCount);
-        const lineRange = (line: number) => editor.document.lineAt(line).range;
-        plan.shades.forEach((lines, i) => editor.setDecorations(this.shades[i], lines.map(lineRange)));
-        const endOfLine = (kind: "live" | "churn" | "stale"): vscode.DecorationOptions[] =>
-            plan.endOfLine
-                .filter((entry) => (entry.stale ? "stale" : entry.churn ? "churn" : "live") === kind)
-                .map((entry) => {
-                    const end = lineRange(entry.line).end;
-                    // The figure is short; its words are its tooltip (the line's own hover has the details).
-                    return { range: new vscode.Range(end, end), hoverMessage: entry.longText, renderOptions: { after: { contentText: entry.text } } };
-                });
-        editor.setDecorations(this.endOfLine, endOfLine("live"));
-        editor.setDecorations(this.churnEndOfLine, endOfLine("churn"));
-        editor.setDecorations(this.staleEndOfLine, endOfLine("stale"));
+        const lineAt = (line: number) => editor.document.lineAt(line);
+        plan.shades.forEach((lines, i) => editor.setDecorations(this.shades[i], lines.map((line) => lineAt(line).range)));
+        const columns = visibleColumns(editorWidth(editor, widths), editorLook(editor));
+        const tabSize = tabSizeOf(editor);
+        this.fittedTo.set(editor, fitKey(editor, widths));
+        const drawn = new Map<string, vscode.DecorationOptions[]>([...this.figures.keys()].map((key) => [key, []]));
+        for (const entry of plan.endOfLine) {
+            const line = lineAt(entry.line);
+            const figure = fitFigure(line.text, tabSize, entry.text, columns);
+            const at = figure.place === "after" ? line.range.end : new vscode.Position(entry.line, line.firstNonWhitespaceCharacterIndex);
+            const kind: FigureKind = entry.stale ? "stale" : entry.churn ? "churn" : "live";
+            // The figure is short; its words are its tooltip (the line's own hover has the details).
+            drawn.get(`${kind} ${figure.place}`)!.push({
+                range: new vscode.Range(at, at), hoverMessage: entry.longText, renderOptions: { [figure.place]: { contentText: figure.text } },
+            });
+        }
+        for (const [key, type] of this.figures) editor.setDecorations(type, drawn.get(key)!);
     }
 
     dispose(): void {
         clearTimeout(this.editTimer);
-        for (const d of [...this.subscriptions, ...this.shades, this.endOfLine, this.churnEndOfLine, this.staleEndOfLine]) d.dispose();
+        clearTimeout(this.layoutTimer);
+        for (const d of [...this.subscriptions, ...this.shades, ...this.figures.values()]) d.dispose();
     }
+}
+
+function tabSizeOf(editor: vscode.TextEditor): number {
+    return typeof editor.options.tabSize === "number" ? editor.options.tabSize : 4;
+}
+
+function fitKey(editor: vscode.TextEditor, widths: (number | undefined)[]): string {
+    return `${visibleColumns(editorWidth(editor, widths), editorLook(editor))} ${tabSizeOf(editor)}`;
+}
+
+/** The pixel width of the editor's group, when known (`widths` by view column); a notebook cell's: unknown. */
+function editorWidth(editor: vscode.TextEditor, widths: (number | undefined)[]): number | undefined {
+    if (editor.document.uri.scheme === "vscode-notebook-cell" || editor.viewColumn === undefined) return undefined;
+    return widths[editor.viewColumn - 1];
+}
+
+/** The document's `editor.*` settings that decide how wide its text area is. */
+function editorLook(editor: vscode.TextEditor): EditorLook {
+    const settings = vscode.workspace.getConfiguration("editor", editor.document);
+    const number = (key: string, fallback: number) => {
+        const value = settings.get<unknown>(key);
+        return typeof value === "number" && Number.isFinite(value) ? value : fallback;
+    };
+    const lineNumbers = editor.options.lineNumbers;
+    return {
+        fontSize: number("fontSize", DEFAULT_LOOK.fontSize),
+        letterSpacing: number("letterSpacing", DEFAULT_LOOK.letterSpacing),
+        lineNumbers: lineNumbers === undefined ? DEFAULT_LOOK.lineNumbers : lineNumbers !== vscode.TextEditorLineNumbersStyle.Off,
+        lineCount: editor.document.lineCount,
+        glyphMargin: settings.get<boolean>("glyphMargin", DEFAULT_LOOK.glyphMargin),
+        folding: settings.get<boolean>("folding", DEFAULT_LOOK.folding),
+        minimap: {
+            enabled: settings.get<boolean>("minimap.enabled", DEFAULT_LOOK.minimap.enabled),
+            maxColumn: number("minimap.maxColumn", DEFAULT_LOOK.minimap.maxColumn),
+            scale: number("minimap.scale", DEFAULT_LOOK.minimap.scale),
+        },
+        verticalScrollbarSize: number("scrollbar.verticalScrollbarSize", DEFAULT_LOOK.verticalScrollbarSize),
+        // "wordWrapColumn" may wrap past the visible edge: as if not wrapped.
+        wordWrap: ["on", "bounded"].includes(settings.get<string>("wordWrap", "off")),
+    };
 }

@@ -4,12 +4,14 @@
 import { randomBytes } from "node:crypto";
 import * as vscode from "vscode";
 import { actionCommand, ReportActionSpec } from "./core/actions";
-import { choosePlacement, EditorLayout, Placement, placementOf, tooNarrowBeside } from "./core/placement";
+import { choosePlacement, columnWidths, Placement, placementOf, tooNarrowBeside } from "./core/placement";
 import { parseReportMessage, ReportAction, VIEW_COMMANDS } from "./core/webviewMessages";
+import { editorLayout } from "./layout";
 import { log } from "./logging";
 import { ServerManager } from "./server";
 
 const PLACEMENT_KEY = "vramlens.reportPlacement";
+const VIEW_TYPE = "vramlens.report";
 // PyTorch's own viewer of `_dump_snapshot` pickles; it reads the file in the browser, nothing is uploaded.
 const MEMORY_VIZ = "https://pytorch.org/memory_viz";
 // A view the extension has just placed reports its new column up to a second later.
@@ -89,7 +91,7 @@ export class ReportPanel implements vscode.Disposable {
         const code = vscode.window.activeTextEditor;
         this.placing = true;
         const panel = vscode.window.createWebviewPanel(
-            "vramlens.report",
+            VIEW_TYPE,
             "VRAM Lens report",
             { viewColumn: placement === "beside" ? vscode.ViewColumn.Beside : vscode.ViewColumn.Active, preserveFocus: placement !== "below" },
             { enableScripts: true, localResourceRoots: [media], retainContextWhenHidden: true },
@@ -203,35 +205,62 @@ export class ReportPanel implements vscode.Disposable {
         }
     }
 
-    /** Moves the (active) view into a group below the code, and gives the code its focus back. */
+    /** Moves the view into a group below the code, and gives the code its focus back. */
     private async moveBelow(code: vscode.TextEditor | undefined): Promise<void> {
-        this.panel?.reveal(undefined, false);
-        // A view beside the code sits in a group of its own: "below" of that group would still be beside the
-        // code (at the same narrow width). Into the code's group first, then below it.
-        const codeColumn = code?.viewColumn ?? vscode.ViewColumn.One;
-        if (this.panel?.viewColumn !== undefined && this.panel.viewColumn !== codeColumn) {
-            await vscode.commands.executeCommand(codeColumn === vscode.ViewColumn.One ? "workbench.action.moveEditorToFirstGroup"
-                : "workbench.action.moveEditorToPreviousGroup");
+        const layout = await editorLayout();
+        if (layout?.orientation === 0 && layout.groups?.length === 2 && !layout.groups.some((g) => g.groups?.length) && this.panel?.viewColumn === 2) {
+            // The code and the view side by side, the view on the right: the same two groups, stacked. One command
+            // that moves no focus, so it does not depend on which editor is active when it runs.
+            await vscode.commands.executeCommand("vscode.setEditorLayout", { orientation: 1, groups: [{}, {}] });
+            // The sizes a layout names are relative, yet after a window resize they were seen taken as pixels (the
+            // code 0.5 px high): share the height evenly instead, on the groups as they now are.
+            await vscode.commands.executeCommand("workbench.action.evenEditorWidths");
+        } else {
+            this.panel?.reveal(undefined, false);
+            // A view beside the code sits in a group of its own: "below" of that group would still be beside the
+            // code (at the same narrow width). Into the code's group first, then below it.
+            const codeColumn = code?.viewColumn ?? vscode.ViewColumn.One;
+            if (this.panel?.viewColumn !== undefined && this.panel.viewColumn !== codeColumn) {
+                await vscode.commands.executeCommand(codeColumn === vscode.ViewColumn.One ? "workbench.action.moveEditorToFirstGroup"
+                    : "workbench.action.moveEditorToPreviousGroup");
+            }
+            await vscode.commands.executeCommand("workbench.action.moveEditorToBelowGroup");
         }
-        await vscode.commands.executeCommand("workbench.action.moveEditorToBelowGroup");
         if (code) await vscode.window.showTextDocument(code.document, { viewColumn: code.viewColumn, preserveFocus: false });
         this.quietUntil = Date.now() + QUIET_MS;
     }
 
-    /** Beside by default; the view's first width says it squeezes the code: below instead (not remembered). */
-    private async placeByWidth(width: number | undefined): Promise<void> {
-        log().debug(`Report view ready at ${width} px${this.measure ? "" : " (placed already)"}.`);
-        if (!this.measure) return;
+    /** Beside by default: when the code beside the view is narrower than MIN_CODE_WIDTH, below instead (not remembered). */
+    private async placeByWidth(viewWidth: number | undefined): Promise<void> {
+        if (!this.measure) {
+            log().debug(`Report view ready at ${viewWidth} px (placed already).`);
+            return;
+        }
         this.measure = false;
-        if (!tooNarrowBeside(width)) return;
+        const code = vscode.window.visibleTextEditors.find((e) => e.viewColumn !== this.panel?.viewColumn);
+        // The code's own group width when the layout says it, else the view's: beside, the two share evenly.
+        const codeWidth = (code?.viewColumn !== undefined ? columnWidths(await editorLayout())[code.viewColumn - 1] : undefined) ?? viewWidth;
+        log().debug(`Report view ready at ${viewWidth} px, the code beside it ${codeWidth} px.`);
+        if (!tooNarrowBeside(codeWidth)) return;
         this.placing = true;
         try {
-            const code = vscode.window.visibleTextEditors.find((e) => e.viewColumn !== this.panel?.viewColumn);
             await this.moveBelow(code);
-            log().info(`Report view moved below: beside the code it had ${Math.round(width!)} px.`);
         } finally {
             this.placing = false;
         }
+        // What the log says is where the view is now, as the layout has it, not what was asked for.
+        const now = await this.placementNow();
+        const reason = `beside it the code had ${Math.round(codeWidth!)} px`;
+        if (now === "below") log().info(`Report view moved below: ${reason}.`);
+        else log().warn(`Report view is ${now ?? "in an unknown place"}, not below: moving it failed (${reason}).`);
+    }
+
+    /** Where the view is now: in a group with code, or in one of its own beside or below. */
+    private async placementNow(): Promise<Placement | undefined> {
+        const groups = vscode.window.tabGroups.all;
+        const code = groups.filter((g) => g.tabs.some((t) => t.input instanceof vscode.TabInputText)).map((g) => g.viewColumn);
+        const own = groups.find((g) => g.tabs.some((t) => t.input instanceof vscode.TabInputWebview && t.input.viewType.endsWith(VIEW_TYPE)));
+        return placementOf(own?.viewColumn ?? this.panel?.viewColumn, code, await editorLayout());
     }
 
     /** Opens a line of the report (a link or an action) in the code's editor group. */
@@ -311,11 +340,3 @@ export class ReportPanel implements vscode.Disposable {
     }
 }
 
-
-async function editorLayout(): Promise<EditorLayout | undefined> {
-    try {
-        return await vscode.commands.executeCommand<EditorLayout>("vscode.getEditorLayout");
-    } catch {
-        return undefined; // an editor without the command: the usual placement
-    }
-}

@@ -285,7 +285,7 @@ async function openCaptureDialog(target, listedEntry) {
     await page.locator(".quick-input-widget .quick-input-title", { hasText: "open a capture folder" }).waitFor({ state: "hidden", timeout: STEP_TIMEOUT_MS });
 }
 
-/** The script's editor, by line number: the text the page shows (inlay hints included) and whether it is shaded. */
+/** The script's editor, by line number: the text the page shows (inlay hints included), the figure drawn on it and whether it is shaded. */
 function editorLines() {
     return page.evaluate(() => {
         const editor = [...document.querySelectorAll(".part.editor .monaco-editor")].find((e) => e.querySelector(".view-lines"));
@@ -301,12 +301,13 @@ function editorLines() {
             const shaded = [...(overlays.get(top(line))?.children ?? [])].some((c) =>
                 [...c.classList].some((k) => k.startsWith("ced-")) && !/rgba\(0, 0, 0, 0\)|transparent/.test(getComputedStyle(c).backgroundColor),
             );
-            // End-of-line figures are CSS `::after` content of a decoration span, not DOM text.
-            const after = [...line.querySelectorAll("span")]
-                .map((span) => getComputedStyle(span, "::after").content)
+            // The figures are CSS `::after` content of a decoration span (or `::before`, drawn before the code when
+            // after it they would run out of view), not DOM text.
+            const figure = [...line.querySelectorAll("span")]
+                .flatMap((span) => ["::before", "::after"].map((pseudo) => getComputedStyle(span, pseudo).content))
                 .filter((content) => content && content !== "none" && content !== "normal")
                 .join(" ");
-            lines[number] = { text: line.textContent.replace(/\u00a0/g, " "), after: after.replace(/\u00a0/g, " "), shaded };
+            lines[number] = { text: line.textContent.replace(/\u00a0/g, " "), figure: figure.replace(/\u00a0/g, " "), shaded };
         }
         return lines;
     });
@@ -422,6 +423,54 @@ function figureLook(lineNumber) {
         const [hi, lo] = [lum(front), lum(behind)].sort((x, y) => y - x);
         return { text: after.content.replace(/^"|"$/g, "").replace(/\u00a0/g, " "), margin: parseFloat(after.marginLeft), contrast: (hi + 0.05) / (lo + 0.05) };
     }, lineNumber);
+}
+
+/**
+ * The figures drawn in the code's editor, each with its box on the page (a `::before` ends where its span's
+ * text begins, an `::after` starts where it ends), and the edges of what the editor shows: its text's left
+ * and the minimap's left (else the editor's right).
+ */
+function figuresInView() {
+    return page.evaluate(() => {
+        const editor = [...document.querySelectorAll(".part.editor .monaco-editor")].find((e) => e.querySelector(".view-lines"));
+        const numbers = new Map([...editor.querySelectorAll(".margin-view-overlays > div")].map((d) => [parseFloat(d.style.top || "0"), Number(d.textContent.trim())]));
+        const text = editor.querySelector(".lines-content").getBoundingClientRect();
+        const minimap = editor.querySelector(".minimap");
+        const visibleRight = minimap && minimap.getBoundingClientRect().width > 0 ? minimap.getBoundingClientRect().left : editor.getBoundingClientRect().right;
+        const textLeft = editor.querySelector(".view-lines").getBoundingClientRect().left;
+        const figures = [];
+        for (const line of editor.querySelectorAll(".view-lines .view-line")) {
+            for (const span of line.querySelectorAll("span")) {
+                for (const pseudo of ["::before", "::after"]) {
+                    const content = getComputedStyle(span, pseudo).content;
+                    if (!content || content === "none" || content === "normal") continue;
+                    const box = span.getBoundingClientRect();
+                    const range = document.createRange();
+                    range.selectNodeContents(span);
+                    const own = span.textContent ? range.getBoundingClientRect() : null;
+                    const [left, right] = pseudo === "::before" ? [box.left, own ? own.left : box.right] : [own ? own.right : box.left, box.right];
+                    figures.push({ line: numbers.get(parseFloat(line.style.top || "0")), pseudo, text: content.replace(/^"|"$/g, "").replace(/\u00a0/g, " "), left, right });
+                }
+            }
+        }
+        return { textLeft: Math.max(textLeft, text.left), visibleRight, minimap: !!minimap && minimap.getBoundingClientRect().width > 0, figures };
+    });
+}
+
+/** The client log's last word on where the report view is (opened, moved by width or by the user). */
+function lastPlacementLog(userData = dirs.userData) {
+    const log = findFiles(path.join(userData, "logs"), "VRAM Lens.log").map((f) => readFileSync(f, "utf8")).join("\n");
+    return log.split("\n").filter((l) => /Report view (opened|moved|is) /.test(l)).at(-1) ?? "";
+}
+
+/** The log's last word on the report's place once it is settled: opened or moved below, or where a failed move left it. */
+async function placementSaid(what, userData = dirs.userData) {
+    return until(`the log's word on ${what}`, async () => {
+        const said = lastPlacementLog(userData);
+        return /Report view (opened below|moved below|is )/.test(said) ? said : null;
+    }).catch((error) => {
+        throw new Error(`${error.message}: ${lastPlacementLog(userData)}`);
+    });
 }
 
 /** Where the report view sits, and the editor it sits beside or below. */
@@ -615,7 +664,7 @@ try {
     // The sample is its own recording (from neutral folders) of the same script: its figures come from it.
     // Its frames name /workspace/sample/<file>: the CLI maps by path suffix only, the server also by file name.
     const sample = expectedFromCli(path.join(repo, SAMPLE_CAPTURE), (l) => l.path?.endsWith(`/${SCRIPT}`));
-    await until("the sample's figures", async () => (await editorLines())[sample.lines[0].line]?.after.includes(sample.lines[0].live));
+    await until("the sample's figures", async () => (await editorLines())[sample.lines[0].line]?.figure.includes(sample.lines[0].live));
     await frame.locator("svg.timeline").waitFor({ timeout: STEP_TIMEOUT_MS });
     await screenshot("sample");
     await clearToasts();
@@ -639,15 +688,15 @@ try {
     const short = (e) => (keeping.size ? e.live : `${e.live} · ${e.share}`);
     const annotated = await until("the per-line figures", async () => {
         const lines = await editorLines();
-        return expected.lines.every((e) => lines[e.line]?.after.includes(short(e)))
-            && expected.storing.every((n) => lines[n]?.after.includes("keeps ")) ? lines : null;
+        return expected.lines.every((e) => lines[e.line]?.figure.includes(short(e)))
+            && expected.storing.every((n) => lines[n]?.figure.includes("keeps ")) ? lines : null;
     });
     const expectedLines = new Set(expected.lines.map((e) => e.line));
     // Shaded: the lines that keep the memory when there are any (a retention), else the live lines.
     const shadedLines = keeping.size ? keeping : expectedLines;
     Object.entries(annotated).forEach(([number, line]) => {
         const n = Number(number);
-        if (!expectedLines.has(n) && !keeping.has(n) && / · \d+%/.test(line.after)) throw new Error(`line ${n} has a figure: ${line.after}`);
+        if (!expectedLines.has(n) && !keeping.has(n) && / · \d+%/.test(line.figure)) throw new Error(`line ${n} has a figure: ${line.figure}`);
         if (line.shaded !== shadedLines.has(n)) throw new Error(`line ${n} is ${line.shaded ? "" : "not "}shaded`);
     });
     const figureLine = keeping.size ? expected.storing[0] : top.line;
@@ -671,16 +720,17 @@ try {
     writeFileSync(settingsFile, JSON.stringify({ ...workspaceSettings, "vramlens.annotationStyle": "inlayHints" }, null, 2));
     await until("inlay hints instead of end-of-line figures", async () => {
         const lines = await editorLines();
-        return expected.lines.every((e) => lines[e.line]?.text.includes(short(e)) && !lines[e.line].after);
+        return expected.lines.every((e) => lines[e.line]?.text.includes(short(e)) && !lines[e.line].figure);
     });
     await screenshot("inlay-hints");
     writeFileSync(settingsFile, JSON.stringify(workspaceSettings, null, 2));
-    await until("end-of-line figures again", async () => (await editorLines())[top.line]?.after.includes(short(expected.lines.find((e) => e.line === top.line))));
+    await until("end-of-line figures again", async () => (await editorLines())[top.line]?.figure.includes(short(expected.lines.find((e) => e.line === top.line))));
 
     // 6. The hover: a headline, one accounting line, torch's frames folded, file links and command links.
     const hoverOver = async () => {
         const codeLine = page.locator(".part.editor .monaco-editor .view-lines .view-line").filter({ hasText: "out = model(x)" }).first();
-        const box = await codeLine.boundingBox();
+        // A line drawn again (its figures refitted) is replaced in the page: measure the one there now.
+        const box = await until("the hovered line on screen", () => codeLine.boundingBox().catch(() => null));
         // The line's own hover (below the OOM diagnostic's short sentence, which leads every hover on that line).
         const hover = page.locator(".monaco-hover:not(.hidden) .hover-row", { hasText: "Show in report" }).first();
         // A hover can be missed while the editor is still laying out: move off and back, a few times.
@@ -734,6 +784,7 @@ try {
     await page.mouse.move(5, 5);
     let box = await reportBox();
     if (!(box.frame.x > box.editor.x + 300 && Math.abs(box.frame.y - box.editor.y) < 80)) throw new Error(`the wide report is not beside the code: ${JSON.stringify(box)}`);
+    if (!/opened beside/.test(lastPlacementLog())) throw new Error(`the wide report is beside, the log says: ${lastPlacementLog()}`);
     let layout = await reportLayout();
     console.log(`e2e: report layout (wide): ${JSON.stringify(layout)}`);
     if (Math.abs(layout.svgWidth - layout.boxWidth) > 2) throw new Error(`the timeline is scaled: ${layout.svgWidth}px drawn in ${layout.boxWidth}px`);
@@ -925,6 +976,10 @@ try {
     layout = await reportLayout();
     console.log(`e2e: report layout (narrow, ${Math.round(box.frame.width)} px wide): ${JSON.stringify(layout)}`);
     if (box.frame.width > 480) throw new Error(`the narrow case is ${box.frame.width}px wide`);
+    // The log says where the view is: below (opened there, the layout giving the width, or moved once it measured).
+    const narrowSaid = await placementSaid("the narrow report");
+    console.log(`e2e: narrow report, the log says: ${narrowSaid}`);
+    if (!/(opened|moved) below/.test(narrowSaid)) throw new Error(`the report is below, the log says: ${narrowSaid}`);
     if (layout.svgHeight < 220) throw new Error(`the plot is a thumbnail (${layout.svgHeight}px high)`);
     if (layout.legendOff) throw new Error(`${layout.legendOff} legend items run off the view's edge`);
     if (layout.overflow > 1) throw new Error(`the view runs ${layout.overflow}px off its edge`);
@@ -973,7 +1028,7 @@ try {
     // 8. Clear annotations: figures and shading go.
     await runCommand("VRAM Lens: Clear annotations");
     await until("no figures and no shading", async () =>
-        Object.values(await editorLines()).every((l) => !l.shaded && !l.after && !/ · \d+%/.test(l.text)),
+        Object.values(await editorLines()).every((l) => !l.shaded && !l.figure && !/ · \d+%/.test(l.text)),
     );
 
     // 10b. A capture whose files are not in this workspace: it says so, and maps onto the folder the user picks.
@@ -1010,7 +1065,7 @@ try {
     console.log(`e2e: open ranks said: ${normalise(await ranksToast.locator(".notification-list-item-message").innerText())}`);
     const figureOf = async (rank) => until(`rank ${rank}'s figure on line ${DDP_LINE}`, async () => {
         const line = (await editorLines())[DDP_LINE];
-        return line?.after.includes(`${rankFigures.byRank[rank]} · `) ? line.after : null;
+        return line?.figure.includes(`${rankFigures.byRank[rank]} · `) ? line.figure : null;
     });
     console.log(`e2e: rank ${rankFigures.failing} line ${DDP_LINE}: ${await figureOf(rankFigures.failing)}`);
     await runCommand("VRAM Lens: Show memory report");
@@ -1069,6 +1124,33 @@ try {
     await page.mouse.move(5, 5);
     await screenshot("memory-views");
 
+    // 12c. Figures in view beside the report: at 1600 px with the minimap on the code column is ~620 px, and a
+    // figure after a long line would sit under the minimap. Each one drawn is left of it, shortened or before the code.
+    await page.setViewportSize({ width: 1600, height: 950 });
+    writeFileSync(settingsFile, JSON.stringify({ ...workspaceSettings, "editor.minimap.enabled": true }, null, 2));
+    await page.locator(".tab", { hasText: DDP_SCRIPT }).first().click(); // the code's group is the active one
+    await row("lightning_fit").click();
+    await row("keep_val_outputs.py").click();
+    await page.locator(".tab.active", { hasText: "keep_val_outputs.py" }).waitFor({ timeout: STEP_TIMEOUT_MS });
+    const censusExpected = expectedFromCli(censusCapture, (l) => l.path?.endsWith("/keep_val_outputs.py"));
+    const censusStoring = censusExpected.storing[0];
+    let inView;
+    await until("the census script's figures, fitted beside the report", async () => {
+        inView = await figuresInView();
+        return inView.minimap && inView.figures.some((f) => f.line === censusStoring)
+            && inView.figures.every((f) => f.right <= inView.visibleRight && f.left >= inView.textLeft - 1);
+    }).catch((error) => {
+        throw new Error(`${error.message}: ${JSON.stringify(inView)}`);
+    });
+    box = await reportBox();
+    console.log(`e2e: figures beside the report (code ${Math.round(box.editor.width)} px, minimap at ${Math.round(inView.visibleRight)}): ${JSON.stringify(inView.figures.map((f) => [f.line, f.pseudo, f.text, Math.round(f.right)]))}`);
+    if (!(box.frame.x > box.editor.x + 300 && box.editor.width < 700)) throw new Error(`the report is not beside a ~620 px code column: ${JSON.stringify(box)}`);
+    const storingFigure = inView.figures.find((f) => f.line === censusStoring);
+    if (!/keeps .*\d+(\.\d+)? [KMG]iB|\d+%/.test(storingFigure.text)) throw new Error(`the storing line's figure is not its figure: ${storingFigure.text}`);
+    await screenshot("figures-beside-1600");
+    writeFileSync(settingsFile, JSON.stringify(workspaceSettings, null, 2));
+    await page.setViewportSize({ width: 1500, height: 950 });
+
     // 10c. The log: one timestamp per line, settings as JSON, and a restart that logs no error.
     await runCommand("VRAM Lens: Restart server");
     await page.waitForTimeout(3000);
@@ -1106,6 +1188,23 @@ try {
     await runCommand("VRAM Lens: Diagnose CUDA memory");
     await toast("only in a trusted").waitFor({ timeout: STEP_TIMEOUT_MS });
     await screenshot("untrusted");
+    // The first report of this window, in a narrow window: below the code, and the log says so.
+    await clearToasts();
+    await page.setViewportSize({ width: 780, height: 950 });
+    await page.waitForTimeout(500);
+    await runCommand("VRAM Lens: Show memory report");
+    await reportFrame().locator(".empty-state h1").waitFor({ timeout: STEP_TIMEOUT_MS });
+    let firstBox;
+    await until("the window's first report below the code", async () => {
+        const b = (firstBox = await reportBox());
+        return b.frame.y > b.editor.y + 150 && b.frame.width > b.editor.width * 0.8;
+    }).catch((error) => {
+        throw new Error(`${error.message}: ${JSON.stringify(firstBox)}; the log says: ${lastPlacementLog(untrustedUserData)}`);
+    });
+    const firstSaid = await placementSaid("the first report", untrustedUserData);
+    console.log(`e2e: first narrow report, the log says: ${firstSaid}`);
+    if (!/(opened|moved) below/.test(firstSaid)) throw new Error(`the first report is below, the log says: ${firstSaid}`);
+    await screenshot("untrusted-first-report-narrow");
     const untrustedLog = findFiles(path.join(untrustedUserData, "logs"), "VRAM Lens.log").map((f) => readFileSync(f, "utf8")).join("");
     if (!/Starting the server \(activation\) with python3 \[default\]/.test(untrustedLog)) {
         throw new Error(`the untrusted folder's interpreter setting was not ignored:\n${untrustedLog}`);
