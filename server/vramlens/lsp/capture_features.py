@@ -8,7 +8,6 @@ measured on, wherever edits moved that line, and never on a line whose text chan
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING
 from urllib.parse import quote
 
 from lsprotocol import types
@@ -16,12 +15,11 @@ from pygls.workspace import TextDocument
 
 from vramlens.lsp.annotations import STALE_TEXT
 from vramlens.lsp.capture_store import FileFigures
+from vramlens.lsp.feature import Feature, handler
 from vramlens.lsp.params import uri_param
 from vramlens.lsp.line_tracking import Anchor, LineTracker, split_lines
 from vramlens.lsp.runtime_findings import enclosing_loop, measured_growth
-
-if TYPE_CHECKING:
-    from vramlens.lsp.server import VramLensServer
+from vramlens.lsp.server import VramLensServer
 
 SOURCE = "vramlens"
 OOM_CODE = "VL-OOM"
@@ -37,14 +35,32 @@ class Placement:
         current = split_lines(document.source)
         # Matched against the file as it was when the capture was loaded, edits since included.
         self.tracker = LineTracker(figures.recorded_texts(), figures.lines or current, current)
+        self._records: tuple[tuple, list[dict], dict[int, dict]] | None = None  # (version, links), records, by line
 
     def anchors(self) -> dict[int, Anchor]:
         """Recorded 1-based line -> its anchor, for lines still in the document."""
         return {anchor.recorded + 1: anchor for anchor in self.tracker.positions()}
 
+    def records(self, version: int | None, links: str) -> tuple[list[dict], dict[int, dict]]:
+        """The file's `vramlens/lineAnnotations` records, and each current 0-based line's first one, worked
+        out once per version of the document: every hover, hint and decoration of that version reads them."""
+        key = (version, links)
+        if self._records is None or self._records[0] != key:
+            records = annotation_records(self, links)
+            by_line: dict[int, dict] = {}
+            for record in records:
+                by_line.setdefault(record["line"], record)
+            self._records = (key, records, by_line)
+        return self._records[1], self._records[2]
+
+    def moved(self) -> None:
+        """An edit reached the tracker: the records of the last version are stale."""
+        self._records = None
+
 
 class Placements:
-    """Line trackers of open documents that a loaded capture has figures for."""
+    """Line trackers of open documents that a loaded capture has figures for (the figures of the
+    folder's capture, placed on each open document's current lines)."""
 
     def __init__(self, server: VramLensServer):
         self.server = server
@@ -84,6 +100,7 @@ class Placements:
                 tracker.apply_change((start.line, start.character), (end.line, end.character), change.text)
             else:
                 tracker.replace_all(split_lines(change.text))
+        placement.moved()
         if _signature(tracker) != before:  # typing that moves or changes no annotated line asks nothing of the client
             self.server.annotations_changed()
 
@@ -139,78 +156,50 @@ def annotation_records(placement: Placement, links: str = "") -> list[dict]:
     return records
 
 
-def register(server: VramLensServer) -> None:
-    placements = Placements(server)
-    server.placements = placements
-    server.document_listeners.append(placements)
+class CaptureFeature(Feature):
+    """The loaded capture's figures in the editor: hints, hovers, the code lens, line annotations, the
+    OOM diagnostic and the measured growth added to lint's retained-graph findings."""
 
-    def placement_of(uri: str) -> tuple[TextDocument, Placement | None]:
-        document = server.workspace.get_text_document(uri)
-        return document, placements.of(document)
+    def __init__(self) -> None:
+        self.server: VramLensServer | None = None
+        self.placements: Placements | None = None
 
-    def links_for(document: TextDocument) -> str:
-        folder, _ = server.folder_of(document.uri)
-        loaded = server.captures.get(folder) or server.captures.get(None)
-        confirmable = bool(loaded and loaded.view and loaded.view.meta.get("script"))
-        return command_links(folder, confirmable)
+    def register(self, server: VramLensServer) -> None:
+        self.server = server
+        self.placements = Placements(server)
+        server.feature(types.TEXT_DOCUMENT_INLAY_HINT, types.InlayHintOptions(resolve_provider=False))(
+            handler(self.inlay_hints))
+        server.feature(types.TEXT_DOCUMENT_HOVER)(handler(self.hover))
+        server.feature(types.TEXT_DOCUMENT_CODE_LENS)(handler(self.code_lens))
+        server.feature(LINE_ANNOTATIONS)(handler(self.line_annotations))
 
-    @server.feature(types.TEXT_DOCUMENT_INLAY_HINT, types.InlayHintOptions(resolve_provider=False))
-    def inlay_hints(ls: VramLensServer, params: types.InlayHintParams) -> list[types.InlayHint]:
-        if ls.settings_for(params.text_document.uri).annotation_style != "inlayHints":
-            return []
-        document, placement = placement_of(params.text_document.uri)
-        if placement is None:
-            return []
-        first, last = params.range.start.line, params.range.end.line
-        hints = []
-        for record in annotation_records(placement, links_for(document)):
-            if first <= record["line"] <= last:
-                hints.append(types.InlayHint(
-                    position=_line_range(document, record["line"]).end, label=record["text"], padding_left=True,
-                    tooltip=types.MarkupContent(kind=types.MarkupKind.Markdown, value=record["hover"]),
-                ))
-        return hints
+    # -- hooks ------------------------------------------------------------------------------------
+    def opened(self, document: TextDocument) -> None:
+        self.placements.opened(document)
 
-    @server.feature(types.TEXT_DOCUMENT_HOVER)
-    def hover(ls: VramLensServer, params: types.HoverParams) -> types.Hover | None:
-        document, placement = placement_of(params.text_document.uri)
-        if placement is None:
-            return None
-        record = next((r for r in annotation_records(placement, links_for(document)) if r["line"] == params.position.line), None)
-        if record is None:
-            return None
-        return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=record["hover"]),
-                           range=_line_range(document, record["line"]))
+    def changed(self, document: TextDocument, params: types.DidChangeTextDocumentParams) -> None:
+        self.placements.changed(document, params)
 
-    @server.feature(types.TEXT_DOCUMENT_CODE_LENS)
-    def code_lens(ls: VramLensServer, params: types.CodeLensParams) -> list[types.CodeLens]:
-        document, placement = placement_of(params.text_document.uri)
-        lens = placement.figures.lens if placement else None
-        anchor = placement.anchors().get(lens.def_line) if lens else None
-        if anchor is None or anchor.stale:
-            return []
-        folder, _ = ls.folder_of(document.uri)
-        command = types.Command(title=lens.title, command="vramlens.showReport", arguments=[{"workspaceFolder": folder}])
-        return [types.CodeLens(range=_line_range(document, anchor.current), command=command)]
+    def closed(self, uri: str) -> None:
+        self.placements.closed(uri)
 
-    @server.feature(LINE_ANNOTATIONS)
-    def line_annotations(ls: VramLensServer, params) -> dict:
-        uri = uri_param(params, LINE_ANNOTATIONS)
-        document, placement = placement_of(uri)
-        return {"annotations": annotation_records(placement, links_for(document)) if placement else []}
+    def captures_changed(self) -> None:
+        self.placements.reset()
 
-    def oom_diagnostics(document: TextDocument) -> list[types.Diagnostic]:
-        placement = placements.of(document)
+    def diagnostics(self, document: TextDocument) -> list[types.Diagnostic]:
+        """The OOM's line, where it is now (a changed line carries no runtime diagnostic)."""
+        placement = self.placements.of(document)
         oom = placement.figures.oom if placement else None
         anchor = placement.anchors().get(oom.line) if oom else None
         if anchor is None or anchor.stale:
-            return []  # a changed line carries no runtime diagnostic
+            return []
         return [types.Diagnostic(range=_line_range(document, anchor.current), message=oom.message,
                                  severity=types.DiagnosticSeverity.Error, code=OOM_CODE, source=SOURCE)]
 
-    def with_measured_growth(document: TextDocument, diagnostics: list[types.Diagnostic]) -> list[types.Diagnostic]:
+    def amend_diagnostics(self, document: TextDocument, diagnostics: list[types.Diagnostic]) -> list[types.Diagnostic]:
+        """A retained-graph finding on (or in the loop of) a line measured to grow says what was measured."""
         findings = [d for d in diagnostics if isinstance(d.data, dict) and d.data.get("rule") == "retained-graph"]
-        placement = placements.of(document) if findings else None
+        placement = self.placements.of(document) if findings else None
         if placement is None:
             return diagnostics
         measured = placement.figures.growing()
@@ -226,5 +215,50 @@ def register(server: VramLensServer) -> None:
                 diagnostic.message = f"{diagnostic.message} {sentence}"
         return diagnostics
 
-    server.diagnostics_providers.append(oom_diagnostics)
-    server.diagnostics_amenders.append(with_measured_growth)
+    # -- requests ---------------------------------------------------------------------------------
+    def records_of(self, uri: str) -> tuple[TextDocument, list[dict], dict[int, dict]]:
+        """The document, its records, and each line's record (none without figures for it)."""
+        document = self.server.workspace.get_text_document(uri)
+        placement = self.placements.of(document)
+        if placement is None:
+            return document, [], {}
+        return document, *placement.records(document.version, self.links_for(document))
+
+    def links_for(self, document: TextDocument) -> str:
+        folder, _ = self.server.folder_of(document.uri)
+        loaded = self.server.captures.get(folder) or self.server.captures.get(None)
+        confirmable = bool(loaded and loaded.view and loaded.view.meta.get("script"))
+        return command_links(folder, confirmable)
+
+    def inlay_hints(self, ls: VramLensServer, params: types.InlayHintParams) -> list[types.InlayHint]:
+        if ls.settings_for(params.text_document.uri).annotation_style != "inlayHints":
+            return []
+        document, records, _ = self.records_of(params.text_document.uri)
+        first, last = params.range.start.line, params.range.end.line
+        return [types.InlayHint(
+                    position=_line_range(document, record["line"]).end, label=record["text"], padding_left=True,
+                    tooltip=types.MarkupContent(kind=types.MarkupKind.Markdown, value=record["hover"]))
+                for record in records if first <= record["line"] <= last]
+
+    def hover(self, ls: VramLensServer, params: types.HoverParams) -> types.Hover | None:
+        document, _, by_line = self.records_of(params.text_document.uri)
+        record = by_line.get(params.position.line)
+        if record is None:
+            return None
+        return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=record["hover"]),
+                           range=_line_range(document, record["line"]))
+
+    def code_lens(self, ls: VramLensServer, params: types.CodeLensParams) -> list[types.CodeLens]:
+        document = ls.workspace.get_text_document(params.text_document.uri)
+        placement = self.placements.of(document)
+        lens = placement.figures.lens if placement else None
+        anchor = placement.anchors().get(lens.def_line) if lens else None
+        if anchor is None or anchor.stale:
+            return []
+        folder, _ = ls.folder_of(document.uri)
+        command = types.Command(title=lens.title, command="vramlens.showReport", arguments=[{"workspaceFolder": folder}])
+        return [types.CodeLens(range=_line_range(document, anchor.current), command=command)]
+
+    def line_annotations(self, ls: VramLensServer, params) -> dict:
+        _, records, _ = self.records_of(uri_param(params, LINE_ANNOTATIONS))
+        return {"annotations": records}
