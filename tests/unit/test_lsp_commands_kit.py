@@ -30,15 +30,25 @@ def test_a_value_of_another_json_type_is_refused_with_the_fields_sentence(index)
     assert str(refused.value) == PATH_NEEDED
 
 
+class _Links:
+    """What Placement.records asks of the whole-path lookup: shown or not, and nothing to add."""
+
+    shown = False
+
+    def of(self, figures):
+        return lambda annotation: ("", "")
+
+
 def test_the_records_are_worked_out_once_per_version_of_the_document():
     annotation = LineAnnotation("/w/t.py", 2, "y = f(x)", "1.00 GiB", "1.00 GiB live", 0.5, 1 << 30, False, 0,
                                 "**1.00 GiB live**", "f")
     figures = FileFigures("/w/t.py", {2: annotation}, lines=["x = 1\n", "y = f(x)\n"])
     placement = Placement(figures, TextDocument("file:///w/t.py", "x = 1\ny = f(x)\n", version=1))
-    first, by_line = placement.records(1, "[Show in report](command:x)")
+    links = _Links()
+    first, by_line = placement.records(1, "[Show in report](command:x)", links)
     assert by_line[1]["hover"] == "**1.00 GiB live**\n\n[Show in report](command:x)" and first == [by_line[1]]
-    assert placement.records(1, "[Show in report](command:x)")[0] is first  # a second hover reuses them
-    again = placement.records(2, "[Show in report](command:x)")[0]
+    assert placement.records(1, "[Show in report](command:x)", links)[0] is first  # a second hover reuses them
+    again = placement.records(2, "[Show in report](command:x)", links)[0]
     assert again is not first  # a new version: afresh
     placement.moved()  # an edit reached the line tracker
-    assert placement.records(2, "[Show in report](command:x)")[0] is not again
+    assert placement.records(2, "[Show in report](command:x)", links)[0] is not again

@@ -8,18 +8,22 @@ measured on, wherever edits moved that line, and never on a line whose text chan
 from __future__ import annotations
 
 import json
+from typing import Callable
 from urllib.parse import quote
 
+import attrs
 from lsprotocol import types
 from pygls.workspace import TextDocument
 
-from vramlens.lsp.annotations import STALE_TEXT
+from vramlens.lsp.annotations import STALE_TEXT, LineAnnotation
 from vramlens.lsp.capture_store import FileFigures
+from vramlens.lsp.commands import command_guard, given, parse, result
 from vramlens.lsp.feature import Feature, handler
 from vramlens.lsp.params import uri_param
 from vramlens.lsp.line_tracking import Anchor, LineTracker, split_lines
 from vramlens.lsp.runtime_findings import enclosing_loop, measured_growth
 from vramlens.lsp.server import VramLensServer
+from vramlens.lsp.stacks import whole_paths
 
 SOURCE = "vramlens"
 OOM_CODE = "VL-OOM"
@@ -41,12 +45,12 @@ class Placement:
         """Recorded 1-based line -> its anchor, for lines still in the document."""
         return {anchor.recorded + 1: anchor for anchor in self.tracker.positions()}
 
-    def records(self, version: int | None, links: str) -> tuple[list[dict], dict[int, dict]]:
+    def records(self, version: int | None, links: str, paths: "WholePaths") -> tuple[list[dict], dict[int, dict]]:
         """The file's `vramlens/lineAnnotations` records, and each current 0-based line's first one, worked
         out once per version of the document: every hover, hint and decoration of that version reads them."""
-        key = (version, links)
+        key = (version, links, paths.shown)
         if self._records is None or self._records[0] != key:
-            records = annotation_records(self, links)
+            records = annotation_records(self, links, paths.of(self.figures))
             by_line: dict[int, dict] = {}
             for record in records:
                 by_line.setdefault(record["line"], record)
@@ -118,9 +122,11 @@ def _line_range(document: TextDocument, line: int) -> types.Range:
     return types.Range(start=types.Position(line=line, character=0), end=types.Position(line=line, character=end))
 
 
-# Client commands a hover may run (the VS Code client trusts exactly these in hovers).
+# Commands a hover may run (the VS Code client trusts exactly these in hovers): two of the client's, and
+# the server's own that unfolds torch's frames in every hover's call path, or folds them again.
 SHOW_REPORT_COMMAND = "vramlens.showMemoryReport"
 CONFIRM_COMMAND = "vramlens.runConfirmation"
+TORCH_FRAMES_COMMAND = "vramlens.showTorchFrames"
 
 
 def command_link(title: str, command: str, argument: dict) -> str:
@@ -136,13 +142,17 @@ def command_links(folder: str | None, confirmable: bool) -> str:
     return " · ".join(links)
 
 
-def annotation_records(placement: Placement, links: str = "") -> list[dict]:
-    """`vramlens/lineAnnotations` entries: each attributed line where it now is; ``links`` ends each hover."""
+def annotation_records(placement: Placement, links: str = "",
+                       more: Callable[[LineAnnotation], tuple[str, str]] | None = None) -> list[dict]:
+    """`vramlens/lineAnnotations` entries: each attributed line where it now is; ``links`` ends each hover,
+    and ``more(annotation)`` gives a line's own (section, link) to add to it."""
     records = []
     for recorded, anchor in sorted(placement.anchors().items(), key=lambda item: item[1].current):
         annotation = placement.figures.annotations.get(recorded)
         if annotation is None:
             continue
+        section, link = more(annotation) if more is not None else ("", "")
+        hover = "\n\n".join(part for part in (annotation.hover, section, " · ".join(l for l in (links, link) if l)) if part)
         records.append({
             "line": anchor.current,
             "text": STALE_TEXT if anchor.stale else annotation.text,
@@ -151,9 +161,51 @@ def annotation_records(placement: Placement, links: str = "") -> list[dict]:
             "liveBytes": 0 if anchor.stale else annotation.live_bytes,
             "growing": False if anchor.stale else annotation.growing,
             "stale": anchor.stale,
-            "hover": STALE_HOVER if anchor.stale else f"{annotation.hover}\n\n{links}" if links else annotation.hover,
+            "hover": STALE_HOVER if anchor.stale else hover,
         })
     return records
+
+
+class WholePaths:
+    """Whether hovers show torch's own frames, and the whole call paths of the shown capture's lines
+    (worked out once per capture shown, the first time they are asked for)."""
+
+    def __init__(self, server: VramLensServer):
+        self.server = server
+        self.shown = False
+        self._paths: dict[int, tuple[object, dict[tuple[str, int], str]]] = {}  # id(rank view) -> (it, its paths)
+
+    def forget(self) -> None:
+        self._paths.clear()
+
+    def of(self, figures: FileFigures) -> Callable[[LineAnnotation], tuple[str, str]]:
+        """For each line of ``figures``: (its whole path when shown, the link that shows or folds it), for
+        a line whose path has torch frames; ("", "") for the others."""
+        loaded = next((loaded for loaded in self.server.captures.all() if loaded.view is not None
+                       and any(shown is figures for shown in loaded.view.files.values())), None)
+        if loaded is None:
+            return lambda annotation: ("", "")
+        view = loaded.view
+        if id(view) not in self._paths:
+            self._paths[id(view)] = (view, whole_paths(view.analysis))  # the view is kept: its id stays its own
+        paths = self._paths[id(view)][1]
+        argument = {"show": not self.shown}
+        link = command_link("Fold torch frames" if self.shown else "Show torch frames", TORCH_FRAMES_COMMAND, argument)
+
+        def more(annotation: LineAnnotation) -> tuple[str, str]:
+            whole = paths.get((annotation.local_path, annotation.line))
+            if whole is None:
+                return "", ""
+            return (whole if self.shown else ""), link
+
+        return more
+
+
+@attrs.frozen
+class TorchFramesArguments:
+    """Hovers of every folder show torch's frames, or fold them (one choice for the whole editor)."""
+
+    show: bool = given("Give `show` as true or false.", default=True)
 
 
 class CaptureFeature(Feature):
@@ -163,10 +215,13 @@ class CaptureFeature(Feature):
     def __init__(self) -> None:
         self.server: VramLensServer | None = None
         self.placements: Placements | None = None
+        self.paths: WholePaths | None = None
 
     def register(self, server: VramLensServer) -> None:
         self.server = server
         self.placements = Placements(server)
+        self.paths = WholePaths(server)
+        server.command(TORCH_FRAMES_COMMAND)(command_guard(self.show_torch_frames))
         server.feature(types.TEXT_DOCUMENT_INLAY_HINT, types.InlayHintOptions(resolve_provider=False))(
             handler(self.inlay_hints))
         server.feature(types.TEXT_DOCUMENT_HOVER)(handler(self.hover))
@@ -185,6 +240,7 @@ class CaptureFeature(Feature):
 
     def captures_changed(self) -> None:
         self.placements.reset()
+        self.paths.forget()
 
     def diagnostics(self, document: TextDocument) -> list[types.Diagnostic]:
         """The OOM's line, where it is now (a changed line carries no runtime diagnostic)."""
@@ -222,7 +278,7 @@ class CaptureFeature(Feature):
         placement = self.placements.of(document)
         if placement is None:
             return document, [], {}
-        return document, *placement.records(document.version, self.links_for(document))
+        return document, *placement.records(document.version, self.links_for(document), self.paths)
 
     def links_for(self, document: TextDocument) -> str:
         folder, _ = self.server.folder_of(document.uri)
@@ -258,6 +314,13 @@ class CaptureFeature(Feature):
         folder, _ = ls.folder_of(document.uri)
         command = types.Command(title=lens.title, command="vramlens.showReport", arguments=[{"workspaceFolder": folder}])
         return [types.CodeLens(range=_line_range(document, anchor.current), command=command)]
+
+    async def show_torch_frames(self, ls: VramLensServer, *arguments) -> dict:
+        """Every hover's call path with torch's own frames, or folded again (``show: false``)."""
+        self.paths.shown = parse(arguments, TorchFramesArguments).show
+        ls.annotations_changed()
+        return result(True, "Hovers show the whole call path, torch's frames included." if self.paths.shown
+                      else "Hovers fold torch's frames again.")
 
     def line_annotations(self, ls: VramLensServer, params) -> dict:
         _, records, _ = self.records_of(uri_param(params, LINE_ANNOTATIONS))
