@@ -11,6 +11,7 @@ from vramlens.lsp.capture_commands import LiveAtArguments, OpenCaptureArguments,
 from vramlens.lsp.capture_features import Placement
 from vramlens.lsp.capture_store import FileFigures
 from vramlens.lsp.commands import Refused, parse
+from vramlens.lsp.runs import RunTarget
 
 
 def test_arguments_are_read_under_their_lsp_names():
@@ -28,6 +29,12 @@ def test_a_value_of_another_json_type_is_refused_with_the_fields_sentence(index)
     with pytest.raises(Refused) as refused:
         parse(({"path": 12},), OpenCaptureArguments)
     assert str(refused.value) == PATH_NEEDED
+
+
+def test_a_field_without_a_refusal_of_the_wrong_type_counts_as_not_given():
+    assert parse(({"uri": 3, "trusted": "yes"},), RunTarget) == RunTarget(None, False)
+    assert parse(({"uri": "file:///t.py", "trusted": 1, "args": ["--x"]},), RunTarget) == RunTarget("file:///t.py", False)
+    assert parse(({"uri": "file:///t.py", "trusted": True},), RunTarget) == RunTarget("file:///t.py", True)
 
 
 class _Links:

@@ -37,8 +37,9 @@ class Refused(Exception):
     """An argument the command cannot use; the message is the sentence the client is answered."""
 
 
-def given(refusal: str, default=None):
-    """An argument field: absent means ``default``; of the wrong type, the command answers ``refusal``."""
+def given(refusal: str | None, default=None):
+    """An argument field: absent means ``default``; of the wrong type, the command answers ``refusal``
+    (None: a value of the wrong type counts as not given, and the command says what it needs)."""
     return attrs.field(default=default, metadata={REFUSAL: refusal})
 
 
@@ -73,16 +74,26 @@ def argument_object(arguments: tuple) -> dict:
 
 def parse(arguments: tuple, shape: type[Shape]) -> Shape:
     """The command's one argument object as ``shape``; Refused with the field's sentence when a value is unusable."""
+    sent = argument_object(arguments)
     try:
-        return _converter.structure(argument_object(arguments), shape)
+        return _converter.structure(sent, shape)
     except ClassValidationError as error:
         with_names, _ = error.group_exceptions()
         fields = {field.name: field for field in attrs.fields(shape)}
-        for _error, note in with_names:
-            field = fields.get(note.name)
-            if field is not None and REFUSAL in field.metadata:
+        unusable = [fields.get(note.name) for _error, note in with_names]
+        for field in unusable:
+            if field is not None and field.metadata.get(REFUSAL):
                 raise Refused(field.metadata[REFUSAL]) from None
+        if unusable and all(field is not None for field in unusable):  # each may count as not given
+            left_out = {_lsp_name(field.name) for field in unusable}
+            return _converter.structure({key: value for key, value in sent.items() if key not in left_out}, shape)
         raise Refused(f"The arguments cannot be read ({error.exceptions[0]}).") from None
+
+
+def _lsp_name(name: str) -> str:
+    """A field's name in the argument object, as lsprotocol's converter reads it (``workspace_folder``: ``workspaceFolder``)."""
+    first, *rest = name.split("_")
+    return first + "".join(part.title() for part in rest)
 
 
 def result(ok: bool, message: str, loaded: LoadedCapture | None = None, folder: str | None = None) -> dict:

@@ -9,11 +9,12 @@ import threading
 import uuid
 from pathlib import Path
 
+import attrs
 from lsprotocol import types
 from pygls.uris import to_fs_path
 
 from vramlens.capture import CaptureError
-from vramlens.lsp.commands import argument_object, result
+from vramlens.lsp.commands import argument_object, given, parse, result
 from vramlens.lsp.protocol import command_params
 from vramlens.lsp.server import VramLensServer
 from vramlens.units import format_bytes
@@ -85,15 +86,24 @@ async def run_cancellable(ls: VramLensServer, request: dict, title: str, work) -
     return outcome
 
 
+@attrs.frozen
+class RunTarget:
+    """What every command that runs the user's file needs first (each says in its own words what is missing;
+    the run's own fields are read from the same object by run_request.py)."""
+
+    uri: str | None = given(None)
+    trusted: bool = given(None, default=False)  # the client's word that the workspace is trusted
+
+
 async def run_on_file(ls: VramLensServer, arguments: tuple, what: str, doing: str, work, untrusted: str) -> dict:
     """The front of every command that runs the user's file: the file named, a trusted workspace, then the run."""
-    request = argument_object(arguments)  # run_request.py reads the run's settings from it
-    if not isinstance(request.get("uri"), str):
+    target = parse(arguments, RunTarget)
+    if target.uri is None:
         return result(False, f"Give the file to {what} as `uri`.")
-    if request.get("trusted") is not True:
+    if not target.trusted:
         return result(False, untrusted)
-    name = Path(to_fs_path(request["uri"])).name
-    return await run_cancellable(ls, request, f"VRAM Lens: {doing} {name}", work)
+    name = Path(to_fs_path(target.uri)).name
+    return await run_cancellable(ls, argument_object(arguments), f"VRAM Lens: {doing} {name}", work)
 
 
 def phased_progress(progress: RunProgress, options, cancel: threading.Event):
