@@ -8,7 +8,7 @@ from pygls.workspace import TextDocument
 
 from vramlens.lsp.annotations import LineAnnotation
 from vramlens.lsp.capture_commands import LiveAtArguments, OpenCaptureArguments, PATH_NEEDED
-from vramlens.lsp.capture_features import Placement
+from vramlens.lsp.placements import Placement
 from vramlens.lsp.capture_store import FileFigures
 from vramlens.lsp.commands import Refused, parse
 from vramlens.lsp.runs import RunTarget
