@@ -350,7 +350,8 @@ export class Commands {
         this.showResult(result);
     }
 
-    /** Before/after: the loaded capture against an earlier one the user picks; the server compares, this shows it. */
+    /** Before/after: the loaded capture against an earlier one the user picks; the server compares, and its
+     * labelled side-by-side view goes to the report. */
     private async compareWithPrevious(): Promise<void> {
         const folder = this.report.workspaceFolder ?? this.folderFor()?.uri.toString();
         const root = this.folderFor()?.uri;
@@ -365,12 +366,9 @@ export class Commands {
         if (!picked?.[0]) return;
         const result = (await this.server.executeCommand(
             "vramlens.compareCaptures", { before: picked[0].fsPath, workspaceFolder: folder }, "VRAM Lens: comparing captures",
-        )) as (CommandResult & { text?: string }) | undefined;
+        )) as (CommandResult & { view?: unknown }) | undefined;
         this.showResult(result);
-        if (result?.ok && result.text) {
-            const document = await vscode.workspace.openTextDocument({ content: result.text, language: "plaintext" });
-            await vscode.window.showTextDocument(document, { preview: true, viewColumn: vscode.ViewColumn.Beside });
-        }
+        if (result?.ok && result.view) this.report.showComparison(result.view);
     }
 
     /** The folder a capture's frames map onto: the capture's own, else the active file's, else the first. */

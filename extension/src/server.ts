@@ -60,8 +60,9 @@ function shortPath(file: string): string {
     return parts.length > 3 ? `…/${parts.slice(-3).join("/")}` : file;
 }
 
-/** Client commands a server hover may run (its command links); no other command runs from a hover. */
-export const HOVER_COMMANDS = ["vramlens.showMemoryReport", "vramlens.runConfirmation"];
+/** Commands a server hover may run (its command links): two of the client's and the server's own that unfolds torch
+ * frames in the hovers; no other command runs from a hover. */
+export const HOVER_COMMANDS = ["vramlens.showMemoryReport", "vramlens.runConfirmation", "vramlens.showTorchFrames"];
 
 /** `CommandResult` of docs/lsp-protocol.md. */
 export interface CommandResult {

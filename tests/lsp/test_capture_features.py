@@ -111,6 +111,35 @@ async def test_open_capture_shows_hints_hover_lens_and_the_oom_diagnostic(client
 
 
 @pytest.mark.asyncio
+async def test_the_hover_unfolds_torch_frames_on_demand(client: LanguageClient, workspace: Path):
+    await _open_scenario(client, workspace)
+    uri = _uri(workspace)
+    assert (await _open_capture(client, RETAINED))["ok"] is True
+    folded = (await _hover(client, uri, MODEL)).contents.value
+    links = folded.rsplit("\n", 1)[1]
+    assert "+4 torch frames" in folded and "Whole call path" not in folded
+    assert "[Show torch frames](command:vramlens.showTorchFrames?" in links
+    assert "Show torch frames" not in (await _hover(client, uri, RANDN)).contents.value  # no torch frame on its path
+
+    shown = await execute(client, "vramlens.showTorchFrames", {"workspaceFolder": workspace.as_uri(), "show": True})
+    assert shown["ok"] is True, shown
+    unfolded = (await _hover(client, uri, MODEL)).contents.value
+    assert unfolded.startswith(folded.rsplit("\n", 1)[0])  # the usual hover first, then the whole path
+    whole = unfolded.split("**Whole call path** (largest live stack, torch frames unfolded)  \n", 1)[1].split("\n\n")[0]
+    frames = whole.split("\n")
+    assert len(frames) == 6 and frames[0].startswith(f"1. [`retained_references.py:20`]({_uri(workspace)}#L20) `evaluate`")
+    assert frames[-1] == "6. `linear.py:134` `forward`" and all("torch" not in f or "`" in f for f in frames)
+    assert "[Fold torch frames](command:vramlens.showTorchFrames?" in unfolded.rsplit("\n", 1)[1]
+    hints = await _hints(client, uri)
+    assert hints[MODEL].tooltip.value == unfolded  # the hint's tooltip is the hover
+
+    assert (await execute(client, "vramlens.showTorchFrames", {"show": False}))["ok"] is True
+    assert (await _hover(client, uri, MODEL)).contents.value == folded
+    refused = await execute(client, "vramlens.showTorchFrames", {"show": "yes"})
+    assert refused["ok"] is False and "`show`" in refused["message"]
+
+
+@pytest.mark.asyncio
 async def test_retained_graph_finding_carries_the_measured_growth(client: LanguageClient, workspace: Path):
     await _open_scenario(client, workspace)
     uri = _uri(workspace)

@@ -33,6 +33,12 @@ async def test_compare_with_the_previous_run_says_what_the_change_did(client: La
     assert diff["before"]["cause"] == "retained_references" and diff["after"]["growth"] < diff["before"]["growth"]
     assert answer["message"] == diff["sentence"] and "now completes" in answer["message"]
     assert "peak reserved" in answer["text"] and "evaluate_gather.py:85" in answer["text"]
+    view = answer["view"]  # the report's side-by-side section, labelled: the view formats nothing
+    assert view["title"] == "Before and after" and view["sentence"] == diff["sentence"]
+    assert view["columns"] == ["", "before", "after", "change"]
+    outcome, before, after, _ = view["rows"][0]
+    assert outcome == "outcome" and before.startswith("oom") and after.startswith("completed")
+    assert any(row["label"].startswith("evaluate_gather.py:85") for row in view["lines"])
 
 
 @pytest.mark.asyncio

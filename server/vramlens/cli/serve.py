@@ -11,6 +11,6 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run_server(args: argparse.Namespace) -> int:
-    from vramlens.lsp.server import serve  # imported late: pygls is only needed here
+    from vramlens.lsp.app import serve  # imported late: pygls is only needed here
 
     return serve()

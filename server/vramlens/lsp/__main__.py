@@ -1,5 +1,5 @@
 import sys
 
-from vramlens.lsp.server import serve
+from vramlens.lsp.app import serve
 
 sys.exit(serve())

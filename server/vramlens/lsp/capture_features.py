@@ -1,98 +1,30 @@
 """A loaded capture in the editor: inlay hints, hovers, the peak function's code lens, the OOM
-diagnostic, measured growth on lint findings, and `vramlens/lineAnnotations`.
-
-Every figure goes through the document's line tracker first: it is shown on the line it was
-measured on, wherever edits moved that line, and never on a line whose text changed.
-"""
+diagnostic, measured growth on lint findings, and `vramlens/lineAnnotations`, each on the line
+where the recorded line is now (placements.py)."""
 
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING
+from typing import Callable
 from urllib.parse import quote
 
+import attrs
 from lsprotocol import types
 from pygls.workspace import TextDocument
 
-from vramlens.lsp.annotations import STALE_TEXT
+from vramlens.lsp.annotations import LineAnnotation
 from vramlens.lsp.capture_store import FileFigures
+from vramlens.lsp.commands import command_guard, given, parse, result
+from vramlens.lsp.feature import Feature, handler
 from vramlens.lsp.params import uri_param
-from vramlens.lsp.line_tracking import Anchor, LineTracker, split_lines
+from vramlens.lsp.placements import Placements
 from vramlens.lsp.runtime_findings import enclosing_loop, measured_growth
-
-if TYPE_CHECKING:
-    from vramlens.lsp.server import VramLensServer
+from vramlens.lsp.server import VramLensServer
+from vramlens.lsp.stacks import whole_paths
 
 SOURCE = "vramlens"
 OOM_CODE = "VL-OOM"
 LINE_ANNOTATIONS = "vramlens/lineAnnotations"
-STALE_HOVER = "**VRAM Lens** — this line changed since the capture: its figures no longer apply. Run the diagnosis again."
-
-
-class Placement:
-    """Where each recorded line of one file is in the open document's current text."""
-
-    def __init__(self, figures: FileFigures, document: TextDocument):
-        self.figures = figures
-        current = split_lines(document.source)
-        # Matched against the file as it was when the capture was loaded, edits since included.
-        self.tracker = LineTracker(figures.recorded_texts(), figures.lines or current, current)
-
-    def anchors(self) -> dict[int, Anchor]:
-        """Recorded 1-based line -> its anchor, for lines still in the document."""
-        return {anchor.recorded + 1: anchor for anchor in self.tracker.positions()}
-
-
-class Placements:
-    """Line trackers of open documents that a loaded capture has figures for."""
-
-    def __init__(self, server: VramLensServer):
-        self.server = server
-        self._by_uri: dict[str, Placement] = {}
-
-    def reset(self) -> None:
-        self._by_uri.clear()
-
-    def of(self, document: TextDocument) -> Placement | None:
-        cell = self.server.cell_place(document.uri)  # a notebook's cell (its path is the notebook's file)
-        figures = (self.server.captures.figures_for(*cell) if cell is not None
-                   else self.server.captures.figures_for(document.path))
-        if figures is None:
-            self._by_uri.pop(document.uri, None)
-            return None
-        placement = self._by_uri.get(document.uri)
-        if placement is None or placement.figures is not figures:
-            placement = self._by_uri[document.uri] = Placement(figures, document)
-        return placement
-
-    # DocumentListener
-    def opened(self, document: TextDocument) -> None:
-        self._by_uri.pop(document.uri, None)  # reopened from disk: matched afresh
-
-    def changed(self, document: TextDocument, params: types.DidChangeTextDocumentParams) -> None:
-        placement = self._by_uri.get(document.uri)
-        if placement is None:
-            return
-        tracker = placement.tracker
-        before = _signature(tracker)
-        codec = document.position_codec
-        for change in params.content_changes:
-            if isinstance(change, types.TextDocumentContentChangePartial):
-                lines = [line + "\n" for line in tracker.lines]
-                start = codec.position_from_client_units(lines, change.range.start)
-                end = codec.position_from_client_units(lines, change.range.end)
-                tracker.apply_change((start.line, start.character), (end.line, end.character), change.text)
-            else:
-                tracker.replace_all(split_lines(change.text))
-        if _signature(tracker) != before:  # typing that moves or changes no annotated line asks nothing of the client
-            self.server.annotations_changed()
-
-    def closed(self, uri: str) -> None:
-        self._by_uri.pop(uri, None)
-
-
-def _signature(tracker: LineTracker) -> list[tuple[int, int, bool]]:
-    return [(anchor.recorded, anchor.current, anchor.stale) for anchor in tracker.positions()]
 
 
 def _line_range(document: TextDocument, line: int) -> types.Range:
@@ -101,9 +33,11 @@ def _line_range(document: TextDocument, line: int) -> types.Range:
     return types.Range(start=types.Position(line=line, character=0), end=types.Position(line=line, character=end))
 
 
-# Client commands a hover may run (the VS Code client trusts exactly these in hovers).
+# Commands a hover may run (the VS Code client trusts exactly these in hovers): two of the client's, and
+# the server's own that unfolds torch's frames in every hover's call path, or folds them again.
 SHOW_REPORT_COMMAND = "vramlens.showMemoryReport"
 CONFIRM_COMMAND = "vramlens.runConfirmation"
+TORCH_FRAMES_COMMAND = "vramlens.showTorchFrames"
 
 
 def command_link(title: str, command: str, argument: dict) -> str:
@@ -119,98 +53,96 @@ def command_links(folder: str | None, confirmable: bool) -> str:
     return " · ".join(links)
 
 
-def annotation_records(placement: Placement, links: str = "") -> list[dict]:
-    """`vramlens/lineAnnotations` entries: each attributed line where it now is; ``links`` ends each hover."""
-    records = []
-    for recorded, anchor in sorted(placement.anchors().items(), key=lambda item: item[1].current):
-        annotation = placement.figures.annotations.get(recorded)
-        if annotation is None:
-            continue
-        records.append({
-            "line": anchor.current,
-            "text": STALE_TEXT if anchor.stale else annotation.text,
-            "longText": STALE_TEXT if anchor.stale else annotation.long_text,
-            "share": 0.0 if anchor.stale else round(annotation.share, 4),
-            "liveBytes": 0 if anchor.stale else annotation.live_bytes,
-            "growing": False if anchor.stale else annotation.growing,
-            "stale": anchor.stale,
-            "hover": STALE_HOVER if anchor.stale else f"{annotation.hover}\n\n{links}" if links else annotation.hover,
-        })
-    return records
+class WholePaths:
+    """Whether hovers show torch's own frames, and the whole call paths of the shown capture's lines
+    (worked out once per capture shown, the first time they are asked for)."""
+
+    def __init__(self, server: VramLensServer):
+        self.server = server
+        self.shown = False
+        self._paths: dict[int, tuple[object, dict[tuple[str, int], str]]] = {}  # id(rank view) -> (it, its paths)
+
+    def forget(self) -> None:
+        self._paths.clear()
+
+    def of(self, figures: FileFigures) -> Callable[[LineAnnotation], tuple[str, str]]:
+        """For each line of ``figures``: (its whole path when shown, the link that shows or folds it), for
+        a line whose path has torch frames; ("", "") for the others."""
+        loaded = next((loaded for loaded in self.server.captures.all() if loaded.view is not None
+                       and any(shown is figures for shown in loaded.view.files.values())), None)
+        if loaded is None:
+            return lambda annotation: ("", "")
+        view = loaded.view
+        if id(view) not in self._paths:
+            self._paths[id(view)] = (view, whole_paths(view.analysis))  # the view is kept: its id stays its own
+        paths = self._paths[id(view)][1]
+        argument = {"show": not self.shown}
+        link = command_link("Fold torch frames" if self.shown else "Show torch frames", TORCH_FRAMES_COMMAND, argument)
+
+        def more(annotation: LineAnnotation) -> tuple[str, str]:
+            whole = paths.get((annotation.local_path, annotation.line))
+            if whole is None:
+                return "", ""
+            return (whole if self.shown else ""), link
+
+        return more
 
 
-def register(server: VramLensServer) -> None:
-    placements = Placements(server)
-    server.placements = placements
-    server.document_listeners.append(placements)
+@attrs.frozen
+class TorchFramesArguments:
+    """Hovers of every folder show torch's frames, or fold them (one choice for the whole editor)."""
 
-    def placement_of(uri: str) -> tuple[TextDocument, Placement | None]:
-        document = server.workspace.get_text_document(uri)
-        return document, placements.of(document)
+    show: bool = given("Give `show` as true or false.", default=True)
 
-    def links_for(document: TextDocument) -> str:
-        folder, _ = server.folder_of(document.uri)
-        loaded = server.captures.get(folder) or server.captures.get(None)
-        confirmable = bool(loaded and loaded.view and loaded.view.meta.get("script"))
-        return command_links(folder, confirmable)
 
-    @server.feature(types.TEXT_DOCUMENT_INLAY_HINT, types.InlayHintOptions(resolve_provider=False))
-    def inlay_hints(ls: VramLensServer, params: types.InlayHintParams) -> list[types.InlayHint]:
-        if ls.settings_for(params.text_document.uri).annotation_style != "inlayHints":
-            return []
-        document, placement = placement_of(params.text_document.uri)
-        if placement is None:
-            return []
-        first, last = params.range.start.line, params.range.end.line
-        hints = []
-        for record in annotation_records(placement, links_for(document)):
-            if first <= record["line"] <= last:
-                hints.append(types.InlayHint(
-                    position=_line_range(document, record["line"]).end, label=record["text"], padding_left=True,
-                    tooltip=types.MarkupContent(kind=types.MarkupKind.Markdown, value=record["hover"]),
-                ))
-        return hints
+class CaptureFeature(Feature):
+    """The loaded capture's figures in the editor: hints, hovers, the code lens, line annotations, the
+    OOM diagnostic and the measured growth added to lint's retained-graph findings."""
 
-    @server.feature(types.TEXT_DOCUMENT_HOVER)
-    def hover(ls: VramLensServer, params: types.HoverParams) -> types.Hover | None:
-        document, placement = placement_of(params.text_document.uri)
-        if placement is None:
-            return None
-        record = next((r for r in annotation_records(placement, links_for(document)) if r["line"] == params.position.line), None)
-        if record is None:
-            return None
-        return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=record["hover"]),
-                           range=_line_range(document, record["line"]))
+    def __init__(self) -> None:
+        self.server: VramLensServer | None = None
+        self.placements: Placements | None = None
+        self.paths: WholePaths | None = None
 
-    @server.feature(types.TEXT_DOCUMENT_CODE_LENS)
-    def code_lens(ls: VramLensServer, params: types.CodeLensParams) -> list[types.CodeLens]:
-        document, placement = placement_of(params.text_document.uri)
-        lens = placement.figures.lens if placement else None
-        anchor = placement.anchors().get(lens.def_line) if lens else None
-        if anchor is None or anchor.stale:
-            return []
-        folder, _ = ls.folder_of(document.uri)
-        command = types.Command(title=lens.title, command="vramlens.showReport", arguments=[{"workspaceFolder": folder}])
-        return [types.CodeLens(range=_line_range(document, anchor.current), command=command)]
+    def register(self, server: VramLensServer) -> None:
+        self.server = server
+        self.placements = Placements(server)
+        self.paths = WholePaths(server)
+        server.command(TORCH_FRAMES_COMMAND)(command_guard(self.show_torch_frames))
+        server.feature(types.TEXT_DOCUMENT_INLAY_HINT, types.InlayHintOptions(resolve_provider=False))(
+            handler(self.inlay_hints))
+        server.feature(types.TEXT_DOCUMENT_HOVER)(handler(self.hover))
+        server.feature(types.TEXT_DOCUMENT_CODE_LENS)(handler(self.code_lens))
+        server.feature(LINE_ANNOTATIONS)(handler(self.line_annotations))
 
-    @server.feature(LINE_ANNOTATIONS)
-    def line_annotations(ls: VramLensServer, params) -> dict:
-        uri = uri_param(params, LINE_ANNOTATIONS)
-        document, placement = placement_of(uri)
-        return {"annotations": annotation_records(placement, links_for(document)) if placement else []}
+    # -- hooks ------------------------------------------------------------------------------------
+    def opened(self, document: TextDocument) -> None:
+        self.placements.opened(document)
 
-    def oom_diagnostics(document: TextDocument) -> list[types.Diagnostic]:
-        placement = placements.of(document)
+    def changed(self, document: TextDocument, params: types.DidChangeTextDocumentParams) -> None:
+        self.placements.changed(document, params)
+
+    def closed(self, uri: str) -> None:
+        self.placements.closed(uri)
+
+    def captures_changed(self) -> None:
+        self.placements.reset()
+        self.paths.forget()
+
+    def diagnostics(self, document: TextDocument) -> list[types.Diagnostic]:
+        """The OOM's line, where it is now (a changed line carries no runtime diagnostic)."""
+        placement = self.placements.of(document)
         oom = placement.figures.oom if placement else None
         anchor = placement.anchors().get(oom.line) if oom else None
         if anchor is None or anchor.stale:
-            return []  # a changed line carries no runtime diagnostic
+            return []
         return [types.Diagnostic(range=_line_range(document, anchor.current), message=oom.message,
                                  severity=types.DiagnosticSeverity.Error, code=OOM_CODE, source=SOURCE)]
 
-    def with_measured_growth(document: TextDocument, diagnostics: list[types.Diagnostic]) -> list[types.Diagnostic]:
+    def amend_diagnostics(self, document: TextDocument, diagnostics: list[types.Diagnostic]) -> list[types.Diagnostic]:
+        """A retained-graph finding on (or in the loop of) a line measured to grow says what was measured."""
         findings = [d for d in diagnostics if isinstance(d.data, dict) and d.data.get("rule") == "retained-graph"]
-        placement = placements.of(document) if findings else None
+        placement = self.placements.of(document) if findings else None
         if placement is None:
             return diagnostics
         measured = placement.figures.growing()
@@ -226,5 +158,57 @@ def register(server: VramLensServer) -> None:
                 diagnostic.message = f"{diagnostic.message} {sentence}"
         return diagnostics
 
-    server.diagnostics_providers.append(oom_diagnostics)
-    server.diagnostics_amenders.append(with_measured_growth)
+    # -- requests ---------------------------------------------------------------------------------
+    def records_of(self, uri: str) -> tuple[TextDocument, list[dict], dict[int, dict]]:
+        """The document, its records, and each line's record (none without figures for it)."""
+        document = self.server.workspace.get_text_document(uri)
+        placement = self.placements.of(document)
+        if placement is None:
+            return document, [], {}
+        return document, *placement.records(document.version, self.links_for(document), self.paths)
+
+    def links_for(self, document: TextDocument) -> str:
+        folder, _ = self.server.folder_of(document.uri)
+        loaded = self.server.captures.get(folder) or self.server.captures.get(None)
+        confirmable = bool(loaded and loaded.view and loaded.view.meta.get("script"))
+        return command_links(folder, confirmable)
+
+    def inlay_hints(self, ls: VramLensServer, params: types.InlayHintParams) -> list[types.InlayHint]:
+        if ls.settings_for(params.text_document.uri).annotation_style != "inlayHints":
+            return []
+        document, records, _ = self.records_of(params.text_document.uri)
+        first, last = params.range.start.line, params.range.end.line
+        return [types.InlayHint(
+                    position=_line_range(document, record["line"]).end, label=record["text"], padding_left=True,
+                    tooltip=types.MarkupContent(kind=types.MarkupKind.Markdown, value=record["hover"]))
+                for record in records if first <= record["line"] <= last]
+
+    def hover(self, ls: VramLensServer, params: types.HoverParams) -> types.Hover | None:
+        document, _, by_line = self.records_of(params.text_document.uri)
+        record = by_line.get(params.position.line)
+        if record is None:
+            return None
+        return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=record["hover"]),
+                           range=_line_range(document, record["line"]))
+
+    def code_lens(self, ls: VramLensServer, params: types.CodeLensParams) -> list[types.CodeLens]:
+        document = ls.workspace.get_text_document(params.text_document.uri)
+        placement = self.placements.of(document)
+        lens = placement.figures.lens if placement else None
+        anchor = placement.anchors().get(lens.def_line) if lens else None
+        if anchor is None or anchor.stale:
+            return []
+        folder, _ = ls.folder_of(document.uri)
+        command = types.Command(title=lens.title, command="vramlens.showReport", arguments=[{"workspaceFolder": folder}])
+        return [types.CodeLens(range=_line_range(document, anchor.current), command=command)]
+
+    async def show_torch_frames(self, ls: VramLensServer, *arguments) -> dict:
+        """Every hover's call path with torch's own frames, or folded again (``show: false``)."""
+        self.paths.shown = parse(arguments, TorchFramesArguments).show
+        ls.annotations_changed()
+        return result(True, "Hovers show the whole call path, torch's frames included." if self.paths.shown
+                      else "Hovers fold torch's frames again.")
+
+    def line_annotations(self, ls: VramLensServer, params) -> dict:
+        _, records, _ = self.records_of(uri_param(params, LINE_ANNOTATIONS))
+        return {"annotations": records}

@@ -211,6 +211,13 @@ def live_at_index(loaded: LoadedCapture, index: int) -> dict | None:
     return live_at_json(live_at(trace, index)) if trace else None
 
 
+def analysed(path: str, source_root: str | None) -> tuple[Analysis, dict]:
+    """One capture's analysis and recorded facts, its paths mapped onto ``source_root`` (the folder of the
+    loaded capture it is compared with), without loading it for a folder."""
+    capture = load_capture(path)
+    return analyze_capture(capture, source_root=source_root), capture.meta
+
+
 def load(path: str, folder_uri: str, folder_path: str, total_memory: int | None = None) -> LoadedCapture:
     view, root = analyze_for_folder(path, folder_path, total_memory)
     return LoadedCapture.of_ranks(str(Path(path).resolve()), folder_uri, root, [view])

@@ -1,7 +1,6 @@
-"""The capture commands: openCapture, clearCapture, showReport, exportReport, selectRank (docs/lsp-protocol.md).
-
-Each takes one argument object and answers a CommandResult ``{ok, message, capture?,
-workspaceFolder?}``; a failure is one sentence in ``message``, never a dead server.
+"""The kit every command is made with: its argument object parsed into a structure, the answer it
+gives (a CommandResult ``{ok, message, capture?, workspaceFolder?}``, docs/lsp-protocol.md), the guard
+that turns a failure into one sentence, and loading a capture into the server.
 """
 
 from __future__ import annotations
@@ -11,33 +10,90 @@ import functools
 import os
 import traceback
 from pathlib import Path
+from typing import TypeVar
+
+import attrs
+import cattrs
+from cattrs.errors import ClassValidationError
 from lsprotocol import types
+from lsprotocol.converters import get_converter
 from pygls.uris import to_fs_path
 
 from vramlens.analysis.experiments.experiment import chosen_sentence
-from vramlens.analysis.rendering.timeline_svg import timeline_svg
 from vramlens.capture import CaptureError
-from vramlens.lsp.capture_store import LoadedCapture, live_at_index
+from vramlens.lsp.capture_store import LoadedCapture
 from vramlens.lsp.wording import cause_text
 from vramlens.lsp.load_worker import load_in_worker
-from vramlens.lsp.report_export import export_target
-from vramlens.lsp.report_payload import report_markdown, report_payload
-from vramlens.regular_files import FileProblem, write_regular_file
+from vramlens.lsp.report_payload import report_payload
 from vramlens.lsp.server import VramLensServer  # at run time: pygls reads the commands' annotations
 from vramlens.safe_text import one_line
-from vramlens.units import parse_size
 
 REPORT = "vramlens/report"
+REFUSAL = "refusal"  # an argument field's metadata: the sentence when the client sent it with the wrong type
+Shape = TypeVar("Shape")
 
 
-def _write_report(output: Path, text: str, svg: Path, plot: str | None) -> None:
-    try:  # export_target allows missing folders only inside the workspace
-        output.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as error:
-        raise FileProblem(f"the folder {output.parent} cannot be created ({error.strerror})") from None
-    write_regular_file(output, text)
-    if plot is not None:
-        write_regular_file(svg, plot)
+class Refused(Exception):
+    """An argument the command cannot use; the message is the sentence the client is answered."""
+
+
+def given(refusal: str | None, default=None):
+    """An argument field: absent means ``default``; of the wrong type, the command answers ``refusal``
+    (None: a value of the wrong type counts as not given, and the command says what it needs)."""
+    return attrs.field(default=default, metadata={REFUSAL: refusal})
+
+
+@attrs.frozen
+class FolderArguments:
+    """The arguments of a command on the folder's loaded capture."""
+
+    workspace_folder: str | None = given("Give the workspace folder as `workspaceFolder`, a folder URI.")
+
+
+def _exactly(kind: type):
+    """JSON values as they came: "3" is no number and 1 no flag (cattrs would convert them)."""
+
+    def structure(value, _type):
+        if type(value) is not kind:
+            raise TypeError(f"{value!r} is not a {kind.__name__}")
+        return value
+
+    return structure
+
+
+# lsprotocol's converter, which names fields as LSP does (``workspace_folder`` is ``workspaceFolder``), made strict.
+_converter = get_converter(cattrs.Converter(detailed_validation=True))
+for _kind in (str, int, bool):
+    _converter.register_structure_hook(_kind, _exactly(_kind))
+
+
+def argument_object(arguments: tuple) -> dict:
+    """The command's one argument object as the client sent it ({} when it sent none)."""
+    return arguments[0] if arguments and isinstance(arguments[0], dict) else {}
+
+
+def parse(arguments: tuple, shape: type[Shape]) -> Shape:
+    """The command's one argument object as ``shape``; Refused with the field's sentence when a value is unusable."""
+    sent = argument_object(arguments)
+    try:
+        return _converter.structure(sent, shape)
+    except ClassValidationError as error:
+        with_names, _ = error.group_exceptions()
+        fields = {field.name: field for field in attrs.fields(shape)}
+        unusable = [fields.get(note.name) for _error, note in with_names]
+        for field in unusable:
+            if field is not None and field.metadata.get(REFUSAL):
+                raise Refused(field.metadata[REFUSAL]) from None
+        if unusable and all(field is not None for field in unusable):  # each may count as not given
+            left_out = {_lsp_name(field.name) for field in unusable}
+            return _converter.structure({key: value for key, value in sent.items() if key not in left_out}, shape)
+        raise Refused(f"The arguments cannot be read ({error.exceptions[0]}).") from None
+
+
+def _lsp_name(name: str) -> str:
+    """A field's name in the argument object, as lsprotocol's converter reads it (``workspace_folder``: ``workspaceFolder``)."""
+    first, *rest = name.split("_")
+    return first + "".join(part.title() for part in rest)
 
 
 def result(ok: bool, message: str, loaded: LoadedCapture | None = None, folder: str | None = None) -> dict:
@@ -46,8 +102,40 @@ def result(ok: bool, message: str, loaded: LoadedCapture | None = None, folder: 
             "workspaceFolder": loaded.folder_uri if loaded else folder}
 
 
-def argument(arguments: tuple) -> dict:
-    return arguments[0] if arguments and isinstance(arguments[0], dict) else {}
+def command_guard(function):
+    """A command that cannot use its arguments, or fails unexpectedly, answers ok: false with one sentence;
+    the server goes on."""
+
+    @functools.wraps(function)
+    async def guarded(ls: VramLensServer, *arguments):
+        try:
+            return await function(ls, *arguments)
+        except (CaptureError, Refused) as error:
+            return result(False, str(error))
+        except Exception as error:  # noqa: BLE001 - reported, logged, survived
+            ls.log(traceback.format_exc(), types.MessageType.Error)
+            return result(False, f"{function.__name__} failed unexpectedly ({type(error).__name__}: {error}); "
+                                 "the details are in the VRAM Lens log.")
+
+    return guarded
+
+
+def with_loaded_capture(shape: type):
+    """A command on the folder's loaded capture (``workspaceFolder``, else any), its arguments parsed as
+    ``shape``: without a capture it says so."""
+
+    def decorate(function):
+        async def on_capture(ls: VramLensServer, *arguments) -> dict:
+            args = parse(arguments, shape)
+            loaded = ls.captures.get(args.workspace_folder)
+            if loaded is None:
+                return result(False, "No capture is loaded: run “Diagnose CUDA memory” or open a capture first.")
+            return await function(ls, args, loaded)
+
+        on_capture.__name__ = function.__name__  # not functools.wraps: pygls reads the outer signature
+        return on_capture
+
+    return decorate
 
 
 def is_here(line) -> bool:
@@ -87,43 +175,10 @@ def experiment_summary(experiment: dict) -> str:
     return text.rstrip(".") + "."
 
 
-def command_guard(function):
-    """A command that fails unexpectedly answers ok: false with one sentence; the server goes on."""
-
-    @functools.wraps(function)
-    async def guarded(ls: VramLensServer, *arguments):
-        try:
-            return await function(ls, *arguments)
-        except CaptureError as error:
-            return result(False, str(error))
-        except Exception as error:  # noqa: BLE001 - reported, logged, survived
-            ls.log(traceback.format_exc(), types.MessageType.Error)
-            return result(False, f"{function.__name__} failed unexpectedly ({type(error).__name__}: {error}); "
-                                 "the details are in the VRAM Lens log.")
-
-    return guarded
-
-
-def with_loaded_capture(function):
-    """A command on the folder's loaded capture (``workspaceFolder``, else any): without one it says so."""
-
-    async def on_capture(ls: VramLensServer, *arguments) -> dict:
-        args = argument(arguments)
-        loaded = ls.captures.get(args.get("workspaceFolder"))
-        if loaded is None:
-            return result(False, "No capture is loaded: run “Diagnose CUDA memory” or open a capture first.")
-        return await function(ls, args, loaded)
-
-    on_capture.__name__ = function.__name__  # not functools.wraps: pygls reads the outer signature
-    return on_capture
-
-
 def capture_loaded(ls: VramLensServer, loaded: LoadedCapture) -> None:
     """A capture was loaded, replaced, or shows another rank: figures move, diagnostics and the report follow."""
     ls.captures.put(loaded)
-    ls.placements.reset()
-    ls.annotations_changed()
-    ls.publish_all()
+    ls.captures_changed()
     send_report(ls, loaded)
 
 
@@ -169,85 +224,3 @@ def _folder_holding(ls: VramLensServer, path: Path) -> str | None:
         if folder_path and (path == Path(folder_path) or Path(folder_path) in path.parents):
             return folder
     return None
-
-
-def register(server: VramLensServer) -> None:
-    @server.command("vramlens.openCapture")
-    @command_guard
-    async def open_capture(ls: VramLensServer, *arguments) -> dict:
-        args = argument(arguments)
-        path = args.get("path")
-        if not isinstance(path, str) or not path:
-            return result(False, "Give the capture folder or snapshot pickle to open as `path`.")
-        total = args.get("totalMemory")
-        try:
-            total_memory = parse_size(str(total)) if total else None
-        except ValueError as error:
-            return result(False, f"totalMemory: {error}.")
-        source_root = args.get("sourceRoot") if isinstance(args.get("sourceRoot"), str) else None
-        loaded = await load_into(ls, path, args.get("workspaceFolder"), total_memory, source_root)
-        return result(True, summary(loaded), loaded)
-
-    @server.command("vramlens.clearCapture")
-    @command_guard
-    async def clear_capture(ls: VramLensServer, *arguments) -> dict:
-        folder = argument(arguments).get("workspaceFolder")
-        cleared = ls.captures.clear(folder)
-        ls.placements.reset()
-        ls.annotations_changed()
-        ls.publish_all()
-        return result(True, f"Cleared {len(cleared)} capture{'' if len(cleared) == 1 else 's'}.", folder=folder)
-
-    @server.command("vramlens.showReport")
-    @command_guard
-    @with_loaded_capture
-    async def show_report(ls: VramLensServer, args: dict, loaded: LoadedCapture) -> dict:
-        send_report(ls, loaded, bool(args.get("redact")))
-        return result(True, f"Report: {summary(loaded)}", loaded)
-
-    @server.command("vramlens.exportReport")
-    @command_guard
-    @with_loaded_capture
-    async def export_report(ls: VramLensServer, args: dict, loaded: LoadedCapture) -> dict:
-        folders = [to_fs_path(uri) for uri in ls.folder_uris()]
-        output, refusal = export_target(args.get("path"), folders, args.get("chosenInSaveDialog") is True)
-        if output is None:
-            return result(False, refusal, loaded)
-        svg = output.with_name(output.stem + "-timeline.svg")
-        text = report_markdown(loaded, svg.name, bool(args.get("redact")))
-        view = loaded.view
-        plot = timeline_svg(view.analysis.timeline, view.analysis.accounting.limit) if view is not None else None
-        try:  # off the event loop: a slow disk must not hold up the protocol
-            await asyncio.to_thread(_write_report, output, text, svg, plot)
-        except FileProblem as problem:
-            return result(False, f"Cannot write the report: {problem}.", loaded)
-        shown = f" (timeline plot: {svg.name})" if plot is not None else ""
-        return result(True, f"Report written to {output}{shown}.", loaded)
-
-    @server.command("vramlens.liveAt")
-    @command_guard
-    @with_loaded_capture
-    async def live_at(ls: VramLensServer, args: dict, loaded: LoadedCapture) -> dict:
-        index = args.get("index")
-        if not isinstance(index, int) or isinstance(index, bool) or index < 0:
-            return result(False, "Give the trace position to look at as `index` (a whole number).", loaded)
-        found = await asyncio.to_thread(live_at_index, loaded, index)
-        if found is None:
-            return result(False, "The shown capture holds no allocator trace to replay.", loaded)
-        answer = result(True, found["summary"], loaded)
-        answer["liveAt"] = found
-        return answer
-
-    @server.command("vramlens.selectRank")
-    @command_guard
-    @with_loaded_capture
-    async def select_rank(ls: VramLensServer, args: dict, loaded: LoadedCapture) -> dict:
-        rank = args.get("rank")
-        shown = [view.rank for view in loaded.ranks]
-        if loaded.comparison is None:
-            return result(False, "The loaded capture is of one process: there is no other rank to show.", loaded)
-        if not isinstance(rank, int) or isinstance(rank, bool) or not loaded.select_rank(rank):
-            return result(False, f"There is no analysed capture of rank {rank!r} here; the ranks shown are "
-                                 f"{', '.join(map(str, shown))}.", loaded)
-        capture_loaded(ls, loaded)
-        return result(True, summary(loaded), loaded)

@@ -18,11 +18,11 @@ from pathlib import Path
 from pygls.uris import to_fs_path
 
 from vramlens.lsp.commands import command_guard, load_into, result, summary
-from vramlens.lsp.diagnose import RunProgress, run_on_file
-from vramlens.lsp.experiments import phased_progress
+from vramlens.lsp.feature import Feature
 from vramlens.lsp.run_request import run_options
-from vramlens.lsp.server import VramLensServer
 from vramlens.experiments.confirm import confirm
+from vramlens.lsp.runs import RunProgress, phased_progress, run_on_file
+from vramlens.lsp.server import VramLensServer  # at run time: pygls reads the commands' annotations
 from vramlens.units import parse_size_or_fraction
 
 UNTRUSTED = ("Confirming the diagnosis runs this file's code, which VRAM Lens does only in a trusted workspace; "
@@ -75,9 +75,11 @@ async def _confirm(ls: VramLensServer, request: dict, cancel: threading.Event, p
     return result(True, f"{record['result']['sentence']} {summary(reloaded)}", reloaded)
 
 
-def register(server: VramLensServer) -> None:
-    @server.command("vramlens.confirmDiagnosis")
-    @command_guard
-    async def confirm_diagnosis(ls: VramLensServer, *arguments) -> dict:
-        return await run_on_file(ls, arguments, "confirm the diagnosis of", "confirming the diagnosis of", _confirm,
-                                 UNTRUSTED)
+class ConfirmDiagnosis(Feature):
+    def register(self, server: VramLensServer) -> None:
+        server.command("vramlens.confirmDiagnosis")(command_guard(confirm_diagnosis))
+
+
+async def confirm_diagnosis(ls: VramLensServer, *arguments) -> dict:
+    return await run_on_file(ls, arguments, "confirm the diagnosis of", "confirming the diagnosis of", _confirm,
+                             UNTRUSTED)

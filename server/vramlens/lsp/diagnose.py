@@ -11,70 +11,23 @@ from __future__ import annotations
 import asyncio
 import tempfile
 import threading
-import uuid
 from pathlib import Path
 
-from lsprotocol import types
 from pygls.uris import to_fs_path
 
 from vramlens.capture import CaptureError
-from vramlens.lsp.commands import argument, command_guard, load_into, result, summary
+from vramlens.lsp.commands import command_guard, load_into, result, summary
+from vramlens.lsp.feature import Feature
 from vramlens.lsp.run_request import processes_per_node, run_options
-from vramlens.lsp.server import VramLensServer, command_params
+from vramlens.lsp.runs import RunProgress, run_on_file, running_message
+from vramlens.lsp.server import VramLensServer  # at run time: pygls reads the commands' annotations
 from vramlens.runner import RunOptions, run_script
 from vramlens.runner.notebook import is_notebook, run_notebook
 from vramlens.runner.torchrun import run_torchrun, single_node_options
-from vramlens.units import format_bytes
 
 UNTRUSTED = ("Diagnosing runs this file's code, which VRAM Lens does only in a trusted workspace; "
              "trust the workspace, then run it again.")
 OUTPUT_TAIL = 4000  # characters of the script's output copied to the log
-# The runner speaks to command-line users; in the editor the interpreter is a setting.
-_CLI_WORDS = (("with --python", "in the vramlens.interpreter setting"), ("check --python", "check the vramlens.interpreter setting"))
-
-
-def for_the_editor(message: str) -> str:
-    for cli, editor in _CLI_WORDS:
-        message = message.replace(cli, editor)
-    return message
-
-
-def running_message(status: dict) -> str:
-    return f"Running: {format_bytes(status.get('allocated'))} allocated · {format_bytes(status.get('reserved'))} reserved"
-
-
-class RunProgress:
-    """Work-done progress on the request's token, or on one the server creates; cancelling it sets ``cancel``."""
-
-    def __init__(self, ls: VramLensServer, token: types.ProgressToken | None):
-        self.ls, self.token = ls, token
-
-    @classmethod
-    async def begin(cls, ls: VramLensServer, title: str, cancel: threading.Event) -> "RunProgress":
-        """Progress on the request's token, else on one created here; without either, reports go nowhere."""
-        params = command_params.get()
-        token = params.work_done_token if params else None
-        window = ls.client_capabilities.window
-        if token is None and window and window.work_done_progress:
-            token = f"vramlens-diagnose-{uuid.uuid4().hex}"
-            try:
-                await ls.work_done_progress.create_async(token)
-            except Exception:  # noqa: BLE001 - the client declined: run without progress
-                token = None
-        progress = cls(ls, token)
-        if token is not None:
-            ls.work_done_progress.begin(token, types.WorkDoneProgressBegin(title=title, cancellable=True))
-            ls.work_done_progress.tokens[token].add_done_callback(lambda future: future.cancelled() and cancel.set())
-        return progress
-
-    def report(self, message: str) -> None:
-        if self.token is not None:
-            self.ls.work_done_progress.report(self.token, types.WorkDoneProgressReport(message=message))
-
-    def end(self, message: str) -> None:
-        if self.token is not None:
-            self.ls.work_done_progress.end(self.token, types.WorkDoneProgressEnd(message=message))
-            self.ls.work_done_progress.tokens.pop(self.token, None)
 
 
 class NotebookProgress:
@@ -143,39 +96,10 @@ async def _diagnose(ls: VramLensServer, request: dict, cancel: threading.Event, 
     return result(True, cancelled + summary(loaded), loaded)
 
 
-async def run_cancellable(ls: VramLensServer, request: dict, title: str, work) -> dict:
-    """Run ``work(ls, request, cancel, progress)`` as a cancellable command with work-done progress."""
-    cancel = threading.Event()
-    request_id = ls.protocol.msg_id
-    ls.cancellable_commands[request_id] = cancel
-    ls.running_commands[request_id] = asyncio.current_task()
-    progress = await RunProgress.begin(ls, title, cancel)
-    outcome = result(False, "The run stopped unexpectedly.")
-    try:
-        outcome = await work(ls, request, cancel, progress)
-    except CaptureError as error:
-        outcome = result(False, for_the_editor(str(error)), folder=ls.folder_of(request["uri"])[0])
-    finally:
-        ls.cancellable_commands.pop(request_id, None)
-        ls.running_commands.pop(request_id, None)
-        progress.end(outcome["message"])
-    return outcome
+class Diagnose(Feature):
+    def register(self, server: VramLensServer) -> None:
+        server.command("vramlens.diagnose")(command_guard(diagnose))
 
 
-async def run_on_file(ls: VramLensServer, arguments: tuple, what: str, doing: str, work,
-                      untrusted: str = UNTRUSTED) -> dict:
-    """The front of every command that runs the user's file: the file named, a trusted workspace, then the run."""
-    request = argument(arguments)
-    if not isinstance(request.get("uri"), str):
-        return result(False, f"Give the file to {what} as `uri`.")
-    if request.get("trusted") is not True:
-        return result(False, untrusted)
-    name = Path(to_fs_path(request["uri"])).name
-    return await run_cancellable(ls, request, f"VRAM Lens: {doing} {name}", work)
-
-
-def register(server: VramLensServer) -> None:
-    @server.command("vramlens.diagnose")
-    @command_guard
-    async def diagnose(ls: VramLensServer, *arguments) -> dict:
-        return await run_on_file(ls, arguments, "diagnose", "diagnosing", _diagnose)
+async def diagnose(ls: VramLensServer, *arguments) -> dict:
+    return await run_on_file(ls, arguments, "diagnose", "diagnosing", _diagnose, UNTRUSTED)

@@ -16,11 +16,12 @@ from pygls.uris import to_fs_path
 
 from vramlens.analysis.experiments.variants import parse_variants
 from vramlens.lsp.commands import capture_loaded, command_guard, experiment_summary, result
-from vramlens.lsp.diagnose import RunProgress, run_on_file, running_message
+from vramlens.lsp.feature import Feature
 from vramlens.lsp.loading import load_experiment
 from vramlens.lsp.run_request import run_options
-from vramlens.lsp.server import VramLensServer
 from vramlens.experiments.engine import EXPERIMENT_FILE, ExperimentPlan, default_output_dir, run_experiment
+from vramlens.lsp.runs import RunProgress, phased_progress, run_on_file
+from vramlens.lsp.server import VramLensServer  # at run time: pygls reads the commands' annotations
 
 UNTRUSTED = ("Comparing interventions runs this file's code, which VRAM Lens does only in a trusted workspace; "
              "trust the workspace, then run it again.")
@@ -64,23 +65,10 @@ async def _compare(ls: VramLensServer, request: dict, cancel: threading.Event, p
     return result(True, stopped + experiment_summary(data), loaded)
 
 
-def phased_progress(progress: RunProgress, options, cancel: threading.Event):
-    """Progress for a sequence of runs: the step's name ("Run 2/6: …"), then the live figures of the
-    run in progress behind it. Wires the run options' cancel and status; returns the step reporter."""
-    loop = asyncio.get_running_loop()
-    phase = ["Starting"]
-
-    def step(text: str) -> None:
-        phase[0] = text
-        loop.call_soon_threadsafe(progress.report, text)
-
-    options.cancel = cancel
-    options.on_status = lambda status: loop.call_soon_threadsafe(progress.report, f"{phase[0]} · {running_message(status)}")
-    return step
+class CompareInterventions(Feature):
+    def register(self, server: VramLensServer) -> None:
+        server.command("vramlens.compareInterventions")(command_guard(compare_interventions))
 
 
-def register(server: VramLensServer) -> None:
-    @server.command("vramlens.compareInterventions")
-    @command_guard
-    async def compare_interventions(ls: VramLensServer, *arguments) -> dict:
-        return await run_on_file(ls, arguments, "experiment on", "comparing interventions on", _compare, UNTRUSTED)
+async def compare_interventions(ls: VramLensServer, *arguments) -> dict:
+    return await run_on_file(ls, arguments, "experiment on", "comparing interventions on", _compare, UNTRUSTED)

@@ -14,12 +14,9 @@ import os
 import signal
 import subprocess
 import sys
-from typing import TYPE_CHECKING
-
+from vramlens.lsp.feature import Feature, handler
 from vramlens.lsp.params import optional_uri_param
-
-if TYPE_CHECKING:
-    from vramlens.lsp.server import VramLensServer
+from vramlens.lsp.server import VramLensServer
 
 INTERPRETER_HEALTH = "vramlens/interpreterHealth"
 PROBE_TIMEOUT_S = 60.0  # a first `import torch` on a cold disk takes seconds
@@ -112,9 +109,11 @@ def health(python: str, facts: dict) -> dict:
             "summary": f"torch {facts['torch']} · CUDA {facts.get('cudaBuild')} · {devices} GPU{'' if devices == 1 else 's'}"}
 
 
-def register(server: VramLensServer) -> None:
-    @server.feature(INTERPRETER_HEALTH)
-    async def interpreter_health(ls: VramLensServer, params) -> dict:
+class InterpreterHealth(Feature):
+    def register(self, server: VramLensServer) -> None:
+        server.feature(INTERPRETER_HEALTH)(handler(self.interpreter_health))
+
+    async def interpreter_health(self, ls: VramLensServer, params) -> dict:
         uri = optional_uri_param(params, INTERPRETER_HEALTH)
         settings = ls.settings_for(uri)
         python = settings.interpreter or sys.executable

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from lsprotocol import types
 from pygls.workspace import TextDocument
@@ -11,10 +10,9 @@ from pygls.workspace import TextDocument
 from vramlens.lint import Finding, Fix, apply_fix, fix_source, lint_source
 from vramlens.lint.chunks import ChunkCache
 from vramlens.lint.suppression import suppression_edit
+from vramlens.lsp.feature import Feature, handler
 from vramlens.lsp.notebook_lint import lint_cells, python_lines
-
-if TYPE_CHECKING:
-    from vramlens.lsp.server import VramLensServer
+from vramlens.lsp.server import VramLensServer
 
 SOURCE = "vramlens"
 SETTINGS_KEY = "lint"  # initializationOptions.lint and settings.vramlens.lint: {"select", "ignore", "preview", "docsUrl"}
@@ -138,14 +136,8 @@ class DocumentLinter:
             cached = self._notebooks[path] = (key, found)
         return cached[1].get(uri, [])
 
-    # DocumentListener: only a closed document's findings are dropped
-    def opened(self, document: TextDocument) -> None:
-        pass
-
-    def changed(self, document: TextDocument, params: types.DidChangeTextDocumentParams) -> None:
-        pass
-
-    def closed(self, uri: str) -> None:
+    def forget(self, uri: str) -> None:
+        """A closed document's findings and cache go."""
         self._last.pop(uri, None)
         self._caches.pop(uri, None)
 
@@ -236,22 +228,30 @@ def _same_start(document: TextDocument, diagnostic: types.Diagnostic, finding: F
     return diagnostic.range.start == start
 
 
-def register(server: VramLensServer) -> None:
-    linter = DocumentLinter(server.notebook_of)
-    server.settings_listeners.append(linter.settings.update)
-    server.document_listeners.append(linter)
+class LintFeature(Feature):
+    """Lint's findings as diagnostics, their fixes as code actions."""
 
-    def diagnostics(document: TextDocument) -> list[types.Diagnostic]:
+    def __init__(self) -> None:
+        self.linter: DocumentLinter | None = None
+
+    def register(self, server: VramLensServer) -> None:
+        self.linter = DocumentLinter(server.notebook_of)
+        server.feature(
+            types.TEXT_DOCUMENT_CODE_ACTION,
+            types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix, FIX_ALL_KIND]),
+        )(handler(self.code_action))
+
+    def settings_changed(self, options: dict) -> None:
+        self.linter.settings.update(options)
+
+    def closed(self, uri: str) -> None:
+        self.linter.forget(uri)
+
+    def diagnostics(self, document: TextDocument) -> list[types.Diagnostic]:
         lines = document.lines
-        docs = linter.settings.docs
-        return [to_diagnostic(document, finding, lines, docs) for finding in linter.findings(document)]
+        docs = self.linter.settings.docs
+        return [to_diagnostic(document, finding, lines, docs) for finding in self.linter.findings(document)]
 
-    server.diagnostics_providers.append(diagnostics)
-
-    @server.feature(
-        types.TEXT_DOCUMENT_CODE_ACTION,
-        types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix, FIX_ALL_KIND]),
-    )
-    def code_action(ls: VramLensServer, params: types.CodeActionParams) -> list[types.CodeAction]:
+    def code_action(self, ls: VramLensServer, params: types.CodeActionParams) -> list[types.CodeAction]:
         document = ls.workspace.get_text_document(params.text_document.uri)
-        return code_actions(document, params.context.diagnostics, linter, params.context.only)
+        return code_actions(document, params.context.diagnostics, self.linter, params.context.only)

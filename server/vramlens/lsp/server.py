@@ -1,129 +1,40 @@
-"""Create the language server: document events and settings fan out to every feature module.
+"""The language server: documents, settings and notebooks, with every event handed to the features.
 
-Each feature module exposes ``register(server)``. Instead of claiming LSP notifications for
-itself (pygls allows one handler per method), a module adds a diagnostics provider, a
-diagnostics amender, a document listener and a settings listener here, and registers only the
-requests it alone answers (code actions, hovers, inlay hints...). Diagnostics from all providers
-are published together: at once on open, save and settings changes, and after a short pause in
-typing for edits.
+The server knows no feature by name: the composition root (app.py) adds them. It answers the
+document and lifecycle notifications itself (pygls allows one handler per method) and hands each
+one to every feature's hook (feature.py). Diagnostics from all features are published together: at
+once on open, save and settings changes, and after a short pause in typing for edits.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import json
 import logging
 import os
 import threading
 from dataclasses import asdict, dataclass
-from typing import Callable, Protocol
 from urllib.parse import unquote
 
 from lsprotocol import types
-from pygls.exceptions import JsonRpcException, JsonRpcInvalidRequest, JsonRpcServerNotInitialized
 from pygls.lsp.server import LanguageServer
-from pygls.protocol import LanguageServerProtocol
-from pygls.protocol.language_server import lsp_method
 from pygls.uris import from_fs_path, to_fs_path
 from pygls.workspace import TextDocument
 
 from vramlens import __version__
 from vramlens.analysis.load.notebook import notebook_cells
 from vramlens.lsp.capture_store import CaptureStore
-from vramlens.lsp.json_values import finite_json
+from vramlens.lsp.feature import Feature
+from vramlens.lsp.protocol import VramLensProtocol
 from vramlens.lsp.settings import Settings, parse_settings
 from vramlens.safe_text import printable
 
-DiagnosticsProvider = Callable[[TextDocument], list[types.Diagnostic]]
-DiagnosticsAmender = Callable[[TextDocument, list[types.Diagnostic]], list[types.Diagnostic]]
-SettingsListener = Callable[[dict], None]
 SETTINGS_SECTION = "vramlens"  # workspace/didChangeConfiguration: {"vramlens": {...}}
 # Edits arrive on every keystroke: diagnostics follow once typing pauses this long, for the latest text only.
 CHANGE_DEBOUNCE_S = 0.2
 ANNOTATIONS_CHANGED = "vramlens/annotationsChanged"
 SHUTDOWN_WAIT_S = 40.0  # the runner gives a script 30 s to write its capture after SIGTERM
-
-# The ExecuteCommandParams of the command being run: pygls hands a command only its arguments,
-# and a long command also needs the request's workDoneToken.
-command_params: contextvars.ContextVar[types.ExecuteCommandParams | None] = contextvars.ContextVar(
-    "command_params", default=None
-)
 logger = logging.getLogger(__name__)
-
-
-class DocumentListener(Protocol):
-    def opened(self, document: TextDocument) -> None: ...
-    def changed(self, document: TextDocument, params: types.DidChangeTextDocumentParams) -> None: ...
-    def closed(self, uri: str) -> None: ...
-
-
-class VramLensProtocol(LanguageServerProtocol):
-    """pygls' protocol with two additions for long-running commands, and the lifecycle LSP asks for
-    where pygls 2.1 does otherwise: a request before ``initialize`` is answered ServerNotInitialized
-    (-32002), not run; one after ``shutdown`` is answered InvalidRequest, not dropped unanswered; an
-    error's ``data`` never carries a traceback; and the JSON sent is always valid (no NaN)."""
-
-    _initialize_seen = False
-
-    def lifecycle_refusal(self, method) -> JsonRpcException | None:
-        """The error for a message that comes out of its time (before initialize, after shutdown), else None."""
-        if method == types.INITIALIZE:
-            self._initialize_seen = True
-        elif method != types.EXIT and (self._shutdown or not self._initialize_seen):
-            return (JsonRpcInvalidRequest("The server has been shut down: it answers no more requests.")
-                    if self._shutdown else JsonRpcServerNotInitialized("The server is not initialized yet."))
-        return None
-
-    def handle_message(self, message):
-        method = getattr(message, "method", None)
-        refusal = self.lifecycle_refusal(method) if method is not None else None
-        if refusal is not None:
-            if getattr(message, "id", None) is not None:
-                self._send_response(message.id, None, refusal.to_response_error())
-            return  # a notification out of its time is dropped, as LSP says
-        super().handle_message(message)
-
-    def _send_response(self, msg_id, result=None, error=None):
-        if error is not None and error.data is not None:
-            # pygls puts the Python traceback of a failed handler in ``data``: the client gets the sentence only.
-            error = types.ResponseError(code=error.code, message=error.message.splitlines()[0][:500] if error.message else "")
-        super()._send_response(msg_id, result, error)
-
-    def _send_data(self, data):
-        super()._send_data(finite_json(data, self._serialize_message))
-
-    @lsp_method(types.WORKSPACE_EXECUTE_COMMAND)
-    def lsp_workspace__execute_command(self, params: types.ExecuteCommandParams):
-        command_params.set(params)
-        return (yield from super().lsp_workspace__execute_command(params))
-
-    @lsp_method(types.SHUTDOWN)
-    def lsp_shutdown(self, *args):
-        """pygls' own, but cancelling the other requests over a copy of their table: a cancelled
-        request's callback removes it from the table, and pygls' loop over the table itself then
-        fails, answering shutdown with an internal error."""
-        if (user_handler := self.fm.features.get(types.SHUTDOWN)) is not None:
-            yield user_handler, args, None
-        current_id = self.msg_id
-        for msg_id, future in list(self._request_futures.items()):
-            if msg_id != current_id and not future.done():
-                future.cancel()
-        self._shutdown = True
-        return None
-
-    def _handle_cancel_notification(self, msg_id) -> None:
-        """A command that ends its work cleanly on cancellation (the run keeps its capture) is told
-        so and answers with its own result; any other request is cancelled as pygls does."""
-        event = self._server.cancellable_commands.get(msg_id)
-        load = self._server.loading.get(msg_id)
-        if load is not None:
-            load.cancel()  # its worker process is killed; the command answers that it was cancelled
-        if event is not None:
-            event.set()
-            return
-        if load is None:
-            super()._handle_cancel_notification(msg_id)
 
 
 # Jupyter notebooks' Python cells arrive as notebook documents: the cells in order, each a text document.
@@ -142,23 +53,37 @@ class NotebookView:
 class VramLensServer(LanguageServer):
     def __init__(self) -> None:
         super().__init__("vramlens", __version__, protocol_cls=VramLensProtocol, notebook_document_sync=NOTEBOOK_SYNC)
-        self.diagnostics_providers: list[DiagnosticsProvider] = []
-        self.diagnostics_amenders: list[DiagnosticsAmender] = []
-        self.document_listeners: list[DocumentListener] = []
-        self.settings_listeners: list[SettingsListener] = []
+        self.features: list[Feature] = []  # in the order app.py lists them
         self.folder_settings: dict[str, Settings] = {}  # workspace folder URI -> its `vramlens` section
         self.default_settings = Settings()  # from initializationOptions, for folders the client did not answer for
         self.cancellable_commands: dict[object, threading.Event] = {}  # request id -> set on $/cancelRequest
         self.running_commands: dict[object, asyncio.Task] = {}  # request id -> the command's task
         self.loading: dict[object, asyncio.Task] = {}  # request id -> the task awaiting a load worker
         self.captures = CaptureStore()  # the loaded capture of each workspace folder
-        self.placements = None  # capture_features.Placements: where recorded lines are in open documents
         self.change_debounce_s = CHANGE_DEBOUNCE_S
         self._pending: dict[str, asyncio.TimerHandle] = {}  # uri -> diagnostics scheduled after an edit
         self._notebook_places: dict[str, tuple[int, list[int] | None]] = {}  # notebook path -> (mtime, code cells' places)
         self._notebook_views: dict[str, NotebookView] = {}  # notebook URI -> its code cells, until it changes
         self._published: dict[str, list[types.Diagnostic]] = {}  # uri -> the diagnostics sent last
         self._edited: dict[str, set[str]] = {}  # notebook URI -> its cells edited since diagnostics were sent
+        _register_document_events(self)
+        _register_notebook_events(self)
+
+    def add(self, feature: Feature) -> None:
+        """A feature answers its own requests from now on, and hears every hook."""
+        feature.register(self)
+        self.features.append(feature)
+
+    def tell(self, hook: str, *arguments) -> None:
+        """Call one hook of every feature; one that fails is logged, and the others still hear it."""
+        for feature in self.features:
+            self._guarded(getattr(feature, hook), *arguments)
+
+    def captures_changed(self) -> None:
+        """A capture was loaded, replaced, cleared or shows another rank: figures move, diagnostics follow."""
+        self.tell("captures_changed")
+        self.annotations_changed()
+        self.publish_all()
 
     # -- diagnostics ----------------------------------------------------------------------------
     def publish_diagnostics(self, uri: str, only_if_changed: bool = False) -> None:
@@ -166,9 +91,9 @@ class VramLensServer(LanguageServer):
         ``only_if_changed``: not sent when they are what was sent last (a notebook's other cells after an edit)."""
         self.cancel_scheduled(uri)
         document = self.workspace.get_text_document(uri)
-        diagnostics = [d for provider in self.diagnostics_providers for d in self._guarded(provider, document)]
-        for amend in self.diagnostics_amenders:
-            diagnostics = self._guarded(amend, document, diagnostics, fallback=diagnostics)
+        diagnostics = [d for feature in self.features for d in self._guarded(feature.diagnostics, document)]
+        for feature in self.features:
+            diagnostics = self._guarded(feature.amend_diagnostics, document, diagnostics, fallback=diagnostics)
         if only_if_changed and self._published.get(uri) == diagnostics:
             return
         self._published[uri] = diagnostics
@@ -207,7 +132,7 @@ class VramLensServer(LanguageServer):
             self.publish_diagnostics(uri)
 
     def _guarded(self, function, *args, fallback=None):
-        """One failing provider costs its own diagnostics, never the others' nor the server."""
+        """One failing hook costs its own work (its diagnostics), never the others' nor the server."""
         try:
             return function(*args)
         except Exception as error:  # noqa: BLE001 - logged for the user, the server goes on
@@ -238,8 +163,7 @@ class VramLensServer(LanguageServer):
 
     # -- settings -------------------------------------------------------------------------------
     def apply_settings(self, options: object) -> None:
-        for listener in self.settings_listeners:
-            listener(options if isinstance(options, dict) else {})
+        self.tell("settings_changed", options if isinstance(options, dict) else {})
 
     def folder_uris(self) -> list[str]:
         folders = list(self.workspace.folders)
@@ -404,15 +328,13 @@ def _register_document_events(server: VramLensServer) -> None:
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: VramLensServer, params: types.DidOpenTextDocumentParams) -> None:
         document = ls.workspace.get_text_document(params.text_document.uri)
-        for listener in ls.document_listeners:
-            ls._guarded(listener.opened, document)
+        ls.tell("opened", document)
         ls.publish_diagnostics(params.text_document.uri)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(ls: VramLensServer, params: types.DidChangeTextDocumentParams) -> None:
         document = ls.workspace.get_text_document(params.text_document.uri)
-        for listener in ls.document_listeners:
-            ls._guarded(listener.changed, document, params)
+        ls.tell("changed", document, params)
         ls.schedule_diagnostics(params.text_document.uri)
 
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
@@ -423,8 +345,7 @@ def _register_document_events(server: VramLensServer) -> None:
     def did_close(ls: VramLensServer, params: types.DidCloseTextDocumentParams) -> None:
         ls.cancel_scheduled(params.text_document.uri)
         ls._published.pop(params.text_document.uri, None)
-        for listener in ls.document_listeners:
-            ls._guarded(listener.closed, params.text_document.uri)
+        ls.tell("closed", params.text_document.uri)
         ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=params.text_document.uri, diagnostics=[]))
 
 
@@ -438,8 +359,7 @@ def _register_notebook_events(server: VramLensServer) -> None:
         ls.notebook_changed(params.notebook_document.uri)
         for item in params.cell_text_documents:
             document = ls.workspace.get_text_document(item.uri)
-            for listener in ls.document_listeners:
-                ls._guarded(listener.opened, document)
+            ls.tell("opened", document)
         ls.publish_notebook(params.notebook_document.uri)
 
     @server.feature(types.NOTEBOOK_DOCUMENT_DID_CHANGE)
@@ -449,18 +369,15 @@ def _register_notebook_events(server: VramLensServer) -> None:
         structure = cells.structure if cells else None
         for item in (structure.did_open or []) if structure else []:
             document = ls.workspace.get_text_document(item.uri)
-            for listener in ls.document_listeners:
-                ls._guarded(listener.opened, document)
+            ls.tell("opened", document)
         for closed in (structure.did_close or []) if structure else []:
-            for listener in ls.document_listeners:
-                ls._guarded(listener.closed, closed.uri)
+            ls.tell("closed", closed.uri)
             ls._published.pop(closed.uri, None)
             ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=closed.uri, diagnostics=[]))
         for text in (cells.text_content or []) if cells else []:
             document = ls.workspace.get_text_document(text.document.uri)
             change = types.DidChangeTextDocumentParams(text_document=text.document, content_changes=text.changes)
-            for listener in ls.document_listeners:
-                ls._guarded(listener.changed, document, change)
+            ls.tell("changed", document, change)
         if structure:  # cells moved: a cell's place (and so its figures) may have changed
             ls.annotations_changed()
         edited = {unquote(text.document.uri) for text in (cells.text_content or [])} if cells else set()
@@ -474,24 +391,5 @@ def _register_notebook_events(server: VramLensServer) -> None:
         for item in params.cell_text_documents:
             ls.cancel_scheduled(item.uri)
             ls._published.pop(item.uri, None)
-            for listener in ls.document_listeners:
-                ls._guarded(listener.closed, item.uri)
+            ls.tell("closed", item.uri)
             ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=item.uri, diagnostics=[]))
-
-
-def create_server() -> VramLensServer:
-    from vramlens.lsp import (capture_features, commands, compare, confirm, diagnose, experiments, interpreter_health,
-                              lint_features)
-
-    server = VramLensServer()
-    _register_document_events(server)
-    _register_notebook_events(server)
-    for module in (lint_features, capture_features, commands, compare, diagnose, experiments, confirm, interpreter_health):
-        module.register(server)
-    return server
-
-
-def serve() -> int:
-    from vramlens.lsp.stdio import serve_stdio
-
-    return serve_stdio(create_server())
