@@ -22,7 +22,7 @@ from pygls.uris import to_fs_path
 from vramlens.analysis.experiments.experiment import chosen_sentence
 from vramlens.capture import CaptureError
 from vramlens.lsp.capture_store import LoadedCapture
-from vramlens.lsp.wording import cause_text
+from vramlens.analysis.rendering.verdict_view import cause_text
 from vramlens.lsp.load_worker import load_in_worker
 from vramlens.lsp.report_payload import report_payload
 from vramlens.lsp.server import VramLensServer  # at run time: pygls reads the commands' annotations

@@ -7,14 +7,12 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
+from vramlens.analysis.load.ending import moment_short
 from vramlens.analysis.model import Analysis, LineStat
 from vramlens.lint.source import SOURCE_LIMIT
 from vramlens.regular_files import FileProblem, read_text_file
-from vramlens.lsp.wording import cause_text
+from vramlens.analysis.rendering.verdict_view import cause_text
 from vramlens.units import format_bytes as fmt
-
-_MOMENT = {"oom": "at the OOM", "peak": "at the peak", "end": "at the end of the trace"}
-
 
 @dataclass(frozen=True)
 class OomLine:
@@ -97,7 +95,7 @@ def peak_function(analysis: Analysis) -> PeakFunction | None:
         return None
     live = sum(s.live_bytes for s in stats)
     share = sum(s.share for s in stats)
-    title = f"▲ {fmt(live)} live {_MOMENT.get(analysis.accounting.moment, '')} ({share:.0%}) — show memory report"
+    title = f"▲ {fmt(live)} live {moment_short(analysis.accounting.moment)} ({share:.0%}) — show memory report"
     return PeakFunction(local, line, title)
 
 
