@@ -13,6 +13,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[2]
 CHECKER = REPO / "scripts" / "import_structure.py"
 
@@ -57,24 +59,29 @@ def breaks(report: dict) -> set[tuple[str, str]]:
     return {(b["source"], b["target"]) for b in report["breaking"]}
 
 
-def test_no_import_breaks_the_dependency_table():
-    report = check()
-    new = sorted(breaks(report) - KNOWN_BREAKS)
+@pytest.fixture(scope="module")
+def package() -> dict:
+    """The checker's report on server/vramlens against docs/architecture.md."""
+    return check()
+
+
+def test_no_import_breaks_the_dependency_table(package):
+    new = sorted(breaks(package) - KNOWN_BREAKS)
     assert not new, (
         "these imports break the dependency table of docs/architecture.md "
         "(python3 scripts/import_structure.py says more):\n" + "\n".join(f"{s} -> {t}" for s, t in new)
     )
 
 
-def test_the_known_breaks_are_still_there():
-    gone = sorted(KNOWN_BREAKS - breaks(check()))
+def test_the_known_breaks_are_still_there(package):
+    gone = sorted(KNOWN_BREAKS - breaks(package))
     assert not gone, "no longer break the table; remove them from KNOWN_BREAKS:\n" + "\n".join(
         f"{s} -> {t}" for s, t in gone
     )
 
 
-def test_every_room_is_in_the_table():
-    assert check()["undeclared_rooms"] == []
+def test_every_room_is_in_the_table(package):
+    assert package["undeclared_rooms"] == []
 
 
 # ------------------------------------------------------------ the checker on small packages
