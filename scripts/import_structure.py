@@ -129,7 +129,8 @@ class Rules:
 
     may_import: dict[str, set[str]]  # room → rooms or dotted modules (``agent.runner_link``)
     floors: dict[str, list[list[str]]]  # package (``analysis``) → its parts, bottom floor first
-    open_to_all: set[str] = field(default_factory=set)  # rooms every room may import
+    open_to_all: set[str] = field(default_factory=set)  # rooms every room may import...
+    closed: set[str] = field(default_factory=set)  # ...except these, which import no other room
 
 
 _CODE = re.compile(r"`([^`]+)`")
@@ -154,18 +155,21 @@ def _table(lines: list[str], header_words: tuple[str, ...]) -> tuple[list[str], 
 def read_rules(doc: Path) -> Rules:
     """The dependency table (columns ``room`` and ``may import``) and the floor table (columns
     ``package`` and ``floors``) of docs/architecture.md. Only names in backticks count; a room
-    whose ``may import`` cell says "imported by every room" is open to all; a floor named ``*``
-    holds every part the other floors do not name."""
+    whose ``may import`` cell says "imported by every room" is open to all but the rooms whose
+    cell says "no other room"; a floor named ``*`` holds every part the other floors do not name."""
     lines = doc.read_text(encoding="utf-8").splitlines()
     may_import: dict[str, set[str]] = {}
     open_to_all: set[str] = set()
+    closed: set[str] = set()
     header, rows = _table(lines, ("room", "may import"))
     room_col, allowed_col = header.index("room"), header.index("may import")
     for row in rows:
         allowed = {_room_name(n) for n in _CODE.findall(row[allowed_col])}
         for room in (_room_name(n) for n in _CODE.findall(row[room_col])):
             may_import[room] = allowed
-            if "imported by every room" in row[allowed_col].lower():
+            if "no other room" in row[allowed_col].lower():
+                closed.add(room)
+            elif "imported by every room" in row[allowed_col].lower():
                 open_to_all.add(room)
     floors: dict[str, list[list[str]]] = {}
     header, rows = _table(lines, ("package", "floors"))
@@ -174,7 +178,7 @@ def read_rules(doc: Path) -> Rules:
         floors[package] = [
             [n.strip("/") for n in _CODE.findall(floor)] for floor in row[1].split("→")
         ]
-    return Rules(may_import, floors, open_to_all)
+    return Rules(may_import, floors, open_to_all, closed)
 
 
 def _room_name(text: str) -> str:
@@ -350,7 +354,9 @@ def _pairs(arrows: list[Arrow]) -> dict[tuple[str, str], Arrow]:
 
 def allowed(source_room: str, target: str, rules: Rules) -> bool:
     target_room = room_of(target)
-    if target_room == source_room or target_room in rules.open_to_all:
+    if target_room == source_room:
+        return True
+    if target_room in rules.open_to_all and source_room not in rules.closed:
         return True
     names = rules.may_import.get(source_room, set())
     dotted = target.split(".")[1:]

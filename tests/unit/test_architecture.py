@@ -93,6 +93,7 @@ DOC = """\
 | 1 | `low/` | stdlib |
 | 2 | `high/` | `low`, `other.link` |
 | 2 | `other/` | stdlib |
+| 2 | `sealed/` | no other room |
 
 | package | floors, bottom first |
 |---|---|
@@ -122,6 +123,7 @@ PACKAGE = {
     "high/model.py": "",
     "high/work.py": "from vramlens.low import a\nfrom vramlens.other import link\nfrom . import model\n",
     "high/top.py": "from .work import x\n",
+    "sealed/__init__.py": "",
 }
 
 
@@ -136,11 +138,12 @@ def test_a_clean_package_breaks_nothing(tmp_path):
 
 def test_an_import_outside_the_table_is_reported(tmp_path):
     files = {**PACKAGE, "high/work.py": PACKAGE["high/work.py"] + "from vramlens.other import deep\n",
-             "low/b.py": "import vramlens.high.model\n"}
+             "low/b.py": "import vramlens.high.model\n", "sealed/a.py": "from vramlens import base\n"}
     report = check(*write_package(tmp_path, files))
     assert breaks(report) == {
         ("vramlens.high.work", "vramlens.other.deep"),
         ("vramlens.low.b", "vramlens.high.model"),
+        ("vramlens.sealed.a", "vramlens.base"),  # even a room open to all is closed to a sealed one
     }
 
 
