@@ -17,18 +17,18 @@ import sys
 import tempfile
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO / "workloads"))
+from harness.paths import REALWORLD_CAPTURES
+from harness.workloads import unpack
+from vramlens.analysis.attribution import roles
+from vramlens.analysis.pipeline import analyze_path
 
-from unpack import extract_compressed  # noqa: E402
-from vramlens.analysis.attribution import roles  # noqa: E402
-from vramlens.analysis.pipeline import analyze_path  # noqa: E402
+extract_compressed = unpack.extract_compressed
 
 GOAL = 0.10
 
 
 def captures(scratch: Path) -> list[tuple[str, Path]]:
-    fixtures = REPO / "tests" / "fixtures" / "realworld"
+    fixtures = REALWORLD_CAPTURES
     found = [(folder.parent.name, folder) for folder in sorted(fixtures.glob("*/capture"))]
     for compressed in sorted(fixtures.glob("round*/")):
         for folder in extract_compressed(compressed, scratch):

@@ -25,8 +25,9 @@ import sys
 import tempfile
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-SERVER = os.path.join(os.path.dirname(HERE), "server")
+from harness import paths
+
+SERVER = str(paths.SERVER)
 SIZES = (10_000, 100_000, 1_000_000)
 
 
@@ -52,8 +53,7 @@ def build(torch, device: str):
     return model, optimizer, kept
 
 
-def child(args) -> None:
-    sys.path.insert(0, SERVER)
+def child(args) -> None:  # run_child gives it PYTHONPATH=server: vramlens need not be installed there
     import torch
 
     from vramlens.agent.census import take_census

@@ -7,11 +7,10 @@ false positive (info findings count only where a file expects them).
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "lint"))
+from harness.lint_corpus import expectations
 
-from corpus_expectations import compare, corpus_files  # noqa: E402
+compare, corpus_files = expectations.compare, expectations.corpus_files
 
 
 def main() -> int:

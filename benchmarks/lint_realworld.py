@@ -24,15 +24,13 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "lint"))
-
-from realworld import scoring as sc  # noqa: E402
-from realworld import corpora  # noqa: E402
-from realworld import gate  # noqa: E402
-from realworld.judgments import Judgment, write_judgments  # noqa: E402
-from realworld.linting import default_on_codes  # noqa: E402
-from vramlens.lint import CHECKS  # noqa: E402
-from vramlens.lint.catalog import MIN_JUDGED, PRECISION_FLOOR  # noqa: E402
+from harness.lint_corpus import realworld  # noqa: F401  (makes the corpora's modules importable by name)
+from realworld import corpora, gate
+from realworld import scoring as sc
+from realworld.judgments import Judgment, write_judgments
+from realworld.linting import default_on_codes
+from vramlens.lint import CHECKS
+from vramlens.lint.catalog import MIN_JUDGED, PRECISION_FLOOR
 
 
 def _pct(value: float | None) -> str:

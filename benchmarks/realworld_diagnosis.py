@@ -19,16 +19,14 @@ import json
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "server"))
+from harness.paths import REALWORLD_CAPTURES
+from harness.workloads import manifest
+from vramlens.analysis import analyze_path
+from vramlens.capture import CaptureError
 
-from vramlens.analysis import analyze_path  # noqa: E402
-from vramlens.capture import CaptureError  # noqa: E402
+BY_NAME = manifest.BY_NAME
 
-sys.path.insert(0, str(ROOT / "workloads"))
-from manifest import BY_NAME  # noqa: E402
-
-CORPUS = ROOT / "tests" / "fixtures" / "realworld"
+CORPUS = REALWORLD_CAPTURES
 GRAD_ADVICE = ("inference_mode", "no_grad")
 
 

@@ -23,17 +23,15 @@ import tarfile
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "server"))
+from harness.paths import REALWORLD_CAPTURES, WORKLOADS
+from harness.workloads import manifest
+from vramlens.analysis import analyze_path
+from vramlens.lsp.annotations import line_annotations, storing_lens
+from vramlens.lsp.runtime_findings import peak_function
 
-from vramlens.analysis import analyze_path  # noqa: E402
-from vramlens.lsp.annotations import line_annotations, storing_lens  # noqa: E402
-from vramlens.lsp.runtime_findings import peak_function  # noqa: E402
+BY_NAME = manifest.BY_NAME
 
-sys.path.insert(0, str(ROOT / "workloads"))
-from manifest import BY_NAME  # noqa: E402
-
-CORPUS = ROOT / "tests" / "fixtures" / "realworld"
+CORPUS = REALWORLD_CAPTURES
 TRUTH = Path(__file__).resolve().parent / "storing_truth.json"
 MEASURES = ("first_link", "code_lens", "strongest_figure", "top_holder", "remedy")
 
@@ -119,7 +117,7 @@ def main() -> int:
     def option(name: str, default: Path) -> Path:
         return Path(argv[argv.index(name) + 1]) if name in argv[:-1] else default
 
-    corpus, truth_file, sources = option("--corpus", CORPUS), option("--truth", TRUTH), option("--sources", ROOT / "workloads")
+    corpus, truth_file, sources = option("--corpus", CORPUS), option("--truth", TRUTH), option("--sources", WORKLOADS)
     table = json.loads(truth_file.read_text())
     truths = {name: entry for name, entry in table.items() if not name.startswith("_")}
     split = table.get("_split") == "ground_truth"  # else every workload is in-sample (the engine was built on them)

@@ -19,9 +19,10 @@ from vramlens.analysis.attribution import roles
 
 HERE = Path(__file__).resolve().parent
 CORPUS = HERE / "fixtures" / "realworld"
-sys.path.insert(0, str(HERE.parent / "workloads"))
 
-from unpack import extract_compressed  # noqa: E402
+from harness.workloads import unpack
+
+extract_compressed = unpack.extract_compressed
 
 GIB = 2**30
 IN_SAMPLE = ("embed_grad_near_limit", "metrics_dict_outputs", "module_history_attr", "vit_forward_oom",

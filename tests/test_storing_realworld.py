@@ -31,10 +31,9 @@ def analysis(name: str):
 
 def family(name: str) -> str:
     """workloads/<family>/ holds the scripts the workload ran (copied into its neutral folder to run)."""
-    sys.path.insert(0, str(REPO / "workloads"))
-    from manifest import BY_NAME
+    from harness.workloads import manifest
 
-    return BY_NAME[name].family
+    return manifest.BY_NAME[name].family
 
 
 def short(path, line) -> str:

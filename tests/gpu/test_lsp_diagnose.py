@@ -16,8 +16,7 @@ import pytest
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lsp"))
-from lsp_helpers import REPO, client, execute, open_document  # noqa: E402,F401  (client: the server fixture)
+from lsp_helpers import REPO, client, execute, open_document  # noqa: F401  (tests/lsp; client: the server fixture)
 
 pytestmark = pytest.mark.gpu
 

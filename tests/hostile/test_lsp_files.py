@@ -9,15 +9,13 @@ from __future__ import annotations
 
 import asyncio
 import os
-import sys
 from pathlib import Path
 
 import pytest
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lsp"))
-from lsp_helpers import CAPTURES, client, execute  # noqa: E402,F401  (the real server over stdio)
+from lsp_helpers import CAPTURES, client, execute  # noqa: F401  (tests/lsp: the real server over stdio)
 
 RETAINED = CAPTURES / "retained_references"
 ANSWER_S = 15

@@ -125,8 +125,7 @@ def _running(pid: int) -> bool:
 
 
 # -- notebook sync -----------------------------------------------------------------------------------
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-import notebook_sync  # noqa: E402  (its stdio client and its notebooks)
+import notebook_sync  # noqa: E402  (benchmarks/: its stdio client and its notebooks)
 
 
 @pytest.fixture

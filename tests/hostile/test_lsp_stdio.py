@@ -17,11 +17,10 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "benchmarks"))
-from analysis_synthetic import build_snapshot  # noqa: E402  (a large valid snapshot, built in seconds)
+import corpus
+from analysis_synthetic import build_snapshot  # benchmarks/: a large valid snapshot, built in seconds
 
-import corpus  # noqa: E402
+ROOT = Path(__file__).resolve().parents[2]
 
 TIMEOUT = 20
 

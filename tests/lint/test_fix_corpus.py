@@ -32,7 +32,7 @@ def _changed_lines(before: str, after: str) -> set[int]:
 
 
 @pytest.mark.parametrize("codebase", CORPUS.codebases, ids=[c.name for c in CORPUS.codebases])
-def test_fix_all_parses_and_touches_no_false_finding(codebase):
+def test_fix_all_parses_and_touches_no_false_finding(codebase, released_corpus):
     judged = load_judgments(CORPUS.table)
     false_lines: dict[str, set[str]] = defaultdict(set)  # path -> stripped texts of lines judged false
     for (name, path, _, text), judgment in judged.items():

@@ -8,7 +8,6 @@ from collections import defaultdict
 
 import pytest
 
-from realworld import corpora
 from realworld import scoring as sc
 from realworld.judgments import load_judgments
 from vramlens.lint import CHECKS
@@ -24,8 +23,8 @@ def test_enough_false_findings_on_held_out_code_make_a_check_preview():
 
 
 @pytest.mark.slow
-def test_the_held_out_figures_are_those_of_the_judged_last_round():
-    corpus = corpora.released_corpus()
+def test_the_held_out_figures_are_those_of_the_judged_last_round(released_corpus):
+    corpus = released_corpus
     judged = load_judgments(corpus.table)
     fresh = [c for c in corpus.codebases if c.round == HELD_OUT_ROUND]
     assert fresh and all(c.held_out and c.judged for c in fresh)

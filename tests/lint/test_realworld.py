@@ -26,6 +26,7 @@ from realworld import corpora
 from realworld import recall as rc
 from realworld import scoring as sc
 from realworld.judgments import GITHUB_TABLE, TABLE, VERDICTS, Judgment, load_judgments, write_judgments
+from realworld import linting
 from realworld.linting import all_codes, parse
 from realworld.precision import ReleasedCodebase, content_digest, load_commit_codebases, load_released_codebases
 
@@ -242,6 +243,16 @@ def test_a_codebase_not_judged_yet_is_scored_apart_from_the_figures():
     assert summary.not_judged["held-out"] == [fresh] and not summary.not_judged["in-sample"]
 
 
+def test_a_corpus_file_is_linted_once_however_many_ask(monkeypatch):
+    calls = []
+    monkeypatch.setattr(linting, "lint_source", lambda text, path, **_: calls.append(path) or [])
+    monkeypatch.setattr(linting, "_LINTED", {})
+    for _ in range(3):
+        assert linting.lint_text("x = 1\n", "a.py") == []
+    linting.lint_text("x = 2\n", "a.py")
+    assert calls == ["a.py", "a.py"]
+
+
 def test_judgments_survive_a_round_trip(tmp_path):
     rows = [Judgment("cb", "a.py", 3, "VL102", 'x.append(y, "q")', "false", "no graph, a, b")]
     write_judgments(rows, tmp_path / "j.csv")
@@ -257,17 +268,17 @@ def test_a_content_digest_changes_with_any_file():
 # --- the released corpora's scores (downloaded, never skipped) -----------------------------------------------
 
 @pytest.fixture(scope="module")
-def released(tmp_path_factory):
-    corpus = corpora.released_corpus()
-    failure = None
-    try:
-        corpus.download()
-    except ar.DownloadError as err:
-        failure = str(err)
-    if failure:  # outside the except block, so the sentence is all that is printed
-        pytest.fail(failure, pytrace=False)
-    results, cases = corpus.score(tmp_path_factory.mktemp("released"))
+def released(released_corpus, tmp_path_factory):
+    results, cases = released_corpus.score(tmp_path_factory.mktemp("released"))
     return results, sc.summarize_precision(results), sc.summarize_recall(cases), cases
+
+
+@pytest.mark.slow
+def test_the_download_notice_gives_the_corpus_size(released_corpus):
+    cache = released_corpus.cache or ar.cache_dir()
+    size = sum((cache / a.file).stat().st_size for a in dict.fromkeys(released_corpus.archives())) / 1e6
+    expected = corpora.RELEASED_DOWNLOAD_MB
+    assert abs(size - expected) <= 0.1 * expected, f"the archives weigh {size:.0f} MB, the notice says {expected}"
 
 
 @pytest.mark.slow

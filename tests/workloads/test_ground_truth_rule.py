@@ -5,14 +5,9 @@ Inputs are the few fields of capture.json and experiment.json that the rule look
 that the cause follows it (and that the workload's intent never enters).
 """
 
-import sys
-from pathlib import Path
-
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "workloads"))
-
-import ground_truth  # noqa: E402
+from harness.workloads import ground_truth
 
 GIB = 2**30
 INPUTS = {

@@ -6,16 +6,16 @@ misspelt flag fails here instead of on the GPU machine; the CPU dry run
 """
 
 import re
-import sys
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "workloads"))
 
-from manifest import BY_NAME, WORKLOADS  # noqa: E402
-from record import select_workloads, variant_specs_of  # noqa: E402
+from harness.workloads import manifest, record
+
+BY_NAME, WORKLOADS = manifest.BY_NAME, manifest.WORKLOADS
+select_workloads, variant_specs_of = record.select_workloads, record.variant_specs_of
 
 CAUSES = {"working_set", "retained_references", "fragmentation", "outside_allocator", "cached_not_leak", "no_problem"}
 

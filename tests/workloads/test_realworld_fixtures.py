@@ -2,17 +2,16 @@
 complete and their ground truth follows from their own files by the rule of workloads/README.md."""
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures" / "realworld"
-sys.path.insert(0, str(ROOT / "workloads"))
 
-import ground_truth  # noqa: E402
-from manifest import BY_NAME  # noqa: E402
+from harness.workloads import ground_truth, manifest
+
+BY_NAME = manifest.BY_NAME
 
 RECORDED = sorted(path for path in FIXTURES.glob("*") if (path / "ground_truth.json").is_file()) if FIXTURES.is_dir() else []
 pytestmark = pytest.mark.skipif(not RECORDED, reason="no real-workload fixtures recorded yet (workloads/record.sh on a GPU)")
