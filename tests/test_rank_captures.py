@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from vramlens.analysis import analyze_path, to_json
-from vramlens.analysis.ranks.export import comparison_to_json
+from vramlens.analysis.rendering.rank_export import comparison_to_json
 from vramlens.analysis.ranks.analyze import analyze_ranks
 from vramlens.capture import CaptureError
 

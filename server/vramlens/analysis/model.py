@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from vramlens.analysis.attribution.over_time import LineHistory
-    from vramlens.analysis.load.notebook import NotebookFacts
 
 # Pseudo-lines for bytes that no user line can honestly be blamed for.
 NO_FRAME_FUNCTION = "<no Python frame: autograd engine / C++>"
 LIBRARY_ONLY_FUNCTION = "<library code only: no frame under the source root>"
 BEFORE_TRACE_FUNCTION = "<allocated before the recorded history>"
+VSCODE_CELL = "vscode-notebook-cell:"  # a cell URI used as a file name (VS Code's debugger compiles cells so)
 
 @dataclass
 class TimelinePoint:
@@ -295,6 +292,98 @@ class PhaseMark:
     index: int  # trace position
     time_us: int | None
     text: str
+
+# A capture recorded in a Jupyter kernel (read by load/notebook.py)
+
+@dataclass(frozen=True)
+class CellRun:
+    """One execution of one cell, as the kernel logged it."""
+
+    code_name: str | None
+    execution_count: int | None
+    index: int | None  # 0-based among the notebook's cells (markdown included), when known
+    cell_id: str | None
+    source: str
+    outcome: str  # ok | error | oom | interrupted | running
+    allocated_before: int | None
+    allocated_after: int | None
+
+    @property
+    def lines(self) -> list[str]:
+        return self.source.splitlines()
+
+
+@dataclass(frozen=True)
+class KernelHolder:
+    """Device memory the kernel itself keeps alive (``Out[3]``, ``_``, ``sys.last_traceback``)."""
+
+    root: str
+    kind: str  # output | last_output | traceback
+    free: str  # the command that lets it go
+    what: str
+    bytes: int
+    exclusive_bytes: int | None  # what nothing else holds: what the command frees; None when not known
+    graph_bytes: int  # reached through autograd graphs (tensors saved for backward)
+    tensors: int
+    shared_with: list[str] = field(default_factory=list)
+    frames: list[tuple[str, int, str, int]] = field(default_factory=list)  # (recorded file, line, function, bytes)
+
+
+@dataclass
+class NotebookFacts:
+    path: str | None  # the notebook as recorded
+    local_path: str | None  # the notebook file here, when there is one
+    kernel: str | None
+    runs: list[CellRun]  # in execution order
+    holders: list[KernelHolder]  # when the capture was written (after an OOM: what the failure left behind)
+    holders_note: str | None = None
+    holders_at_oom: list[KernelHolder] | None = None  # at the failing allocation itself, when recorded
+    executions_dropped: int = 0
+    _by_name: dict[str, CellRun] = field(default_factory=dict, repr=False)
+
+    @property
+    def name(self) -> str:
+        return os.path.basename(self.path) if self.path else "the kernel"
+
+    def run_of(self, code_name: str) -> CellRun | None:
+        """The latest execution that ran under this name (a cell run again keeps its name)."""
+        return self._by_name.get(code_name)
+
+    def is_cell(self, code_name: str) -> bool:
+        return code_name in self._by_name or code_name.startswith(VSCODE_CELL)
+
+    def ref(self, code_name: str) -> CellRef | None:
+        run = self._by_name.get(code_name)
+        if run is None:
+            if code_name.startswith(VSCODE_CELL):  # VS Code's own name for a cell its kernel ran: no place
+                name = os.path.basename(code_name[len(VSCODE_CELL):].split("#", 1)[0]) or self.name
+                return CellRef(label=f"{name} (a cell)", index=None, execution_count=None, notebook=None)
+            return None
+        if run.index is not None:
+            label = f"{self.name} cell {run.index + 1}"
+        else:
+            label = f"{self.name} In [{run.execution_count}]" if run.execution_count is not None else f"{self.name} cell"
+        return CellRef(label=label, index=run.index, execution_count=run.execution_count, notebook=self.local_path)
+
+    def place(self, code_name: str, line: int | None) -> str | None:
+        ref = self.ref(code_name)
+        return None if ref is None else f"{ref.label} line {line}"
+
+    def source_line(self, code_name: str, line: int | None) -> str | None:
+        run = self._by_name.get(code_name)
+        if run is None or not line or not 0 < line <= len(run.lines):
+            return None
+        return run.lines[line - 1].strip()
+
+
+@dataclass
+class LineHistory:
+    """What the editor draws over time per user line, from one pass over the trace."""
+
+    tops: list  # per requested index: (label, live bytes) of the user line holding most then, or None
+    at_steps: dict = field(default_factory=dict)  # (path, line) -> live bytes at the end of each step
+    peaks: dict = field(default_factory=dict)  # (path, line) -> the most it held live at once
+
 
 @dataclass
 class Analysis:

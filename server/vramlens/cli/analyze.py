@@ -8,7 +8,7 @@ import sys
 from vramlens.analysis import analyze_path, to_json
 from vramlens.analysis.rendering.analysis_text import TOP_LINES, render_text
 from vramlens.analysis.rendering.ranks_text import render_ranks_text
-from vramlens.analysis.ranks.export import comparison_to_json
+from vramlens.analysis.rendering.rank_export import comparison_to_json
 from vramlens.analysis.ranks.analyze import analyze_ranks
 from vramlens.capture.ranks import holds_rank_captures
 from vramlens.analysis.model import Analysis

@@ -17,7 +17,7 @@ from vramlens.analysis.load.notebook import notebook_cells
 from vramlens.analysis.ranks.model import RankComparison
 from vramlens.analysis.accounting.segment_map import segment_map, segment_map_json
 from vramlens.analysis.attribution.live_at import live_at, live_at_json
-from vramlens.analysis.attribution.over_time import LineHistory
+from vramlens.analysis.model import LineHistory
 from vramlens.analysis.load.snapshot import device_segments, device_trace, pick_device
 from vramlens.analysis.rendering.json_export import downsample
 from vramlens.capture import load_capture

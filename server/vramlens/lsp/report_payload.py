@@ -22,7 +22,7 @@ from vramlens.analysis.rendering.ranks_text import RANK_COLUMNS, rank_cells
 from vramlens.analysis.rendering.markdown_safe import code_block, prose
 from vramlens.lsp.capture_store import LoadedCapture
 from vramlens.analysis.rendering.verdict_view import cause_text
-from vramlens.analysis.attribution.over_time import LineHistory
+from vramlens.analysis.model import LineHistory
 from vramlens.analysis.rendering.accounting_view import (
     accounting_json, accounting_view, device_total, device_words, limit_words,
 )

@@ -8,21 +8,11 @@ bytes the trace itself allocated.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 
-from vramlens.analysis.model import LineStat
+from vramlens.analysis.model import LineHistory, LineStat
 
 # Past this many entries the pass would add seconds to a load: the timeline then shows no top line.
 MAX_ENTRIES = 300_000
-
-
-@dataclass
-class LineHistory:
-    """What the editor draws over time per user line, from one pass over the trace."""
-
-    tops: list  # per requested index: (label, live bytes) of the user line holding most then, or None
-    at_steps: dict = field(default_factory=dict)  # (path, line) -> live bytes at the end of each step
-    peaks: dict = field(default_factory=dict)  # (path, line) -> the most it held live at once
 
 
 def top_lines_at(trace: list, lines: list[LineStat], indices: list[int]) -> list[tuple[str, int] | None]:

@@ -10,7 +10,8 @@ from vramlens.analysis.attribution.growth import Growth, carriers_at_peak, growt
 from vramlens.analysis.attribution.growth_holders import rank_by_growth
 from vramlens.analysis.attribution.library_tree import library_trees
 from vramlens.analysis.attribution.lines import add_live_detail, line_stats, mark_growing
-from vramlens.analysis.attribution.over_time import LineHistory, line_history
+from vramlens.analysis.attribution.over_time import line_history
+from vramlens.analysis.model import LineHistory
 from vramlens.analysis.attribution.request_site import request_site
 from vramlens.analysis.attribution.roles import Census, join_census, live_blocks
 from vramlens.analysis.attribution.storing import SourceFacts, storing_lines

@@ -4,7 +4,7 @@ the kernel held at the failing allocation itself; the cause stays the classifier
 
 from __future__ import annotations
 
-from vramlens.analysis.load.notebook import NotebookFacts
+from vramlens.analysis.model import NotebookFacts
 from vramlens.analysis.model import Recommendation
 from vramlens.units import format_bytes as fmt
 

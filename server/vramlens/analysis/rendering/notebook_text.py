@@ -4,7 +4,7 @@ frees each. Shared by `vramlens analyze`, the report and the editor's report vie
 
 from __future__ import annotations
 
-from vramlens.analysis.load.notebook import KernelHolder, NotebookFacts
+from vramlens.analysis.model import KernelHolder, NotebookFacts
 from vramlens.units import format_bytes as fmt
 
 MAX_CELLS_SHOWN = 30
