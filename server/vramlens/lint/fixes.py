@@ -73,18 +73,21 @@ def fix_source(text: str, path: str = "<source>", select: list[str] | None = Non
 
     Fixes of one round are applied together when their edits do not overlap; when the result would
     not parse, the fixes that do parse together are found by halving (a few parses, not one per fix),
-    and the others are skipped, their findings kept. Each round costs a few passes over the text.
+    and the others are skipped, their findings kept. Each round costs a few passes over the text and one lint;
+    the lint of the last text is ``remaining``, so a file with nothing to fix is linted once.
     """
+    findings = lint_source(text, path, select, ignore, preview)
     applied = 0
     for _ in range(MAX_ROUNDS):
-        chosen = _compatible_fixes(lint_source(text, path, select, ignore, preview))
+        chosen = _compatible_fixes(findings)
         if not chosen:
             break
-        text, used = _apply_what_parses(text, chosen)
+        fixed, used = _apply_what_parses(text, chosen)
         if not used:
             break
-        applied += used
-    return FixResult(text, applied, lint_source(text, path, select, ignore, preview))
+        text, applied = fixed, applied + used
+        findings = lint_source(text, path, select, ignore, preview)  # what remains, and the next round's fixes
+    return FixResult(text, applied, findings)
 
 
 def _apply_what_parses(text: str, fixes: list[Fix]) -> tuple[str, int]:
