@@ -6,7 +6,7 @@ import pytest
 
 from cases import POSITIVE_CASES
 from vramlens.cli import main
-from vramlens.lint import fixes as fixing
+from vramlens.lint.engine import fixes as fixing
 
 LEAKY = next(c for c in POSITIVE_CASES if c.name == "accumulate_loss")
 CLEAN = "import torch\n\n\ndef add(a, b):\n    return a + b\n"

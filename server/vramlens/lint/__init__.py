@@ -1,9 +1,9 @@
 """Static checks for PyTorch code that wastes GPU memory, with safe fixes. Standard library only."""
 
 from .catalog import CHECKS, RULES, is_enabled, unknown_selectors
-from .engine import iter_python_files, lint_bytes, lint_file, lint_paths, lint_source
+from .engine.driver import iter_python_files, lint_bytes, lint_file, lint_paths, lint_source
+from .engine.fixes import apply_edits, apply_fix, fix_file, fix_source
 from .findings import Edit, Finding, Fix
-from .fixes import apply_edits, apply_fix, fix_file, fix_source
 
 __all__ = [
     "CHECKS", "RULES", "Edit", "Finding", "Fix", "apply_edits", "apply_fix", "fix_file", "fix_source",

@@ -8,7 +8,7 @@ import ast
 from dataclasses import dataclass
 
 from vramlens.analysis.model import Analysis, LineStat
-from vramlens.lint.source import SOURCE_LIMIT
+from vramlens.lint.parse.source import SOURCE_LIMIT
 from vramlens.regular_files import FileProblem, read_text_file
 from vramlens.lsp.wording import cause_text
 from vramlens.units import format_bytes as fmt
