@@ -130,6 +130,19 @@ MEASURED: dict[str, dict[str, tuple[int, int]]] = {
     "VL601": dict(released=(1, 1), commits=(1, 1)),
 }
 
+# What docs/lint.md's gate tables say beside a figure (vramlens.lint.docs writes them from here).
+IN_SAMPLE_NOTES = {
+    "VL101": "all on recall files: no finding on 1.24M lines of precision codebases",
+    "VL102": "recall files; none on the precision codebases",
+    "VL107": "pykeops and DGL's `ctx` stores",
+    "VL601": "fairseq's validation retry, in both corpora",
+}
+HELD_OUT_NOTES = {
+    "VL102": "kornia's `batched_forward`: a local list of micro-batch outputs concatenated into the result",
+    "VL103": "TGN's memory, detached by its own `detach()`; a data transform",
+    "VL105": "the two true: torch-geometric's InstanceNorm running statistics updated with autograd on",
+}
+
 
 def _checked(code: Code) -> Check:
     return Check(code.code, code.rule, code.severity, code.summary, **MEASURED.get(code.code, {}), doc=code)

@@ -37,7 +37,23 @@ class DecodedSource:
         return _UTF8_BOM + data if self.bom else data
 
 
-PARSE_ERROR = Code("VL000", "parse-error", "error", "the file could not be read or parsed")
+PARSE_ERROR = Code(
+    "VL000", "parse-error", "error",
+    "the file could not be read or parsed",
+    finds=(
+        "the file cannot be decoded or parsed, or declares an encoding Python does not know here (one finding, "
+        "nothing else is checked); bytes that do not decode are reported too, replaced, and the rest is checked"
+    ),
+    fix="—",
+    why=(
+        "Nothing of such a file can be checked; the finding says what made it unreadable, and the other files "
+        "are checked as usual."
+    ),
+    example=(
+        "def broken(:\n"
+        "    pass"
+    ),
+)
 
 
 def parse_error(path: str, message: str, line: int = 1, column: int = 0) -> Finding:

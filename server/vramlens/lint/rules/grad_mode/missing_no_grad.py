@@ -51,8 +51,12 @@ CODES = (
             "would need: inference then takes the memory of a training forward pass."
         ),
         example=(
-            "def predict(model, loader):\n"
-            "    return [model(x).argmax(1).cpu().numpy() for x in loader]"
+            "model = nn.Linear(4, 4)\n"
+            "\n"
+            "\n"
+            "def predict(x):\n"
+            "    model.eval()\n"
+            "    return model(x).argmax(dim=-1)"
         ),
     ),
 )

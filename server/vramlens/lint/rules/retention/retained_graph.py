@@ -93,9 +93,12 @@ CODES = (
             "keeps one graph per step."
         ),
         example=(
+            "model = nn.Linear(4, 4)\n"
             "outputs = {}\n"
             "for step, (x, y) in enumerate(loader):\n"
-            "    outputs[step] = model(x)"
+            "    loss = (model(x) - y).pow(2).mean()\n"
+            "    loss.backward()\n"
+            "    outputs[step] = loss"
         ),
     ),
     Code(
@@ -108,9 +111,10 @@ CODES = (
             "iterations' graphs stay allocated, and each step copies everything concatenated so far."
         ),
         example=(
-            "acc = torch.empty(0)\n"
+            "model = nn.Linear(4, 4)\n"
+            "preds = torch.empty(0)\n"
             "for x in loader:\n"
-            "    acc = torch.cat((acc, model(x)))"
+            "    preds = torch.cat((preds, model(x)))"
         ),
     ),
     Code(
@@ -129,9 +133,13 @@ CODES = (
         ),
         example=(
             "class Net(nn.Module):\n"
+            "    def __init__(self):\n"
+            "        super().__init__()\n"
+            "        self.fc = nn.Linear(4, 4)\n"
+            "\n"
             "    def forward(self, x):\n"
-            "        self.features = self.body(x)\n"
-            "        return self.head(self.features)"
+            "        self.last = self.fc(x)\n"
+            "        return self.last"
         ),
     ),
     Code(
@@ -150,10 +158,12 @@ CODES = (
             "`h.detach()`)."
         ),
         example=(
-            "h = torch.zeros(1, 32, 64)\n"
+            "rnn = nn.GRU(4, 4)\n"
+            "h = torch.zeros(1, 1, 4)\n"
             "for x, y in loader:\n"
             "    out, h = rnn(x, h)\n"
-            "    criterion(out, y).backward()"
+            "    loss = (out - y).pow(2).mean()\n"
+            "    loss.backward()"
         ),
     ),
     Code(
