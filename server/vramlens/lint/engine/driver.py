@@ -16,7 +16,8 @@ from ..catalog import FAMILIES, is_enabled
 from ..facts.file_facts import merge_indexes
 from ..findings import Edit, Finding, Fix
 from ..parse.source import decode_source, parse_error, parse_failure, read_source, too_large, unreadable
-from ..walker.walker import LintContext, Walker
+from ..walker.context import LintContext
+from ..walker.walker import Walker
 from .chunks import Chunk, ChunkCache, parse_file
 from .components import components
 from .notebooks import NOTEBOOK_SUFFIX, lint_notebook_bytes, read_notebook

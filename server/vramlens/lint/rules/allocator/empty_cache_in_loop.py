@@ -15,7 +15,7 @@ import ast
 from ...findings import Code
 from ...parse.syntax import call_name, method_name
 from ...walker.rule import Rule
-from ...walker.walker import LintContext
+from ...walker.context import LintContext
 
 RULE = "empty-cache-in-loop"
 CODES = (

@@ -8,7 +8,7 @@ from ...findings import Code, Fix
 from ...parse.edits import replace_node
 from ...parse.syntax import call_name, dotted, iter_nodes, last_name
 from ...walker.rule import Rule
-from ...walker.walker import LintContext
+from ...walker.context import LintContext
 
 RULE = "host-tensor-to-device"
 CODES = (

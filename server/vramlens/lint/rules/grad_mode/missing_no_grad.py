@@ -25,7 +25,7 @@ from ...flow.summaries import PARAMETER
 from ...parse.edits import insert_line_above, wrap_in_with
 from ...parse.syntax import CONSTRUCTORS, INFERENCE_WORDS, dotted, is_backward_call, is_private_decoding_helper, iterates_eval_data, method_name, name_words, receiver_name
 from ...walker.rule import Rule
-from ...walker.walker import LintContext, Scope
+from ...walker.context import LintContext, Scope
 
 RULE = "missing-no-grad"
 CODES = (

@@ -12,7 +12,7 @@ from ...facts.forwards import FORWARD
 from ...findings import Code
 from ...parse.syntax import call_name, dotted, iter_nodes, last_name
 from ...walker.rule import Rule
-from ...walker.walker import LintContext
+from ...walker.context import LintContext
 
 RULE = "oom-retry-in-except"
 CODES = (

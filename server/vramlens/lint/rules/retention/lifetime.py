@@ -11,7 +11,7 @@ import ast
 
 from ...facts.dataflow import Dataflow
 from ...parse.syntax import assigned_names, base_dotted, dotted, iter_nodes
-from ...walker.walker import LintContext
+from ...walker.context import LintContext
 from .object_state import reinitialised_per_call
 
 OUTLIVES_CALL = "call"

@@ -17,7 +17,7 @@ from __future__ import annotations
 import ast
 
 from ...parse.syntax import call_name, dotted, last_name
-from ...walker.walker import LintContext
+from ...walker.context import LintContext
 
 # Calls that make a new object or tensor, never one with autograd history.
 _FRESH_CALLS = frozenset({

@@ -17,7 +17,7 @@ import ast
 from ...findings import Code
 from ...parse.syntax import is_backward_call, is_small_constant_loop
 from ...walker.rule import Rule
-from ...walker.walker import LintContext
+from ...walker.context import LintContext
 
 RULE = "retain-graph-in-loop"
 CODES = (

@@ -20,7 +20,8 @@ from ...flow.taint import is_sequence
 from ...parse.edits import detach_edits
 from ...parse.syntax import assigned_names, base_dotted, call_name, dotted, last_name
 from ...walker.rule import Rule
-from ...walker.walker import LintContext, sanitized
+from ...walker.context import LintContext
+from ...walker.walker import sanitized
 from .framework_hooks import check_kept_output
 from .lifetime import OUTLIVES_CALL, backpropagated, carried_across, lifetime, rebound_in, returned_names
 from .object_state import memo_cache_with_clear, reinitialised_per_call
