@@ -153,10 +153,6 @@ BY_CODE: dict[str, Check] = {check.code: check for check in CHECKS}
 RULES: tuple[str, ...] = tuple(dict.fromkeys(check.rule for check in CHECKS))
 
 
-def check(code: str) -> Check:
-    return BY_CODE[code]
-
-
 def _matches(code: str, selector: str) -> bool:
     """A selector is a rule slug, a full code or a code prefix (``VL1`` selects VL1xx)."""
     selector = selector.strip()
