@@ -52,7 +52,7 @@ class ChunkCache:
     def __init__(self) -> None:
         self._chunks: dict[str, tuple] = {}
         self.not_starts: set[str] = set()  # line texts that looked like statement starts but were not
-        self.results: dict = {}  # analysis results by component key (engine.py)
+        self.results: dict = {}  # analysis results by component key (driver.py)
 
     def get(self, text: str):
         return self._chunks.get(text)

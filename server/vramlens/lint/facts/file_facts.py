@@ -1,6 +1,6 @@
 """File-wide facts gathered in one pass before the rules run: definitions, imports, calls and stores per block.
 
-The index is built per top-level statement group (a chunk, see chunks.py) and merged, so that an edit
+The index is built per top-level statement group (a chunk, see engine/chunks.py) and merged, so that an edit
 re-indexes only the definitions it touched.
 """
 

@@ -4,7 +4,7 @@ A value's labels say what it may hold: ``G`` (a tensor with autograd history, or
 ``L`` (a leaf that requires grad, such as a parameter: keeping one keeps no graph) and ``@name`` (the
 value of parameter ``name``, so that a function's summary can say what it does with each argument).
 
-Sources are forward passes of modules (judged by evidence, see evidence.py), parameters and
+Sources are forward passes of modules (judged by evidence, see facts/evidence.py), parameters and
 functions of the file that return graph. Sanitizers are the operations that return a value without
 history (``.item()``, ``.detach()``, ``.data``, ``float()``...). ``.clone()``, ``.cpu()``, ``.to()`` and
 ``.cuda()`` keep the history, so they propagate like any other tensor operation. With recording off,

@@ -41,7 +41,7 @@ class LintContext:
 
     def __init__(self, path: str, text: str, tree: ast.Module, facts: FileFacts, owners: dict | None = None) -> None:
         """``owners``: id(top-level statement or function) -> (index, chunk) when the tree is made of chunks
-        parsed apart (chunks.py); positions and findings are then per chunk, relative to its first line."""
+        parsed apart (engine/chunks.py); positions and findings are then per chunk, relative to its first line."""
         self.path = path
         self.text = text
         self.owners = owners

@@ -680,7 +680,7 @@ def _grows_by_key(target: ast.Subscript) -> bool:
 
 def _owned_elsewhere(meter: str, ctx: LintContext) -> bool:
     """A meter the caller hands in (a parameter: what its class does is not known here), or one built from a
-    package whose metrics update without recording a graph (library.py)."""
+    package whose metrics update without recording a graph (facts/library.py)."""
     node = ctx.scope.node
     if not isinstance(node, ast.Module) and meter.split(".", 1)[0] in ctx.graph.parameters(node, bound=False) and not meter.startswith("self."):
         return True
