@@ -27,9 +27,9 @@ import time
 
 from lint_speed import realistic_source
 
-from vramlens.lint.evidence import Evidence
-from vramlens.lint.facts import index_statements, merge_indexes
-from vramlens.lint.tensor_types import TensorTypes
+from vramlens.lint.facts.evidence import Evidence
+from vramlens.lint.facts.file_facts import index_statements, merge_indexes
+from vramlens.lint.facts.tensor_types import TensorTypes
 
 
 def samples(tree: ast.Module, count: int) -> list[tuple[ast.Assign, ast.AST]]:

@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 
 from vramlens.lint import lint_source
-from vramlens.lint.chunks import ChunkCache
+from vramlens.lint.engine.chunks import ChunkCache
 
 CORPUS = Path(__file__).resolve().parents[1] / "tests" / "lint" / "corpus"
 

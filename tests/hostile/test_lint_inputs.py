@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from vramlens.lint import fix_source, lint_bytes, lint_file, lint_source
-from vramlens.lint import fixes as fixes_module
-from vramlens.lint.source import SOURCE_LIMIT, parse_failure
+from vramlens.lint.engine import fixes as fixes_module
+from vramlens.lint.parse.source import SOURCE_LIMIT, parse_failure
 
 ROOT = Path(__file__).resolve().parents[2]
 LEAKY = ("import torch\nimport torch.nn as nn\nmodel = nn.Linear(4, 4)\ncriterion = nn.MSELoss()\n"

@@ -74,7 +74,7 @@ class GAN(nn.Module):
     ("print(loss.item())", False),
 ])
 def test_a_stored_attribute_read_by_a_backward_in_another_method_needs_its_graph(tail, needed):
-    from vramlens.lint.fix_safety import needs_graph_later
+    from vramlens.lint.facts.fix_safety import needs_graph_later
     tree = ast.parse(GAN.format(tail=tail))
     cls = tree.body[0]
     forward = cls.body[0]
@@ -121,7 +121,7 @@ def test_fix_source_leaves_unprovable_values_alone_and_parses():
 
 def test_a_cache_read_back_into_what_forward_returns_keeps_its_graph():
     """``self.prev = x.clone()`` read into the next call's input, whose outputs are appended and returned."""
-    from vramlens.lint.fix_safety import needs_graph_later
+    from vramlens.lint.facts.fix_safety import needs_graph_later
     source = """
 class Causal(nn.Module):
     def forward(self, x):

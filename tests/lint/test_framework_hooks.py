@@ -7,7 +7,7 @@ from textwrap import dedent
 import pytest
 
 from vramlens.lint import lint_source
-from vramlens.lint.library import PER_BATCH_HOOKS
+from vramlens.lint.facts.library import PER_BATCH_HOOKS
 
 LIGHTNING = """\
 import torch

@@ -7,8 +7,8 @@ import re
 
 from cases import POSITIVE_CASES
 from vramlens.lint import lint_source
-from vramlens.lint.chunks import ChunkCache, parse_file, split_lines
-from vramlens.lint.components import components
+from vramlens.lint.engine.chunks import ChunkCache, parse_file, split_lines
+from vramlens.lint.engine.components import components
 
 # The rule cases, several times over under names of their own (functions, classes and the globals they
 # share): a file of many independent parts, long enough to be analysed in several batches.

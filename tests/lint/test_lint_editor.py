@@ -11,8 +11,8 @@ from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient
 
 from vramlens.lint import lint_source
-from vramlens.lint.suppression import ignored_codes, suppression_edit
-from vramlens.lint.fixes import apply_edits
+from vramlens.lint.engine.suppression import ignored_codes, suppression_edit
+from vramlens.lint.engine.fixes import apply_edits
 
 LEAKY = """\
 import torch

@@ -60,11 +60,12 @@ def run_lint(args: argparse.Namespace) -> int:
     fixed = 0
     findings: list[Finding] = []
     for path in files:
-        if args.fix:
-            result = fix_file(path, select, ignore, args.preview)
-            if result is not None:
-                fixed += result.applied
-        findings.extend(lint_file(path, select, ignore, args.preview))
+        result = fix_file(path, select, ignore, args.preview) if args.fix else None
+        if result is not None:
+            fixed += result.applied
+            findings.extend(result.remaining)  # the lint of the text just written: no need to lint it again
+        else:
+            findings.extend(lint_file(path, select, ignore, args.preview))
     if args.json:
         print(json.dumps({"findings": [f.to_dict() for f in findings]}, indent=2))
     else:

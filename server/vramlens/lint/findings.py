@@ -1,4 +1,4 @@
-"""The findings model: what a rule reports and the exact text edits that fix it.
+"""The findings model: the codes a rule declares, what it reports and the exact text edits that fix it.
 
 Positions follow the JSON schema documented in docs/lint.md: lines are 1-based,
 columns are 0-based character offsets within the line (not bytes).
@@ -7,6 +7,22 @@ columns are 0-based character offsets within the line (not bytes).
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+
+
+@dataclass(frozen=True)
+class Code:
+    """A finding code as the rule that reports it declares it. catalog.py collects every rule's codes (and adds
+    the measured precision); ``--list-checks`` prints ``summary`` and docs/lint.md's rules table is generated
+    from ``finds`` and ``fix`` (``python -m vramlens.lint.docs``), ``why`` and ``example`` below it."""
+
+    code: str
+    rule: str  # the rule's slug, as --select takes it
+    severity: str  # "error" | "warning" | "info"
+    summary: str  # one line
+    finds: str = ""  # what it finds, in Markdown
+    fix: str = "—"  # its default fix, in Markdown
+    why: str = ""  # why it costs memory or time, in Markdown
+    example: str = ""  # a short snippet it reports
 
 
 @dataclass(frozen=True)
@@ -20,14 +36,12 @@ class Edit:
     new_text: str
 
 
-
 @dataclass(frozen=True)
 class Fix:
     """One safe change; all its edits are applied together or not at all."""
 
     title: str
     edits: tuple[Edit, ...]
-
 
 
 @dataclass(frozen=True)

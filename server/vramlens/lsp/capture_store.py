@@ -24,7 +24,7 @@ from vramlens.capture import load_capture
 from vramlens.lsp.annotations import LineAnnotation, line_annotations, storing_lens
 from vramlens.lsp.line_tracking import split_lines
 from vramlens.lsp.runtime_findings import OomLine, PeakFunction, oom_line, peak_function
-from vramlens.lint.source import SOURCE_LIMIT
+from vramlens.lint.parse.source import SOURCE_LIMIT
 from vramlens.regular_files import FileProblem, read_text_file
 from vramlens.lsp.source_mapping import choose_source_root, recorded_user_files
 

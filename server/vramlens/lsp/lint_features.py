@@ -8,8 +8,8 @@ from lsprotocol import types
 from pygls.workspace import TextDocument
 
 from vramlens.lint import Finding, Fix, apply_fix, fix_source, lint_source
-from vramlens.lint.chunks import ChunkCache
-from vramlens.lint.suppression import suppression_edit
+from vramlens.lint.engine.chunks import ChunkCache
+from vramlens.lint.engine.suppression import suppression_edit
 from vramlens.lsp.feature import Feature, handler
 from vramlens.lsp.notebook_lint import lint_cells, python_lines
 from vramlens.lsp.server import VramLensServer

@@ -13,7 +13,7 @@ import dataclasses
 from dataclasses import dataclass
 
 from vramlens.lint import Finding, lint_source
-from vramlens.lint.notebooks import python_lines as cell_python_lines
+from vramlens.lint.engine.notebooks import python_lines as cell_python_lines
 PARSE_ERROR_CODE = "VL000"
 MAX_CELL_CHARS = 1 << 20  # a cell longer than this (generated data, a pasted dump) is not checked: its lines stay blank
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from vramlens.analysis.load.ending import moment_short
 from vramlens.analysis.model import Analysis, LineStat
-from vramlens.lint.source import SOURCE_LIMIT
+from vramlens.lint.parse.source import SOURCE_LIMIT
 from vramlens.regular_files import FileProblem, read_text_file
 from vramlens.analysis.rendering.verdict_view import cause_text
 from vramlens.units import format_bytes as fmt

@@ -1,0 +1,216 @@
+"""The driver: source text in, findings out. One parse, one ordered walk, every rule family."""
+
+from __future__ import annotations
+
+import ast
+import gc
+import os
+import warnings
+from dataclasses import replace
+from pathlib import Path
+from typing import Iterable, Iterator
+
+from vramlens.regular_files import FileProblem
+
+from ..catalog import FAMILIES, is_enabled
+from ..facts.file_facts import merge_indexes
+from ..findings import Edit, Finding, Fix
+from ..parse.source import decode_source, parse_error, parse_failure, read_source, too_large, unreadable
+from ..walker.context import LintContext
+from ..walker.walker import Walker
+from .chunks import Chunk, ChunkCache, parse_file
+from .components import components
+from .notebooks import NOTEBOOK_SUFFIX, lint_notebook_bytes, read_notebook
+from .suppression import drop_suppressed
+
+_SKIPPED_FOLDERS = {".git", ".hg", ".venv", "venv", "env", "__pycache__", "node_modules", ".tox", ".mypy_cache", "site-packages", "build", "dist"}
+
+
+def parse(text: str) -> ast.Module:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # invalid escape sequences and the like are not our findings
+        return ast.parse(text)
+
+
+def lint_source(text: str, path: str = "<source>", select: list[str] | None = None, ignore: list[str] | None = None,
+                preview: bool = False, cache: ChunkCache | None = None) -> list[Finding]:
+    """All enabled findings for one file's text, sorted by position. Never raises on bad input.
+
+    ``preview``: also run the checks that are off by default (catalog.py says why a check is preview).
+    A ``# vramlens: ignore[CODE]`` comment on a finding's line silences it there (suppression.py).
+    ``cache``: the previous lint of this document (the language server keeps one per file): only the
+    parts of the file whose text changed are parsed and analysed again; the result is the same."""
+    large = too_large(len(text))
+    if large:
+        return [parse_error(path, large)]
+    # The trees and everything built from them hold no reference cycles and are freed by reference counting;
+    # cyclic collections while they are built would only traverse them again and again (a fifth of the time).
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        findings = _lint_source(text, path, cache if cache is not None else ChunkCache())
+    finally:
+        if collecting:
+            gc.enable()
+    findings = drop_suppressed([f for f in findings if is_enabled(f.code, select, ignore, preview)], text)
+    return sorted(findings, key=lambda f: f.sort_key)
+
+
+def _lint_source(text: str, path: str, cache: ChunkCache) -> list[Finding]:
+    try:
+        parsed = parse_file(text, cache)
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as error:
+        return [parse_error(path, *parse_failure(error))]
+    if parsed.error is not None:
+        return [parse_error(path, *parse_failure(parsed.error))]
+    chunks = parsed.chunks
+    header = [c for c in chunks if c.header]
+    file_globals = frozenset().union(*(c.index.globals for c in chunks))
+    grad_off = any(c.index.grad_off_everywhere for c in chunks)
+    shared = (path, tuple(c.text for c in header), file_globals, grad_off)
+    insert_line = _import_line(chunks)
+    results: dict = {}
+    findings: list[Finding] = []
+    try:
+        for group in _batches(components(chunks), chunks):
+            members = [chunks[i] for i in group]
+            key = (shared, tuple(c.text for c in members))
+            found = cache.results.get(key)
+            if found is None:
+                found = _analyse(path, header, members, file_globals, grad_off)
+            results[key] = found
+            for chunk, chunk_findings in zip(members, found):
+                findings.extend(_placed(f, chunk.start, insert_line) for f in chunk_findings)
+    except RecursionError:
+        return [parse_error(path, "this file nests too deeply to analyse; nothing was checked.")]
+    cache.results = results  # what this text needs; older parts are dropped
+    return findings
+
+
+_BATCH_LINES = 400  # small parts are analysed together: an edit re-analyses at most about this much plus its part
+
+
+def _batches(parts: list[list[int]], chunks: list[Chunk]) -> list[list[int]]:
+    """Consecutive small parts joined into batches of a few hundred lines (each analysis has a fixed cost)."""
+    batches: list[list[int]] = []
+    current: list[int] = []
+    size = 0
+    for part in parts:
+        lines = sum(chunks[i].text.count("\n") + 1 for i in part)
+        if current and size + lines > _BATCH_LINES:
+            batches.append(sorted(current))
+            current, size = [], 0
+        current.extend(part)
+        size += lines
+    if current:
+        batches.append(sorted(current))
+    return batches
+
+
+def _analyse(path: str, header: list[Chunk], members: list[Chunk], file_globals: frozenset[str], grad_off: bool) -> list[list[Finding]]:
+    """Findings of one part of the file, per member chunk, in chunk-relative positions."""
+    ordered = sorted(header + members, key=lambda c: c.start)
+    tree = ast.Module(body=[stmt for chunk in ordered for stmt in chunk.tree.body], type_ignores=[])
+    facts = merge_indexes([c.index for c in ordered], tree, header_end=-1)  # -1: an added import goes on line 0, placed later
+    facts.globals = set(file_globals)
+    facts.grad_off_everywhere = grad_off
+    owners: dict[int, tuple[int, Chunk]] = {}
+    for number, chunk in enumerate(members):
+        for stmt in chunk.tree.body:
+            owners[id(stmt)] = (number, chunk)
+        for scope in chunk.index.scopes:
+            owners[id(scope)] = (number, chunk)
+    for chunk in header:
+        for stmt in chunk.tree.body:
+            owners[id(stmt)] = (-1, chunk)
+    ctx = LintContext(path, "", tree, facts, owners)
+    try:
+        Walker(ctx, [family() for family in FAMILIES]).run()
+    finally:
+        # The evaluator points back at the walker and so at ctx: breaking that cycle lets reference
+        # counting free the tree on return instead of leaving it to a full garbage collection.
+        ctx.evaluator = None
+    per_chunk: list[list[Finding]] = [[] for _ in members]
+    for (number, _, _, _), finding in ctx.findings.items():
+        if number >= 0:
+            per_chunk[number].append(finding)
+    return per_chunk
+
+
+def _import_line(chunks: list[Chunk]) -> int:
+    """Where an added ``import torch`` goes: after the docstring and ``__future__`` imports."""
+    end = 0
+    first = True
+    for chunk in chunks:
+        for stmt in chunk.tree.body:
+            is_docstring = first and isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str)
+            first = False
+            if not (is_docstring or (isinstance(stmt, ast.ImportFrom) and stmt.module == "__future__")):
+                return end + 1
+            end = chunk.absolute(stmt.end_lineno or stmt.lineno)
+    return end + 1
+
+
+def _placed(finding: Finding, start: int, insert_line: int) -> Finding:
+    """A chunk-relative finding at its place in the file (line 0 edits: the import insertion point)."""
+    shift = start - 1
+
+    def edit(e: Edit) -> Edit:
+        if e.line == 0:
+            return Edit(insert_line, e.column, insert_line, e.end_column, e.new_text)
+        return Edit(e.line + shift, e.column, e.end_line + shift, e.end_column, e.new_text)
+
+    if not shift and not finding.fixes:
+        return finding
+    fixes = tuple(Fix(fix.title, tuple(edit(e) for e in fix.edits)) for fix in finding.fixes)
+    return replace(finding, line=finding.line + shift, end_line=finding.end_line + shift, fixes=fixes)
+
+
+def lint_bytes(data: bytes, path: str, select: list[str] | None = None, ignore: list[str] | None = None,
+               preview: bool = False) -> list[Finding]:
+    large = too_large(len(data))
+    if large:
+        return [parse_error(path, large)]
+    decoded = decode_source(data)
+    if decoded.unreadable:
+        return [parse_error(path, decoded.problem or "this file cannot be decoded; nothing was checked.")]
+    findings = lint_source(decoded.text, path, select, ignore, preview)
+    if decoded.problem and not any(f.code == "VL000" for f in findings):
+        findings.insert(0, parse_error(path, decoded.problem))
+    return findings
+
+
+def lint_file(path: str | os.PathLike, select: list[str] | None = None, ignore: list[str] | None = None,
+              preview: bool = False) -> list[Finding]:
+    """Findings of one file or notebook; one that cannot be read (a FIFO, a device, a dangling link, too large)
+    says so. A notebook's findings name their cell (notebooks.py)."""
+    notebook = str(path).endswith(NOTEBOOK_SUFFIX)
+    try:
+        data = read_notebook(path) if notebook else read_source(path)
+    except FileProblem as problem:
+        return [parse_error(str(path), unreadable(problem))]
+    if notebook:
+        return lint_notebook_bytes(data, str(path), lint_source, select, ignore, preview)
+    return lint_bytes(data, str(path), select, ignore, preview)
+
+
+def iter_python_files(paths: Iterable[str | os.PathLike]) -> Iterator[Path]:
+    """Files named on the command line, and every .py file and notebook below the folders named there."""
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            for root, folders, files in os.walk(path):
+                folders[:] = sorted(f for f in folders if f not in _SKIPPED_FOLDERS and not f.startswith("."))
+                for name in sorted(files):
+                    if name.endswith((".py", ".pyw", NOTEBOOK_SUFFIX)):
+                        yield Path(root) / name
+        else:
+            yield path
+
+
+def lint_paths(paths: Iterable[str | os.PathLike], select: list[str] | None = None, ignore: list[str] | None = None,
+               preview: bool = False) -> list[Finding]:
+    findings: list[Finding] = []
+    for path in iter_python_files(paths):
+        findings.extend(lint_file(path, select, ignore, preview))
+    return findings

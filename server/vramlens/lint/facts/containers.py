@@ -1,0 +1,140 @@
+"""Whether the receiver of ``.append(...)`` is known to be a list (or a deque, a set, a dict of them).
+
+``self.metric.append(ids, outputs)`` of a metrics object that detaches inside is no list append: the receiver's
+bindings in the file decide. A container counts as a list when every binding of it in the file is a list (or
+deque, set) display, comprehension or constructor, or an annotation saying so (``List[Tensor]``,
+``field(default_factory=list)``); a subscripted receiver (``self.store[key].append``) when its base is bound to
+a dict, defaultdict or list. Bound to anything else, or never bound in the file: unknown, and no finding.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from ..parse.syntax import call_name, dotted, last_name
+
+_LIST_CONSTRUCTORS = frozenset({"list", "deque", "set", "OrderedSet"})
+_MAPPING_CONSTRUCTORS = frozenset({"dict", "defaultdict", "OrderedDict"})
+_LIST_ANNOTATIONS = frozenset({"list", "List", "deque", "Deque", "set", "Set", "MutableSequence", "Sequence"})
+_MAPPING_ANNOTATIONS = frozenset({"dict", "Dict", "DefaultDict", "defaultdict", "MutableMapping", "Mapping"})
+# Arguments each method of a list / deque / set takes: a call with other arguments is some other object's method.
+ARITY = {"append": 1, "appendleft": 1, "add": 1, "extend": 1, "insert": 2}
+
+LIST, MAPPING, OTHER = "list", "mapping", "other"
+
+
+def list_method_call(call: ast.Call) -> bool:
+    """``xs.append(v)`` has the shape of a list's method call: its arity, no keywords."""
+    wanted = ARITY.get(call.func.attr) if isinstance(call.func, ast.Attribute) else None
+    return wanted is not None and len(call.args) == wanted and not call.keywords \
+        and not any(isinstance(a, ast.Starred) for a in call.args)
+
+
+def is_known_list(receiver: ast.AST, scope: ast.AST, cls: ast.ClassDef | None, tree: ast.Module, classes: dict,
+                  resolve=lambda name: name) -> bool:
+    """The receiver of the append is proven a list-like container by its bindings in the file. ``resolve``: a
+    local alias to the container it refers to (``buf = self.history``)."""
+    if isinstance(receiver, ast.Subscript):
+        base = receiver.value
+        while isinstance(base, ast.Subscript):
+            base = base.value
+        return _kind(base, scope, cls, tree, classes, resolve) in (MAPPING, LIST)
+    return _kind(receiver, scope, cls, tree, classes, resolve) == LIST
+
+
+def _kind(node: ast.AST, scope: ast.AST, cls: ast.ClassDef | None, tree: ast.Module, classes: dict, resolve) -> str | None:
+    name = dotted(node)
+    if not name:
+        return None
+    name = resolve(name)
+    if name.startswith("self.") and name.count(".") == 1:
+        places = [c for c in _lineage(cls, classes)]
+    elif "." in name:
+        return None
+    else:
+        places = [scope] if not isinstance(scope, ast.Module) else []
+        places.append(tree)
+    kinds = set()
+    for place in places:
+        kinds |= _binding_kinds(name, place)
+        if kinds and place is scope and not isinstance(scope, ast.Module):
+            break  # a local name: its own function's bindings decide
+    if not kinds or OTHER in kinds or len(kinds) > 1:
+        return None
+    return kinds.pop()
+
+
+def _lineage(cls: ast.ClassDef | None, classes: dict, depth: int = 0) -> list[ast.ClassDef]:
+    """The class and its bases defined in the same file."""
+    if cls is None or depth > 5:
+        return []
+    found = [cls]
+    for base in cls.bases:
+        parent = classes.get(last_name(dotted(base) or ""))
+        if parent is not None and parent is not cls:
+            found += _lineage(parent, classes, depth + 1)
+    return found
+
+
+def _binding_kinds(name: str, place: ast.AST) -> set[str]:
+    kinds: set[str] = set()
+    attribute = name.startswith("self.")
+    short = name[5:] if attribute else name
+    for node in _walk_without_nested(place, attribute):
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                if dotted(target) == name:
+                    kinds.add(_value_kind(node.value))
+        elif isinstance(node, ast.AnnAssign):
+            if dotted(node.target) == name or (attribute and isinstance(node.target, ast.Name) and node.target.id == short):
+                kinds.add(_annotation_kind(node.annotation) or (_value_kind(node.value) if node.value is not None else OTHER))
+    kinds.discard(None)
+    return kinds
+
+
+def _walk_without_nested(place: ast.AST, attribute: bool):
+    """The nodes of ``place``; a class's methods are walked whole, a function's nested definitions are not."""
+    todo = list(ast.iter_child_nodes(place))
+    while todo:
+        node = todo.pop()
+        yield node
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) and not (attribute and isinstance(place, ast.ClassDef)):
+            continue
+        if isinstance(node, ast.ClassDef) and node is not place:
+            continue
+        todo.extend(ast.iter_child_nodes(node))
+
+
+def _value_kind(value: ast.AST) -> str | None:
+    if isinstance(value, (ast.List, ast.ListComp, ast.Set, ast.SetComp)):
+        return LIST
+    if isinstance(value, (ast.Dict, ast.DictComp)):
+        return MAPPING
+    if isinstance(value, ast.BinOp) and isinstance(value.op, (ast.Mult, ast.Add)):
+        return _value_kind(value.left) if isinstance(value.left, (ast.List, ast.ListComp)) else _value_kind(value.right)
+    if isinstance(value, ast.Constant) and value.value is None:
+        return None  # ``self.outputs = None`` until first use: the other bindings decide
+    if isinstance(value, ast.Call):
+        short = last_name(call_name(value))
+        if short in _LIST_CONSTRUCTORS:
+            return LIST
+        if short in _MAPPING_CONSTRUCTORS:
+            return MAPPING
+        if short == "field":
+            factory = next((k.value for k in value.keywords if k.arg == "default_factory"), None)
+            factory_name = dotted(factory) if factory is not None else None
+            if factory_name and last_name(factory_name) in _LIST_CONSTRUCTORS:
+                return LIST
+            if factory_name and last_name(factory_name) in _MAPPING_CONSTRUCTORS:
+                return MAPPING
+    return OTHER
+
+
+def _annotation_kind(annotation: ast.AST) -> str | None:
+    node = annotation.value if isinstance(annotation, ast.Subscript) else annotation
+    name = last_name(dotted(node) or "")
+    if name in _LIST_ANNOTATIONS:
+        return LIST
+    if name in _MAPPING_ANNOTATIONS:
+        return MAPPING
+    return None

@@ -1,0 +1,1 @@
+"""The caching allocator: emptying its cache on every iteration."""

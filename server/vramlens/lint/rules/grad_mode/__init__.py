@@ -1,0 +1,1 @@
+"""Grad mode: inference code that records a graph nobody uses."""

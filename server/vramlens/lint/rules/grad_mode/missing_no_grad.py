@@ -1,0 +1,337 @@
+"""missing-no-grad: inference code that records an autograd graph nobody will use.
+
+With recording on, every intermediate activation of the forward pass is kept for a
+backward pass; under no_grad/inference_mode they are freed as soon as they are consumed.
+
+Inference code is a function named for inference (predict, evaluate, generate, ...), the ``__call__``
+of an inference wrapper, a loop over validation or test data, or code after ``model.eval()``. It is
+reported only when it certainly runs a forward pass (a module by evidence, or a function of this file
+that does) with recording on, when no backward, ``autograd.grad`` or optimizer step is reachable from
+it, and when nothing — a decorator, a caller's ``with torch.no_grad():``, the framework calling it —
+switches recording off around it.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+
+from ...facts.dataflow import names_read, stored_names
+from ...facts.forwards import DIFFERENTIABLE, FORWARD
+from ...facts.gradmode import MAYBE, OFF
+from ...findings import Code, Edit, Fix
+from ...flow.summaries import PARAMETER
+from ...parse.edits import insert_line_above, wrap_in_with
+from ...parse.syntax import CONSTRUCTORS, INFERENCE_WORDS, dotted, is_backward_call, is_private_decoding_helper, iterates_eval_data, method_name, name_words, receiver_name
+from ...walker.rule import Rule
+from ...walker.context import LintContext, Scope
+
+RULE = "missing-no-grad"
+CODES = (
+    Code(
+        "VL201", RULE, "warning",
+        "inference code builds an autograd graph nobody uses",
+        finds=(
+            "inference code that records a graph: functions named like predict / infer / generate / evaluate / "
+            "validate / test / encode / sample, `__call__` of an inference wrapper, any function that runs a model "
+            "and returns only detached results (`.cpu().numpy()`, `.item()`), code after `model.eval()` (or a call "
+            "of a function of the file that calls it), loops over val/test loaders — when a forward pass certainly "
+            "runs (a module by evidence, or a function of the file that runs one, or a function of the file handed "
+            "to a call such as a beam search step), no backward, `autograd.grad` or optimizer step is reachable, "
+            "nothing computed there reaches a later backward, and no grad-mode switch is in force (see below)"
+        ),
+        fix=(
+            "`@torch.no_grad()` above the `def` when no backward is reachable from what it returns (through every "
+            "caller in the file, two calls up included), else `with torch.no_grad():` around the loop when what "
+            "the loop computes reaches no backward; otherwise no fix"
+        ),
+        why=(
+            "With recording on, autograd saves for a backward that never comes the activations every operation "
+            "would need: inference then takes the memory of a training forward pass."
+        ),
+        example=(
+            "model = nn.Linear(4, 4)\n"
+            "\n"
+            "\n"
+            "def predict(x):\n"
+            "    model.eval()\n"
+            "    return model(x).argmax(dim=-1)"
+        ),
+    ),
+)
+
+
+# Methods of an nn.Module named for inference that are not parts of its forward.
+_MODULE_INFERENCE_WORDS = {"generate", "predict", "inference", "infer", "sample", "sampling"}
+_INFERENCE_WRAPPER = re.compile(r"predictor|infer|pipeline|evaluat|sampler|service|handler|engine|runner", re.IGNORECASE)
+_LOOKED_AT = frozenset({ast.For, ast.AsyncFor, ast.Expr})  # loops over eval data, ``model.eval()``
+_GRADIENT_WORK = {"requires_grad_", "enable_grad", "grad", "backward", "vjp", "jvp", "hessian", "jacobian", "manual_backward", "value_and_grad"}
+_NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
+def _statements(stmts: list[ast.stmt]):
+    """Every statement of a region, nested blocks included, nested definitions excluded."""
+    for stmt in stmts:
+        yield stmt
+        if isinstance(stmt, _NESTED):
+            continue
+        for field in ("body", "orelse", "finalbody"):
+            inner = getattr(stmt, field, None)
+            if inner:
+                yield from _statements(inner)
+        for handler in getattr(stmt, "handlers", ()):
+            yield from _statements(handler.body)
+        for case in getattr(stmt, "cases", ()):
+            yield from _statements(case.body)
+
+
+def graph_building_call(stmts: list[ast.stmt], ctx: LintContext, strict: bool = False) -> ast.Call | None:
+    """The first call, in program order, that runs a forward pass with recording on: a module by evidence
+    (called, or a method named for running it such as ``encode``), or a function of this file that runs
+    one (``self.infer(x)``)."""
+    graph = ctx.graph
+    for stmt in _statements(stmts):
+        if isinstance(stmt, _NESTED):
+            continue
+        mode = graph.mode_at(stmt)
+        if mode in (OFF, MAYBE):
+            continue
+        for call in ctx.facts.calls_of(stmt):
+            if ctx.forward_kind(call) in (FORWARD, DIFFERENTIABLE) and not (strict and _named_method(call, ctx)):
+                return call
+            site = graph.site_of.get(id(call))
+            if site is not None and site.callee.name != "__init__" and graph.runs_forward.get(id(site.callee)):
+                return call
+            if any(graph.runs_forward.get(id(s.callee)) for s in graph.callbacks_of.get(id(call), ())):
+                return call  # ``beam_search.search(state, step)`` where ``step`` runs the model
+    return None
+
+
+def _named_method(call: ast.Call, ctx: LintContext) -> bool:
+    """``model.encode_info(x)``: a module's method judged a forward by its name only (``self.model(x)``
+    calls the module itself)."""
+    func = call.func
+    if not isinstance(func, ast.Attribute) or func.attr == "forward":
+        return False
+    name = dotted(func)
+    return not (name and (ctx.evidence.is_module_name(name, ctx.scope.node) or ctx.evidence.is_differentiable_name(name, ctx.scope.node)))
+
+
+def _does_gradient_work(node: ast.AST, ctx: LintContext) -> bool:
+    return ctx.graph.trains_node(node, ctx.scope.node) or any(
+        method_name(call) in _GRADIENT_WORK for call in ctx.facts.calls_inside(node)
+    )
+
+
+class MissingNoGrad(Rule):
+    codes = CODES
+
+    def check_scope(self, ctx: LintContext) -> None:
+        scope = ctx.scope
+        if not isinstance(scope.node, (ast.FunctionDef, ast.AsyncFunctionDef)) or ctx.state.grad_off:
+            return
+        if scope.mode in (OFF, MAYBE) or not self._is_inference_function(scope, ctx):
+            return
+        call = graph_building_call(scope.node.body, ctx)
+        if call is None or _does_gradient_work(scope.node, ctx) or self._backward_reachable(scope.node, ctx):
+            return
+        ctx.memo[("inference", id(scope.node))] = True
+        message = (
+            f"`{scope.name}` runs the model with autograd recording on, so every intermediate activation is "
+            "kept for a backward pass that never comes; run it under torch.no_grad()."
+        )
+        ctx.report("VL201", call, message, self._decorator_fix(scope.node, ctx))
+
+    def finish_scope(self, ctx: LintContext) -> None:
+        """A function that runs a forward pass and hands back only detached results (``.cpu().numpy()``,
+        ``.item()``), or only what it was given (the inputs it selected with the model's help), keeps nothing
+        of the graph it recorded, whatever its name: inference code."""
+        scope = ctx.scope
+        node = scope.node
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or scope.entry_off or scope.mode in (OFF, MAYBE):
+            return
+        if ctx.memo.get(("inference", id(node))) or ctx.memo.get(("reported-in", id(node))):
+            return
+        if scope.escapes or not _returns_a_value(node) or any(not label.startswith(PARAMETER) for label in scope.summary.returns):
+            return
+        if scope.cls is not None and scope.cls.name in ctx.evidence.module_classes:
+            return  # a module's own methods: judged by name above
+        graph = ctx.graph
+        if graph.part_of_forward.get(id(node)) or id(node) in graph.forward_hooks:
+            return
+        call = graph_building_call(node.body, ctx, strict=True)
+        if call is None or _does_gradient_work(node, ctx) or self._backward_reachable(node, ctx):
+            return
+        message = (
+            f"`{scope.name}` runs the model with autograd recording on although nothing it returns carries that "
+            "graph, so every intermediate activation is kept for a backward pass that never comes; "
+            "run it under torch.no_grad()."
+        )
+        ctx.report("VL201", call, message, self._decorator_fix(node, ctx))
+
+    def check_statement(self, stmt: ast.stmt, ctx: LintContext) -> None:
+        if type(stmt) not in _LOOKED_AT or ctx.state.grad_off or ctx.memo.get(("inference", id(ctx.scope.node))):
+            return
+        if ctx.scope.mode in (OFF, MAYBE) or ctx.graph.mode_at(stmt) in (OFF, MAYBE):
+            return
+        if ctx.graph.part_of_forward.get(id(ctx.scope.node)) or _constructor(ctx.scope.node):
+            return  # a constructor's dry run (to find strides or shapes) is one-time initialisation
+        if isinstance(stmt, (ast.For, ast.AsyncFor)) and iterates_eval_data(stmt):
+            self._eval_loop(stmt, ctx)
+        elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and self._switches_to_eval(stmt.value, ctx):
+            self._after_eval(stmt, ctx)
+
+    # -- what counts as inference -----------------------------------------------------------
+    def _is_inference_function(self, scope: Scope, ctx: LintContext) -> bool:
+        name, cls = scope.name, scope.cls
+        graph = ctx.graph
+        if graph.part_of_forward.get(id(scope.node)) or id(scope.node) in graph.forward_hooks:
+            return False  # a helper of a module's forward (``self.predict(x)`` inside forward)
+        if name == "__call__":
+            return cls is not None and bool(_INFERENCE_WRAPPER.search(cls.name)) and cls.name not in ctx.evidence.module_classes
+        words = set(name_words(name))
+        if not (words & INFERENCE_WORDS) or is_private_decoding_helper(name):
+            return False
+        if name.startswith("test_") and os.path.basename(ctx.path).startswith(("test_", "conftest")):
+            return False  # a unit test, not an evaluation routine
+        if cls is not None and cls.name in ctx.evidence.module_classes:
+            # Lightning runs *_step hooks under no_grad itself; encode/decode helpers serve forward().
+            return not name.endswith("_step") and bool(words & _MODULE_INFERENCE_WORDS)
+        return True
+
+    def _backward_reachable(self, func: ast.AST, ctx: LintContext) -> bool:
+        """A caller feeds what this function returns to backward (a training step two calls up included)."""
+        graph = ctx.graph
+        return bool(graph.result_backpropagated.get(id(func)) or graph.trains.get(id(func)))
+
+    def _switches_to_eval(self, call: ast.Call, ctx: LintContext) -> bool:
+        """``model.eval()`` on a module, or a call of a function of this file that does so."""
+        if method_name(call) == "eval" and not call.args and receiver_name(call):
+            return True
+        site = ctx.graph.site_of.get(id(call))
+        if site is None:
+            return False
+        methods = [method_name(c) for c in ctx.facts.calls_inside(site.callee)]
+        return "eval" in methods and "train" not in methods
+
+    # -- loops over validation data and code after model.eval() ------------------------------
+    def _eval_loop(self, loop: ast.For, ctx: LintContext) -> None:
+        call = graph_building_call(loop.body, ctx)
+        if call is None or _does_gradient_work(loop, ctx) or self._region_feeds_backward(loop, ctx):
+            return
+        ctx.memo[("eval-loop", id(loop))] = True
+        ctx.memo[("reported-in", id(ctx.scope.node))] = True
+        message = (
+            f"this loop over `{ctx.positions.segment(loop.iter)}` runs the model with autograd recording on, "
+            "so each batch keeps its activations for a backward pass that never comes; wrap it in torch.no_grad()."
+        )
+        ctx.report("VL201", call, message, self._region_fix(loop, ctx))
+
+    def _after_eval(self, stmt: ast.Expr, ctx: LintContext) -> None:
+        following = _following(stmt, ctx)
+        region: list[ast.stmt] = []
+        for later in following:
+            if any(method_name(c) == "train" for c in ctx.facts.calls_inside(later)):
+                break
+            region.append(later)
+        if any(_does_gradient_work(s, ctx) for s in region):
+            return
+        for later in region:
+            if isinstance(later, (ast.For, ast.AsyncFor)) and iterates_eval_data(later):
+                return  # reported as an evaluation loop
+            call = graph_building_call([later], ctx)
+            if call is not None and not self._region_feeds_backward(later, ctx):
+                message = (
+                    f"after `{ctx.positions.segment(stmt.value)}` this forward pass still records autograd "
+                    "history, keeping every activation alive for a backward pass that never comes; "
+                    "run it under torch.no_grad()."
+                )
+                ctx.report("VL201", call, message, self._region_fix(later, ctx))
+                ctx.memo[("reported-in", id(ctx.scope.node))] = True
+                return
+
+    # -- fixes: offered only when no backward is reachable from what the region computes ----------
+    def _region_fix(self, stmt: ast.stmt, ctx: LintContext) -> tuple[Fix, ...]:
+        scope = ctx.scope
+        if isinstance(scope.node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            if not _does_gradient_work(scope.node, ctx) and not self._backward_reachable(scope.node, ctx):
+                return self._decorator_fix(scope.node, ctx)
+            if self._backward_reachable(scope.node, ctx) and self._region_returned(stmt, ctx):
+                return ()
+        if self._region_feeds_backward(stmt, ctx):
+            return ()
+        prefix, extra = _no_grad_name(ctx)
+        edit = wrap_in_with(ctx.positions, stmt, f"{prefix}()")
+        if edit is None:
+            return ()
+        return (Fix(f"Wrap in `with {prefix}():`", (*extra, edit)),)
+
+    def _region_feeds_backward(self, stmt: ast.stmt, ctx: LintContext) -> bool:
+        names: set[str] = set()
+        for store in ctx.facts.stores_inside(stmt):
+            targets = store.targets if isinstance(store, ast.Assign) else [getattr(store, "target", None)]
+            for target in targets:
+                if target is not None:
+                    names |= stored_names(target)
+        if not names:
+            return False
+        # Only a backward pass that runs after the region can consume what it computed (a training step
+        # earlier in the same function rebinds its own ``loss``).
+        scope = ctx.scope.node
+        graph = ctx.graph
+        derived = graph.dataflow(scope).derived(names)
+        end = stmt.end_lineno or stmt.lineno
+        for call in ctx.facts.calls_inside(scope):
+            if call.lineno > end and is_backward_call(call) and names_read(call) & derived:
+                return True
+        for site in graph.sites_from.get(id(scope), ()):
+            consumed = graph.backprops_params.get(id(site.callee), ())
+            if site.call.lineno > end and consumed:
+                if any(p in consumed and names_read(a) & derived for p, a in graph.bound_arguments(site)):
+                    return True
+        return False
+
+    def _region_returned(self, stmt: ast.stmt, ctx: LintContext) -> bool:
+        return any(isinstance(inner, ast.Return) for inner in _statements([stmt]))
+
+    def _decorator_fix(self, func: ast.AST, ctx: LintContext) -> tuple[Fix, ...]:
+        if self._backward_reachable(func, ctx) or _does_gradient_work(func, ctx):
+            return ()
+        prefix, extra = _no_grad_name(ctx)
+        first_line = min([d.lineno for d in func.decorator_list] + [func.lineno])
+        edit = insert_line_above(ctx.positions, first_line, f"@{prefix}()")
+        return (Fix(f"Decorate `{func.name}` with @{prefix}()", (*extra, edit)),)
+
+
+def _constructor(node: ast.AST) -> bool:
+    return getattr(node, "name", None) in CONSTRUCTORS
+
+
+def _returns_a_value(func: ast.AST) -> bool:
+    return any(
+        isinstance(node, ast.Return) and node.value is not None and not (isinstance(node.value, ast.Constant) and node.value.value is None)
+        for node in _statements(func.body)
+    )
+
+
+def _no_grad_name(ctx: LintContext) -> tuple[str, tuple[Edit, ...]]:
+    """How to spell torch.no_grad in this file, adding ``import torch`` when nothing fits."""
+    facts = ctx.facts
+    if facts.torch_alias:
+        return f"{facts.torch_alias}.no_grad", ()
+    for local, qualified in facts.imported_names.items():
+        if qualified == "torch.no_grad":
+            return local, ()
+    line = facts.future_import_end + 1
+    return "torch.no_grad", (Edit(line, 0, line, 0, "import torch\n"),)
+
+
+def _following(stmt: ast.stmt, ctx: LintContext) -> list[ast.stmt]:
+    owner = ctx.blocks[-1] if ctx.blocks else ctx.scope.node
+    for field in ("body", "orelse", "finalbody"):
+        stmts = getattr(owner, field, None) or []
+        for index, candidate in enumerate(stmts):
+            if candidate is stmt:
+                return stmts[index + 1 :]
+    return []

@@ -1,0 +1,135 @@
+"""What a rule sees while the walk stands on one statement: the file's facts and call graph, the scope being
+walked with its taint state, enclosing loops and blocks, and ``report`` (the walker in walker.py moves it)."""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+
+from ..facts.evidence import Evidence
+from ..facts.file_facts import FileFacts
+from ..facts.gradmode import GradModes
+from ..findings import Code, Finding, Fix
+from ..flow.callgraph import CallGraph
+from ..flow.summaries import EMPTY, GRAPH, Effect, Labels, Summary, parameters_in
+from ..flow.taint import TaintEvaluator, TaintState
+from ..parse.edits import Positions
+
+
+@dataclass
+class Scope:
+    node: ast.AST  # ast.Module or a function definition
+    cls: ast.ClassDef | None
+    parent: Scope | None = None
+    declared_global: set[str] = field(default_factory=set)
+    summary: Summary = field(default_factory=Summary)
+    mode: str | None = None  # the grad mode the whole function runs in (its context)
+    escapes: bool = False  # something that may carry graph is kept on an object or a global
+    entry_off: bool = False  # recording is off for the whole body
+
+    @property
+    def name(self) -> str:
+        return getattr(self.node, "name", "<module>")
+
+    @property
+    def returns_graph(self) -> bool:
+        return GRAPH in self.summary.returns
+
+
+class LintContext:
+    """What a rule sees while the walk stands on one statement."""
+
+    def __init__(self, path: str, text: str, tree: ast.Module, facts: FileFacts, owners: dict | None = None) -> None:
+        """``owners``: id(top-level statement or function) -> (index, chunk) when the tree is made of chunks
+        parsed apart (engine/chunks.py); positions and findings are then per chunk, relative to its first line."""
+        self.path = path
+        self.text = text
+        self.owners = owners
+        self.chunk = 0
+        self.positions = Positions(text)
+        self.tree = tree
+        self.facts = facts
+        self.modes = GradModes(facts.functions, facts.classes, tree.body, calls_of=facts.calls_within_all)
+        self.evidence = Evidence(facts)
+        self.graph = CallGraph(facts, self.evidence, self.modes)
+        self.summaries: dict[int, Summary] = {}
+        self.findings: dict[tuple[int, str, int, int], Finding] = {}  # (chunk, code, line, column) -> finding
+        self.codes: dict[str, Code] = {}  # what the walker's rules may report (set by the walker)
+        self.scope: Scope = Scope(tree, None)
+        self.state = TaintState()
+        self.loops: list[ast.AST] = []  # enclosing loops of the current scope, outermost first
+        self.blocks: list[ast.AST] = []  # enclosing compound statements and except handlers
+        self.handler_depth = 0  # how many of those blocks are except handlers
+        self.line = 0  # the line of the statement being visited
+        self._taint_cache: dict[int, Labels] = {}  # valid for the statement being visited
+        self.memo: dict = {}  # per-file caches shared by the rules, keyed by (kind, id(node))
+        self.evaluator: TaintEvaluator  # set by the walker
+
+    def use_chunk(self, node: ast.AST) -> None:
+        """Report positions of the chunk ``node`` was parsed with (no change for a node inside one)."""
+        if self.owners:
+            owner = self.owners.get(id(node))
+            if owner is not None:
+                self.chunk, chunk = owner
+                self.positions = chunk.positions
+
+    def labels(self, expr: ast.AST | None) -> Labels:
+        """Memoised per statement: the rules and the transfer function ask about the same expressions."""
+        if expr is None:
+            return EMPTY
+        key = id(expr)
+        cached = self._taint_cache.get(key)
+        if cached is None:
+            cached = self._taint_cache[key] = self.evaluator.labels(expr, self.state)
+        return cached
+
+    def tainted(self, expr: ast.AST | None) -> bool:
+        return GRAPH in self.labels(expr)
+
+    def backpropagated_later(self, name: str, stmt: ast.stmt, container: bool = False) -> bool:
+        """A backward through ``name`` (``loss.backward()``) comes after ``stmt``, in the same iteration of its
+        loop: what ``stmt`` binds there carries graph, whatever computed it. For a ``container`` any backward
+        through it in the loop counts: ``losses[i - 1].backward()`` at the top of the body differentiates
+        what the previous iteration put there."""
+        roots = self.evidence.backward_roots.get(id(self.scope.node))
+        if not roots or name not in roots or self.state.grad_off:
+            return False
+        here = (stmt.lineno, stmt.col_offset)
+        loop = self.loops[-1] if self.loops else None
+        if loop is None:
+            return any(position > here for position in roots[name])
+        inside = [p for p in roots[name] if loop.lineno <= p[0] <= (loop.end_lineno or loop.lineno)]
+        return any(container or position > here for position in inside)
+
+    def is_hot_loop(self, loop: ast.AST) -> bool:
+        """A loop of the current scope that trains or runs a model over data, many times (flow/contexts.py)."""
+        return self.graph.is_hot_loop(loop, self.scope.node)
+
+    def forward_kind(self, call: ast.Call) -> str | None:
+        return self.evaluator.forward_kind(call)
+
+    def report(self, code: str, node: ast.AST, message: str, fixes: tuple[Fix, ...] = (), end: ast.AST | None = None) -> None:
+        line, column = self.positions.start(node)
+        end_line, end_column = self.positions.end(end or node)
+        self.report_span(code, (line, column, end_line, end_column), message, fixes)
+
+    def report_span(self, code: str, span: tuple[int, int, int, int], message: str, fixes: tuple[Fix, ...] = ()) -> None:
+        info = self.codes[code]
+        line, column, end_line, end_column = span
+        finding = Finding(self.path, line, column, end_line, end_column, code, info.rule, info.severity, message, fixes)
+        self.findings.setdefault((self.chunk, code, line, column), finding)
+
+    def keep_effect(self, value: ast.AST, effect: Effect) -> None:
+        """The current function keeps ``value`` in a place that outlives the call: if ``value`` comes from a
+        parameter, callers passing graph through that parameter leak it."""
+        node = self.scope.node
+        if isinstance(node, ast.Module):
+            return
+        for name in parameters_in(self.labels(value)):
+            effects = self.scope.summary.effects.setdefault(name, [])
+            if effect not in effects:
+                effects.append(effect)
+
+    def qualified_name(self, func: ast.AST) -> str:
+        cls = self.facts.class_of(func)
+        return f"{cls.name}.{func.name}" if cls is not None else getattr(func, "name", "<module>")
