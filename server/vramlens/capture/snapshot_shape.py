@@ -344,12 +344,7 @@ def _share_stacks(trace: list, stacks: list) -> list:
     """Each entry given the one frames list of its stack (capture/stacks.py; ``stacks``: the entries'
     frames, in order); returns the distinct lists."""
     shared_stacks = SharedStacks()
-    share = shared_stacks.share
-    for entry, frames in zip(trace, stacks):
-        if frames:
-            shared = share(frames)
-            if shared is not frames:
-                entry["frames"] = shared
+    shared_stacks.share_entries(trace, stacks)
     return shared_stacks.distinct
 
 
