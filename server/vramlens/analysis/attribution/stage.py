@@ -5,12 +5,12 @@ the library frames under the top lines, and where the failing request was made."
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from vramlens.analysis.attribution.growth import Growth, carriers_at_peak, growth_of
 from vramlens.analysis.attribution.growth_holders import rank_by_growth
 from vramlens.analysis.attribution.library_tree import library_trees
 from vramlens.analysis.attribution.lines import add_live_detail, line_stats, mark_growing
-from vramlens.analysis.attribution.over_time import LineHistory, line_history
 from vramlens.analysis.attribution.request_site import request_site
 from vramlens.analysis.attribution.roles import Census, join_census, live_blocks
 from vramlens.analysis.attribution.storing import SourceFacts, storing_lines
@@ -19,6 +19,9 @@ from vramlens.analysis.model import FrameNode, LineStat, RequestSite, StoringLin
 from vramlens.analysis.replay.stage import Replayed
 from vramlens.analysis.steps.stage import Steps
 from vramlens.units import format_bytes as fmt
+
+if TYPE_CHECKING:
+    from vramlens.analysis.attribution.over_time import LineHistory
 
 
 @dataclass(frozen=True)
@@ -101,5 +104,7 @@ def _missing_oom_census_note(loaded: Loaded, outcome: str) -> str | None:
 
 def _history(trace: list, lines: list[LineStat], replayed: Replayed, steps: Steps) -> LineHistory:
     """The top user line at every timeline point, and each line's live bytes at the end of every step."""
+    from vramlens.analysis.attribution.over_time import line_history  # the editor's alone: not at start-up
+
     step_ends = [max(step.end_index - 1, 0) for step in steps.model.steps] if steps.model else []
     return line_history(trace, lines, [point.index for point in replayed.timeline.points], step_ends)

@@ -19,10 +19,13 @@ guessed between: no storing line is given then, and the analysis says so.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from vramlens.analysis.attribution.store_facts import FileFacts, Store, file_facts
 from vramlens.analysis.load.sources import SourceResolver
 from vramlens.analysis.model import Holder, LineStat, StoringLine
+
+if TYPE_CHECKING:
+    from vramlens.analysis.attribution.store_facts import FileFacts, Store
 
 MIB = 1 << 20
 MIN_KEPT = MIB  # a holder keeping less is not worth a line of advice
@@ -72,6 +75,9 @@ class SourceFacts:
         if recorded not in self._facts:
             if len(self._facts) >= MAX_FILES:
                 return None
+            # Parsed only when a user file is here: most captures are analysed away from their sources.
+            from vramlens.analysis.attribution.store_facts import file_facts
+
             lines = self.resolver.source_lines(recorded)
             self._facts[recorded] = file_facts("\n".join(lines)) if lines is not None else None
         return self._facts[recorded]
