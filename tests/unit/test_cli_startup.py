@@ -36,3 +36,12 @@ def test_the_top_level_and_an_unknown_word_still_list_every_subcommand():
     for name in ("run", "experiment", "analyze", "report", "lint"):
         assert name in listed.stdout
         assert f"'{name}'" in unknown.stderr
+
+
+def test_analyze_away_from_the_sources_imports_neither_the_history_nor_the_source_facts():
+    """The per-line history is the editor's, the store facts need a user file: neither costs `analyze` its start-up."""
+    code = PROBE.replace("'vramlens.lint' in sys.modules, 'vramlens.runner' in sys.modules",
+                         "'vramlens.analysis.attribution.over_time' in sys.modules, "
+                         "'vramlens.analysis.attribution.store_facts' in sys.modules")
+    done = subprocess.run([sys.executable, "-c", code, "analyze", FIXTURE], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["0", "False", "False"]
