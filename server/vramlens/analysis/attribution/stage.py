@@ -26,6 +26,8 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Attributed:
+    """The attribution stage's result: the lines, the census joined to the blocks, growth and storing lines."""
+
     lines: list[LineStat]  # every line that allocated, largest live first; the growing ones marked
     census: Census | None  # the census of the moment joined to the blocks; its holders ranked by growth
     roles_of: dict  # block address -> the census' role

@@ -56,6 +56,8 @@ class KernelHolder:
 
 @dataclass
 class NotebookFacts:
+    """A notebook run's cells as the capture recorded them, with what its kernel keeps."""
+
     path: str | None  # the notebook as recorded
     local_path: str | None  # the notebook file here, when there is one
     kernel: str | None

@@ -20,6 +20,8 @@ from vramlens.capture import Capture, CaptureError
 
 @dataclass(frozen=True)
 class Loaded:
+    """The load stage's result: the checked capture, its device's trace and segments, and how to read its sources."""
+
     capture: Capture  # its meta and its censuses
     device: int
     trace: list  # the device's allocator trace, oldest first

@@ -28,6 +28,8 @@ MIN_CONSISTENCY = 0.5
 
 @dataclass
 class Loop:
+    """A recurring loop found in the allocations: where its iterations start and where it ends."""
+
     depth: int
     anchor: int  # the token whose runs start the iterations
     starts: list[int]  # allocation ordinals where iterations begin
