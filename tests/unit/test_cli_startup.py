@@ -5,6 +5,8 @@ import subprocess
 import sys
 
 FIXTURE = os.path.join(os.path.dirname(__file__), "..", "fixtures", "captures", "no_problem")
+# A recorded OOM whose user files are not here: the storing line is looked for, and nothing is parsed.
+AWAY_FROM_SOURCES = os.path.join(os.path.dirname(__file__), "..", "fixtures", "realworld", "hf_generate_kv_cache", "capture")
 PROBE = """
 import contextlib, io, sys
 from vramlens.cli import main
@@ -43,5 +45,6 @@ def test_analyze_away_from_the_sources_imports_neither_the_history_nor_the_sourc
     code = PROBE.replace("'vramlens.lint' in sys.modules, 'vramlens.runner' in sys.modules",
                          "'vramlens.analysis.attribution.over_time' in sys.modules, "
                          "'vramlens.analysis.attribution.store_facts' in sys.modules")
-    done = subprocess.run([sys.executable, "-c", code, "analyze", FIXTURE], capture_output=True, text=True, check=True)
-    assert done.stdout.split() == ["0", "False", "False"]
+    for capture in (FIXTURE, AWAY_FROM_SOURCES):
+        done = subprocess.run([sys.executable, "-c", code, "analyze", capture], capture_output=True, text=True, check=True)
+        assert done.stdout.split() == ["0", "False", "False"], capture

@@ -75,12 +75,16 @@ class SourceFacts:
         if recorded not in self._facts:
             if len(self._facts) >= MAX_FILES:
                 return None
-            # Parsed only when a user file is here: most captures are analysed away from their sources.
-            from vramlens.analysis.attribution.store_facts import file_facts
-
             lines = self.resolver.source_lines(recorded)
-            self._facts[recorded] = file_facts("\n".join(lines)) if lines is not None else None
+            self._facts[recorded] = _file_facts(lines) if lines is not None else None
         return self._facts[recorded]
+
+
+def _file_facts(lines: list[str]) -> FileFacts:
+    # Imported only when a user file is here: most captures are analysed away from their sources.
+    from vramlens.analysis.attribution.store_facts import file_facts
+
+    return file_facts("\n".join(lines))
 
 
 def _matches(store: Store, name: _Name, methods: set) -> bool:
