@@ -5,6 +5,8 @@ import subprocess
 import sys
 
 FIXTURE = os.path.join(os.path.dirname(__file__), "..", "fixtures", "captures", "no_problem")
+# A recorded OOM whose user files are not here: the storing line is looked for, and nothing is parsed.
+AWAY_FROM_SOURCES = os.path.join(os.path.dirname(__file__), "..", "fixtures", "realworld", "hf_generate_kv_cache", "capture")
 PROBE = """
 import contextlib, io, sys
 from vramlens.cli import main
@@ -36,3 +38,13 @@ def test_the_top_level_and_an_unknown_word_still_list_every_subcommand():
     for name in ("run", "experiment", "analyze", "report", "lint"):
         assert name in listed.stdout
         assert f"'{name}'" in unknown.stderr
+
+
+def test_analyze_away_from_the_sources_imports_neither_the_history_nor_the_source_facts():
+    """The per-line history is the editor's, the store facts need a user file: neither costs `analyze` its start-up."""
+    code = PROBE.replace("'vramlens.lint' in sys.modules, 'vramlens.runner' in sys.modules",
+                         "'vramlens.analysis.attribution.over_time' in sys.modules, "
+                         "'vramlens.analysis.attribution.store_facts' in sys.modules")
+    for capture in (FIXTURE, AWAY_FROM_SOURCES):
+        done = subprocess.run([sys.executable, "-c", code, "analyze", capture], capture_output=True, text=True, check=True)
+        assert done.stdout.split() == ["0", "False", "False"], capture

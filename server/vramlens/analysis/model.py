@@ -13,6 +13,8 @@ VSCODE_CELL = "vscode-notebook-cell:"  # a cell URI used as a file name (VS Code
 
 @dataclass
 class TimelinePoint:
+    """One point of the memory timeline: the highest allocated and reserved bytes of its bucket of the trace."""
+
     index: int  # position in the trace
     time_us: int | None
     allocated: int  # the highest value in the bucket this point stands for
@@ -20,6 +22,8 @@ class TimelinePoint:
 
 @dataclass
 class Timeline:
+    """Allocated and reserved bytes over the trace, a bounded number of points, relative to its start."""
+
     entries: int
     points: list[TimelinePoint]
     start_allocated: int
@@ -37,6 +41,8 @@ class Timeline:
 
 @dataclass
 class OomEvent:
+    """The out-of-memory error: what was asked for, what the device had free, where it was asked."""
+
     request: int | None
     device_free: int | None
     device_limit: int | None
@@ -64,6 +70,8 @@ class CellRef:
 
 @dataclass
 class LineStat:
+    """One line of code and the allocations made under it: live bytes, blocks and sizes at the moment that matters."""
+
     path: str | None  # as recorded in the snapshot
     line: int | None
     function: str
@@ -99,6 +107,8 @@ class LineStat:
 
 @dataclass
 class Accounting:
+    """Every byte at the moment that matters, from allocated to what lies outside PyTorch."""
+
     moment: str  # "oom" | "peak" | "end"
     allocated: int
     reserved: int
@@ -134,6 +144,8 @@ class ConfirmPlan:
 
 @dataclass
 class Diagnosis:
+    """The cause of the OOM (or of the peak), how sure the analysis is, and the evidence it read."""
+
     cause: str  # working_set | retained_references | fragmentation | outside_allocator | cached_not_leak | no_problem
     confidence: float
     evidence: list[str]
@@ -161,6 +173,8 @@ class Action:
 
 @dataclass
 class Recommendation:
+    """One thing to try, why it fits this run, and what an editor can run for it."""
+
     action: str  # one sentence: what to do
     reason: str  # one sentence: why it fits this run
     experiment: bool = False  # True when it must be measured, not assumed
@@ -331,6 +345,8 @@ class KernelHolder:
 
 @dataclass
 class NotebookFacts:
+    """A notebook run's cells as the capture recorded them, with what its kernel keeps."""
+
     path: str | None  # the notebook as recorded
     local_path: str | None  # the notebook file here, when there is one
     kernel: str | None
@@ -387,6 +403,8 @@ class LineHistory:
 
 @dataclass
 class Analysis:
+    """The whole result of analysing one capture: what the text, the JSON and the editor show."""
+
     outcome: str  # "oom" | "completed"
     status: str  # capture.json status; "snapshot" for a raw pickle
     diagnosis: Diagnosis

@@ -24,6 +24,8 @@ META_LIMIT = 64 << 20
 
 @dataclass
 class RankCaptures:
+    """The capture folders of one distributed job's ranks, found under one folder."""
+
     folders: dict[int, Path]  # rank -> its capture folder
     metas: dict[int, dict]
     world_size: int | None

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from itertools import chain, repeat
+from itertools import chain, compress, repeat
+from operator import is_, or_
 
 from vramlens.capture.errors import CaptureError
 from vramlens.capture.stacks import SharedStacks
@@ -168,7 +169,8 @@ class _Checker:
                 and set(map(type, map(dict.get, trace, repeat("stream")))) <= _INT_OR_NONE):
             self._explain(trace, where)
         if _NONE in addr_types or _NONE in size_types:
-            incomplete = {action for action, addr, size in zip(actions, addrs, sizes) if addr is None or size is None}
+            missing = map(or_, map(is_, addrs, repeat(None)), map(is_, sizes, repeat(None)))
+            incomplete = set(compress(actions, missing))  # the actions of entries without an address or a size
             if incomplete & MEMORY_ACTIONS:
                 self._explain(trace, where)
         for index in _positions(actions, "oom", counts.get("oom", 0)):
@@ -344,12 +346,7 @@ def _share_stacks(trace: list, stacks: list) -> list:
     """Each entry given the one frames list of its stack (capture/stacks.py; ``stacks``: the entries'
     frames, in order); returns the distinct lists."""
     shared_stacks = SharedStacks()
-    share = shared_stacks.share
-    for entry, frames in zip(trace, stacks):
-        if frames:
-            shared = share(frames)
-            if shared is not frames:
-                entry["frames"] = shared
+    shared_stacks.share_entries(trace, stacks)
     return shared_stacks.distinct
 
 

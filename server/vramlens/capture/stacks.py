@@ -29,6 +29,31 @@ class SharedStacks:
         self._known = 0
         self._last = (None, None)  # the last list asked about and its answer (free pairs share a list)
 
+    def share_entries(self, trace: list, stacks: list) -> None:
+        """Each entry of ``trace`` given the known list of its stack (``stacks``: the entries' frames,
+        in order). The same as ``share`` per entry, with its common case inlined: the stack is the
+        first one known under its sample (a call per entry cost a third of the shape check)."""
+        sampled, share = self._sampled, self.share
+        last_in = last_out = None
+        for entry, frames in zip(trace, stacks):
+            if not frames:
+                continue
+            if frames is last_in:
+                shared = last_out
+            else:
+                size = len(frames)
+                candidates = sampled.get((size, id(frames[0]), id(frames[size > 1]), id(frames[size >> 3]),
+                                          id(frames[size >> 2]), id(frames[size >> 1])))
+                known = candidates[0] if candidates else None
+                try:
+                    hit = known is frames or known is not None and known == frames
+                except RecursionError:  # a frame holding a value nested deeper than the interpreter compares
+                    hit = False
+                shared = known if hit else share(frames)
+                last_in, last_out = frames, shared
+            if shared is not frames:
+                entry["frames"] = shared
+
     def share(self, frames: list) -> list:
         """The known list with the same frames as ``frames`` (a non-empty list), or ``frames`` itself,
         now known."""

@@ -15,6 +15,8 @@ from vramlens.analysis.replay.stage import Replayed
 
 @dataclass(frozen=True)
 class Accounted:
+    """The accounting stage's result: the accounting and the device's total memory."""
+
     accounting: Accounting
     total: int | None  # the device's total memory as the capture (or --total-memory) gives it
     notes: tuple[str, ...]

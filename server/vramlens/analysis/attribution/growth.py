@@ -26,6 +26,8 @@ SOON_STEPS = 10  # growth that passes the limit within this many steps (or 2× t
 
 @dataclass
 class Growth:
+    """How the memory left behind after each step grows, and the lines that carry it."""
+
     rate: int  # bytes per step, least squares over the floors from the second step on
     intervals: int  # step-to-step changes measured
     rise: int  # floor rise from the second step to the moment's step

@@ -33,6 +33,9 @@ _PASS_THROUGH_FUNCTIONS = {"_call_impl", "_wrapped_call_impl", "wrapper", "inner
 _TORCH = re.compile(r"(?:site|dist)-packages/torch/")
 _TORCH_KEPT = ("torch/nn/functional.py", "torch/functional.py")
 _BACKWARD_NODE = re.compile(r"([A-Z]\w*Backward\d*)")
+# Nodes that never hold a def or a class (a lambda is no FunctionDef): their subtrees, most of a
+# file's nodes, are not walked.
+_NO_DEFINITIONS = (ast.expr, ast.expr_context, ast.operator, ast.arguments, ast.keyword, ast.alias)
 
 
 def _python(frame: dict) -> bool:
@@ -87,7 +90,7 @@ def _scopes(path: str) -> tuple:
                 name = ".".join(classes[-1:] + [child.name])
                 found.append((child.lineno, getattr(child, "end_lineno", child.lineno) or child.lineno, name))
                 visit(child, classes)
-            else:
+            elif not isinstance(child, _NO_DEFINITIONS):
                 visit(child, classes)
 
     visit(tree, [])

@@ -10,7 +10,6 @@ from vramlens.analysis.attribution.growth import Growth, carriers_at_peak, growt
 from vramlens.analysis.attribution.growth_holders import rank_by_growth
 from vramlens.analysis.attribution.library_tree import library_trees
 from vramlens.analysis.attribution.lines import add_live_detail, line_stats, mark_growing
-from vramlens.analysis.attribution.over_time import line_history
 from vramlens.analysis.model import LineHistory
 from vramlens.analysis.attribution.request_site import request_site
 from vramlens.analysis.attribution.roles import Census, join_census, live_blocks
@@ -21,9 +20,10 @@ from vramlens.analysis.replay.stage import Replayed
 from vramlens.analysis.steps.stage import Steps
 from vramlens.units import format_bytes as fmt
 
-
 @dataclass(frozen=True)
 class Attributed:
+    """The attribution stage's result: the lines, the census joined to the blocks, growth and storing lines."""
+
     lines: list[LineStat]  # every line that allocated, largest live first; the growing ones marked
     census: Census | None  # the census of the moment joined to the blocks; its holders ranked by growth
     roles_of: dict  # block address -> the census' role
@@ -102,5 +102,7 @@ def _missing_oom_census_note(loaded: Loaded, outcome: str) -> str | None:
 
 def _history(trace: list, lines: list[LineStat], replayed: Replayed, steps: Steps) -> LineHistory:
     """The top user line at every timeline point, and each line's live bytes at the end of every step."""
+    from vramlens.analysis.attribution.over_time import line_history  # the editor's alone: not at start-up
+
     step_ends = [max(step.end_index - 1, 0) for step in steps.model.steps] if steps.model else []
     return line_history(trace, lines, [point.index for point in replayed.timeline.points], step_ends)

@@ -19,10 +19,13 @@ guessed between: no storing line is given then, and the analysis says so.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from vramlens.analysis.attribution.store_facts import FileFacts, Store, file_facts
 from vramlens.analysis.load.sources import SourceResolver
 from vramlens.analysis.model import Holder, LineStat, StoringLine
+
+if TYPE_CHECKING:
+    from vramlens.analysis.attribution.store_facts import FileFacts, Store
 
 MIB = 1 << 20
 MIN_KEPT = MIB  # a holder keeping less is not worth a line of advice
@@ -73,8 +76,15 @@ class SourceFacts:
             if len(self._facts) >= MAX_FILES:
                 return None
             lines = self.resolver.source_lines(recorded)
-            self._facts[recorded] = file_facts("\n".join(lines)) if lines is not None else None
+            self._facts[recorded] = _file_facts(lines) if lines is not None else None
         return self._facts[recorded]
+
+
+def _file_facts(lines: list[str]) -> FileFacts:
+    # Imported only when a user file is here: most captures are analysed away from their sources.
+    from vramlens.analysis.attribution.store_facts import file_facts
+
+    return file_facts("\n".join(lines))
 
 
 def _matches(store: Store, name: _Name, methods: set) -> bool:

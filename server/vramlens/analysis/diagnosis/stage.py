@@ -26,6 +26,8 @@ from vramlens.analysis.steps.stage import Steps
 
 @dataclass(frozen=True)
 class Diagnosed:
+    """The diagnosis stage's result: the diagnosis and the facts it read."""
+
     diagnosis: Diagnosis
     facts: RunFacts  # what the classification read beyond the accounting (the advice reads it too)
     kernel_advice: list[Recommendation]  # a notebook's: free what the kernel itself keeps, first of all

@@ -10,6 +10,8 @@ from vramlens.units import format_bytes as fmt
 
 @dataclass
 class Intervention:
+    """An allocator setting tried by `vramlens experiment`, and whether it prevented the OOM."""
+
     setting: str
     prevented_oom: bool | None  # None when the record cannot tell
     verdict: str

@@ -20,6 +20,8 @@ from vramlens.capture import Capture, CaptureError
 
 @dataclass(frozen=True)
 class Loaded:
+    """The load stage's result: the checked capture, its device's trace and segments, and how to read its sources."""
+
     capture: Capture  # its meta and its censuses
     device: int
     trace: list  # the device's allocator trace, oldest first
@@ -86,10 +88,9 @@ def _resolver(meta: dict, source_root: str | None, trace: list, segments: list[d
 def _sample_filenames(trace: list, segments: list[dict], entries: int = 2000) -> set[str]:
     """File names from the first allocations and the final blocks: enough to tell whether the
     local source root holds this program's files."""
-    names = set()
-    for entry in trace[:entries]:
-        names.update(frame.get("filename", "??") for frame in entry.get("frames") or ())
-    for segment in segments:
-        for block in (segment.get("blocks") or ())[:entries]:
-            names.update(frame.get("filename", "??") for frame in block_frames(block))
-    return names
+    stacks = [entry.get("frames") or () for entry in trace[:entries]]
+    stacks += [block_frames(block) for segment in segments for block in (segment.get("blocks") or ())[:entries]]
+    # Entries of one stack share its frames list, and stacks share their frame dicts: each is read once.
+    distinct_stacks = {id(stack): stack for stack in stacks}.values()
+    frames = {id(frame): frame for stack in distinct_stacks for frame in stack}.values()
+    return {frame.get("filename", "??") for frame in frames}

@@ -17,6 +17,8 @@ OWN_FAILURES = (OWN_OOM, OWN_ERROR)
 
 @dataclass
 class RankSummary:
+    """One rank's capture in a distributed job, in the figures the ranks are compared by."""
+
     rank: int
     local_rank: int | None
     node_rank: int | None
@@ -44,6 +46,8 @@ class RankSummary:
 
 @dataclass
 class Imbalance:
+    """The spread of one metric across ranks: the largest and the smallest, and which ranks they are."""
+
     metric: str  # peak_allocated | peak_reserved | peak_driver_visible | outside_pytorch
     max_rank: int
     max_bytes: int
@@ -81,6 +85,8 @@ class LineSpread:
 
 @dataclass
 class RankComparison:
+    """The ranks of one distributed job side by side: which failed first, and how uneven they are."""
+
     ranks: list[RankSummary]  # by rank
     world_size: int | None
     failing_rank: int | None  # the rank that failed first of its own (else the first to fail at all)

@@ -20,6 +20,8 @@ from vramlens.units import format_bytes as fmt
 
 @dataclass(frozen=True)
 class Remedy:
+    """A library's own remedy, advised when the memory's path runs through one of its functions."""
+
     name: str
     library: str
     frames: tuple[str, ...]  # a library file (as its path ends) that must be on the memory's path

@@ -16,6 +16,8 @@ from vramlens.analysis.replay.trace import ReplayResult, replay
 
 @dataclass(frozen=True)
 class Replayed:
+    """The replay stage's result: the replayed trace, its timeline and its outcome."""
+
     replay: ReplayResult  # with its OOMs forgotten when they were only a library's probes
     timeline: Timeline  # as the trace shows it, probes included
     start_allocated: int  # bytes live when the recorded history began

@@ -39,6 +39,8 @@ def new_line(key, frames) -> list:
 
 @dataclass
 class ReplayResult:
+    """What replaying the trace found: per-line accumulators, the timeline, the peak and the OOM."""
+
     entries: int
     lines: dict  # key -> accumulator list
     points: list  # (index, time_us, max allocated, max reserved) relative to the start

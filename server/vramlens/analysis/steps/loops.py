@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 from bisect import bisect_left
-from itertools import groupby
+from itertools import compress, groupby
 
 from vramlens.analysis.steps.paths import CallPaths
 
@@ -28,6 +28,8 @@ MIN_CONSISTENCY = 0.5
 
 @dataclass
 class Loop:
+    """A recurring loop found in the allocations: where its iterations start and where it ends."""
+
     depth: int
     anchor: int  # the token whose runs start the iterations
     starts: list[int]  # allocation ordinals where iterations begin
@@ -141,7 +143,7 @@ def find_loop(pids: list[int], calls: CallPaths, moment: int) -> Loop | None:
     """``pids``: each allocation's path id, in order; ``moment``: the ordinal of the allocation
     (or failed request) the analysis is about."""
     paths = calls.paths
-    framed = [position for position, pid in enumerate(pids) if pid]
+    framed = list(compress(range(len(pids)), pids))  # the positions of the allocations with a path
     lo, hi, depth = 0, len(pids), 0
     best: Loop | None = None
     while hi - lo >= 2:

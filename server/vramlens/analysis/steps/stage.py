@@ -13,6 +13,8 @@ from vramlens.analysis.steps.step_model import TraceFacts, build_step_model
 
 @dataclass(frozen=True)
 class Steps:
+    """The step model's stage result: the training steps the trace shows, and the trace's facts."""
+
     model: StepModel | None  # None when the trace shows no recurring loop
     facts: TraceFacts | None  # None when the trace allocated nothing
 
