@@ -778,7 +778,31 @@ try {
     // Sent for real: here the interpreter cannot run it, and says so.
     await toast("Choose an interpreter whose torch sees a GPU").waitFor({ timeout: STEP_TIMEOUT_MS });
     await clearToasts();
+    // 6b. Full stacks on demand: "Show torch frames" lists the whole call path, in order, the folded frames
+    // included; "Fold torch frames" folds it again (hovers of the whole editor follow the one choice).
+    const wholePath = (top.live_call_path?.length ? top.live_call_path : top.call_path).map((f) => f.split(" ")[0].split("/").pop());
+    const foldedAway = wholePath.filter((f) => !hoverText.includes(f));
+    if (!foldedAway.length) throw new Error(`the folded hover already names every frame of ${wholePath}: ${hoverText}`);
+    const hoverSaying = (what, check) => until(what, async () => {
+        await page.mouse.move(5, 5); // a hover shown before the server changed its mind is not asked again
+        await page.locator(".monaco-hover:not(.hidden)").first().waitFor({ state: "hidden", timeout: 2000 }).catch(() => {});
+        const shown = await hoverOver();
+        return check(normalise(await shown.innerText())) ? shown : null;
+    });
     hover = await hoverOver();
+    await hover.locator("a", { hasText: "Show torch frames" }).click();
+    hover = await hoverSaying("the hover's whole call path", (text) => text.includes("Whole call path"));
+    const unfoldedText = normalise(await hover.innerText());
+    let from = unfoldedText.indexOf("Whole call path");
+    for (const frameName of wholePath) {
+        const at = unfoldedText.indexOf(frameName, from);
+        if (at < 0) throw new Error(`the whole call path lacks ${frameName} (after the frames before it): ${unfoldedText}`);
+        from = at + frameName.length;
+    }
+    if ((await hover.locator("ol li").count()) !== wholePath.length) throw new Error(`the whole call path is not ${wholePath.length} frames: ${unfoldedText}`);
+    await screenshot("hover-torch-frames");
+    await hover.locator("a", { hasText: "Fold torch frames" }).click();
+    hover = await hoverSaying("the hover folded again", (text) => !text.includes("Whole call path") && text.includes("Show torch frames"));
     await hover.locator("a", { hasText: "Show in report" }).click();
 
     // 3/7. The report: opened beside the code (the window is wide), the timeline drawn at its pixel width.
