@@ -183,6 +183,9 @@ export class ReportPanel implements vscode.Disposable {
                 return this.export();
             case "exportSnapshot":
                 return this.exportSnapshot();
+            case "closeComparison":
+                this.comparison = null; // closed by the user: a view opened again later does not bring it back
+                return;
             case "liveAt": {
                 const answer = await this.server.executeCommand("vramlens.liveAt", { workspaceFolder: this.workspaceFolder, index: action.index });
                 if (answer && !answer.ok) log().warn(`Live at ${action.index}: ${answer.message}`);

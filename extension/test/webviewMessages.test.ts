@@ -8,6 +8,7 @@ test("well-formed messages become actions", () => {
     assert.deepEqual(parseReportMessage({ type: "ready", width: "wide" }), { type: "ready" });
     assert.deepEqual(parseReportMessage({ type: "copyMarkdown", extra: 1 }), { type: "copyMarkdown" });
     assert.deepEqual(parseReportMessage({ type: "exportMarkdown" }), { type: "exportMarkdown" });
+    assert.deepEqual(parseReportMessage({ type: "closeComparison" }), { type: "closeComparison" });
     // The page asks for the snapshot; a path it sends along is dropped (the extension knows which file).
     assert.deepEqual(parseReportMessage({ type: "exportSnapshot", path: "/etc/passwd" }), { type: "exportSnapshot" });
     assert.deepEqual(parseReportMessage({ type: "openLine", uri: "file:///ws/train.py", line: 19 }), {

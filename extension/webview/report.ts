@@ -414,7 +414,7 @@ function comparisonSection(report: Report): HTMLElement | null {
         el("div", { class: "table-scroll" }, el("table", { class: "diff" }, head, ...rows)),
         deltas(view.linesTitle, view.lines), deltas(view.holdersTitle, view.holders),
         ...view.notes.map((note) => el("p", { class: "hint" }, note)),
-        el("div", { class: "actions" }, button("Close comparison", () => { comparison = null; if (shownReport) render(shownReport); }, { class: "secondary", id: "close-comparison" })));
+        el("div", { class: "actions" }, button("Close comparison", () => { comparison = null; vscode.postMessage({ type: "closeComparison" }); if (shownReport) render(shownReport); }, { class: "secondary", id: "close-comparison" })));
 }
 
 /** The allocator's segments (memory_viz's segment view): each a bar as long as its size next to the largest,

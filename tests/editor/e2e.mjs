@@ -82,6 +82,9 @@ cpSync(path.join(repo, "tests/fixtures/captures/server_dump.pickle"), pickleCopy
 // A real-workload capture with a census (Lightning keeping validation outputs, recorded on an H200 from
 // /workspace/lightning_fit/): its script sits at the same relative place here, so frames map onto it.
 const censusCapture = path.join(dirs.workspace, "captures", "lightning_val_outputs");
+// The run before a change, where the runner keeps its captures: the sample, another recording of the same script.
+const earlierCapture = path.join(dirs.workspace, ".vramlens", "captures", "retained_references-20260101-120000");
+cpSync(path.join(repo, SAMPLE_CAPTURE), earlierCapture, { recursive: true });
 cpSync(path.join(repo, "tests/fixtures/realworld/lightning_val_outputs/capture"), censusCapture, { recursive: true });
 mkdirSync(path.join(dirs.workspace, "lightning_fit"), { recursive: true });
 cpSync(path.join(repo, "workloads/lightning_fit/keep_val_outputs.py"), path.join(dirs.workspace, "lightning_fit/keep_val_outputs.py"));
@@ -133,6 +136,22 @@ function expectedFromCli(capture = capturePath, ofScript = (l) => l.local_path =
             liveFrame: l.live_call_path?.at(-1) ?? null,
         })),
     };
+}
+
+/** `vramlens diff --json` on two captures (the figures the report's side-by-side view must show), its sizes formatted by vramlens. */
+function diffFromCli(before, after) {
+    const diff = spawnSync(python, ["-m", "vramlens", "diff", "--json", "--source-root", dirs.workspace, before, after], { encoding: "utf8" });
+    if (diff.status !== 0) throw new Error(`vramlens diff failed: ${diff.stderr}`);
+    const comparison = JSON.parse(diff.stdout);
+    const figures = [comparison.before.peak_allocated, comparison.after.peak_allocated, comparison.lines[0]?.after ?? 0];
+    const sizes = spawnSync(
+        python,
+        ["-c", "import json,sys; from vramlens.units import format_bytes; print(json.dumps([format_bytes(int(a)) for a in sys.argv[1:]]))", ...figures.map(String)],
+        { encoding: "utf8" },
+    );
+    if (sizes.status !== 0) throw new Error(`formatting sizes failed: ${sizes.stderr}`);
+    const [peakBefore, peakAfter, lineAfter] = JSON.parse(sizes.stdout);
+    return { sentence: comparison.sentence, peakBefore, peakAfter, line: comparison.lines[0] ? { label: comparison.lines[0].label, after: lineAfter } : null };
 }
 
 /** Each rank's figure on DDP_LINE, from `vramlens analyze --json` on the folder of ranks, formatted by vramlens. */
@@ -273,16 +292,24 @@ async function quickInputTitled(text) {
 /** "Open capture or snapshot…" through the palette and code-server's file dialog (a path box), on `target`. */
 async function openCaptureDialog(target, listedEntry) {
     await runCommand("VRAM Lens: Open capture or snapshot…");
-    await quickInputTitled("open a capture folder");
+    await pickPath("open a capture folder", "captures", target, listedEntry, "Open capture");
+}
+
+/**
+ * Answers the file dialog titled `title` (code-server's: a path box) with `target`, once it has listed its first
+ * folder (where `firstEntry` is a row), and accepts with the button `accept`.
+ */
+async function pickPath(title, firstEntry, target, listedEntry, accept) {
+    await quickInputTitled(title);
     const pathBox = page.locator(".quick-input-widget .quick-input-box input");
-    // The dialog first fills in the workspace folder and lists it; a path typed before that is overwritten.
-    await page.locator(".quick-input-list .monaco-list-row", { hasText: "captures" }).waitFor({ timeout: STEP_TIMEOUT_MS });
+    // The dialog first fills in its folder and lists it; a path typed before that is overwritten.
+    await page.locator(".quick-input-list .monaco-list-row", { hasText: firstEntry }).first().waitFor({ timeout: STEP_TIMEOUT_MS });
     await pathBox.fill(target);
     // It lists the typed path's folder once it has read it; accepting before that is ignored.
     await page.locator(".quick-input-list .monaco-list-row", { hasText: listedEntry }).first().waitFor({ timeout: STEP_TIMEOUT_MS });
     if ((await pathBox.inputValue()) !== target) throw new Error(`the dialog holds ${await pathBox.inputValue()}`);
-    await page.locator(".quick-input-widget").getByRole("button", { name: "Open capture" }).click();
-    await page.locator(".quick-input-widget .quick-input-title", { hasText: "open a capture folder" }).waitFor({ state: "hidden", timeout: STEP_TIMEOUT_MS });
+    await page.locator(".quick-input-widget").getByRole("button", { name: accept }).click();
+    await page.locator(".quick-input-widget .quick-input-title", { hasText: title }).waitFor({ state: "hidden", timeout: STEP_TIMEOUT_MS });
 }
 
 /** The script's editor, by line number: the text the page shows (inlay hints included), the figure drawn on it and whether it is shaded. */
@@ -757,7 +784,10 @@ try {
         throw new Error(`the hover does not fold torch's frames: ${JSON.stringify(hoverText)}`);
     }
     const words = hoverText.split(/\s+/).length;
-    if (words > 70) throw new Error(`the hover is a wall of text (${words} words): ${hoverText}`);
+    // What one reads is the text above the row of command links: those are actions (each checked below), and
+    // a feature may add one. 63: the 70 words once allowed for the whole hover, less its old row of links (7).
+    const actionWords = hoverText.split("\n").filter((l) => l.includes("Show in report")).join(" ").split(/\s+/).length;
+    if (words - actionWords > 63) throw new Error(`the hover is a wall of text (${words - actionWords} words above its links): ${hoverText}`);
     const diagnosticWords = normalise(await page.locator(".monaco-hover:not(.hidden)").first().innerText()).split(/\s+/).length - words;
     if (diagnosticWords > 45) throw new Error(`the OOM diagnostic above the hover is ${diagnosticWords} words`);
     // The blocks and the path are the live ones: the largest live block size and the frame that allocated most of them.
@@ -775,7 +805,31 @@ try {
     // Sent for real: here the interpreter cannot run it, and says so.
     await toast("Choose an interpreter whose torch sees a GPU").waitFor({ timeout: STEP_TIMEOUT_MS });
     await clearToasts();
+    // 6b. Full stacks on demand: "Show torch frames" lists the whole call path, in order, the folded frames
+    // included; "Fold torch frames" folds it again (hovers of the whole editor follow the one choice).
+    const wholePath = (top.live_call_path?.length ? top.live_call_path : top.call_path).map((f) => f.split(" ")[0].split("/").pop());
+    const foldedAway = wholePath.filter((f) => !hoverText.includes(f));
+    if (!foldedAway.length) throw new Error(`the folded hover already names every frame of ${wholePath}: ${hoverText}`);
+    const hoverSaying = (what, check) => until(what, async () => {
+        await page.mouse.move(5, 5); // a hover shown before the server changed its mind is not asked again
+        await page.locator(".monaco-hover:not(.hidden)").first().waitFor({ state: "hidden", timeout: 2000 }).catch(() => {});
+        const shown = await hoverOver();
+        return check(normalise(await shown.innerText())) ? shown : null;
+    });
     hover = await hoverOver();
+    await hover.locator("a", { hasText: "Show torch frames" }).click();
+    hover = await hoverSaying("the hover's whole call path", (text) => text.includes("Whole call path"));
+    const unfoldedText = normalise(await hover.innerText());
+    let from = unfoldedText.indexOf("Whole call path");
+    for (const frameName of wholePath) {
+        const at = unfoldedText.indexOf(frameName, from);
+        if (at < 0) throw new Error(`the whole call path lacks ${frameName} (after the frames before it): ${unfoldedText}`);
+        from = at + frameName.length;
+    }
+    if ((await hover.locator("ol li").count()) !== wholePath.length) throw new Error(`the whole call path is not ${wholePath.length} frames: ${unfoldedText}`);
+    await screenshot("hover-torch-frames");
+    await hover.locator("a", { hasText: "Fold torch frames" }).click();
+    hover = await hoverSaying("the hover folded again", (text) => !text.includes("Whole call path") && text.includes("Show torch frames"));
     await hover.locator("a", { hasText: "Show in report" }).click();
 
     // 3/7. The report: opened beside the code (the window is wide), the timeline drawn at its pixel width.
@@ -951,12 +1005,39 @@ try {
     await screenshot("report-light");
     await viewShot("cause-light");
     await useTheme("dark");
+
+    // 9b. Side by side: "Compare with previous run…" on the run before (picked where the runner keeps its
+    // captures) opens the report's comparison, with what `vramlens diff --json` says of the same two captures.
+    const compared = diffFromCli(earlierCapture, capturePath);
+    await runCommand("VRAM Lens: Compare with previous run…");
+    // Its capture.json: a folder's name typed where the dialog lists it opens the folder instead of picking it.
+    await pickPath("compare the loaded capture", path.basename(earlierCapture), path.join(earlierCapture, "capture.json"), "snapshot.pickle", "Compare with this capture");
+    const comparison = frame.locator("#report > section", { has: frame.locator("h2", { hasText: "Before and after" }) });
+    await comparison.waitFor({ timeout: SERVER_TIMEOUT_MS });
+    const comparisonText = normalise(await comparison.innerText());
+    if (!comparisonText.includes(compared.sentence)) throw new Error(`the comparison does not say "${compared.sentence}": ${comparisonText}`);
+    const peakRow = normalise(await comparison.locator("table.diff tr", { hasText: "peak allocated" }).innerText()).split(/\s*\t\s*/);
+    if (peakRow[1] !== compared.peakBefore || peakRow[2] !== compared.peakAfter) {
+        throw new Error(`the comparison's peak allocated is ${peakRow}, not ${compared.peakBefore} → ${compared.peakAfter}`);
+    }
+    if (compared.line) {
+        const lineRow = normalise(await comparison.locator("table.diff-lines tr", { hasText: compared.line.label }).first().innerText());
+        if (!lineRow.includes(compared.line.after)) throw new Error(`the comparison's ${compared.line.label} is not ${compared.line.after}: ${lineRow}`);
+    }
+    await comparison.scrollIntoViewIfNeeded();
+    await viewShot("comparison");
+    await clearToasts();
+    await frame.locator("#close-comparison").click();
+    await comparison.waitFor({ state: "detached", timeout: STEP_TIMEOUT_MS });
     if (cspErrors.length) throw new Error(`the report view broke its CSP:\n${cspErrors.join("\n")}`);
 
     // The code lens above the function runs the server's showReport: the closed view comes back.
     await closeReport();
     await page.locator(".codelens-decoration a", { hasText: "show memory report" }).first().click();
     await reportFrame().locator("svg.timeline polyline.allocated").waitFor({ timeout: STEP_TIMEOUT_MS });
+    // The comparison the user closed (9b) stays closed in the view opened again.
+    await page.waitForTimeout(500);
+    if (await reportFrame().locator("#report > section > h2", { hasText: "Before and after" }).count()) throw new Error("the closed comparison came back");
 
     // 4/7. A narrow window: the report goes below the code, and its plot, legend and numbers hold up.
     await closeReport();

@@ -202,11 +202,19 @@ function notebookCells() {
 
 /** The figures of `expected` are on their cells' lines, and no other line of any cell has one or is shaded. */
 async function figuresOnCells(expected, what) {
+    // The figures (inlay hints) and the shade (decorations) come by separate requests: wait for both to settle.
+    let wrong = "no cells";
     await until(what, async () => {
         const cells = await notebookCells();
-        return expected.every((e) => cells[e.cell]?.[e.line]?.text.includes(`${e.live} · `));
-    }, SERVER_TIMEOUT_MS);
-    const cells = await notebookCells();
+        wrong = expected.every((e) => cells[e.cell]?.[e.line]?.text.includes(`${e.live} · `)) ? misplaced(cells, expected) : "figures missing";
+        return !wrong;
+    }, SERVER_TIMEOUT_MS).catch((error) => {
+        throw new Error(`${error.message}: ${wrong}`);
+    });
+}
+
+/** What is on a line it should not be (a figure, a shade, or a shade missing), or null when every cell is right. */
+function misplaced(cells, expected) {
     for (const [index, lines] of Object.entries(cells)) {
         for (const [number, line] of Object.entries(lines)) {
             const wanted = expected.some((e) => e.cell === Number(index) && e.line === Number(number));
@@ -214,11 +222,12 @@ async function figuresOnCells(expected, what) {
             // A line that keeps the memory (a retention's storing line) carries "keeps …" and the shade; a line
             // whose bytes it keeps names its keeper and keeps only the shade of what no keeper explains.
             const keeps = /keeps \d/.test(text);
-            if (!wanted && !keeps && / · \d+%/.test(text)) throw new Error(`cell ${index} line ${number} has a figure: ${line.text}`);
-            if (keeps && !line.shaded) throw new Error(`cell ${index} line ${number} keeps memory but is not shaded`);
-            if (!keeps && !/kept by /.test(text) && line.shaded !== wanted) throw new Error(`cell ${index} line ${number} is ${line.shaded ? "" : "not "}shaded`);
+            if (!wanted && !keeps && / · \d+%/.test(text)) return `cell ${index} line ${number} has a figure: ${line.text}`;
+            if (keeps && !line.shaded) return `cell ${index} line ${number} keeps memory but is not shaded`;
+            if (!keeps && !/kept by /.test(text) && line.shaded !== wanted) return `cell ${index} line ${number} is ${line.shaded ? "" : "not "}shaded`;
         }
     }
+    return null;
 }
 
 async function openWorkbench(workspace) {

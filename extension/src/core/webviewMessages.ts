@@ -7,6 +7,7 @@ export type ReportAction =
     | { type: "copyMarkdown" }
     | { type: "exportMarkdown" }
     | { type: "exportSnapshot" }
+    | { type: "closeComparison" }
     | { type: "liveAt"; index: number }
     | { type: "setRedacted"; redacted: boolean }
     | { type: "selectRank"; rank: number }
@@ -37,6 +38,7 @@ export function parseReportMessage(message: unknown): ReportAction | undefined {
         case "copyMarkdown":
         case "exportMarkdown":
         case "exportSnapshot": // which file is the extension's own payload's, never the page's to say
+        case "closeComparison":
             return { type: m.type };
         case "openLine":
             // Only files: a report line never points anywhere else, and command: or http: URIs must not open.
