@@ -61,6 +61,19 @@ def test_every_room_is_in_the_table(package):
     assert package["undeclared_rooms"] == []
 
 
+def test_no_cycle_and_no_upward_import_inside_any_package(package):
+    """Inside a package, parts import only parts on their own floor or lower (the floor table of
+    docs/architecture.md), and no set of parts imports itself round (lazy imports included)."""
+    crooked = {level["package"]: (level["cycles"], level["upward"], level["unplaced"]) for level in package["levels"]
+               if level["cycles"] or level["upward"] or level["unplaced"]}
+    assert not crooked, crooked
+
+
+def test_the_layered_packages_declare_their_floors(package):
+    declared = {level["package"] for level in package["levels"] if level["declared_floors"]}
+    assert {"analysis", "lint", "lsp"} <= declared
+
+
 # ------------------------------------------------------------ the checker on small packages
 
 DOC = """\
