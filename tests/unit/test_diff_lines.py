@@ -49,3 +49,28 @@ def test_the_diff_text_shows_what_the_line_read_before():
     text = diff_text(SimpleNamespace(before=side, after=side, lines=[item], holders=[], sentence="", notes=[]),
                      "a", "b")
     assert "was > all_logits.append(logits)" in text and "> all_logits.append(logits.cpu())" in text
+
+
+def test_a_line_found_only_from_a_file_the_other_capture_could_not_read_is_left_out_not_shown_as_zero():
+    unread = LineStat(path="/elsewhere/eval.py", line=30, function="main", live_bytes=80 * MIB, share=0.0,
+                      allocated_bytes=80 * MIB, count=1, growing=False, source=None)
+    stored = SimpleNamespace(path="/job/eval.py", line=32, label="eval.py:32", source="kept.append(logits)",
+                             bytes=900 * MIB, growth_bytes=850 * MIB)
+    before = SimpleNamespace(lines=[unread], storing=[])  # recorded elsewhere: no text, so no storing line
+    after = SimpleNamespace(lines=[line(30, "logits = model(tokens).logits", 80 * MIB)], storing=[stored])
+    notes: list[str] = []
+    assert _line_deltas(before, after, notes) == []
+    assert "eval.py:32" in notes[0] and "could not be read" in notes[0]
+
+
+def test_holders_are_compared_only_when_both_captures_hold_a_census():
+    from vramlens.analysis.compare.diff import _holder_deltas
+
+    holder = SimpleNamespace(root="__main__.kept", bytes=900 * MIB, graph_bytes=0, survivor_bytes=850 * MIB)
+    with_census = SimpleNamespace(census_moment="oom", holders=[holder])
+    without = SimpleNamespace(census_moment=None, holders=[])
+    notes: list[str] = []
+    assert _holder_deltas(with_census, without, notes) == []
+    assert "after capture has no tensor census" in notes[0]
+    emptied = SimpleNamespace(census_moment="oom", holders=[])
+    assert [(d.label, d.before, d.after) for d in _holder_deltas(with_census, emptied)] == [("__main__.kept", 900 * MIB, 0)]

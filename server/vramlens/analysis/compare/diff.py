@@ -136,7 +136,12 @@ def _edited_pairs(before: dict[tuple, _Seen], after: dict[tuple, _Seen]) -> dict
     return pairs
 
 
-def _line_deltas(before: Analysis, after: Analysis) -> list[Delta]:
+def _files_read(analysis: Analysis) -> set[str]:
+    """The user files whose text this analysis could read here (a capture recorded elsewhere may read none)."""
+    return {_file_name(line.path) for line in analysis.lines if line.path is not None and line.source}
+
+
+def _line_deltas(before: Analysis, after: Analysis, notes: list[str] | None = None) -> list[Delta]:
     seen_before, seen_after = _seen_lines(before), _seen_lines(after)
     edited = _edited_pairs(seen_before, seen_after)
     deltas: list[Delta] = []
@@ -149,11 +154,27 @@ def _line_deltas(before: Analysis, after: Analysis) -> list[Delta]:
     matched = {edited.get(key, key) for key in seen_before}
     deltas += [Delta(new.label, 0, new.live, 0, new.growth, source=new.source, path=new.path, line=new.line)
                for key, new in seen_after.items() if key not in matched]
+    # A line found on one side only, in a file the other side could not read, is not known to be absent
+    # there (a storing line is found from the file's text): it is left out, never shown as 0 B.
+    read_before, read_after = _files_read(before), _files_read(after)
+    unknown = {d.label for d in deltas
+               if (d.before == 0 and d.growth_before == 0 and _file_name(d.path) not in read_before)
+               or (d.after == 0 and d.growth_after == 0 and _file_name(d.path) not in read_after)}
+    if unknown and notes is not None:
+        notes.append(f"Not compared: {', '.join(sorted(unknown))}, found from a file's text on one side only "
+                     "(the other capture's files could not be read here: pass --source-root).")
+    deltas = [d for d in deltas if d.label not in unknown]
     changed = [d for d in deltas if abs(d.change) >= MIN_DELTA or abs(d.growth_after - d.growth_before) >= MIN_DELTA]
     return sorted(changed, key=lambda d: (-abs(d.growth_after - d.growth_before), -abs(d.change)))
 
 
-def _holder_deltas(before: Analysis, after: Analysis) -> list[Delta]:
+def _holder_deltas(before: Analysis, after: Analysis, notes: list[str] | None = None) -> list[Delta]:
+    """Holders by name, when both captures hold a census: without one, who held what is unknown, not nothing."""
+    missing = [side for side, analysis in (("before", before), ("after", after)) if analysis.census_moment is None]
+    if missing:
+        if notes is not None and (before.holders or after.holders):
+            notes.append(f"Holders are not compared: the {' and the '.join(missing)} capture has no tensor census.")
+        return []
     found: dict = {}
     for side, analysis in (("before", before), ("after", after)):
         for holder in analysis.holders:
@@ -200,8 +221,9 @@ def _sentence(diff: CaptureDiff) -> str:
 
 def diff_analyses(before: Analysis, after: Analysis, before_meta: dict | None = None,
                   after_meta: dict | None = None) -> CaptureDiff:
-    diff = CaptureDiff(_side(before, before_meta), _side(after, after_meta), _line_deltas(before, after),
-                       _holder_deltas(before, after))
+    notes: list[str] = []
+    diff = CaptureDiff(_side(before, before_meta), _side(after, after_meta), _line_deltas(before, after, notes),
+                       _holder_deltas(before, after, notes), notes=notes)
     scripts = {str((meta or {}).get("script") or "").replace("\\", "/").rsplit("/", 1)[-1]
                for meta in (before_meta, after_meta)} - {""}
     if len(scripts) > 1:
