@@ -1024,6 +1024,9 @@ try {
         const lineRow = normalise(await comparison.locator("table.diff-lines tr", { hasText: compared.line.label }).first().innerText());
         if (!lineRow.includes(compared.line.after)) throw new Error(`the comparison's ${compared.line.label} is not ${compared.line.after}: ${lineRow}`);
     }
+    // Its tables fit the report's column: nothing scrolls sideways.
+    const sideways = await comparison.locator(".table-scroll").evaluateAll((boxes) => boxes.map((box) => box.scrollWidth - box.clientWidth));
+    if (sideways.some((extra) => extra > 1)) throw new Error(`the comparison's tables scroll sideways by ${sideways} px`);
     await comparison.scrollIntoViewIfNeeded();
     await viewShot("comparison");
     await clearToasts();
