@@ -1027,8 +1027,18 @@ try {
     // Its tables fit the report's column: nothing scrolls sideways.
     const sideways = await comparison.locator(".table-scroll").evaluateAll((boxes) => boxes.map((box) => box.scrollWidth - box.clientWidth));
     if (sideways.some((extra) => extra > 1)) throw new Error(`the comparison's tables scroll sideways by ${sideways} px`);
-    await comparison.scrollIntoViewIfNeeded();
-    await viewShot("comparison");
+    // In both themes: every label of the view with its comparison ≥ 4.5:1, nothing over 320 px.
+    for (const kind of ["dark", "light"]) {
+        if (kind !== "dark") await useTheme(kind);
+        const low = await lowContrastLabels();
+        if (low.length) throw new Error(`labels under 4.5:1 beside the comparison in the ${kind} theme: ${JSON.stringify(low.slice(0, 8))}`);
+        const overflow = await overflowAt(320);
+        if (overflow.scrollWidth > 321) throw new Error(`at 320 px the comparison overflows to ${overflow.scrollWidth} px: ${JSON.stringify(overflow.widest)}`);
+        await overflowAt(null);
+        await comparison.scrollIntoViewIfNeeded();
+        await viewShot(kind === "dark" ? "comparison" : "comparison-light");
+    }
+    await useTheme("dark");
     await clearToasts();
     await frame.locator("#close-comparison").click();
     await comparison.waitFor({ state: "detached", timeout: STEP_TIMEOUT_MS });
