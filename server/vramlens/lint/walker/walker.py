@@ -14,7 +14,7 @@ import re
 
 from ..facts.gradmode import OFF, ON
 from ..flow.summaries import EMPTY, GRAPH, GRAPH_ONLY, MAYBE_GRAPH, Labels, Summary, computed, parameter_label, parameters_in
-from ..flow.taint import CLEAN_METHODS, TaintEvaluator, TaintState, constant_key, is_summary_name, scalar_annotation
+from ..flow.taint import CLEAN_METHODS, TaintEvaluator, TaintState, constant_key, is_summary_name
 from ..parse.syntax import base_dotted, dotted, is_private_decoding_helper, name_words
 from .context import LintContext, Scope
 from .rule import Rule
@@ -102,8 +102,6 @@ class Walker:
         site = ctx.graph.site_of.get(id(call))
         if site is None or site.callee.name == "__init__":
             return None
-        if scalar_annotation(getattr(site.callee, "returns", None)):
-            return frozenset()  # ``-> Optional[int]``: a count or a flag derived from its arguments keeps no graph
         summary = ctx.summaries.get(id(site.callee))
         if summary is None:
             return None  # not walked yet (recursion): judged like any other call
