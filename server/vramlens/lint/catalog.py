@@ -56,6 +56,9 @@ class Check:
     released: tuple[int, int] | None = None  # (true, judged) findings on the in-sample released corpora
     commits: tuple[int, int] | None = None  # (true, judged) findings on the in-sample commit corpora
     held_out: tuple[int, int] | None = None  # (true, judged) findings on the last held-out round's codebases
+    # (true, judged) on that round's codebases now, where a mechanism behind its findings was fixed after seeing
+    # them: an in-sample figure (the round no longer tests the check), printed beside the held-out one, never gating
+    retuned: tuple[int, int] | None = None
     doc: Code | None = None  # the rule's declaration: what it finds, its default fix, why, an example
 
     @property
@@ -95,7 +98,10 @@ class Check:
         if self.held_out is None:
             return f"held out (round {HELD_OUT_ROUND}): no finding"
         true, judged = self.held_out
-        return f"held out (round {HELD_OUT_ROUND}): {true} true of {judged}"
+        text = f"held out (round {HELD_OUT_ROUND}): {true} true of {judged}"
+        if self.retuned is not None:
+            text += f" (since fixed on seeing it, in sample: {self.retuned[0]} true of {self.retuned[1]})"
+        return text
 
     @property
     def reason(self) -> str:
@@ -119,8 +125,8 @@ class Check:
 # and test_held_out_gate.py fail when these drift from the judged corpora); a code not listed has no finding.
 MEASURED: dict[str, dict[str, tuple[int, int]]] = {
     "VL101": dict(released=(1, 1), commits=(5, 5)),
-    "VL102": dict(released=(2, 2), commits=(5, 5), held_out=(0, 1)),
-    "VL103": dict(commits=(3, 3), held_out=(0, 2)),
+    "VL102": dict(released=(2, 2), commits=(5, 5), held_out=(0, 1), retuned=(0, 0)),
+    "VL103": dict(commits=(3, 3), held_out=(0, 2), retuned=(0, 0)),
     "VL105": dict(released=(0, 3), commits=(1, 6), held_out=(2, 30)),
     "VL107": dict(released=(1, 1), commits=(3, 3)),
     "VL201": dict(released=(10, 33), commits=(34, 63), held_out=(1, 9)),
@@ -138,8 +144,9 @@ IN_SAMPLE_NOTES = {
     "VL601": "fairseq's validation retry, in both corpora",
 }
 HELD_OUT_NOTES = {
-    "VL102": "kornia's `batched_forward`: a local list of micro-batch outputs concatenated into the result",
-    "VL103": "TGN's memory, detached by its own `detach()`; a data transform",
+    "VL102": "kornia's `batched_forward`: a local list of micro-batch outputs concatenated into the result; "
+             "fixed since",
+    "VL103": "TGN's memory, detached by its own `detach()`; a count a data transform's helper computes; fixed since",
     "VL105": "the two true: torch-geometric's InstanceNorm running statistics updated with autograd on",
 }
 

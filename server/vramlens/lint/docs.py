@@ -70,11 +70,13 @@ def held_out_table() -> str:
     """Every check with enough evidence in sample (the ones whose held-out figure can change their status)."""
     judged = [c for c in CHECKS if c.code != ALWAYS_ON and c.enough_evidence]
     gated = sorted(judged, key=lambda c: (c.preview, c.code))
-    lines = ["| code | in sample | held out, round %d | status |" % HELD_OUT_ROUND, "|---|---|---|---|"]
+    lines = ["| code | in sample | held out, round %d | round %d now (in sample) | status |" % (HELD_OUT_ROUND, HELD_OUT_ROUND),
+             "|---|---|---|---|---|"]
     for c in gated:
         held = f"{c.held_out[0]} of {c.held_out[1]}" if c.held_out else "no finding"
+        now = f"{c.retuned[0]} of {c.retuned[1]}" if c.retuned else "no fix since"
         lines.append(f"| {c.code} | {c.measured[0]} of {c.measured[1]} | {_noted(held, HELD_OUT_NOTES.get(c.code))} "
-                     f"| {_held_out_status(c)} |")
+                     f"| {now} | {_held_out_status(c)} |")
     return "\n".join(lines)
 
 

@@ -14,6 +14,7 @@ no operation makes new history; a name still holds what it held.
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Callable
@@ -187,6 +188,7 @@ class TaintEvaluator:
         self.scope: ast.AST = facts.tree  # set by the walker
         self._forward_kinds: dict[tuple[int, int], str | None] = {}
         self._name_verdicts: dict[int, Labels | None] = {}
+        self._scalar_methods: dict[tuple[int, str, str], bool] = {}
 
     def forward_kind(self, call: ast.Call) -> str | None:
         return forward_kind(self.evidence, call, self.scope)
@@ -310,6 +312,54 @@ class TaintEvaluator:
         self._name_verdicts[key] = verdict
         return verdict
 
+    def _scalar_method(self, call: ast.Call) -> bool:
+        """``self.num_nodes.get_value(key)`` where ``self.num_nodes`` is always an instance of a class of the file
+        (``self.num_nodes = num_nodes`` from ``num_nodes: _NumNodes``, or ``= _NumNodes(...)``) whose method is
+        annotated to return a scalar (``-> Optional[int]``): a count or a flag, whatever it was computed from."""
+        func = call.func
+        if type(func) is not ast.Attribute:
+            return False
+        held = dotted(func.value) or ""
+        if not held.startswith("self.") or held.count(".") != 1:
+            return False
+        owner = self.facts.enclosing_class(self.scope)
+        if owner is None:
+            return False
+        key = (id(owner), held, func.attr)
+        known = self._scalar_methods.get(key)
+        if known is None:
+            cls = self.facts.classes.get(self._held_class(owner, held) or "")
+            method = next((item for item in cls.body if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))
+                           and item.name == func.attr), None) if cls is not None else None
+            known = self._scalar_methods[key] = method is not None and scalar_annotation(method.returns)
+        return known
+
+    def _held_class(self, owner: ast.ClassDef, held: str) -> str | None:
+        """The one class of the file every assignment of ``held`` in ``owner`` gives it, by construction or by
+        the annotation of the parameter assigned; None when any assignment says otherwise or none is found."""
+        found: set[str | None] = set()
+        for method in owner.body:
+            if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            annotations = {a.arg: a.annotation for a in method.args.posonlyargs + method.args.args + method.args.kwonlyargs}
+            for node in ast.walk(method):
+                if isinstance(node, (ast.Assign, ast.AnnAssign)):
+                    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                    if not any(dotted(t) == held for t in targets):
+                        continue
+                    value = node.value
+                    if isinstance(value, ast.Call):
+                        found.add(dotted(value.func))
+                    elif isinstance(value, ast.Name):
+                        annotation = annotations.get(value.id)
+                        found.add(dotted(annotation) if annotation is not None else None)
+                    else:
+                        found.add(None)
+        if len(found) != 1:
+            return None
+        name = found.pop()
+        return name if name in self.facts.classes else None
+
     def _call(self, call: ast.Call, state: TaintState) -> Labels:
         verdict = self._by_name(call)
         if verdict is SUMMARY_NAMED:
@@ -324,6 +374,8 @@ class TaintEvaluator:
             return LEAF_ONLY if _requires_grad(call) else EMPTY
         if self._builds_optimizer(call):
             return EMPTY  # an optimizer or scheduler holds parameters (leaves), never graph
+        if self._scalar_method(call):
+            return EMPTY
         kind = self.forward_kind(call)
         if kind == NO_GRAD:
             return EMPTY
@@ -408,6 +460,30 @@ class TaintEvaluator:
 
 
 _DETACHERS = frozenset({"detach", "item", "tolist"})
+
+
+_SCALAR_LEAVES = frozenset({"int", "bool", "str", "bytes", "None", "device", "dtype", "Size"})
+_SCALAR_WRAPPERS = frozenset({"Optional", "Union", "Tuple", "tuple", "List", "list", "Dict", "dict", "Literal",
+                              "torch", "typing"})
+
+
+def scalar_annotation(annotation: ast.AST | None) -> bool:
+    """``-> int``, ``-> Optional[int]``, ``-> Tuple[int, str]``: a return that cannot hold a tensor. Not a bare
+    ``dict`` or ``list`` (they may hold losses), nor ``float`` (a 0-d tensor passes for one)."""
+    if annotation is None:
+        return False
+    words: set[str] = set()
+    for node in ast.walk(annotation):
+        if isinstance(node, ast.Name):
+            words.add(node.id)
+        elif isinstance(node, ast.Attribute):
+            words.add(node.attr)
+        elif isinstance(node, ast.Constant):
+            if isinstance(node.value, str):
+                words.update(re.findall(r"[A-Za-z_][A-Za-z_0-9]*", node.value))
+            elif node.value is None:
+                words.add("None")
+    return bool(words & _SCALAR_LEAVES) and words <= _SCALAR_LEAVES | _SCALAR_WRAPPERS
 
 
 def is_detaching_callable(node: ast.AST) -> bool:

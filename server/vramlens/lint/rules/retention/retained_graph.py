@@ -23,7 +23,7 @@ from ...walker.rule import Rule
 from ...walker.context import LintContext
 from ...walker.walker import sanitized
 from .framework_hooks import check_kept_output
-from .lifetime import OUTLIVES_CALL, backpropagated, carried_across, lifetime, rebound_in, returned_names
+from .lifetime import OUTLIVES_CALL, backpropagated, carried_across, lifetime, names_reaching_return, rebound_in, returned_names
 from .object_state import memo_cache_with_clear, reinitialised_per_call
 
 RULE = "retained-graph"
@@ -277,6 +277,99 @@ def _kept_only_for_the_callers_backward(container: str, values: list[ast.AST], c
     return True
 
 
+_REDUCERS = _CONCATENATORS | {"sum"}
+
+
+def _reduced_into_the_result(container: str, values: list[ast.AST], ctx: LintContext) -> bool:
+    """``for st in range(0, len(data), bs): outs.append(model(data[st:st + bs]))``; ``return torch.cat(outs)``:
+    the call's own input run in micro-batches and joined into what it returns. The graphs are the result, kept
+    only during the call, as one forward over the whole input would keep them. Only for chunks of a parameter
+    (a loop over a loader keeps a whole dataset's graphs: an evaluation missing ``no_grad``), a list made here,
+    never handed anywhere but to the joining call, read only to be joined (or sized), in a function with no
+    backward (a training loop keeps each step's graph for nothing)."""
+    func = ctx.scope.node
+    loop = ctx.loops[-1] if ctx.loops else None
+    if "." in container or isinstance(func, ast.Module) or loop is None or container not in returned_names(ctx):
+        return False
+    if not _chunks_of_a_parameter(loop, values, func):
+        return False
+    key = ("reduced-into-result", id(func), container)
+    known = ctx.memo.get(key)
+    if known is None:
+        known = ctx.memo[key] = _only_joined_into_return(container, func)
+    return known
+
+
+_CHUNKERS = {"split", "chunk", "tensor_split", "unbind"}
+
+
+def _chunks_of_a_parameter(loop: ast.AST, values: list[ast.AST], func: ast.AST) -> bool:
+    """The loop walks a parameter in pieces: ``for part in x.split(n)`` / ``torch.chunk(x, n)``, or what is
+    stored is computed from a slice of it (``data[st:end]``)."""
+    args = func.args
+    parameters = {a.arg for a in args.posonlyargs + args.args + args.kwonlyargs} - {"self", "cls"}
+    iterated = getattr(loop, "iter", None)
+    if isinstance(iterated, ast.Call) and last_name(call_name(iterated) or "") in _CHUNKERS:
+        func_node = iterated.func
+        split = func_node.value if isinstance(func_node, ast.Attribute) and not dotted(func_node.value) == "torch" \
+            else (iterated.args[0] if iterated.args else None)
+        if isinstance(split, ast.Name) and split.id in parameters:
+            return True
+    return bool(values) and all(
+        any(isinstance(n, ast.Subscript) and isinstance(n.slice, ast.Slice) and isinstance(n.value, ast.Name)
+            and n.value.id in parameters for n in ast.walk(value))
+        for value in values)
+
+
+def _only_joined_into_return(container: str, func: ast.AST) -> bool:
+    args = func.args
+    if container in {a.arg for a in args.posonlyargs + args.args + args.kwonlyargs}:
+        return False  # the caller's list: what goes in outlives the call
+    returned = names_reaching_return(func)
+    allowed: set[int] = set()  # the Name nodes of the list that are fine: appended to, joined, sized
+    joined = False
+    for node in ast.walk(func):
+        if isinstance(node, (ast.Global, ast.Nonlocal)) and container in node.names:
+            return False
+        if _is_backward(node) or isinstance(node, (ast.Yield, ast.YieldFrom)):
+            return False
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == container for t in node.targets):
+            if len(node.targets) != 1 or not _new_empty_list(node.value):
+                return False
+        if not isinstance(node, ast.Call):
+            continue
+        func_node = node.func
+        if isinstance(func_node, ast.Attribute) and isinstance(func_node.value, ast.Name) \
+                and func_node.value.id == container and func_node.attr in _APPENDERS:
+            allowed.add(id(func_node.value))
+        elif last_name(call_name(node) or "") in _SIZE_ONLY:
+            allowed |= {id(a) for a in node.args if isinstance(a, ast.Name) and a.id == container}
+        elif last_name(call_name(node) or "") in _REDUCERS and node.args \
+                and isinstance(node.args[0], ast.Name) and node.args[0].id == container:
+            if not _flows_into_return(node, func, returned):
+                return False
+            allowed.add(id(node.args[0]))
+            joined = True
+    uses = [n for n in ast.walk(func) if isinstance(n, ast.Name) and n.id == container and isinstance(n.ctx, ast.Load)]
+    return joined and all(id(n) in allowed for n in uses)
+
+
+def _new_empty_list(value: ast.AST) -> bool:
+    return (isinstance(value, ast.List) and not value.elts) or (
+        isinstance(value, ast.Call) and call_name(value) == "list" and not value.args)
+
+
+def _flows_into_return(call: ast.Call, func: ast.AST, returned: set[str]) -> bool:
+    """The joining call sits in a ``return`` or is bound to a name that reaches it (``out = torch.cat(outs)``)."""
+    for node in ast.walk(func):
+        if isinstance(node, ast.Return) and node.value is not None and any(n is call for n in ast.walk(node.value)):
+            return True
+        if isinstance(node, ast.Assign) and any(n is call for n in ast.walk(node.value)):
+            targets = {n.id for t in node.targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+            return bool(targets & returned)
+    return False
+
+
 _SIZE_ONLY = {"len", "bool", "str", "repr", "print", "isinstance", "type"}
 
 
@@ -484,7 +577,8 @@ class RetainedGraph(Rule):
             graph = [v for v in values if ctx.tainted(v) or not sanitized(v)]
         else:
             graph = [v for v in values if ctx.tainted(v)]
-        if graph and kept != OUTLIVES_CALL and _kept_only_for_the_callers_backward(container, graph, ctx):
+        if graph and kept != OUTLIVES_CALL and (_kept_only_for_the_callers_backward(container, graph, ctx)
+                                                or _reduced_into_the_result(container, graph, ctx)):
             return
         if not graph:
             if kept == OUTLIVES_CALL:
