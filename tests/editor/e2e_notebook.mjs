@@ -274,10 +274,16 @@ async function openNotebook(place) {
         const expanded = await row.getAttribute("aria-expanded");
         if (i === parts.length - 1 || expanded !== "true") await row.click();
     }
-    const cell = page.locator(".notebook-editor .monaco-list-row[data-index] .monaco-editor .view-lines").first();
+    // Visible ones only: a notebook opened earlier keeps its (hidden) editor in the page.
+    const cell = page.locator(".notebook-editor .monaco-list-row[data-index] .monaco-editor .view-lines >> visible=true").first();
     try {
         await cell.waitFor({ timeout: 10_000 });
     } catch {
+        if (await page.locator(".notebook-editor >> visible=true").count()) {
+            await cell.waitFor({ timeout: STEP_TIMEOUT_MS }); // a notebook view still drawing its cells
+            await cell.click();
+            return;
+        }
         // Opened before the built-in notebook support was ready, as JSON text: reopen it in the notebook view.
         await runCommand("View: Reopen Editor With...");
         await page.locator(".quick-input-list").getByText("Jupyter Notebook", { exact: false }).first().click({ timeout: STEP_TIMEOUT_MS });
