@@ -14,7 +14,6 @@ no operation makes new history; a name still holds what it held.
 from __future__ import annotations
 
 import ast
-import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Callable
@@ -22,7 +21,7 @@ from typing import Callable
 from ..facts.evidence import Evidence
 from ..facts.file_facts import FileFacts
 from ..facts.forwards import DIFFERENTIABLE, FORWARD, FUNCTIONAL, METHOD, NO_GRAD, forward_kind
-from ..parse.syntax import call_name, dotted, last_name
+from ..parse.syntax import annotation_words, call_name, dotted, last_name
 from .summaries import EMPTY, GRAPH, GRAPH_ONLY, LEAF, LEAF_ONLY, MAYBE_ONLY, Labels, computed, unseen
 
 CLEAN_METHODS = frozenset({
@@ -472,17 +471,7 @@ def scalar_annotation(annotation: ast.AST | None) -> bool:
     ``dict`` or ``list`` (they may hold losses), nor ``float`` (a 0-d tensor passes for one)."""
     if annotation is None:
         return False
-    words: set[str] = set()
-    for node in ast.walk(annotation):
-        if isinstance(node, ast.Name):
-            words.add(node.id)
-        elif isinstance(node, ast.Attribute):
-            words.add(node.attr)
-        elif isinstance(node, ast.Constant):
-            if isinstance(node.value, str):
-                words.update(re.findall(r"[A-Za-z_][A-Za-z_0-9]*", node.value))
-            elif node.value is None:
-                words.add("None")
+    words = annotation_words(annotation)
     return bool(words & _SCALAR_LEAVES) and words <= _SCALAR_LEAVES | _SCALAR_WRAPPERS
 
 

@@ -245,6 +245,26 @@ def is_optimizer_step(call: ast.Call) -> bool:
     return method_name(call) == "step" and bool(_OPTIMIZER_RECEIVER.search(last_name(receiver_name(call))))
 
 
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z_0-9]*")
+
+
+def annotation_words(annotation: ast.AST) -> set[str]:
+    """The type names an annotation is made of: ``Optional[torch.device]`` -> {Optional, torch, device};
+    a string annotation's identifiers; ``None`` as the word "None"."""
+    words: set[str] = set()
+    for node in ast.walk(annotation):
+        if isinstance(node, ast.Name):
+            words.add(node.id)
+        elif isinstance(node, ast.Attribute):
+            words.add(node.attr)
+        elif isinstance(node, ast.Constant):
+            if isinstance(node.value, str):
+                words.update(_IDENTIFIER.findall(node.value))
+            elif node.value is None:
+                words.add("None")
+    return words
+
+
 def leading_indent(line: str) -> str:
     return line[: len(line) - len(line.lstrip(" \t"))]
 

@@ -10,12 +10,11 @@ tainted when the rules look at them.
 from __future__ import annotations
 
 import ast
-import re
 
 from ..facts.gradmode import OFF, ON
 from ..flow.summaries import EMPTY, GRAPH, GRAPH_ONLY, MAYBE_GRAPH, Labels, Summary, computed, parameter_label, parameters_in
 from ..flow.taint import CLEAN_METHODS, TaintEvaluator, TaintState, constant_key, is_summary_name
-from ..parse.syntax import base_dotted, dotted, is_private_decoding_helper, name_words
+from ..parse.syntax import annotation_words, base_dotted, dotted, is_private_decoding_helper, name_words
 from .context import LintContext, Scope
 from .rule import Rule
 
@@ -532,21 +531,13 @@ _NON_TENSOR_TYPES = frozenset({
     "Union", "dict", "Dict", "Mapping", "device", "dtype", "Callable", "None", "Size", "Iterable", "type", "Type",
     "Literal", "slice", "range", "torch", "typing",
 })
-_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z_0-9]*")
 
 
 def non_tensor_annotation(annotation: ast.AST | None) -> bool:
     """``int``, ``Tuple[int, int]``, ``Optional[torch.device]``: a parameter that cannot hold a tensor."""
     if annotation is None:
         return False
-    words: set[str] = set()
-    for node in ast.walk(annotation):
-        if isinstance(node, ast.Name):
-            words.add(node.id)
-        elif isinstance(node, ast.Attribute):
-            words.add(node.attr)
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
-            words.update(_IDENTIFIER.findall(node.value))
+    words = annotation_words(annotation)
     return bool(words) and words <= _NON_TENSOR_TYPES
 
 
