@@ -157,13 +157,16 @@ def _line_deltas(before: Analysis, after: Analysis, notes: list[str] | None = No
     # A line found on one side only, in a file the other side could not read, is not known to be absent
     # there (a storing line is found from the file's text): it is left out, never shown as 0 B.
     read_before, read_after = _files_read(before), _files_read(after)
-    unknown = {d.label for d in deltas
-               if (d.before == 0 and d.growth_before == 0 and _file_name(d.path) not in read_before)
-               or (d.after == 0 and d.growth_after == 0 and _file_name(d.path) not in read_after)}
+
+    def unknown_on_one_side(d: Delta) -> bool:
+        return ((d.before == 0 and d.growth_before == 0 and _file_name(d.path) not in read_before)
+                or (d.after == 0 and d.growth_after == 0 and _file_name(d.path) not in read_after))
+
+    unknown = [d for d in deltas if unknown_on_one_side(d)]
     if unknown and notes is not None:
-        notes.append(f"Not compared: {', '.join(sorted(unknown))}, found from a file's text on one side only "
-                     "(the other capture's files could not be read here: pass --source-root).")
-    deltas = [d for d in deltas if d.label not in unknown]
+        notes.append(f"Not compared: {', '.join(sorted({d.label for d in unknown}))}, found from a file's text on one "
+                     "side only (the other capture's files could not be read here: pass --source-root).")
+    deltas = [d for d in deltas if not unknown_on_one_side(d)]
     changed = [d for d in deltas if abs(d.change) >= MIN_DELTA or abs(d.growth_after - d.growth_before) >= MIN_DELTA]
     return sorted(changed, key=lambda d: (-abs(d.growth_after - d.growth_before), -abs(d.change)))
 
@@ -224,7 +227,7 @@ def diff_analyses(before: Analysis, after: Analysis, before_meta: dict | None = 
     notes: list[str] = []
     diff = CaptureDiff(_side(before, before_meta), _side(after, after_meta), _line_deltas(before, after, notes),
                        _holder_deltas(before, after, notes), notes=notes)
-    scripts = {str((meta or {}).get("script") or "").replace("\\", "/").rsplit("/", 1)[-1]
+    scripts = {_file_name((meta or {}).get("script") or "")
                for meta in (before_meta, after_meta)} - {""}
     if len(scripts) > 1:
         diff.notes.append(f"The two captures ran different scripts ({', '.join(sorted(scripts))}): the comparison "
