@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import field
+
+from vramlens.lazy_dataclass import lazy_dataclass
 
 # Pseudo-lines for bytes that no user line can honestly be blamed for.
 NO_FRAME_FUNCTION = "<no Python frame: autograd engine / C++>"
@@ -11,7 +13,7 @@ LIBRARY_ONLY_FUNCTION = "<library code only: no frame under the source root>"
 BEFORE_TRACE_FUNCTION = "<allocated before the recorded history>"
 VSCODE_CELL = "vscode-notebook-cell:"  # a cell URI used as a file name (VS Code's debugger compiles cells so)
 
-@dataclass
+@lazy_dataclass
 class TimelinePoint:
     """One point of the memory timeline: the highest allocated and reserved bytes of its bucket of the trace."""
 
@@ -20,7 +22,7 @@ class TimelinePoint:
     allocated: int  # the highest value in the bucket this point stands for
     reserved: int
 
-@dataclass
+@lazy_dataclass
 class Timeline:
     """Allocated and reserved bytes over the trace, a bounded number of points, relative to its start."""
 
@@ -39,7 +41,7 @@ class Timeline:
     allocated_at_oom: int | None = None
     reserved_at_oom: int | None = None
 
-@dataclass
+@lazy_dataclass
 class OomEvent:
     """The out-of-memory error: what was asked for, what the device had free, where it was asked."""
 
@@ -50,7 +52,7 @@ class OomEvent:
     index: int | None = None  # trace position of the (latest) OOM, when the trace holds it
     site: RequestSite | None = None  # where the failing request was made, when it can be told
 
-@dataclass
+@lazy_dataclass
 class RequestSite:
     """The user line behind the failing request (see analysis/attribution/request_site.py)."""
 
@@ -59,7 +61,7 @@ class RequestSite:
     source: str | None
     autograd: bool  # made by the autograd engine (no Python frame) during work started at this line
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class CellRef:
     """The notebook cell a recorded line belongs to (a capture recorded in a Jupyter kernel)."""
 
@@ -68,7 +70,7 @@ class CellRef:
     execution_count: int | None
     notebook: str | None  # the notebook file here, when there is one
 
-@dataclass
+@lazy_dataclass
 class LineStat:
     """One line of code and the allocations made under it: live bytes, blocks and sizes at the moment that matters."""
 
@@ -105,7 +107,7 @@ class LineStat:
             return f"{self.cell.label} line {self.line}"
         return f"{self.path.replace(chr(92), '/').rsplit('/', 1)[-1]}:{self.line}"
 
-@dataclass
+@lazy_dataclass
 class Accounting:
     """Every byte at the moment that matters, from allocated to what lies outside PyTorch."""
 
@@ -133,7 +135,7 @@ class Accounting:
     split_segments: int | None = None  # segments of the request's pool holding live and free blocks at once
     split_free: int | None = None  # free bytes stranded inside them
 
-@dataclass
+@lazy_dataclass
 class ConfirmPlan:
     """The experiment that separates the two most likely causes (`vramlens run --confirm`)."""
 
@@ -142,7 +144,7 @@ class ConfirmPlan:
     command: str  # the CLI command that runs it
     expectation: str  # what each outcome would mean, in one sentence
 
-@dataclass
+@lazy_dataclass
 class Diagnosis:
     """The cause of the OOM (or of the peak), how sure the analysis is, and the evidence it read."""
 
@@ -157,7 +159,7 @@ class Diagnosis:
     def confidence_label(self) -> str:
         return "high" if self.confidence >= 0.75 else "medium" if self.confidence >= 0.5 else "low"
 
-@dataclass
+@lazy_dataclass
 class Action:
     """Something an editor can offer as a button beside a recommendation (docs/lsp-protocol.md).
 
@@ -171,7 +173,7 @@ class Action:
     title: str  # short, for a button: "Try expandable_segments"
     arguments: dict = field(default_factory=dict)
 
-@dataclass
+@lazy_dataclass
 class Recommendation:
     """One thing to try, why it fits this run, and what an editor can run for it."""
 
@@ -182,7 +184,7 @@ class Recommendation:
     command: str | None = None  # the CLI command that does the same, for the terminal
     remedy: str | None = None  # the library remedy it is (analysis/recommendations/remedies.py), if one
 
-@dataclass
+@lazy_dataclass
 class Step:
     """One iteration of the loop that drives the work (a training step, an evaluation batch, a decoding step)."""
 
@@ -196,7 +198,7 @@ class Step:
     complete: bool  # False for the step the run ended (or failed) in
     kind: str = "step"  # "train" | "eval" | "decode" | "step"
 
-@dataclass
+@lazy_dataclass
 class StepModel:
     """The run seen as iterations, from the trace alone (see analysis/steps/)."""
 
@@ -218,7 +220,7 @@ class StepModel:
     def completed(self) -> int:
         return sum(1 for step in self.steps if step.complete)
 
-@dataclass
+@lazy_dataclass
 class RoleShare:
     """Bytes of one role at the moment (issue: what the memory is). Roles add up to allocated."""
 
@@ -227,7 +229,7 @@ class RoleShare:
     label: str  # for people: "optimizer state (AdamW: exp_avg, exp_avg_sq)"
     detail: str | None = None
 
-@dataclass
+@lazy_dataclass
 class Holder:
     """A named root that keeps tensors alive: a module global, an attribute, a frame, a traceback."""
 
@@ -258,7 +260,7 @@ class Holder:
             return f"a {noun} of {self.length}"
         return f"an {noun}" if noun[:1] in "aeiou" else f"a {noun}"
 
-@dataclass
+@lazy_dataclass
 class StoringLine:
     """The statement of the user's code that keeps memory alive by storing into a holder
     (analysis/attribution/storing.py): the line to change. The allocation line is the second hop."""
@@ -288,7 +290,7 @@ _SIZED_KINDS = ("list", "dict", "tuple", "set", "deque")
 _HOLDER_NOUNS = {"locals": "local variable", "frame": "local variable", "attribute": "attribute", "traceback": "traceback",
                  "cache": "cache", "object": "object"}
 
-@dataclass
+@lazy_dataclass
 class FrameNode:
     """A branch of the drill-down below a user line: live bytes by library frame."""
 
@@ -299,7 +301,7 @@ class FrameNode:
     children: list["FrameNode"] = field(default_factory=list)
     local_path: str | None = None
 
-@dataclass
+@lazy_dataclass
 class PhaseMark:
     """A mark the user put into the recorded history (torch 2.14's ``annotate``): a phase on the timeline."""
 
@@ -309,7 +311,7 @@ class PhaseMark:
 
 # A capture recorded in a Jupyter kernel (read by load/notebook.py)
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class CellRun:
     """One execution of one cell, as the kernel logged it."""
 
@@ -327,7 +329,7 @@ class CellRun:
         return self.source.splitlines()
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class KernelHolder:
     """Device memory the kernel itself keeps alive (``Out[3]``, ``_``, ``sys.last_traceback``)."""
 
@@ -343,7 +345,7 @@ class KernelHolder:
     frames: list[tuple[str, int, str, int]] = field(default_factory=list)  # (recorded file, line, function, bytes)
 
 
-@dataclass
+@lazy_dataclass
 class NotebookFacts:
     """A notebook run's cells as the capture recorded them, with what its kernel keeps."""
 
@@ -392,7 +394,7 @@ class NotebookFacts:
         return run.lines[line - 1].strip()
 
 
-@dataclass
+@lazy_dataclass
 class LineHistory:
     """What the editor draws over time per user line, from one pass over the trace."""
 
@@ -401,7 +403,7 @@ class LineHistory:
     peaks: dict = field(default_factory=dict)  # (path, line) -> the most it held live at once
 
 
-@dataclass
+@lazy_dataclass
 class Analysis:
     """The whole result of analysing one capture: what the text, the JSON and the editor show."""
 

@@ -18,11 +18,11 @@ guessed between: no storing line is given then, and the analysis says so.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from vramlens.analysis.load.sources import SourceResolver
 from vramlens.analysis.model import Holder, LineStat, StoringLine
+from vramlens.lazy_dataclass import lazy_dataclass
 
 if TYPE_CHECKING:
     from vramlens.analysis.attribution.store_facts import FileFacts, Store
@@ -33,7 +33,7 @@ ACCUMULATING = ("append", "extend", "update", "augmented", "item", "concat", "se
 MAX_FILES = 40  # user files read for one analysis
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class _Name:
     """What a holder's root says about the name the user's code stores into."""
 

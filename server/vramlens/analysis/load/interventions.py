@@ -3,12 +3,13 @@ way whichever layout recorded them: {setting, verdict, baseline{…}, result{…
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 
+from vramlens.lazy_dataclass import lazy_dataclass
 from vramlens.units import format_bytes as fmt
 
 
-@dataclass
+@lazy_dataclass
 class Intervention:
     """An allocator setting tried by `vramlens experiment`, and whether it prevented the OOM."""
 
