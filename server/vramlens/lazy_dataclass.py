@@ -16,9 +16,9 @@ own ``__init__`` or ask for ``slots`` (a new class) keep ``dataclasses.dataclass
 
 from __future__ import annotations
 
-import threading
+import _thread  # threading's own lock, without importing threading (start-up time)
 
-_making = threading.RLock()  # the language server may instantiate from several threads
+_making = _thread.RLock()  # the language server may instantiate from several threads
 _pending: dict = {}  # class -> the options it is to be made with
 
 

@@ -7,9 +7,6 @@ import sys
 
 from vramlens.analysis import analyze_path, to_json
 from vramlens.analysis.rendering.analysis_text import TOP_LINES, render_text
-from vramlens.analysis.rendering.ranks_text import render_ranks_text
-from vramlens.analysis.rendering.rank_export import comparison_to_json
-from vramlens.analysis.ranks.analyze import analyze_ranks
 from vramlens.capture.ranks import holds_rank_captures
 from vramlens.analysis.model import Analysis
 from vramlens.units import parse_size
@@ -78,6 +75,8 @@ def shown_rank_path(path: str, source_root: str | None) -> str:
     """For a folder of ranks, the capture of the rank to show (saying so on stderr); else ``path``."""
     if not holds_rank_captures(path):
         return path
+    from vramlens.analysis.ranks.analyze import analyze_ranks  # only for a folder of ranks (start-up time)
+
     comparison = analyze_ranks(path, source_root=source_root)
     shown = comparison.ranks[comparison.default_index]
     print(one_line(f"vramlens: {path} holds {len(comparison.ranks)} ranks' captures; this is rank {shown.rank} "
@@ -87,6 +86,11 @@ def shown_rank_path(path: str, source_root: str | None) -> str:
 
 def run_ranks(args) -> int:
     """A folder of ranks' captures: the comparison, then the failing (or fullest) rank in full."""
+    # Imported here, as only a folder of ranks needs them: they cost every other analysis its start-up.
+    from vramlens.analysis.ranks.analyze import analyze_ranks
+    from vramlens.analysis.rendering.rank_export import comparison_to_json
+    from vramlens.analysis.rendering.ranks_text import render_ranks_text
+
     try:
         comparison = analyze_ranks(args.path, source_root=args.source_root)
     except CaptureError as error:
