@@ -9,7 +9,7 @@ alternate within every round, and medians are printed: wall time, CPU time (user
 child) and peak RSS. On a shared machine wall time follows the other jobs; CPU time much less, so
 both are shown, with the load average before and after. `vramlens` = restricted load + the whole
 analysis (replay, attribution, accounting, diagnosis) without printing; `vramlens` command = the
-whole `vramlens analyze PATH`, start-up and printed text included.
+whole `vramlens analyze PATH`, start-up and printed text included (and `--json`: the JSON printed).
 
 Given a capture folder, the analysis reads the whole folder (capture.json, censuses, snapshot) and
 the bare load unpickles the folder's snapshot.pickle. --baseline-server DIR (a `server/` folder of
@@ -35,9 +35,11 @@ VARIANTS = {
     "pickle.load": "import pickle; pickle.load(open(SNAPSHOT, 'rb'))",
     "vramlens analyze": "from vramlens.analysis.pipeline import analyze_path; analyze_path(PATH, total_memory=TOTAL)",
     "vramlens command": "from vramlens.cli import main; main(['analyze', PATH] + (['--total-memory', str(TOTAL)] if TOTAL else []))",
+    "vramlens command --json": "from vramlens.cli import main; main(['analyze', '--json', PATH] + (['--total-memory', str(TOTAL)] if TOTAL else []))",
     "_memory_viz.trace": "import pickle; from torch.cuda import _memory_viz; _memory_viz.trace(pickle.load(open(SNAPSHOT, 'rb')))",
 }
 WARM_UP = {"vramlens analyze": "import vramlens.analysis.pipeline", "vramlens command": "import vramlens.cli.analyze",
+           "vramlens command --json": "import vramlens.cli.analyze",
            "_memory_viz.trace": "from torch.cuda import _memory_viz"}
 BASELINE = " (baseline)"
 CHILD_ENV = dict(os.environ)
@@ -96,16 +98,16 @@ def main() -> None:
     size = os.path.getsize(os.path.join(args.snapshot, "snapshot.pickle") if folder else args.snapshot)
     print(f"{'capture folder' if folder else 'snapshot'} {args.snapshot}: {size / 2**20:.1f} MiB of snapshot; {args.rounds} rounds; python {sys.version.split()[0]}; {os.cpu_count()} cores")
     print("bytecode: " + ("as the environment says" if args.no_bytecode_cache else f"cached in {CHILD_ENV['PYTHONPYCACHEPREFIX']}"))
-    print(f"interpreter start-up alone: {baseline[0]:.2f} s wall, {baseline[1]:.2f} s CPU, {baseline[2] / 2**20:.0f} MiB")
+    print(f"interpreter start-up alone: {baseline[0]:.3f} s wall, {baseline[1]:.3f} s CPU, {baseline[2] / 2**20:.0f} MiB")
     print("load average (1, 5, 15 min): before " + ", ".join(f"{x:.2f}" for x in load_before)
           + "; after " + ", ".join(f"{x:.2f}" for x in load_after))
     load_time = statistics.median(times["pickle.load"])
     load_cpu = statistics.median(cpus["pickle.load"])
     load_peak = statistics.median(peaks["pickle.load"])
-    print(f"{'variant':<29} {'wall s':>7} {'x load':>7} {'CPU s':>7} {'x load':>7} {'peak MiB':>9} {'x load':>7}")
+    print(f"{'variant':<36} {'wall s':>7} {'x load':>7} {'CPU s':>7} {'x load':>7} {'peak MiB':>9} {'x load':>7}")
     for name in variants:
         t, c, p = statistics.median(times[name]), statistics.median(cpus[name]), statistics.median(peaks[name])
-        print(f"{name:<29} {t:>7.2f} {t / load_time:>7.2f} {c:>7.2f} {c / load_cpu:>7.2f} "
+        print(f"{name:<36} {t:>7.3f} {t / load_time:>7.2f} {c:>7.3f} {c / load_cpu:>7.2f} "
               f"{p / 2**20:>9.0f} {p / load_peak:>7.2f}")
 
 

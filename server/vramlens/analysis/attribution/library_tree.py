@@ -73,6 +73,33 @@ def _readable_library_file(path: str) -> str | None:
     return None
 
 
+# Where a class statement may begin: a line whose first word (after indentation) is ``class`` followed
+# by a space or a line continuation. Every class statement is on such a line (it can follow no ``;`` or
+# ``:`` on its line); a docstring's example may be too, so this is an upper bound on where classes are.
+_CLASS_START = re.compile(r"^[ \t\f\v]*class[ \t\f\v\\]", re.MULTILINE)
+_UNKNOWN = 0
+
+
+@lru_cache(maxsize=256)
+def _first_class_line(path: str) -> int:
+    """The first line of the file where a class statement may begin (a huge number when none may);
+    ``_UNKNOWN`` when the file cannot be decoded as Python decodes it. Parsing a file (torch's
+    nn/functional.py: 20 ms) is needed only to name a method's class: no class before the frame's
+    line, no class to name."""
+    import tokenize  # noqa: PLC0415 - imported already by the standard library's linecache
+
+    try:
+        data = read_regular_file(path, MAX_SOURCE_BYTES, "library source")
+        encoding, _ = tokenize.detect_encoding(iter(data.splitlines(keepends=True)).__next__)
+        text = data.decode(encoding)
+    except (FileProblem, SyntaxError, ValueError, LookupError, StopIteration):
+        return _UNKNOWN
+    # The line numbers are the parser's: it ends lines at \r\n, \r and \n only.
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    found = _CLASS_START.search(text)
+    return text.count("\n", 0, found.start()) + 1 if found else sys.maxsize
+
+
 @lru_cache(maxsize=256)
 def _scopes(path: str) -> tuple:
     """(first line, last line, "Class.method") of every function in the file, innermost last."""
@@ -116,6 +143,8 @@ def frame_label(frame: dict, names: dict | None = None) -> str:
     if recorded and recorded.rsplit(".", 1)[-1] == name:
         return recorded
     readable = _readable_library_file(filename)
+    if readable and line < _first_class_line(readable):
+        return name  # no class begins above the line: the enclosing function, if named so, is a plain one
     if readable:
         enclosing = [scope for scope in _scopes(readable) if scope[0] <= line <= scope[1]]
         if enclosing:
