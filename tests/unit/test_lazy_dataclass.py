@@ -64,7 +64,7 @@ def test_a_mistake_of_the_class_is_the_stdlibs_error_at_the_first_instance():
 
 
 def test_a_class_with_its_own_init_is_refused():
-    with pytest.raises(TypeError, match="lazy_dataclass makes the __init__"):
+    with pytest.raises(TypeError, match="lazy_dataclass makes __init__"):
         @lazy_dataclass
         class Own:
             def __init__(self):
@@ -100,3 +100,41 @@ def test_analyze_leaves_the_classes_it_never_instantiates_unmade():
             "print(code, dataclasses.is_dataclass(RankComparison), dataclasses.is_dataclass(Analysis))")
     done = subprocess.run([sys.executable, "-c", code, "analyze", FIXTURE], capture_output=True, text=True, check=True)
     assert done.stdout.split() == ["0", "False", "True"]
+
+
+def test_an_instance_unpickled_where_its_class_was_never_made_is_the_dataclass():
+    """The language server's first instance of a class may come pickled from its load worker."""
+    made = subprocess.run([sys.executable, "-c", (
+        "import pickle, sys\nfrom vramlens.capture.snapshot_shape import Annotation, TraceFacts\n"
+        "sys.stdout.buffer.write(pickle.dumps((Annotation(3, None, 'warm-up'), TraceFacts({'alloc': 2}))))")],
+        capture_output=True, check=True).stdout
+    read = subprocess.run([sys.executable, "-c", (
+        "import dataclasses, pickle, sys\nfrom vramlens.capture.snapshot_shape import Annotation, TraceFacts\n"
+        "assert not dataclasses.is_dataclass(Annotation)\n"
+        "mark, facts = pickle.loads(sys.stdin.buffer.read())\n"
+        "print(dataclasses.is_dataclass(Annotation), mark == Annotation(3, None, 'warm-up'), repr(mark))\n"
+        "print(facts == TraceFacts({'alloc': 2}), facts.annotations, facts.reused_addresses)")],
+        input=made, capture_output=True, check=True).stdout.decode().splitlines()
+    assert read == ["True True Annotation(index=3, time_us=None, text='warm-up')", "True [] 0"]
+
+
+def test_a_copy_of_a_frozen_instance_is_equal_and_frozen():
+    import copy
+
+    @lazy_dataclass(frozen=True)
+    class Mark:
+        at: int
+        words: tuple = ()
+
+    mark = Mark(1, ("a",))
+    for twin in (copy.copy(mark), copy.deepcopy(mark)):
+        assert twin == mark and hash(twin) == hash(mark) and twin is not mark
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            twin.at = 2
+
+
+def test_a_class_without_fields_is_refused():
+    with pytest.raises(TypeError, match="with fields"):
+        @lazy_dataclass
+        class Empty:
+            pass
