@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import os
-from dataclasses import field
-
-from vramlens.lazy_dataclass import lazy_dataclass
+from dataclasses import dataclass, field
 
 # Pseudo-lines for bytes that no user line can honestly be blamed for.
 NO_FRAME_FUNCTION = "<no Python frame: autograd engine / C++>"
@@ -13,7 +11,7 @@ LIBRARY_ONLY_FUNCTION = "<library code only: no frame under the source root>"
 BEFORE_TRACE_FUNCTION = "<allocated before the recorded history>"
 VSCODE_CELL = "vscode-notebook-cell:"  # a cell URI used as a file name (VS Code's debugger compiles cells so)
 
-@lazy_dataclass
+@dataclass
 class TimelinePoint:
     """One point of the memory timeline: the highest allocated and reserved bytes of its bucket of the trace."""
 
@@ -22,7 +20,7 @@ class TimelinePoint:
     allocated: int  # the highest value in the bucket this point stands for
     reserved: int
 
-@lazy_dataclass
+@dataclass
 class Timeline:
     """Allocated and reserved bytes over the trace, a bounded number of points, relative to its start."""
 
@@ -41,7 +39,7 @@ class Timeline:
     allocated_at_oom: int | None = None
     reserved_at_oom: int | None = None
 
-@lazy_dataclass
+@dataclass
 class OomEvent:
     """The out-of-memory error: what was asked for, what the device had free, where it was asked."""
 
@@ -52,7 +50,7 @@ class OomEvent:
     index: int | None = None  # trace position of the (latest) OOM, when the trace holds it
     site: RequestSite | None = None  # where the failing request was made, when it can be told
 
-@lazy_dataclass
+@dataclass
 class RequestSite:
     """The user line behind the failing request (see analysis/attribution/request_site.py)."""
 
@@ -61,7 +59,7 @@ class RequestSite:
     source: str | None
     autograd: bool  # made by the autograd engine (no Python frame) during work started at this line
 
-@lazy_dataclass(frozen=True)
+@dataclass(frozen=True)
 class CellRef:
     """The notebook cell a recorded line belongs to (a capture recorded in a Jupyter kernel)."""
 
@@ -70,7 +68,7 @@ class CellRef:
     execution_count: int | None
     notebook: str | None  # the notebook file here, when there is one
 
-@lazy_dataclass
+@dataclass
 class LineStat:
     """One line of code and the allocations made under it: live bytes, blocks and sizes at the moment that matters."""
 
@@ -107,7 +105,7 @@ class LineStat:
             return f"{self.cell.label} line {self.line}"
         return f"{self.path.replace(chr(92), '/').rsplit('/', 1)[-1]}:{self.line}"
 
-@lazy_dataclass
+@dataclass
 class Accounting:
     """Every byte at the moment that matters, from allocated to what lies outside PyTorch."""
 
@@ -135,7 +133,7 @@ class Accounting:
     split_segments: int | None = None  # segments of the request's pool holding live and free blocks at once
     split_free: int | None = None  # free bytes stranded inside them
 
-@lazy_dataclass
+@dataclass
 class ConfirmPlan:
     """The experiment that separates the two most likely causes (`vramlens run --confirm`)."""
 
@@ -144,7 +142,7 @@ class ConfirmPlan:
     command: str  # the CLI command that runs it
     expectation: str  # what each outcome would mean, in one sentence
 
-@lazy_dataclass
+@dataclass
 class Diagnosis:
     """The cause of the OOM (or of the peak), how sure the analysis is, and the evidence it read."""
 
@@ -159,7 +157,7 @@ class Diagnosis:
     def confidence_label(self) -> str:
         return "high" if self.confidence >= 0.75 else "medium" if self.confidence >= 0.5 else "low"
 
-@lazy_dataclass
+@dataclass
 class Action:
     """Something an editor can offer as a button beside a recommendation (docs/lsp-protocol.md).
 
@@ -173,7 +171,7 @@ class Action:
     title: str  # short, for a button: "Try expandable_segments"
     arguments: dict = field(default_factory=dict)
 
-@lazy_dataclass
+@dataclass
 class Recommendation:
     """One thing to try, why it fits this run, and what an editor can run for it."""
 
@@ -184,7 +182,7 @@ class Recommendation:
     command: str | None = None  # the CLI command that does the same, for the terminal
     remedy: str | None = None  # the library remedy it is (analysis/recommendations/remedies.py), if one
 
-@lazy_dataclass
+@dataclass
 class Step:
     """One iteration of the loop that drives the work (a training step, an evaluation batch, a decoding step)."""
 
@@ -198,7 +196,7 @@ class Step:
     complete: bool  # False for the step the run ended (or failed) in
     kind: str = "step"  # "train" | "eval" | "decode" | "step"
 
-@lazy_dataclass
+@dataclass
 class StepModel:
     """The run seen as iterations, from the trace alone (see analysis/steps/)."""
 
@@ -220,7 +218,7 @@ class StepModel:
     def completed(self) -> int:
         return sum(1 for step in self.steps if step.complete)
 
-@lazy_dataclass
+@dataclass
 class RoleShare:
     """Bytes of one role at the moment (issue: what the memory is). Roles add up to allocated."""
 
@@ -229,7 +227,7 @@ class RoleShare:
     label: str  # for people: "optimizer state (AdamW: exp_avg, exp_avg_sq)"
     detail: str | None = None
 
-@lazy_dataclass
+@dataclass
 class Holder:
     """A named root that keeps tensors alive: a module global, an attribute, a frame, a traceback."""
 
@@ -260,7 +258,7 @@ class Holder:
             return f"a {noun} of {self.length}"
         return f"an {noun}" if noun[:1] in "aeiou" else f"a {noun}"
 
-@lazy_dataclass
+@dataclass
 class StoringLine:
     """The statement of the user's code that keeps memory alive by storing into a holder
     (analysis/attribution/storing.py): the line to change. The allocation line is the second hop."""
@@ -290,7 +288,7 @@ _SIZED_KINDS = ("list", "dict", "tuple", "set", "deque")
 _HOLDER_NOUNS = {"locals": "local variable", "frame": "local variable", "attribute": "attribute", "traceback": "traceback",
                  "cache": "cache", "object": "object"}
 
-@lazy_dataclass
+@dataclass
 class FrameNode:
     """A branch of the drill-down below a user line: live bytes by library frame."""
 
@@ -301,7 +299,7 @@ class FrameNode:
     children: list["FrameNode"] = field(default_factory=list)
     local_path: str | None = None
 
-@lazy_dataclass
+@dataclass
 class PhaseMark:
     """A mark the user put into the recorded history (torch 2.14's ``annotate``): a phase on the timeline."""
 
@@ -311,7 +309,7 @@ class PhaseMark:
 
 # A capture recorded in a Jupyter kernel (read by load/notebook.py)
 
-@lazy_dataclass(frozen=True)
+@dataclass(frozen=True)
 class CellRun:
     """One execution of one cell, as the kernel logged it."""
 
@@ -329,7 +327,7 @@ class CellRun:
         return self.source.splitlines()
 
 
-@lazy_dataclass(frozen=True)
+@dataclass(frozen=True)
 class KernelHolder:
     """Device memory the kernel itself keeps alive (``Out[3]``, ``_``, ``sys.last_traceback``)."""
 
@@ -345,7 +343,7 @@ class KernelHolder:
     frames: list[tuple[str, int, str, int]] = field(default_factory=list)  # (recorded file, line, function, bytes)
 
 
-@lazy_dataclass
+@dataclass
 class NotebookFacts:
     """A notebook run's cells as the capture recorded them, with what its kernel keeps."""
 
@@ -394,7 +392,7 @@ class NotebookFacts:
         return run.lines[line - 1].strip()
 
 
-@lazy_dataclass
+@dataclass
 class LineHistory:
     """What the editor draws over time per user line, from one pass over the trace."""
 
@@ -403,7 +401,7 @@ class LineHistory:
     peaks: dict = field(default_factory=dict)  # (path, line) -> the most it held live at once
 
 
-@lazy_dataclass
+@dataclass
 class Analysis:
     """The whole result of analysing one capture: what the text, the JSON and the editor show."""
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import field
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from vramlens.capture.census import load_census
@@ -22,14 +22,13 @@ from vramlens.capture.meta_shape import check_meta
 from vramlens.capture.notebook import clean_notebook
 from vramlens.capture.snapshot_shape import CheckedSnapshot, TraceFacts, check_snapshot
 from vramlens.capture.unpickle import cyclic_gc_paused, unpickle_snapshot
-from vramlens.lazy_dataclass import lazy_dataclass
 from vramlens.regular_files import FileProblem, problem_with, read_regular_file
 
 SNAPSHOT_LIMIT = 4 << 30  # a 4 GiB pickle takes about 35 GiB once loaded
 META_LIMIT = 64 << 20  # capture.json: kilobytes to a few MiB with every NVML sample
 
 
-@lazy_dataclass
+@dataclass
 class Capture:
     """A loaded capture: the run's facts (``meta``), the allocator snapshot, and the tensor census at
     the snapshot's moment and near the peak (None when the capture has none: a version-1 capture,

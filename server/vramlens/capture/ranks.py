@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import field
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from vramlens.capture.errors import CaptureError
 from vramlens.capture.format import FORMAT_NAME, META_FILE
 from vramlens.capture.meta_shape import check_meta
-from vramlens.lazy_dataclass import lazy_dataclass
 from vramlens.regular_files import FileProblem, read_regular_file
 
 MAX_DEPTH = 6  # OUT/node0/rank-3 is two levels down; leave room for folders of runs copied together
@@ -23,7 +22,7 @@ MAX_FOLDERS = 10_000  # folders looked into at most: `analyze /` ends, and says 
 META_LIMIT = 64 << 20
 
 
-@lazy_dataclass
+@dataclass
 class RankCaptures:
     """The capture folders of one distributed job's ranks, found under one folder."""
 

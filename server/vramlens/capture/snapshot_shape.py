@@ -15,13 +15,12 @@ sentence instead of taking minutes.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import field
+from dataclasses import dataclass, field
 from itertools import chain, compress, repeat
 from operator import is_, or_
 
 from vramlens.capture.errors import CaptureError
 from vramlens.capture.stacks import SharedStacks
-from vramlens.lazy_dataclass import lazy_dataclass
 
 MAX_DEVICES = 1024
 SIZE_LIMIT = 1 << 56  # 64 PiB: more than any device; a larger "size" is damage
@@ -54,7 +53,7 @@ SETTINGS_ITEMS = 2_000
 TEXT_LIMIT = 10_000
 
 
-@lazy_dataclass
+@dataclass
 class Annotation:
     """A phase mark the user put into the history (torch 2.14's ``annotate`` action)."""
 
@@ -63,7 +62,7 @@ class Annotation:
     text: str
 
 
-@lazy_dataclass
+@dataclass
 class TraceFacts:
     """What the check saw in one device's trace, for the stages that normalise layouts."""
 
@@ -72,7 +71,7 @@ class TraceFacts:
     annotations: list[Annotation] = field(default_factory=list)
 
 
-@lazy_dataclass
+@dataclass
 class CheckedSnapshot:
     """The snapshot as the analysis may read it, with what the check found on the way."""
 

@@ -3,6 +3,7 @@ failing request could have used to what the driver saw outside PyTorch."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 
 from vramlens.analysis.accounting.bytes import account as account_bytes, allocator_limit, device_total, nvml_sample
 from vramlens.analysis.accounting.free_blocks import free_blocks_at_end, free_blocks_at_oom, largest_free, split_segments
@@ -10,10 +11,9 @@ from vramlens.analysis.load.snapshot import pool_for_request
 from vramlens.analysis.load.stage import Loaded
 from vramlens.analysis.model import Accounting
 from vramlens.analysis.replay.stage import Replayed
-from vramlens.lazy_dataclass import lazy_dataclass
 
 
-@lazy_dataclass(frozen=True)
+@dataclass(frozen=True)
 class Accounted:
     """The accounting stage's result: the accounting and the device's total memory."""
 

@@ -10,11 +10,10 @@ floor at step boundaries from the second step on does.
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import field
+from dataclasses import dataclass, field
 
 from vramlens.analysis.attribution.roles import ROLE_NAMES
 from vramlens.analysis.model import StepModel
-from vramlens.lazy_dataclass import lazy_dataclass
 
 KV_CACHE_ROLE = ROLE_NAMES["cache"][0]
 
@@ -25,7 +24,7 @@ RISING_SHARE = 0.6  # of the step-to-step changes of the floor that must be rise
 SOON_STEPS = 10  # growth that passes the limit within this many steps (or 2× the steps done) is the cause
 
 
-@lazy_dataclass
+@dataclass
 class Growth:
     """How the memory left behind after each step grows, and the lines that carry it."""
 

@@ -11,14 +11,13 @@ from __future__ import annotations
 
 import bisect
 from collections import Counter
-from dataclasses import field
+from dataclasses import dataclass, field
 
 from vramlens.analysis.attribution.library_tree import frame_label
 from vramlens.analysis.load.snapshot import ALLOCATED, block_frames, block_state
 from vramlens.analysis.load.sources import SourceResolver
 from vramlens.analysis.model import Holder, RoleShare
 from vramlens.analysis.replay.trace import frames_key
-from vramlens.lazy_dataclass import lazy_dataclass
 from vramlens.units import format_bytes as fmt
 
 # census role -> (analysis role, words)
@@ -44,7 +43,7 @@ _LEAF_MODULE_FILES = ("linear.py", "activation.py", "normalization.py", "dropout
                       "container.py", "pooling.py", "batchnorm.py", "flatten.py")
 
 
-@lazy_dataclass
+@dataclass
 class Census:
     """The census joined to the blocks: bytes per role and per owner, and each block's role."""
 

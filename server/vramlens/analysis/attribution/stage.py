@@ -4,6 +4,7 @@ the library frames under the top lines, and where the failing request was made."
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 
 from vramlens.analysis.attribution.growth import Growth, carriers_at_peak, growth_of
 from vramlens.analysis.attribution.growth_holders import rank_by_growth
@@ -17,10 +18,9 @@ from vramlens.analysis.load.stage import Loaded
 from vramlens.analysis.model import FrameNode, LineStat, RequestSite, StoringLine
 from vramlens.analysis.replay.stage import Replayed
 from vramlens.analysis.steps.stage import Steps
-from vramlens.lazy_dataclass import lazy_dataclass
 from vramlens.units import format_bytes as fmt
 
-@lazy_dataclass(frozen=True)
+@dataclass(frozen=True)
 class Attributed:
     """The attribution stage's result: the lines, the census joined to the blocks, growth and storing lines."""
 

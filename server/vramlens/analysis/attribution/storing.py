@@ -18,9 +18,10 @@ guessed between: no storing line is given then, and the analysis says so.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from vramlens.analysis.load.sources import SourceResolver
 from vramlens.analysis.model import Holder, LineStat, StoringLine
-from vramlens.lazy_dataclass import lazy_dataclass
 
 TYPE_CHECKING = False  # typing's flag without importing typing (2 ms of start-up); type checkers read it the same
 if TYPE_CHECKING:
@@ -32,7 +33,7 @@ ACCUMULATING = ("append", "extend", "update", "augmented", "item", "concat", "se
 MAX_FILES = 40  # user files read for one analysis
 
 
-@lazy_dataclass(frozen=True)
+@dataclass(frozen=True)
 class _Name:
     """What a holder's root says about the name the user's code stores into."""
 

@@ -20,12 +20,11 @@ proposed (``Diagnosis.confirm``, built in analysis/diagnosis/confirm.py).
 
 from __future__ import annotations
 
-from dataclasses import field
+from dataclasses import dataclass, field
 
 from vramlens.analysis.attribution.growth import Growth
 from vramlens.analysis.load.ending import moment_words, taken_mid_run
 from vramlens.analysis.model import Accounting, Diagnosis, LineStat, StepModel
-from vramlens.lazy_dataclass import lazy_dataclass
 from vramlens.units import format_bytes as fmt
 from vramlens.units import count_of
 
@@ -44,7 +43,7 @@ LEAK_RISE_OF_PEAK = 0.5  # ...or rise, step after step, to this share of the run
 LEAK_MIN_INTERVALS = 3  # ...over at least this many step-to-step changes
 
 
-@lazy_dataclass
+@dataclass
 class RunFacts:
     """What the classification needs beyond the accounting."""
 

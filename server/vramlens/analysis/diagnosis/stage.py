@@ -6,6 +6,7 @@ and where the failing request was made."""
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import dataclass
 
 from vramlens.analysis.accounting.stage import Accounted
 from vramlens.analysis.attribution.lines import backward_seen
@@ -21,10 +22,9 @@ from vramlens.analysis.load.stage import Loaded
 from vramlens.analysis.model import Diagnosis, Recommendation
 from vramlens.analysis.replay.stage import Replayed
 from vramlens.analysis.steps.stage import Steps
-from vramlens.lazy_dataclass import lazy_dataclass
 
 
-@lazy_dataclass(frozen=True)
+@dataclass(frozen=True)
 class Diagnosed:
     """The diagnosis stage's result: the diagnosis and the facts it read."""
 

@@ -3,13 +3,12 @@ way whichever layout recorded them: {setting, verdict, baseline{…}, result{…
 
 from __future__ import annotations
 
-from dataclasses import field
+from dataclasses import dataclass, field
 
-from vramlens.lazy_dataclass import lazy_dataclass
 from vramlens.units import format_bytes as fmt
 
 
-@lazy_dataclass
+@dataclass
 class Intervention:
     """An allocator setting tried by `vramlens experiment`, and whether it prevented the OOM."""
 

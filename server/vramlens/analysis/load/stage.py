@@ -4,6 +4,7 @@ computed."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 
 from vramlens.analysis.load.ending import nothing_recorded, rejection_note, run_status
 from vramlens.analysis.load.interventions import Intervention, read_interventions
@@ -15,10 +16,9 @@ from vramlens.analysis.load.snapshot import (
 from vramlens.analysis.load.sources import SourceResolver, usable_recorded_root
 from vramlens.analysis.model import PhaseMark
 from vramlens.capture import Capture, CaptureError
-from vramlens.lazy_dataclass import lazy_dataclass
 
 
-@lazy_dataclass(frozen=True)
+@dataclass(frozen=True)
 class Loaded:
     """The load stage's result: the checked capture, its device's trace and segments, and how to read its sources."""
 

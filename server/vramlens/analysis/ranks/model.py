@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import field
+from dataclasses import dataclass, field
 
 from vramlens.analysis.model import Analysis
-from vramlens.lazy_dataclass import lazy_dataclass
 
 # How a rank ended, as far as the comparison is concerned.
 OWN_OOM = "oom"  # it ran out of memory itself
@@ -16,7 +15,7 @@ COMPLETED = "completed"
 OWN_FAILURES = (OWN_OOM, OWN_ERROR)
 
 
-@lazy_dataclass
+@dataclass
 class RankSummary:
     """One rank's capture in a distributed job, in the figures the ranks are compared by."""
 
@@ -45,7 +44,7 @@ class RankSummary:
     meta: dict = field(default_factory=dict, repr=False)  # its capture.json, for whoever shows the rank
 
 
-@lazy_dataclass
+@dataclass
 class Imbalance:
     """The spread of one metric across ranks: the largest and the smallest, and which ranks they are."""
 
@@ -60,7 +59,7 @@ class Imbalance:
         return self.max_bytes / self.min_bytes if self.min_bytes > 0 else None
 
 
-@lazy_dataclass
+@dataclass
 class LineSpread:
     """One source line's live bytes on every rank (at each rank's OOM, else its peak)."""
 
@@ -84,7 +83,7 @@ class LineSpread:
         return min(self.live_by_rank, key=lambda rank: (self.live_by_rank[rank], rank))
 
 
-@lazy_dataclass
+@dataclass
 class RankComparison:
     """The ranks of one distributed job side by side: which failed first, and how uneven they are."""
 

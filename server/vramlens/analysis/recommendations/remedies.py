@@ -10,15 +10,15 @@ is the same table in words. A fix a confirming run measured on this script comes
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 
 from vramlens.analysis.attribution.storing import SourceFacts
 from vramlens.analysis.model import Action, LineStat, Recommendation, StoringLine
-from vramlens.lazy_dataclass import lazy_dataclass
 from vramlens.units import count_of
 from vramlens.units import format_bytes as fmt
 
 
-@lazy_dataclass(frozen=True)
+@dataclass(frozen=True)
 class Remedy:
     """A library's own remedy, advised when the memory's path runs through one of its functions."""
 

@@ -4,14 +4,14 @@ report's table and the report view's table draw these rows and add only their ow
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 
 from vramlens.analysis.load.ending import moment_words
 from vramlens.analysis.model import Accounting, Analysis
-from vramlens.lazy_dataclass import lazy_dataclass
 from vramlens.units import format_bytes as fmt
 
 
-@lazy_dataclass(frozen=True)
+@dataclass(frozen=True)
 class AccountingRow:
     key: str  # the figure it shows ("allocated", "non_pytorch", …): the view's tests find rows by it
     label: str  # "non-PyTorch (driver used − reserved)"
@@ -19,7 +19,7 @@ class AccountingRow:
     remark: str  # "this process 512.00 MiB (context, libraries); other processes 0 B"; "" when none
 
 
-@lazy_dataclass(frozen=True)
+@dataclass(frozen=True)
 class AccountingView:
     title: str  # "Memory at the OOM"
     rows: tuple[AccountingRow, ...]

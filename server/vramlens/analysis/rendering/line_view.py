@@ -4,10 +4,10 @@ so a line's figure is the same words and the same number everywhere."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 
 from vramlens.analysis.load.ending import moment_short
 from vramlens.analysis.model import Analysis, Holder, LineStat
-from vramlens.lazy_dataclass import lazy_dataclass
 from vramlens.units import count_of
 from vramlens.units import format_bytes as fmt
 
@@ -16,7 +16,7 @@ SHOWN_SIZES = 3
 MIN_HELD_SHARE = 10  # a holder is named for a line when it keeps at least a tenth of the line's live bytes
 
 
-@lazy_dataclass(frozen=True)
+@dataclass(frozen=True)
 class LineView:
     place: str  # "train.py:42", "train.ipynb cell 4 line 7"
     function: str

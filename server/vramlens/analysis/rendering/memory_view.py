@@ -4,25 +4,25 @@ come from ``place(path, line)``, so each renderer adds its own markup there (Mar
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 
 from vramlens.analysis.attribution.roles import census_moment_words
 from vramlens.analysis.model import Analysis, Holder
 from vramlens.analysis.rendering.line_view import holder_history
-from vramlens.lazy_dataclass import lazy_dataclass
 from vramlens.units import count_of
 from vramlens.units import format_bytes as fmt
 
 SHOWN_HOLDERS = 5
 
 
-@lazy_dataclass(frozen=True)
+@dataclass(frozen=True)
 class RoleRow:
     label: str  # "activations saved for backward"
     bytes: str  # "2.83 GiB"
     share: str  # "91%"
 
 
-@lazy_dataclass(frozen=True)
+@dataclass(frozen=True)
 class HolderRow:
     root: str  # "model.val_outputs"
     what: str  # "a list of 23"

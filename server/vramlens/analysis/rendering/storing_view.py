@@ -5,10 +5,10 @@ markup (Markdown's code spans) and the sentence stays the same."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 
 from vramlens.analysis.model import Analysis, StoringLine
 from vramlens.analysis.rendering.line_view import GROWING_MARK
-from vramlens.lazy_dataclass import lazy_dataclass
 from vramlens.units import format_bytes as fmt
 
 
@@ -16,7 +16,7 @@ def _plain(text: str) -> str:
     return text
 
 
-@lazy_dataclass(frozen=True)
+@dataclass(frozen=True)
 class StoringView:
     kept: int  # what it keeps: the holder's bytes, or all its own line made when it allocates and stores
     share: float  # of the live memory

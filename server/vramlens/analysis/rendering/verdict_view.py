@@ -3,12 +3,12 @@ the cause, the line to change, the first fix, and when the runner-up is close, t
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 
 from vramlens.analysis.model import Analysis, LineStat, Recommendation, StoringLine
 from vramlens.analysis.rendering.accounting_view import limit_words
 from vramlens.analysis.rendering.storing_view import storing_view
 from vramlens.analysis.rendering.line_view import LineView, line_view, recorded_place
-from vramlens.lazy_dataclass import lazy_dataclass
 from vramlens.units import format_bytes as fmt
 
 # The cause as a reader says it (the names are the analysis' identifiers, docs/analysis-json.md).
@@ -27,7 +27,7 @@ def cause_text(cause: str) -> str:
     return CAUSE_TEXT.get(cause, cause.replace("_", " "))
 
 
-@lazy_dataclass(frozen=True)
+@dataclass(frozen=True)
 class VerdictView:
     cause: str  # "tensors from earlier iterations stay referenced"
     confidence: str  # "confidence 0.75, high"; "confirmed by measurement: …" when measured

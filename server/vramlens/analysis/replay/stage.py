@@ -5,16 +5,16 @@ a completed run) with the bytes allocated and reserved then."""
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import dataclass
 
 from vramlens.analysis.load.ending import caught_ooms_note, only_library_probes
 from vramlens.analysis.load.stage import Loaded
 from vramlens.analysis.model import Timeline, TimelinePoint
 from vramlens.analysis.replay.before_trace import add_blocks_from_before_trace
 from vramlens.analysis.replay.trace import ReplayResult, replay
-from vramlens.lazy_dataclass import lazy_dataclass
 
 
-@lazy_dataclass(frozen=True)
+@dataclass(frozen=True)
 class Replayed:
     """The replay stage's result: the replayed trace, its timeline and its outcome."""
 

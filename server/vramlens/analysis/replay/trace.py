@@ -10,10 +10,9 @@ from __future__ import annotations
 
 import gc
 from array import array
-from dataclasses import field
+from dataclasses import dataclass, field
 
 from vramlens.analysis.load.sources import LIBRARY, USER, SourceResolver
-from vramlens.lazy_dataclass import lazy_dataclass
 
 # Keys of the pseudo-lines (real lines are (filename, line)).
 NO_FRAME = (None, 0)
@@ -38,7 +37,7 @@ def new_line(key, frames) -> list:
     return [0, {}, frames, 0, 0, 0, key, 0, 0, 0, 0]
 
 
-@lazy_dataclass
+@dataclass
 class ReplayResult:
     """What replaying the trace found: per-line accumulators, the timeline, the peak and the OOM."""
 
@@ -70,7 +69,7 @@ class ReplayResult:
     oom_alloc_count: int | None = None  # allocations made before the (latest) OOM
 
 
-@lazy_dataclass
+@dataclass
 class AllocLog:
     """One row per allocation, kept in flat arrays (a million allocations cost ~25 MB, no objects):
     where it is in the trace, its size, the allocated total right after it, and its stack."""

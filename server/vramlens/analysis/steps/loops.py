@@ -15,18 +15,18 @@ interrupt, so a backward pass never splits a step.
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import dataclass
 from bisect import bisect_left
 from itertools import compress, groupby
 
 from vramlens.analysis.steps.paths import CallPaths
-from vramlens.lazy_dataclass import lazy_dataclass
 
 LEAF = -1  # the allocation was made by the enclosing line itself, not deeper
 MIN_STEP_ALLOCS = 2  # iterations of one allocation are a detail (a loop over a tuple of tensors), not steps
 MIN_CONSISTENCY = 0.5
 
 
-@lazy_dataclass
+@dataclass
 class Loop:
     """A recurring loop found in the allocations: where its iterations start and where it ends."""
 

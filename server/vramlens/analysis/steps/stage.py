@@ -3,15 +3,15 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 
 from vramlens.analysis.load.stage import Loaded
 from vramlens.analysis.model import StepModel
 from vramlens.analysis.replay.stage import Replayed
 from vramlens.analysis.steps.step_model import TraceFacts, build_step_model
-from vramlens.lazy_dataclass import lazy_dataclass
 
 
-@lazy_dataclass(frozen=True)
+@dataclass(frozen=True)
 class Steps:
     """The step model's stage result: the training steps the trace shows, and the trace's facts."""
 

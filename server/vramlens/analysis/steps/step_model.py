@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import bisect
 
+from dataclasses import dataclass
 
 from vramlens.analysis.model import Step, StepModel
 from vramlens.analysis.replay.trace import KEY, ReplayResult
 from vramlens.analysis.steps.loops import find_loop
 from vramlens.analysis.steps.paths import CallPaths
-from vramlens.lazy_dataclass import lazy_dataclass
 
 BACKWARD_FUNCTIONS = ("backward", "_engine_run_backward", "run_backward", "grad")
 
@@ -46,7 +46,7 @@ def _kind(training: list[bool], pids: list[int], lo: int, hi: int) -> str:
     return "train" if any(map(training.__getitem__, pids[lo:hi])) else "step"
 
 
-@lazy_dataclass
+@dataclass
 class TraceFacts:
     """What the whole trace's call paths show about the kind of work."""
 
