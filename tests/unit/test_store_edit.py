@@ -96,3 +96,28 @@ def test_the_census_of_a_real_capture_gives_the_kept_tensors_shapes():
     assert kept.item_numel == 16 * 32000 and kept.graph_bytes > kept.bytes
     edit = store_edit(result.diagnosis.cause, result.storing, result.holders)
     assert (edit.line, edit.target, [c.method for c in edit.choices]) == (24, "all_logits", ["detach", "detach_cpu"])
+
+
+ROUND4 = REPO / "tests/fixtures/realworld/round4/module_history_attr.tar.xz"
+
+
+@pytest.mark.skipif(not ROUND4.exists(), reason="round 4's captures are not here")
+def test_vramlens_analyze_shows_the_proven_edit_as_a_diff_under_the_line_to_change(tmp_path):
+    import tarfile
+
+    from vramlens.analysis.rendering.analysis_text import render_text
+    from vramlens.cli.store_diff import store_diff
+
+    with tarfile.open(ROUND4) as bundle:
+        bundle.extractall(tmp_path, filter="data")
+    result = analyze_path(tmp_path / "module_history_attr" / "capture", source_root=str(REPO / "workloads" / "retention"))
+    text = render_text(result, "capture", edit=store_diff(result)).split("\n")
+    at = text.index("  - self.history += [h]")
+    assert text[at - 1].startswith("Line to change: module_history.py:29")
+    assert text[at + 1] == ("  + self.history += [h.detach().cpu()]   (keeps the values on the CPU, frees the 2.00 GiB "
+                            "model.history holds on the GPU)")
+    # the script as written stores a conditional (`... if args.fixed else ...`) in hf_decode_loop_grad: no edit
+    other = analyze_path(REPO / "tests/fixtures/realworld/hf_decode_loop_grad/capture",
+                         source_root=str(REPO / "workloads" / "hf_generate"))
+    assert store_edit(other.diagnosis.cause, other.storing, other.holders) is not None and store_diff(other) is None
+    assert "  > all_logits.append(logits.clone() if fixed else logits)" in render_text(other, "capture").split("\n")
