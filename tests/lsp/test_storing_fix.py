@@ -90,7 +90,7 @@ async def test_a_list_of_hidden_states_kept_on_the_gpu_is_moved_to_the_cpu(clien
     await _open(client, _capture(tmp_path, "module_history_attr"), script)
     fixes = await _storing_fixes(client, script, HISTORY_LINE)
     assert [fix.title for fix in fixes] == [
-        "Store `h` on the CPU (.detach().cpu()): keeps the values on the CPU, frees the 2.00 GiB model.history holds "
+        "Store `h` on the CPU (.detach().cpu()): frees the 2.00 GiB model.history holds "
         "on the GPU"]
     assert fixes[0].kind == types.CodeActionKind.QuickFix and fixes[0].is_preferred
     (edit,) = fixes[0].edit.changes[script.as_uri()]

@@ -45,7 +45,7 @@ def test_graphs_that_keep_more_than_the_tensors_are_dropped_first():
     assert (edit.path, edit.line, edit.target) == (*PLACE, "losses")
     assert [choice.method for choice in edit.choices] == ["detach", "detach_cpu"]
     assert edit.choices[0].why == "keeps the values, frees the 3.00 GiB their autograd graphs hold in __main__.losses"
-    assert edit.choices[1].why == ("keeps the values on the CPU, frees the 3.06 GiB __main__.losses holds on the GPU")
+    assert edit.choices[1].why == ("frees the 3.06 GiB __main__.losses holds on the GPU")
 
 
 def test_tensors_that_keep_the_memory_themselves_go_to_the_cpu_first():
@@ -84,7 +84,7 @@ def test_no_edit_without_the_census_of_the_holder_or_for_another_cause():
 def test_a_local_holder_is_named_as_the_code_writes_it():
     local = holder(own=2 * GIB, graphs=0, root="local losses in main (train.py:30)")
     edit = store_edit("retained_references", [storing(holder="local losses in main (train.py:30)")], [local])
-    assert edit.choices[0].why == "keeps the values on the CPU, frees the 2.00 GiB losses holds on the GPU"
+    assert edit.choices[0].why == "frees the 2.00 GiB losses holds on the GPU"
 
 
 @pytest.mark.skipif(not (REPO / "tests/fixtures/realworld/hf_decode_loop_grad/capture").exists(), reason="no capture")
@@ -114,7 +114,7 @@ def test_vramlens_analyze_shows_the_proven_edit_as_a_diff_under_the_line_to_chan
     text = render_text(result, "capture", edit=store_diff(result)).split("\n")
     at = text.index("  - self.history += [h]")
     assert text[at - 1].startswith("Line to change: module_history.py:29")
-    assert text[at + 1] == ("  + self.history += [h.detach().cpu()]   (keeps the values on the CPU, frees the 2.00 GiB "
+    assert text[at + 1] == ("  + self.history += [h.detach().cpu()]   (frees the 2.00 GiB "
                             "model.history holds on the GPU)")
     # the script as written stores a conditional (`... if args.fixed else ...`) in hf_decode_loop_grad: no edit
     other = analyze_path(REPO / "tests/fixtures/realworld/hf_decode_loop_grad/capture",

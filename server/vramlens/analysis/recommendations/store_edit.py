@@ -61,10 +61,9 @@ def _by_share(holder: Holder, name: str) -> list[EditChoice]:
     graphs, own = holder.graph_bytes, holder.bytes
     detach = EditChoice("detach", f"keeps the values, frees the {fmt(graphs)} their autograd graphs hold in {name}")
     if holder.item_numel == 1:
-        kept = EditChoice("item", f"keeps plain numbers, frees the {fmt(own + graphs)} {name} holds on the GPU")
+        kept = EditChoice("item", f"frees the {fmt(own + graphs)} {name} holds on the GPU")
     else:
-        kept = EditChoice("detach_cpu", f"keeps the values on the CPU, frees the {fmt(own + graphs)} {name} holds on "
-                                        "the GPU")
+        kept = EditChoice("detach_cpu", f"frees the {fmt(own + graphs)} {name} holds on the GPU")
     if graphs >= MIB and graphs >= own:
         return [detach] + ([kept] if kept.method == "item" or own >= MIB else [])
     if own >= MIB:
