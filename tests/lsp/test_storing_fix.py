@@ -55,7 +55,7 @@ def _script(root: Path, family: str, name: str, changes: dict[int, str] | None =
     return path
 
 
-async def _storing_fixes(client: LanguageClient, path: Path, line: int) -> list[types.CodeAction]:
+async def _storing_fixes(client: LanguageClient, path: Path, line: int, only: list[str] | None = None) -> list[types.CodeAction]:
     """The code actions asked for on ``line`` as VS Code asks (the line's diagnostics in the context), less
     lint's own (they are offered for a finding and say no figure)."""
     uri = path.as_uri()
@@ -63,7 +63,7 @@ async def _storing_fixes(client: LanguageClient, path: Path, line: int) -> list[
     actions = await client.text_document_code_action_async(types.CodeActionParams(
         text_document=types.TextDocumentIdentifier(uri=uri),
         range=types.Range(start=types.Position(line=line, character=4), end=types.Position(line=line, character=4)),
-        context=types.CodeActionContext(diagnostics=diagnostics)))
+        context=types.CodeActionContext(diagnostics=diagnostics, only=only)))
     return [action for action in actions or [] if "frees the" in action.title]
 
 
@@ -100,6 +100,11 @@ async def test_a_list_of_hidden_states_kept_on_the_gpu_is_moved_to_the_cpu(clien
     ast.parse(fixed)
     assert fixed.split("\n")[HISTORY_LINE] == "            self.history += [h.detach().cpu()]"
     assert await _storing_fixes(client, script, HISTORY_LINE - 4) == []  # only on the storing line
+    assert len(await _storing_fixes(client, script, HISTORY_LINE, only=["quickfix"])) == 1
+    assert await _storing_fixes(client, script, HISTORY_LINE, only=["source.fixAll.vramlens"]) == []
+    # The storing line itself changed since the capture: its figures, and its edit, no longer apply
+    await replace_range(client, script.as_uri(), (HISTORY_LINE, 29), (HISTORY_LINE, 30), "h, h", version=2)
+    assert await _storing_fixes(client, script, HISTORY_LINE) == []
 
 
 @pytest.mark.asyncio
