@@ -6,8 +6,6 @@ from __future__ import annotations
 
 from vramlens.analysis.model import Analysis
 from vramlens.analysis.recommendations.store_edit import store_edit
-from vramlens.lint import apply_fix, store_fixes
-from vramlens.lint.parse.source import SOURCE_LIMIT
 from vramlens.regular_files import FileProblem, read_text_file
 
 
@@ -17,6 +15,10 @@ def store_diff(analysis: Analysis) -> tuple[str, str, str] | None:
     storing = analysis.storing[0] if edit is not None else None
     if storing is None or not storing.local_path or storing.cell is not None:
         return None
+    # The lint engine only where there is an edit to prove: most analyses have none, and `analyze` starts faster.
+    from vramlens.lint import apply_fix, store_fixes
+    from vramlens.lint.parse.source import SOURCE_LIMIT
+
     try:  # a regular file only, bounded, as the editor reads it
         text = read_text_file(storing.local_path, SOURCE_LIMIT, "source file")
     except FileProblem:
