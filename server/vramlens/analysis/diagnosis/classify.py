@@ -9,7 +9,8 @@ The order of the questions is the order of the evidence's strength:
 2. growth across steps (analysis/attribution/growth.py): when the floor between steps keeps
    rising and, even perfectly packed, the live set passes the limit soon, the growth is the
    cause — kept outputs (retained references) or a cache growing as designed (working set) —
-   and a split cache at most decided which request failed;
+   and a split cache at most decided which request failed. A cache grows as designed only outside
+   training (analysis/diagnosis/cache_growth.py);
 3. fragmentation by the request's real chances: live + request fit the limit, yet neither the
    largest free block of the request's pool and stream nor the unreserved headroom could hold
    it. A large reserved − allocated gap alone is never fragmentation;
@@ -23,6 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from vramlens.analysis.attribution.growth import Growth
+from vramlens.analysis.diagnosis.cache_growth import cache_as_designed, training_cache_sentence
 from vramlens.analysis.load.ending import moment_words, taken_mid_run
 from vramlens.analysis.model import Accounting, Diagnosis, LineStat, StepModel
 from vramlens.units import format_bytes as fmt
@@ -207,7 +209,7 @@ def _growth_diagnosis(acc: Accounting, facts: RunFacts, frag: Diagnosis | None) 
     holder = _growth_holder(facts)
     if holder is not None:
         evidence.append(_holder_sentence(holder, facts))
-    if growth.intended_cache:
+    if cache_as_designed(growth, facts.mode):
         steps_done = facts.steps.completed if facts.steps is not None else growth.steps_done
         evidence.insert(0, f"KV cache (a cache growing as designed): +{fmt(growth.rate)} per step, "
                            f"{fmt(growth.cache)} of it live {when} after {count_of(steps_done, 'step')}; it was allocated by "
@@ -217,6 +219,9 @@ def _growth_diagnosis(acc: Accounting, facts: RunFacts, frag: Diagnosis | None) 
                             "steps of this growth from an empty cache; more tokens or sequences need a smaller cache per step.")
         confidence = 0.8 if growth.intervals >= 3 else 0.6
         return Diagnosis("working_set", confidence, evidence, alternative=None if growth.intervals >= 3 else "retained_references")
+    not_designed = training_cache_sentence(growth, facts.mode)
+    if not_designed:
+        evidence.insert(0, not_designed)
     if growth.old:
         evidence.append(f"{fmt(growth.old)} still live was allocated two or more steps before the moment: earlier "
                         "iterations' tensors were never released.")
@@ -342,7 +347,7 @@ def _completed(acc: Accounting, lines: list[LineStat], facts: RunFacts) -> Diagn
     then = "When the snapshot was taken" if facts.mid_run else "At the end"
     growth = facts.growth
     limit = acc.limit
-    leaking = growth is not None and not growth.intended_cache and (
+    leaking = growth is not None and not cache_as_designed(growth, facts.mode) and (
         (limit and growth.rise >= GROWTH_SHARE_COMPLETED * limit) or growth.old >= LEAK_SHARE * max(facts.end_allocated, 1)
         # Growth across steps is retention whether or not the run reached the limit: a floor that rose
         # step after step to most of the peak would run out of any card given more steps.
@@ -376,7 +381,7 @@ def _completed(acc: Accounting, lines: list[LineStat], facts: RunFacts) -> Diagn
     peak_cache = (max(facts.peak_reserved, facts.end_reserved) >= CACHE_RATIO * max(facts.peak_allocated, 1)
                   and peak_gap >= END_CACHE_GAP)
     notes = []
-    if growth is not None and growth.intended_cache:
+    if cache_as_designed(growth, facts.mode):
         notes.append(f"A cache grew by {fmt(growth.rate)} per step as designed (e.g. a KV cache) and was released.")
     if end_cache or peak_cache:
         evidence = [f"{facts.no_oom_sentence}."]

@@ -1,0 +1,65 @@
+"""The cause decision's mechanisms on hand-built facts, each beside the case it must leave alone:
+cache code that grows across training steps (retention, not a KV cache)."""
+
+from vramlens.analysis.attribution.growth import Growth
+from vramlens.analysis.attribution.roles import Census
+from vramlens.analysis.diagnosis.classify import RunFacts, classify
+from vramlens.analysis.model import Accounting, Holder, RoleShare, Step, StepModel
+
+MIB = 1024 * 1024
+SCRIPT = "/work/job/train.py"
+LIBRARY = "/venv/lib/python3.12/site-packages/transformers/generation/utils.py"
+
+
+def split_cache(allocated: int, request: int, limit: int, reserved: int) -> Accounting:
+    """An OOM whose request fits the limit packed, but neither a free block nor the headroom holds it."""
+    return Accounting(moment="oom", allocated=allocated, reserved=reserved, cached=reserved - allocated,
+                      largest_free_block=2 * MIB, largest_free_pool="large", free_block_fits_request=False,
+                      limit=limit, limit_is_cap=True, request=request, non_pytorch=0)
+
+
+def census(roles=(), holders=(), stack=(), grad=True) -> Census:
+    return Census(moment="oom", roles=[RoleShare(role, size, role) for role, size in roles], holders=list(holders),
+                  grad_enabled=grad, main_stack=[{"filename": path, "line": line, "name": name} for path, line, name in stack])
+
+
+def steps(floors: list[int], driver: str = f"{SCRIPT}:30 main", last_complete: bool = False) -> StepModel:
+    made = [Step(number=i + 1, start_index=i, end_index=i + 1, start_time_us=None, end_time_us=None, floor_allocated=floor,
+                 peak_allocated=floor + 50 * MIB, complete=i < len(floors) - 1 or last_complete)
+            for i, floor in enumerate(floors)]
+    return StepModel(steps=made, driver=driver, boundary=None)
+
+
+def facts(**given) -> RunFacts:
+    return RunFacts(outcome="oom", peak_allocated=0, peak_reserved=0, end_allocated=0, end_reserved=0, **given)
+
+
+def cache_growth() -> Growth:
+    """Growth carried by code named as a cache: 196 MiB per step over 29 steps, the floor at the limit."""
+    carriers = [((SCRIPT, 27), 5568 * MIB), ((SCRIPT, 52), 384 * MIB)]
+    return Growth(rate=196 * MIB, intervals=29, rise=5760 * MIB, floor=6209 * MIB, excess=768 * MIB, carriers=carriers,
+                  old=5568 * MIB, cache=5952 * MIB, steps_done=30)
+
+
+CACHE_FULL = split_cache(allocated=6401 * MIB, request=192 * MIB, limit=6843 * MIB, reserved=6718 * MIB)
+
+
+def test_cache_code_growing_across_training_steps_is_retention():
+    diagnosis = classify(CACHE_FULL, [], facts(growth=cache_growth(), mode="training"))
+    assert diagnosis.cause == "retained_references"
+    assert "training step" in diagnosis.evidence[0] and "KV cache (a cache growing as designed)" not in " ".join(diagnosis.evidence)
+
+
+def test_cache_code_growing_with_the_tokens_of_a_generation_is_the_working_set():
+    for mode in ("inference", None):
+        diagnosis = classify(CACHE_FULL, [], facts(growth=cache_growth(), mode=mode))
+        assert diagnosis.cause == "working_set", mode
+        assert diagnosis.evidence[0].startswith("KV cache (a cache growing as designed)")
+
+
+def test_a_completed_training_run_whose_cache_code_grew_is_leaking():
+    completed = RunFacts(outcome="completed", peak_allocated=6209 * MIB, peak_reserved=6400 * MIB,
+                         end_allocated=6209 * MIB, end_reserved=6400 * MIB, growth=cache_growth(), mode="training")
+    assert classify(CACHE_FULL, [], completed).cause == "retained_references"
+    completed.mode = "inference"
+    assert classify(CACHE_FULL, [], completed).cause != "retained_references"
