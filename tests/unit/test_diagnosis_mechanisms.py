@@ -1,5 +1,6 @@
 """The cause decision's mechanisms on hand-built facts, each beside the case it must leave alone:
-cache code that grows across training steps (retention, not a KV cache)."""
+a split cache met by a first forward pass at the very limit (working set, not fragmentation) and cache
+code that grows across training steps (retention, not a KV cache)."""
 
 from vramlens.analysis.attribution.growth import Growth
 from vramlens.analysis.attribution.roles import Census
@@ -32,6 +33,42 @@ def steps(floors: list[int], driver: str = f"{SCRIPT}:30 main", last_complete: b
 
 def facts(**given) -> RunFacts:
     return RunFacts(outcome="oom", peak_allocated=0, peak_reserved=0, end_allocated=0, end_reserved=0, **given)
+
+
+# A first forward pass: 6.5 GiB live, 96 % of it saved activations, a 244 MiB request with 8 MiB to spare packed.
+FORWARD = split_cache(allocated=6659 * MIB, request=244 * MIB, limit=6911 * MIB, reserved=6682 * MIB)
+
+
+def saving_forward(grad=True, activations=6413 * MIB) -> Census:
+    return census(roles=[("activations", activations), ("inputs", FORWARD.allocated - activations)], grad=grad)
+
+
+def test_a_first_forward_pass_still_saving_activations_at_the_limit_is_the_working_set():
+    diagnosis = classify(FORWARD, [], facts(census=saving_forward(), grad_enabled=True))
+    assert (diagnosis.cause, diagnosis.alternative) == ("working_set", "fragmentation")
+    assert diagnosis.confidence < 0.75  # the allocator experiment still decides it
+    text = " ".join(diagnosis.evidence)
+    assert "activations saved for the backward" in text and "not room for one more of its size" in text
+    assert "device itself may have had less free" not in text  # no piece could serve it: not the outside-memory story
+
+
+def test_the_same_split_cache_stays_fragmentation_once_a_step_has_completed():
+    completed = steps([400 * MIB, 400 * MIB, 400 * MIB])
+    diagnosis = classify(FORWARD, [], facts(census=saving_forward(), grad_enabled=True, steps=completed))
+    assert (diagnosis.cause, diagnosis.alternative) == ("fragmentation", "working_set")
+
+
+def test_without_grad_or_without_saved_activations_the_split_cache_is_fragmentation():
+    no_grad = classify(FORWARD, [], facts(census=saving_forward(grad=False), grad_enabled=False))
+    few_saved = classify(FORWARD, [], facts(census=saving_forward(activations=500 * MIB), grad_enabled=True))
+    assert no_grad.cause == "fragmentation" and few_saved.cause == "fragmentation"
+
+
+def test_far_from_the_limit_a_split_cache_is_fragmentation_even_in_a_first_forward_pass():
+    far = split_cache(allocated=768 * MIB, request=96 * MIB, limit=1600 * MIB, reserved=1536 * MIB)
+    roles = census(roles=[("activations", 700 * MIB), ("inputs", 68 * MIB)])
+    diagnosis = classify(far, [], facts(census=roles, grad_enabled=True))
+    assert diagnosis.cause == "fragmentation" and diagnosis.confidence >= 0.75
 
 
 def cache_growth() -> Growth:

@@ -13,7 +13,8 @@ The order of the questions is the order of the evidence's strength:
    training (analysis/diagnosis/cache_growth.py);
 3. fragmentation by the request's real chances: live + request fit the limit, yet neither the
    largest free block of the request's pool and stream nor the unreserved headroom could hold
-   it. A large reserved − allocated gap alone is never fragmentation;
+   it. A large reserved − allocated gap alone is never fragmentation, nor is a first forward pass
+   still saving activations at the very limit (analysis/diagnosis/forward_growing.py);
 4. otherwise the live working set of one step is too large.
 Where two causes are close, the runner-up is named and the experiment that separates them is
 proposed (``Diagnosis.confirm``, built in analysis/diagnosis/confirm.py).
@@ -25,6 +26,7 @@ from dataclasses import dataclass, field
 
 from vramlens.analysis.attribution.growth import Growth
 from vramlens.analysis.diagnosis.cache_growth import cache_as_designed, training_cache_sentence
+from vramlens.analysis.diagnosis.forward_growing import forward_still_growing, packed_room_sentence
 from vramlens.analysis.load.ending import moment_words, taken_mid_run
 from vramlens.analysis.model import Accounting, Diagnosis, LineStat, StepModel
 from vramlens.units import format_bytes as fmt
@@ -275,9 +277,11 @@ def _key_label(key, facts: RunFacts | None = None) -> str:
     return cell or f"{str(path).replace(chr(92), '/').rsplit('/', 1)[-1]}:{line}"  # a cell by its place, not its temp file
 
 
-def _working_set(acc: Accounting, lines: list[LineStat], facts: RunFacts) -> Diagnosis:
+def _working_set(acc: Accounting, lines: list[LineStat], facts: RunFacts, growing: list[str] | None = None) -> Diagnosis:
+    """``growing``: the evidence that a split cache met a first forward pass still growing (forward_growing.py)."""
     limit = effective_limit(acc)
     evidence = []
+    block_said = False
     confidence = 0.6
     alternative = None
     need = packed_need(acc)
@@ -297,7 +301,21 @@ def _working_set(acc: Accounting, lines: list[LineStat], facts: RunFacts) -> Dia
                             f"{fmt(acc.allocated + pending)}, past the {fmt(limit)} limit even perfectly packed: the "
                             "allocator's layout only decided which request failed first.")
             confidence = 0.8
+        elif growing:
+            headroom = max(limit - acc.reserved, 0)
+            evidence.append(f"The request would have fit packed ({need / limit:.0%} of the limit), but no free piece could "
+                            f"hold it: the largest free block was {fmt(acc.largest_free_block)} and {fmt(headroom)} was left "
+                            "unreserved.")
+            evidence += growing
+            room = packed_room_sentence(limit, need, acc.request)
+            if room:
+                evidence.append(room)
+            evidence.append("The allocator's layout only decided which request of that pass failed first.")
+            block_said = True
+            confidence = 0.6
+            alternative = "fragmentation"
         else:
+            block_said = True
             headroom = max(limit - acc.reserved, 0)
             evidence.append(
                 f"The request would have fit packed, and the memory could serve it in one piece "
@@ -307,7 +325,9 @@ def _working_set(acc: Accounting, lines: list[LineStat], facts: RunFacts) -> Dia
             confidence = 0.5
             alternative = "outside_allocator"
     steps = facts.steps
-    if steps is None or not steps.completed:
+    if growing:
+        pass  # its evidence already said that no step had completed
+    elif steps is None or not steps.completed:
         evidence.append("The OOM came in the first iteration (no step had completed): what failed is the working set of "
                         "one step, not something kept from earlier steps.")
     else:
@@ -317,7 +337,7 @@ def _working_set(acc: Accounting, lines: list[LineStat], facts: RunFacts) -> Dia
         if steps.completed < 3 and confidence > 0.7:
             confidence = 0.7
             alternative = alternative or "retained_references"
-    if acc.largest_free_block is not None and acc.request is not None and not evidence[-1].startswith("The request would"):
+    if acc.largest_free_block is not None and acc.request is not None and not block_said:
         evidence.append(f"The largest free block in PyTorch's cache was {fmt(acc.largest_free_block)}.")
     user_lines = [line for line in lines if line.live_bytes > 0][:3]
     if user_lines:
@@ -432,7 +452,9 @@ def classify(acc: Accounting, lines: list[LineStat], facts: RunFacts) -> Diagnos
         diagnosis = outside
     else:
         frag = _fragmentation(acc, facts)
-        diagnosis = _growth_diagnosis(acc, facts, frag) or frag or _working_set(acc, lines, facts)
+        # At the limit, a first forward pass still saving activations needs more than packing gives back.
+        growing = forward_still_growing(acc.allocated, facts) if frag is not None and frag.alternative == "working_set" else None
+        diagnosis = _growth_diagnosis(acc, facts, frag) or (None if growing else frag) or _working_set(acc, lines, facts, growing)
         if diagnosis.cause == "fragmentation" and facts.growth is not None:
             diagnosis.evidence.append(
                 f"The floor between steps also rose by {fmt(facts.growth.rate)} per step, too slowly to explain this OOM "
