@@ -1,6 +1,7 @@
 """The cause decision's mechanisms on hand-built facts, each beside the case it must leave alone:
-a split cache met by a first forward pass at the very limit (working set, not fragmentation) and cache
-code that grows across training steps (retention, not a KV cache)."""
+a split cache met by a first forward pass at the very limit (working set, not fragmentation), cache
+code that grows across training steps (retention, not a KV cache), and a container that keeps the
+results of an outer loop the recorded steps cannot show (retention before fragmentation)."""
 
 from vramlens.analysis.attribution.growth import Growth
 from vramlens.analysis.attribution.roles import Census
@@ -100,3 +101,41 @@ def test_a_completed_training_run_whose_cache_code_grew_is_leaking():
     assert classify(CACHE_FULL, [], completed).cause == "retained_references"
     completed.mode = "inference"
     assert classify(CACHE_FULL, [], completed).cause != "retained_references"
+
+
+# Batch generation: the trace's steps are the decoding steps of one generate() call at train.py:32;
+# `kept` in main holds what 28 earlier calls of that line returned.
+GENERATE = split_cache(allocated=5840 * MIB, request=20 * MIB, limit=6347 * MIB, reserved=6340 * MIB)
+DECODING = steps([5737 * MIB + i * 3 * MIB for i in range(28)], driver=f"{LIBRARY}:3032 _sample")
+STACK = [(SCRIPT, 44, "<module>"), (SCRIPT, 32, "main"), (LIBRARY, 2802, "generate"),
+         (LIBRARY, 3045, "_sample")]
+
+
+def kept(line: int = 32, length: int = 28, size: int = 5498 * MIB, kind: str = "frame") -> Holder:
+    return Holder(root=f"local kept in main (train.py:{line})", kind=kind, bytes=size, tensors=64 * length,
+                  length=length, appended_at=(SCRIPT, line))
+
+
+def test_a_container_of_a_running_lines_earlier_results_is_retention_before_the_split_cache():
+    diagnosis = classify(GENERATE, [], facts(census=census(holders=[kept()], stack=STACK, grad=False), steps=DECODING))
+    assert diagnosis.cause == "retained_references"
+    text = " ".join(diagnosis.evidence)
+    assert "earlier calls" in text and "transformers/generation/utils.py:3032 _sample" in text
+    assert "holds 2 more entries" in text  # 487 MiB left packed, 196 MiB per entry
+
+
+def test_a_container_is_not_kept_across_calls_when_its_line_is_not_running_or_is_inside_the_step():
+    for holder, stack in ((kept(line=38), STACK),  # made by a line that has returned
+                          (kept(length=1), STACK),  # one call's result
+                          (kept(size=500 * MIB), STACK),  # not what fills the memory
+                          (kept(), [(LIBRARY, 3045, "_sample"), (SCRIPT, 32, "main")])):  # inside the recorded step
+        diagnosis = classify(GENERATE, [], facts(census=census(holders=[holder], stack=stack, grad=False), steps=DECODING))
+        assert diagnosis.cause == "fragmentation", (holder, stack)
+
+
+def test_a_slow_keeping_beside_a_split_cache_leaves_the_cause_to_the_split_cache():
+    # 28 entries of 4 MiB each: the 487 MiB left packed would hold over a hundred more.
+    small = kept(size=112 * MIB)
+    roomy = split_cache(allocated=200 * MIB, request=20 * MIB, limit=707 * MIB, reserved=700 * MIB)
+    diagnosis = classify(roomy, [], facts(census=census(holders=[small], stack=STACK, grad=False), steps=DECODING))
+    assert diagnosis.cause == "fragmentation"

@@ -10,7 +10,8 @@ The order of the questions is the order of the evidence's strength:
    rising and, even perfectly packed, the live set passes the limit soon, the growth is the
    cause — kept outputs (retained references) or a cache growing as designed (working set) —
    and a split cache at most decided which request failed. A cache grows as designed only outside
-   training (analysis/diagnosis/cache_growth.py);
+   training (analysis/diagnosis/cache_growth.py); a container keeping the results of an outer loop
+   the recorded steps cannot show is growth too (analysis/diagnosis/kept_calls.py);
 3. fragmentation by the request's real chances: live + request fit the limit, yet neither the
    largest free block of the request's pool and stream nor the unreserved headroom could hold
    it. A large reserved − allocated gap alone is never fragmentation, nor is a first forward pass
@@ -27,6 +28,7 @@ from dataclasses import dataclass, field
 from vramlens.analysis.attribution.growth import Growth
 from vramlens.analysis.diagnosis.cache_growth import cache_as_designed, training_cache_sentence
 from vramlens.analysis.diagnosis.forward_growing import forward_still_growing, packed_room_sentence
+from vramlens.analysis.diagnosis.kept_calls import kept_across_calls
 from vramlens.analysis.load.ending import moment_words, taken_mid_run
 from vramlens.analysis.model import Accounting, Diagnosis, LineStat, StepModel
 from vramlens.units import format_bytes as fmt
@@ -452,9 +454,12 @@ def classify(acc: Accounting, lines: list[LineStat], facts: RunFacts) -> Diagnos
         diagnosis = outside
     else:
         frag = _fragmentation(acc, facts)
+        limit = effective_limit(acc)
         # At the limit, a first forward pass still saving activations needs more than packing gives back.
         growing = forward_still_growing(acc.allocated, facts) if frag is not None and frag.alternative == "working_set" else None
-        diagnosis = _growth_diagnosis(acc, facts, frag) or (None if growing else frag) or _working_set(acc, lines, facts, growing)
+        diagnosis = (_growth_diagnosis(acc, facts, frag)
+                     or kept_across_calls(acc.allocated, acc.request, limit, facts, split_cache=frag is not None)
+                     or (None if growing else frag) or _working_set(acc, lines, facts, growing))
         if diagnosis.cause == "fragmentation" and facts.growth is not None:
             diagnosis.evidence.append(
                 f"The floor between steps also rose by {fmt(facts.growth.rate)} per step, too slowly to explain this OOM "
