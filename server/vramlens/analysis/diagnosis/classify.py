@@ -458,7 +458,8 @@ def classify(acc: Accounting, lines: list[LineStat], facts: RunFacts) -> Diagnos
         # At the limit, a first forward pass still saving activations needs more than packing gives back.
         growing = forward_still_growing(acc.allocated, facts) if frag is not None and frag.alternative == "working_set" else None
         diagnosis = (_growth_diagnosis(acc, facts, frag)
-                     or kept_across_calls(acc.allocated, acc.request, limit, facts, split_cache=frag is not None)
+                     or kept_across_calls(acc.allocated, acc.request, limit, facts,
+                                          acc.largest_free_block if frag is not None else None)
                      or (None if growing else frag) or _working_set(acc, lines, facts, growing))
         if diagnosis.cause == "fragmentation" and facts.growth is not None:
             diagnosis.evidence.append(

@@ -61,9 +61,12 @@ def kept_holder(allocated: int, facts):
     return None
 
 
-def kept_across_calls(allocated: int, request: int | None, limit: int | None, facts, split_cache: bool) -> Diagnosis | None:
+def kept_across_calls(allocated: int, request: int | None, limit: int | None, facts,
+                      split_block: int | None = None) -> Diagnosis | None:
     """Retained references when a container keeps earlier calls' results (see the module's docstring).
-    ``split_cache``: the failing request also met a split cache; the keeping must then fill the limit soon."""
+    ``split_block``: the largest free block when the failing request also met a split cache; the
+    keeping must then fill the limit soon."""
+    split_cache = split_block is not None
     found = kept_holder(allocated, facts)
     if found is None:
         return None
@@ -89,6 +92,6 @@ def kept_across_calls(allocated: int, request: int | None, limit: int | None, fa
         evidence.append(f"About {fmt(per_item)} per entry: even perfectly packed, the {fmt(room)} left under the "
                         f"{fmt(limit)} limit holds {count_of(more, 'more entry', 'more entries')}.")
     if split_cache:
-        evidence.append("The failing request also met a split cache, but that only decided which request failed: an "
-                        "allocator setting would not stop the keeping.")
+        evidence.append(f"The failing request also met a split cache (largest free block {fmt(split_block)}), but that "
+                        "only decided which request failed: an allocator setting would not stop the keeping.")
     return Diagnosis("retained_references", 0.7, evidence, alternative="working_set")
