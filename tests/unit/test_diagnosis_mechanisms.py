@@ -9,7 +9,7 @@ from vramlens.analysis.diagnosis.classify import RunFacts, classify
 from vramlens.analysis.model import Accounting, Holder, RoleShare, Step, StepModel
 
 MIB = 1024 * 1024
-SCRIPT = "/work/job/train.py"
+SCRIPT = "/workspace/job/train.py"
 LIBRARY = "/venv/lib/python3.12/site-packages/transformers/generation/utils.py"
 
 
