@@ -82,3 +82,14 @@ def test_a_dataset_memoising_samples_on_the_gpu_across_training_steps_is_retenti
     assert not any("a cache growing as designed" in fact for fact in result.diagnosis.evidence)
     assert not any("Size generate()'s cache" in r.action for r in result.recommendations)
     assert any("dataset._cache" in r.action for r in result.recommendations)
+
+
+def test_a_first_forward_pass_does_not_quote_its_shortfall_as_the_amount_to_save(captures):
+    """Inside a first forward pass the failing allocation's shortfall (15 MiB here) is a floor, not the need:
+    the first fix says the remaining layers and the backward need more; an OOM after a completed step keeps
+    the shortfall as its figure."""
+    forward = " ".join(r.action for r in analysis_of(captures, "attention_maps_batch_oom").recommendations)
+    assert "far more than the 15.00 MiB" in forward and "its remaining layers and the backward" in forward
+    # AdamW's first step.step(): the forward and backward are over, so the shortfall is the figure
+    optimizer = " ".join(r.action for r in analyze_path(CORPUS / "adamw_first_step" / "capture").recommendations)
+    assert "clearly more than" in optimizer and "far more than" not in optimizer
