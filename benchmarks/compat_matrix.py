@@ -53,11 +53,19 @@ ROWS = {
     "channels_last + cudnn.benchmark": ("channels_last_cudnn.py", [], "python"),
 }
 MODES = ("bare", "census", "no-census")
+# torch's recorder without VRAM Lens: the context `vramlens run` uses (stacks at allocations), and none at all
+RECORDER_ONLY = {"torch-recorder": "alloc", "torch-recorder-no-stacks": None}
 
 
 def command(row: tuple, mode: str, capture: str) -> list[str]:
     program, arguments, launcher = row
     path = os.path.join(PROGRAMS, program)
+    if mode in RECORDER_ONLY:
+        # torch's own recorder alone, set as `vramlens run` sets it (or with no stacks): what of the overhead is its
+        setup = ("import runpy, sys, torch; torch.cuda.init(); torch.cuda.memory._record_memory_history("
+                 f"enabled='all', context={RECORDER_ONLY[mode]!r}, stacks='python', max_entries=1_000_000); "
+                 "sys.argv = sys.argv[1:]; runpy.run_path(sys.argv[0], run_name='__main__')")
+        return [sys.executable, "-c", setup, path, *arguments]
     if mode == "bare":
         if launcher == "torchrun":
             return [sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", "2", path, *arguments]
@@ -110,8 +118,8 @@ def compare_row(name: str) -> dict:
     return result
 
 
-def timing(name: str, repeats: int) -> dict:
-    medians = {"bare": [], "census": []}
+def timing(name: str, repeats: int, modes: tuple[str, ...] = ("bare", "census")) -> dict:
+    medians = {mode: [] for mode in modes}
     for _ in range(repeats):
         for mode in medians:
             steps = run_once(ROWS[name], mode)["steps"]
@@ -120,8 +128,11 @@ def timing(name: str, repeats: int) -> dict:
     if not medians["bare"] or not medians["census"]:
         return {"row": name, "overhead": None}
     bare, ours = statistics.median(medians["bare"]), statistics.median(medians["census"])
-    print(f"timing {name}: bare {bare:.3f} ms, recorded {ours:.3f} ms ({ours / bare - 1:+.1%})", flush=True)
-    return {"row": name, "bare_ms": bare, "recorded_ms": ours, "overhead": ours / bare - 1, "medians": medians}
+    others = {mode: statistics.median(values) for mode, values in medians.items() if values and mode not in ("bare", "census")}
+    extra = "".join(f", {mode} {value:.3f} ms ({value / bare - 1:+.1%})" for mode, value in others.items())
+    print(f"timing {name}: bare {bare:.3f} ms, recorded {ours:.3f} ms ({ours / bare - 1:+.1%}){extra}", flush=True)
+    return {"row": name, "bare_ms": bare, "recorded_ms": ours, "overhead": ours / bare - 1, "medians": medians,
+            "other_modes_ms": others}
 
 
 def table(results: list[dict], timings: dict) -> str:
@@ -157,6 +168,8 @@ def main() -> int:
     parser.add_argument("--only", help="comma-separated row names (substrings)")
     parser.add_argument("--timing-repeats", type=int, default=0)
     parser.add_argument("--timing-only", help="comma-separated row substrings to time (default: all chosen rows)")
+    parser.add_argument("--timing-modes", default="bare,census",
+                        help="modes timed side by side: bare, census, no-census, torch-recorder, torch-recorder-no-stacks")
     parser.add_argument("--no-compare", action="store_true", help="only the timing (sequential)")
     parser.add_argument("--json")
     args = parser.parse_args()
@@ -168,7 +181,8 @@ def main() -> int:
     timings = {}
     if args.timing_repeats:
         chosen = [n for n in names if not args.timing_only or any(p in n for p in args.timing_only.split(","))]
-        timings = {n: timing(n, args.timing_repeats) for n in chosen}
+        modes = tuple(args.timing_modes.split(","))
+        timings = {n: timing(n, args.timing_repeats, modes) for n in chosen}
     print(table(results, timings) if results else timing_table(timings))
     for r in results:
         if not r["match"]:

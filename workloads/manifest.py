@@ -538,4 +538,83 @@ ROUND4: tuple[Workload, ...] = (
 
 WORKLOADS = WORKLOADS + ROUND4
 
+# Round 5: a fresh held-out round for the storing line, the holder and the cause (workloads/README.md,
+# "Round 5"), written with its truth (benchmarks/storing_truth_round5.json) after round 4's changes and before
+# any of it was recorded. Every workload of the round is held out.
+def _round5() -> dict:
+    return dict(round=5, held_out=True)
+
+
+ROUND5: tuple[Workload, ...] = (
+    Workload(
+        "val_loss_history_dict", "retention", "loss_history", "loss_history.py", "plain torch (TransformerEncoder)",
+        "retained_references",
+        "A training loop logs a validation loss tensor every step in a dict of lists, without torch.no_grad(): each "
+        "kept loss holds its validation pass's saved activations until the OOM.",
+        args=("--batch-size", "8", "--seq-len", "256", "--steps", "24"),
+        calibration=_between(_set("--steps", 12)),
+        scale=Knob("--batch-size", 8), steps=Knob("--steps", 24),
+        fix=Fix("--fixed", "1", "drop_references", "log the validation loss as a float"),
+        storing_line="loss_history.py:57", **_round5()),
+    Workload(
+        "eval_running_total", "retention", "running_total", "running_total.py", "torchvision ResNet-50 (evaluation)",
+        "retained_references",
+        "An evaluation without torch.no_grad() sums its losses with `total = total + loss`: the running total's graph "
+        "keeps every batch's activations until the OOM part-way through the evaluation.",
+        args=("--batch-size", "16", "--batches", "20"),
+        calibration=_between(_set("--batches", 10)),
+        scale=Knob("--batch-size", 16), steps=Knob("--batches", 20),
+        fix=Fix("--fixed", "1", "drop_references", "add loss.item() to the total"),
+        storing_line="running_total.py:26", **_round5()),
+    Workload(
+        "collector_extend_rows", "retention", "collector", "prediction_collector.py", "plain torch (language model)",
+        "retained_references",
+        "A metric helper extends its list with the rows of every step's softmax: each row is a view of the whole "
+        "vocabulary-sized tensor, so the list keeps a batch of distributions per step until the OOM.",
+        args=("--batch-size", "8", "--seq-len", "256", "--steps", "32"),
+        calibration=_between(_set("--steps", 16)),
+        scale=Knob("--batch-size", 8), steps=Knob("--steps", 32),
+        fix=Fix("--fixed", "1", "drop_references", "keep the argmax ids on the CPU"),
+        storing_line="prediction_collector.py:25", **_round5()),
+    Workload(
+        "dataset_cache_on_gpu", "retention", "dataset_cache", "dataset_gpu_cache.py", "torch DataLoader (dataset cache)",
+        "retained_references",
+        "A Dataset memoises every decoded sample on the GPU in a dict: the first epoch adds a batch of "
+        "full-resolution images per step until the OOM.",
+        args=("--batch-size", "16", "--steps", "40"),
+        calibration=_between(_set("--steps", 20)),
+        scale=Knob("--batch-size", 16), steps=Knob("--steps", 40),
+        fix=Fix("--fixed", "1", "drop_references", "cache the samples in host memory"),
+        storing_line="dataset_gpu_cache.py:31", **_round5()),
+    Workload(
+        "generate_scores_kept", "retention", "generate_scores", "generate_scores.py", "transformers GPT-2 (generate)",
+        "retained_references",
+        "Batch generation with output_scores=True keeps every batch's per-token score tensors in a list on the GPU "
+        "until the OOM.",
+        args=("--batch-size", "16", "--batches", "40"),
+        calibration=_between(_set("--batches", 20)),
+        scale=Knob("--batch-size", 16), steps=Knob("--batches", 40),
+        fix=Fix("--fixed", "1", "drop_references", "keep only the chosen tokens' scores, on the CPU"),
+        storing_line="generate_scores.py:38", **_round5()),
+    Workload(
+        "grad_log_completes", "retention", "grad_log", "grad_log_complete.py", "plain torch (MLP)",
+        "retained_references",
+        "A training loop keeps every step's gradient tensors in a list; the run completes at about 70 % of its cap: "
+        "a longer one would not.",
+        args=("--batch-size", "64", "--steps", "12"), expect="completes",
+        calibration=_headroom(0.7),
+        scale=Knob("--batch-size", 64), steps=Knob("--steps", 12),
+        fix=Fix("--fixed", "1", "drop_references", "log each gradient's norm as a float"),
+        storing_line="grad_log_complete.py:40", **_round5()),
+    Workload(
+        "attention_maps_batch_oom", "retention", "attention_maps", "attention_maps_overwritten.py",
+        "plain torch (vision transformer)", "working_set",
+        "A ViT-style model keeps its last attention maps on each block (overwritten every forward) and is trained at "
+        "too large a batch: the first forward pass runs out of memory.",
+        args=("--batch-size", "32", "--steps", "3"),
+        calibration=_between(_set("--batch-size", 16)),
+        scale=Knob("--batch-size", 32), steps=Knob("--steps", 3), **_round5()),
+)
+WORKLOADS = WORKLOADS + ROUND5
+
 BY_NAME = {workload.name: workload for workload in WORKLOADS}

@@ -1,6 +1,7 @@
-"""Mechanisms behind false findings of round 4's held-out codebases, each beside the nearby true case that must
-stay flagged: micro-batch outputs joined into the returned value, state its own class detaches, and a count
-computed by a helper object of the file from what a data transform is given."""
+"""Mechanisms behind false findings of the held-out codebases, each beside the nearby true case that must stay
+flagged. Round 4: micro-batch outputs joined into the returned value, state its own class detaches, and a count
+computed by a helper object of the file from what a data transform is given. Round 5: the call's result left in
+a per-batch context that the callers hand in and replace."""
 
 from __future__ import annotations
 
@@ -149,3 +150,37 @@ def test_a_count_from_a_helper_object_annotated_int_keeps_no_graph():
 def test_a_helper_object_without_a_scalar_annotation_still_keeps_its_argument():
     unannotated = PAD.format().replace(") -> Optional[int]:", "):")
     assert ("VL103", 26) in _codes(unannotated)
+
+
+POSTPROC = """
+class PipelinedPostproc(nn.Module):
+    def __init__(self, module: nn.Module, fqn: str, context):
+        super().__init__()
+        self._module = module
+        self._fqn = fqn
+        self._context = context
+        self._cache = {{}}
+
+    def forward(self, x):
+        if self._fqn in self._context.results:
+            return self._context.results[self._fqn]
+        res = self._module(x)
+        {store}
+        return res
+{setter}"""
+SETTER = "\n    def set_context(self, context):\n        self._context = context\n"
+
+
+def test_the_result_left_in_a_context_its_callers_replace_is_theirs():
+    """torchrec's pipelined postproc: each batch's context, swapped by ``set_context``, caches the forward's result
+    for that batch's own forward, which backpropagates it."""
+    assert _codes(POSTPROC.format(store="self._context.results[self._fqn] = res", setter=SETTER)) == []
+
+
+def test_a_context_set_once_or_given_more_than_the_result_stays_flagged():
+    no_setter = POSTPROC.format(store="self._context.results[self._fqn] = res", setter="")
+    assert ("VL103", 13) in _codes(no_setter)  # held by the module for its whole life
+    other = POSTPROC.format(store="self._context.results[self._fqn] = res * 2", setter=SETTER)
+    assert ("VL103", 13) in _codes(other)  # not what the call returns: a graph the caller never receives
+    own = POSTPROC.format(store="self._cache[self._fqn] = res", setter=SETTER)
+    assert ("VL103", 13) in _codes(own)  # the module's own dict, which no caller replaces

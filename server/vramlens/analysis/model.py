@@ -247,6 +247,7 @@ class Holder:
     survivor_bytes: int | None = None  # of its bytes, those allocated in earlier steps: its growth (None: no step model)
     working_set: bool = False  # the step's own tensors (nothing from earlier steps), beside a holder that grew
     stored_at: tuple[str, int] | None = None  # (recorded path, line) of the statement of the user's code storing into it
+    item_numel: int | None = None  # the most elements of one of its tensors, when the census listed every one (1: scalars)
 
     @property
     def container_words(self) -> str:

@@ -8,6 +8,7 @@ import sys
 from vramlens.analysis import analyze_path, to_json
 from vramlens.analysis.rendering.analysis_text import TOP_LINES, render_text
 from vramlens.capture.ranks import holds_rank_captures
+from vramlens.cli.store_diff import store_diff
 from vramlens.analysis.model import Analysis
 from vramlens.units import parse_size
 from vramlens.capture import CaptureError, memory_ceiling
@@ -105,7 +106,7 @@ def run_ranks(args) -> int:
     shown = comparison.ranks[comparison.default_index]
     sys.stdout.write(render_ranks_text(comparison, args.path))
     sys.stdout.write(f"\n── Rank {shown.rank} ({_which(comparison, shown)}) ──\n")
-    sys.stdout.write(render_text(shown.analysis, shown.capture, args.top, args.verbose))
+    sys.stdout.write(render_text(shown.analysis, shown.capture, args.top, args.verbose, store_diff(shown.analysis)))
     return 0
 
 
@@ -124,5 +125,5 @@ def run(args) -> int:
         json.dump(to_json(analysis), sys.stdout, indent=2)
         sys.stdout.write("\n")
     else:
-        sys.stdout.write(render_text(analysis, args.path, args.top, args.verbose))
+        sys.stdout.write(render_text(analysis, args.path, args.top, args.verbose, store_diff(analysis)))
     return 0

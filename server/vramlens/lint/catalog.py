@@ -18,7 +18,9 @@ reason says which: not enough evidence, or measured below the floor.
 The last held-out round (``HELD_OUT_ROUND``: codebases chosen by a rule written before they were linted, linted
 once and judged) is the test of that in-sample figure on fresh code: ``held_out`` is (true, judged) there, printed
 beside it. A check measured there on at least ``MIN_JUDGED`` findings below the floor is preview whatever its
-in-sample figure; with fewer, the in-sample figure decides (the held-out one is shown all the same). The figures are re-measured with
+in-sample figure; with fewer, the in-sample figure decides (the held-out one is shown all the same). The round
+before it (``PREVIOUS_HELD_OUT_ROUND``) keeps its single measurement in ``previous_held_out``, shown, never
+gating. The figures are re-measured with
 ``benchmarks/lint_realworld.py``; tests/lint/test_quality_gate.py fails when they drift from the corpora.
 """
 
@@ -40,8 +42,10 @@ MIN_JUDGED = 3  # fewer judged findings than this is not enough evidence to turn
 # Where the figures come from: lines of in-sample real code linted in each precision corpus (tests/lint/realworld).
 RELEASED_LINES = 578_125  # pypi/precision, in sample
 COMMIT_LINES = 664_886  # github/precision, in sample
-HELD_OUT_ROUND = 4  # tests/lint/realworld/README.md, "Rounds and the split"
-HELD_OUT_LINES = 875_567  # lines of that round's codebases (diffusers, kornia, torch-geometric)
+HELD_OUT_ROUND = 5  # tests/lint/realworld/README.md, "Rounds and the split"
+HELD_OUT_LINES = 251_842  # lines of that round's codebases (torchrec, tensordict, vector-quantize-pytorch)
+PREVIOUS_HELD_OUT_ROUND = 4  # the round before, measured once too; its figures are shown, no longer gating
+PREVIOUS_HELD_OUT_LINES = 875_567  # diffusers, kornia, torch-geometric
 ALWAYS_ON = PARSE_ERROR.code  # an unreadable file is always reported
 # The rule families, in the order they run and their codes are listed.
 FAMILIES = (RetainedGraph, MissingNoGrad, RetainGraphInLoop, EmptyCacheInLoop, HostTensorToDevice, OomRetryInExcept)
@@ -59,6 +63,8 @@ class Check:
     # (true, judged) on that round's codebases now, where a mechanism behind its findings was fixed after seeing
     # them: an in-sample figure (the round no longer tests the check), printed beside the held-out one, never gating
     retuned: tuple[int, int] | None = None
+    previous_held_out: tuple[int, int] | None = None  # (true, judged) on the round before, as measured once
+    previous_retuned: tuple[int, int] | None = None  # that round's figure since a fix made on seeing it
     doc: Code | None = None  # the rule's declaration: what it finds, its default fix, why, an example
 
     @property
@@ -95,13 +101,8 @@ class Check:
 
     @property
     def held_out_text(self) -> str:
-        if self.held_out is None:
-            return f"held out (round {HELD_OUT_ROUND}): no finding"
-        true, judged = self.held_out
-        text = f"held out (round {HELD_OUT_ROUND}): {true} true of {judged}"
-        if self.retuned is not None:
-            text += f" (since fixed on seeing it, in sample: {self.retuned[0]} true of {self.retuned[1]})"
-        return text
+        return (f"held out (round {HELD_OUT_ROUND}): {_round_text(self.held_out, self.retuned)}; "
+                f"round {PREVIOUS_HELD_OUT_ROUND}: {_round_text(self.previous_held_out, self.previous_retuned)}")
 
     @property
     def reason(self) -> str:
@@ -121,18 +122,27 @@ class Check:
         return f"on: {figures}"
 
 
+def _round_text(held_out: tuple[int, int] | None, retuned: tuple[int, int] | None) -> str:
+    if held_out is None:
+        return "no finding"
+    text = f"{held_out[0]} true of {held_out[1]}"
+    if retuned is not None:
+        text += f" (since fixed on seeing it, in sample: {retuned[0]} true of {retuned[1]})"
+    return text
+
+
 # (true, judged) findings per corpus, measured by benchmarks/lint_realworld.py (tests/lint/test_quality_gate.py
 # and test_held_out_gate.py fail when these drift from the judged corpora); a code not listed has no finding.
 MEASURED: dict[str, dict[str, tuple[int, int]]] = {
     "VL101": dict(released=(1, 1), commits=(5, 5)),
-    "VL102": dict(released=(2, 2), commits=(5, 5), held_out=(0, 1), retuned=(0, 0)),
-    "VL103": dict(commits=(3, 3), held_out=(0, 2), retuned=(0, 0)),
-    "VL105": dict(released=(0, 3), commits=(1, 6), held_out=(2, 30)),
+    "VL102": dict(released=(2, 2), commits=(5, 5), previous_held_out=(0, 1), previous_retuned=(0, 0)),
+    "VL103": dict(commits=(3, 3), held_out=(0, 1), retuned=(0, 0), previous_held_out=(0, 2), previous_retuned=(0, 0)),
+    "VL105": dict(released=(0, 3), commits=(1, 6), held_out=(0, 2), previous_held_out=(2, 30)),
     "VL107": dict(released=(1, 1), commits=(3, 3)),
-    "VL201": dict(released=(10, 33), commits=(34, 63), held_out=(1, 9)),
-    "VL301": dict(commits=(3, 5), held_out=(0, 1)),
-    "VL401": dict(commits=(1, 1)),
-    "VL501": dict(released=(11, 14), commits=(20, 35), held_out=(19, 20)),
+    "VL201": dict(released=(10, 33), commits=(34, 63), held_out=(0, 11), previous_held_out=(1, 9)),
+    "VL301": dict(commits=(3, 5), previous_held_out=(0, 1)),
+    "VL401": dict(commits=(1, 1), held_out=(0, 1)),
+    "VL501": dict(released=(11, 14), commits=(20, 35), held_out=(1, 3), previous_held_out=(19, 20)),
     "VL601": dict(released=(1, 1), commits=(1, 1)),
 }
 
@@ -144,6 +154,12 @@ IN_SAMPLE_NOTES = {
     "VL601": "fairseq's validation retry, in both corpora",
 }
 HELD_OUT_NOTES = {
+    "VL103": "torchrec's pipelined postproc output, cached in the batch's own context and backpropagated by that "
+             "batch; fixed since",
+    "VL201": "3 debatable: a benchmark's warm-up forwards, a lifecycle benchmark's forward in two runners",
+    "VL501": "the true one: torchrec's VBE output allocated on the host and copied on every forward",
+}
+PREVIOUS_HELD_OUT_NOTES = {
     "VL102": "kornia's `batched_forward`: a local list of micro-batch outputs concatenated into the result; "
              "fixed since",
     "VL103": "TGN's memory, detached by its own `detach()`; a count a data transform's helper computes; fixed since",

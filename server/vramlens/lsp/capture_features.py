@@ -21,6 +21,7 @@ from vramlens.lsp.placements import Placements
 from vramlens.lsp.runtime_findings import enclosing_loop, measured_growth
 from vramlens.lsp.server import VramLensServer
 from vramlens.lsp.stacks import whole_paths
+from vramlens.lsp.storing_fix import storing_fix_actions, wants_quick_fixes
 
 SOURCE = "vramlens"
 OOM_CODE = "VL-OOM"
@@ -97,7 +98,9 @@ class TorchFramesArguments:
 
 class CaptureFeature(Feature):
     """The loaded capture's figures in the editor: hints, hovers, the code lens, line annotations, the
-    OOM diagnostic and the measured growth added to lint's retained-graph findings."""
+    OOM diagnostic, the measured growth added to lint's retained-graph findings, and the storing line's quick fix."""
+
+    code_action_kinds = (types.CodeActionKind.QuickFix.value,)
 
     def __init__(self) -> None:
         self.server: VramLensServer | None = None
@@ -157,6 +160,14 @@ class CaptureFeature(Feature):
             if sentence:
                 diagnostic.message = f"{diagnostic.message} {sentence}"
         return diagnostics
+
+    def code_actions(self, document: TextDocument, params: types.CodeActionParams) -> list[types.CodeAction]:
+        """On the line that keeps the memory: the edit the census chose, where the file proves it safe."""
+        placement = self.placements.of(document) if wants_quick_fixes(params.context.only) else None
+        edit = placement.figures.store_edit if placement else None
+        if edit is None:
+            return []
+        return storing_fix_actions(document, placement.figures, placement.anchors().get(edit.line), params.range)
 
     # -- requests ---------------------------------------------------------------------------------
     def records_of(self, uri: str) -> tuple[TextDocument, list[dict], dict[int, dict]]:

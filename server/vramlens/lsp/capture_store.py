@@ -18,6 +18,7 @@ from vramlens.analysis.ranks.model import RankComparison
 from vramlens.analysis.accounting.segment_map import segment_map, segment_map_json
 from vramlens.analysis.attribution.live_at import live_at, live_at_json
 from vramlens.analysis.model import LineHistory
+from vramlens.analysis.recommendations.store_edit import StoreEdit, store_edit
 from vramlens.analysis.load.snapshot import device_segments, device_trace, pick_device
 from vramlens.analysis.rendering.json_export import downsample
 from vramlens.capture import load_capture
@@ -47,6 +48,7 @@ class FileFigures:
     oom: OomLine | None = None
     lens: PeakFunction | None = None
     lines: list[str] = field(default_factory=list)  # the file's text when the capture was loaded
+    store_edit: StoreEdit | None = None  # the storing line's quick fix, when the census says what its holder keeps
 
     def recorded_texts(self) -> dict[int, str | None]:
         """0-based line -> the stripped text each figure was measured against."""
@@ -59,6 +61,8 @@ class FileFigures:
             lines.add(self.oom.line)
         if self.lens:
             lines.add(self.lens.def_line)
+        if self.store_edit:
+            lines.add(self.store_edit.line)
         return sorted(lines)
 
     def growing(self) -> dict[int, tuple[int, int]]:
@@ -111,6 +115,10 @@ def file_figures(analysis: Analysis) -> dict[str, FileFigures]:
     lens = storing_lens(analysis) or peak_function(analysis)  # the line that keeps the memory, else the peak's function
     if lens:
         figures(lens.local_path).lens = lens
+    edit = store_edit(analysis.diagnosis.cause, analysis.storing, analysis.holders)
+    storing = analysis.storing[0] if edit is not None else None
+    if storing is not None and storing.local_path and storing.cell is None:  # a file here, not a notebook's cell
+        figures(storing.local_path).store_edit = edit
     for file in files.values():
         file.lines = read_lines(file.local_path)
     for key, file in cells.items():

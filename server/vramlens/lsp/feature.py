@@ -16,6 +16,10 @@ from pygls.workspace import TextDocument
 
 
 class Feature:
+    # The kinds of code action this feature offers (``quickfix``, ``source.fixAll.vramlens``): the server
+    # answers textDocument/codeAction once for every feature and announces the kinds they name.
+    code_action_kinds: tuple[str, ...] = ()
+
     def register(self, server: LanguageServer) -> None:
         """Install the requests and commands this feature alone answers."""
 
@@ -37,6 +41,10 @@ class Feature:
     def amend_diagnostics(self, document: TextDocument, diagnostics: list[types.Diagnostic]) -> list[types.Diagnostic]:
         """Every feature's diagnostics, before they are sent: this feature may add to their words."""
         return diagnostics
+
+    def code_actions(self, document: TextDocument, params: types.CodeActionParams) -> list[types.CodeAction]:
+        """This feature's code actions for the requested range (and the diagnostics the client sent)."""
+        return []
 
     # -- the server's state -----------------------------------------------------------------------
     def settings_changed(self, options: dict) -> None:

@@ -10,7 +10,7 @@ from pygls.workspace import TextDocument
 from vramlens.lint import Finding, Fix, apply_fix, fix_source, lint_source
 from vramlens.lint.engine.chunks import ChunkCache
 from vramlens.lint.engine.suppression import suppression_edit
-from vramlens.lsp.feature import Feature, handler
+from vramlens.lsp.feature import Feature
 from vramlens.lsp.notebook_lint import lint_cells, python_lines
 from vramlens.lsp.server import VramLensServer
 
@@ -231,15 +231,13 @@ def _same_start(document: TextDocument, diagnostic: types.Diagnostic, finding: F
 class LintFeature(Feature):
     """Lint's findings as diagnostics, their fixes as code actions."""
 
+    code_action_kinds = (types.CodeActionKind.QuickFix.value, FIX_ALL_KIND)
+
     def __init__(self) -> None:
         self.linter: DocumentLinter | None = None
 
     def register(self, server: VramLensServer) -> None:
         self.linter = DocumentLinter(server.notebook_of)
-        server.feature(
-            types.TEXT_DOCUMENT_CODE_ACTION,
-            types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix, FIX_ALL_KIND]),
-        )(handler(self.code_action))
 
     def settings_changed(self, options: dict) -> None:
         self.linter.settings.update(options)
@@ -252,6 +250,5 @@ class LintFeature(Feature):
         docs = self.linter.settings.docs
         return [to_diagnostic(document, finding, lines, docs) for finding in self.linter.findings(document)]
 
-    def code_action(self, ls: VramLensServer, params: types.CodeActionParams) -> list[types.CodeAction]:
-        document = ls.workspace.get_text_document(params.text_document.uri)
+    def code_actions(self, document: TextDocument, params: types.CodeActionParams) -> list[types.CodeAction]:
         return code_actions(document, params.context.diagnostics, self.linter, params.context.only)

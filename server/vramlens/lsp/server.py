@@ -66,6 +66,7 @@ class VramLensServer(LanguageServer):
         self._notebook_views: dict[str, NotebookView] = {}  # notebook URI -> its code cells, until it changes
         self._published: dict[str, list[types.Diagnostic]] = {}  # uri -> the diagnostics sent last
         self._edited: dict[str, set[str]] = {}  # notebook URI -> its cells edited since diagnostics were sent
+        self.code_action_kinds: list[str] = []  # what the features offer, announced at initialize
         _register_document_events(self)
         _register_notebook_events(self)
 
@@ -73,6 +74,13 @@ class VramLensServer(LanguageServer):
         """A feature answers its own requests from now on, and hears every hook."""
         feature.register(self)
         self.features.append(feature)
+        self.code_action_kinds.extend(kind for kind in feature.code_action_kinds if kind not in self.code_action_kinds)
+
+    def code_actions(self, params: types.CodeActionParams) -> list[types.CodeAction]:
+        """Every feature's code actions for the range, in the order app.py lists the features."""
+        document = self.workspace.get_text_document(params.text_document.uri)
+        return [action for feature in self.features
+                for action in self._guarded(feature.code_actions, document, params, fallback=[])]
 
     def tell(self, hook: str, *arguments) -> None:
         """Call one hook of every feature; one that fails is logged, and the others still hear it."""
@@ -324,6 +332,12 @@ def _register_document_events(server: VramLensServer) -> None:
         ls.publish_all()
         if ls.captures.all():  # the annotation style may have changed
             ls.annotations_changed()
+
+    # One handler for every feature's code actions; the kinds are the list the features fill as they are added
+    # (read when the client initializes).
+    @server.feature(types.TEXT_DOCUMENT_CODE_ACTION, types.CodeActionOptions(code_action_kinds=server.code_action_kinds))
+    def code_action(ls: VramLensServer, params: types.CodeActionParams) -> list[types.CodeAction]:
+        return ls.code_actions(params)
 
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: VramLensServer, params: types.DidOpenTextDocumentParams) -> None:

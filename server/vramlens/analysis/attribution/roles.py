@@ -314,6 +314,13 @@ def _with_graph(census: dict, listed: list[int]) -> int | None:
     return sum(1 for index in listed if census["tensors"][index]["grad_fn"] is not None)
 
 
+def _item_numel(census: dict, listed: list[int], count: int) -> int | None:
+    """The most elements one of the tensors has, when the census listed every one (else unknown)."""
+    if not listed or len(listed) != count:
+        return None
+    return max(_numel(census, [index]) for index in listed)
+
+
 def _holders(census: dict, owner_bytes: Counter, owner_lines: dict) -> list[Holder]:
     models = [(_class_label(module), _signature(census, [item["tensor"] for item in module["parameters"]["listed"]]))
               for module in census.get("modules") or () if module["parameters"]["listed"]]
@@ -331,7 +338,8 @@ def _holders(census: dict, owner_bytes: Counter, owner_lines: dict) -> list[Hold
         found.append(Holder(root=root or container.get("type") or container.get("kind") or "?", named=bool(root),
                             kind=_holder_kind(container), bytes=size, tensors=entry["tensors"]["count"],
                             length=container.get("length"), appended_at=_filled_at(owner_lines, ("held", index)),
-                            chain=chain, with_graph=_with_graph(census, listed), copy_of=_copy_of(census, listed, models)))
+                            chain=chain, with_graph=_with_graph(census, listed), copy_of=_copy_of(census, listed, models),
+                            item_numel=_item_numel(census, listed, entry["tensors"]["count"])))
         at[("held", index)] = found[-1]
     for index, entry in enumerate(census.get("frame_locals") or []):
         size = owner_bytes[("frame_local", index)]
@@ -343,7 +351,8 @@ def _holders(census: dict, owner_bytes: Counter, owner_lines: dict) -> list[Hold
                             tensors=entry["tensors"]["count"], length=entry.get("length"),
                             created_at=(entry["filename"], entry.get("line")) if entry.get("line") else None,
                             appended_at=_filled_at(owner_lines, ("frame_local", index)),
-                            with_graph=_with_graph(census, listed), copy_of=_copy_of(census, listed, models)))
+                            with_graph=_with_graph(census, listed), copy_of=_copy_of(census, listed, models),
+                            item_numel=_item_numel(census, listed, entry["tensors"]["count"])))
         at[("frame_local", index)] = found[-1]
     for index, entry in enumerate(census.get("caches") or []):
         size = owner_bytes[("cache", index)]

@@ -9,10 +9,13 @@ The order of the questions is the order of the evidence's strength:
 2. growth across steps (analysis/attribution/growth.py): when the floor between steps keeps
    rising and, even perfectly packed, the live set passes the limit soon, the growth is the
    cause — kept outputs (retained references) or a cache growing as designed (working set) —
-   and a split cache at most decided which request failed;
+   and a split cache at most decided which request failed. A cache grows as designed only outside
+   training (analysis/diagnosis/cache_growth.py); a container keeping the results of an outer loop
+   the recorded steps cannot show is growth too (analysis/diagnosis/kept_calls.py);
 3. fragmentation by the request's real chances: live + request fit the limit, yet neither the
    largest free block of the request's pool and stream nor the unreserved headroom could hold
-   it. A large reserved − allocated gap alone is never fragmentation;
+   it. A large reserved − allocated gap alone is never fragmentation, nor is a first forward pass
+   still saving activations at the very limit (analysis/diagnosis/forward_growing.py);
 4. otherwise the live working set of one step is too large.
 Where two causes are close, the runner-up is named and the experiment that separates them is
 proposed (``Diagnosis.confirm``, built in analysis/diagnosis/confirm.py).
@@ -23,6 +26,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from vramlens.analysis.attribution.growth import Growth
+from vramlens.analysis.diagnosis.cache_growth import cache_as_designed, training_cache_sentence
+from vramlens.analysis.diagnosis.forward_growing import forward_still_growing, packed_room_sentence
+from vramlens.analysis.diagnosis.kept_calls import kept_across_calls
 from vramlens.analysis.load.ending import moment_words, taken_mid_run
 from vramlens.analysis.model import Accounting, Diagnosis, LineStat, StepModel
 from vramlens.units import format_bytes as fmt
@@ -207,7 +213,7 @@ def _growth_diagnosis(acc: Accounting, facts: RunFacts, frag: Diagnosis | None) 
     holder = _growth_holder(facts)
     if holder is not None:
         evidence.append(_holder_sentence(holder, facts))
-    if growth.intended_cache:
+    if cache_as_designed(growth, facts.mode):
         steps_done = facts.steps.completed if facts.steps is not None else growth.steps_done
         evidence.insert(0, f"KV cache (a cache growing as designed): +{fmt(growth.rate)} per step, "
                            f"{fmt(growth.cache)} of it live {when} after {count_of(steps_done, 'step')}; it was allocated by "
@@ -217,6 +223,9 @@ def _growth_diagnosis(acc: Accounting, facts: RunFacts, frag: Diagnosis | None) 
                             "steps of this growth from an empty cache; more tokens or sequences need a smaller cache per step.")
         confidence = 0.8 if growth.intervals >= 3 else 0.6
         return Diagnosis("working_set", confidence, evidence, alternative=None if growth.intervals >= 3 else "retained_references")
+    not_designed = training_cache_sentence(growth, facts.mode)
+    if not_designed:
+        evidence.insert(0, not_designed)
     if growth.old:
         evidence.append(f"{fmt(growth.old)} still live was allocated two or more steps before the moment: earlier "
                         "iterations' tensors were never released.")
@@ -270,9 +279,11 @@ def _key_label(key, facts: RunFacts | None = None) -> str:
     return cell or f"{str(path).replace(chr(92), '/').rsplit('/', 1)[-1]}:{line}"  # a cell by its place, not its temp file
 
 
-def _working_set(acc: Accounting, lines: list[LineStat], facts: RunFacts) -> Diagnosis:
+def _working_set(acc: Accounting, lines: list[LineStat], facts: RunFacts, growing: list[str] | None = None) -> Diagnosis:
+    """``growing``: the evidence that a split cache met a first forward pass still growing (forward_growing.py)."""
     limit = effective_limit(acc)
     evidence = []
+    block_said = False
     confidence = 0.6
     alternative = None
     need = packed_need(acc)
@@ -292,7 +303,21 @@ def _working_set(acc: Accounting, lines: list[LineStat], facts: RunFacts) -> Dia
                             f"{fmt(acc.allocated + pending)}, past the {fmt(limit)} limit even perfectly packed: the "
                             "allocator's layout only decided which request failed first.")
             confidence = 0.8
+        elif growing:
+            headroom = max(limit - acc.reserved, 0)
+            evidence.append(f"The request would have fit packed ({need / limit:.0%} of the limit), but no free piece could "
+                            f"hold it: the largest free block was {fmt(acc.largest_free_block)} and {fmt(headroom)} was left "
+                            "unreserved.")
+            evidence += growing
+            room = packed_room_sentence(limit, need, acc.request)
+            if room:
+                evidence.append(room)
+            evidence.append("The allocator's layout only decided which request of that pass failed first.")
+            block_said = True
+            confidence = 0.6
+            alternative = "fragmentation"
         else:
+            block_said = True
             headroom = max(limit - acc.reserved, 0)
             evidence.append(
                 f"The request would have fit packed, and the memory could serve it in one piece "
@@ -302,7 +327,9 @@ def _working_set(acc: Accounting, lines: list[LineStat], facts: RunFacts) -> Dia
             confidence = 0.5
             alternative = "outside_allocator"
     steps = facts.steps
-    if steps is None or not steps.completed:
+    if growing:
+        pass  # its evidence already said that no step had completed
+    elif steps is None or not steps.completed:
         evidence.append("The OOM came in the first iteration (no step had completed): what failed is the working set of "
                         "one step, not something kept from earlier steps.")
     else:
@@ -312,7 +339,7 @@ def _working_set(acc: Accounting, lines: list[LineStat], facts: RunFacts) -> Dia
         if steps.completed < 3 and confidence > 0.7:
             confidence = 0.7
             alternative = alternative or "retained_references"
-    if acc.largest_free_block is not None and acc.request is not None and not evidence[-1].startswith("The request would"):
+    if acc.largest_free_block is not None and acc.request is not None and not block_said:
         evidence.append(f"The largest free block in PyTorch's cache was {fmt(acc.largest_free_block)}.")
     user_lines = [line for line in lines if line.live_bytes > 0][:3]
     if user_lines:
@@ -342,7 +369,7 @@ def _completed(acc: Accounting, lines: list[LineStat], facts: RunFacts) -> Diagn
     then = "When the snapshot was taken" if facts.mid_run else "At the end"
     growth = facts.growth
     limit = acc.limit
-    leaking = growth is not None and not growth.intended_cache and (
+    leaking = growth is not None and not cache_as_designed(growth, facts.mode) and (
         (limit and growth.rise >= GROWTH_SHARE_COMPLETED * limit) or growth.old >= LEAK_SHARE * max(facts.end_allocated, 1)
         # Growth across steps is retention whether or not the run reached the limit: a floor that rose
         # step after step to most of the peak would run out of any card given more steps.
@@ -376,7 +403,7 @@ def _completed(acc: Accounting, lines: list[LineStat], facts: RunFacts) -> Diagn
     peak_cache = (max(facts.peak_reserved, facts.end_reserved) >= CACHE_RATIO * max(facts.peak_allocated, 1)
                   and peak_gap >= END_CACHE_GAP)
     notes = []
-    if growth is not None and growth.intended_cache:
+    if cache_as_designed(growth, facts.mode):
         notes.append(f"A cache grew by {fmt(growth.rate)} per step as designed (e.g. a KV cache) and was released.")
     if end_cache or peak_cache:
         evidence = [f"{facts.no_oom_sentence}."]
@@ -427,7 +454,13 @@ def classify(acc: Accounting, lines: list[LineStat], facts: RunFacts) -> Diagnos
         diagnosis = outside
     else:
         frag = _fragmentation(acc, facts)
-        diagnosis = _growth_diagnosis(acc, facts, frag) or frag or _working_set(acc, lines, facts)
+        limit = effective_limit(acc)
+        # At the limit, a first forward pass still saving activations needs more than packing gives back.
+        growing = forward_still_growing(acc.allocated, facts) if frag is not None and frag.alternative == "working_set" else None
+        diagnosis = (_growth_diagnosis(acc, facts, frag)
+                     or kept_across_calls(acc.allocated, acc.request, limit, facts,
+                                          acc.largest_free_block if frag is not None else None)
+                     or (None if growing else frag) or _working_set(acc, lines, facts, growing))
         if diagnosis.cause == "fragmentation" and facts.growth is not None:
             diagnosis.evidence.append(
                 f"The floor between steps also rose by {fmt(facts.growth.rate)} per step, too slowly to explain this OOM "

@@ -12,6 +12,7 @@ from vramlens.analysis.accounting.stage import Accounted
 from vramlens.analysis.attribution.lines import backward_seen
 from vramlens.analysis.attribution.request_site import site_sentence
 from vramlens.analysis.attribution.stage import Attributed
+from vramlens.analysis.diagnosis.cache_growth import cache_as_designed
 from vramlens.analysis.diagnosis.classify import RunFacts, classify, effective_limit
 from vramlens.analysis.diagnosis.confirm import plan_for
 from vramlens.analysis.diagnosis.kernel_held import kernel_held_findings
@@ -38,7 +39,7 @@ def diagnose(loaded: Loaded, replayed: Replayed, steps: Steps, accounted: Accoun
     facts = _run_facts(loaded, replayed, steps, attributed)
     diagnosis = with_confirmation(classify(accounting, attributed.lines, facts), meta.get("confirmation"))
     plan = None if diagnosis.measured or outcome != "oom" else plan_for(
-        diagnosis, meta, effective_limit(accounting), bool(facts.growth and facts.growth.intended_cache))
+        diagnosis, meta, effective_limit(accounting), cache_as_designed(facts.growth, facts.mode))
     kernel_evidence, kernel_advice = kernel_held_findings(loaded.resolver.cells,
                                                           replayed.allocated if outcome == "oom" else None)
     evidence = [*diagnosis.evidence, *(f"Tried on this script: {item.summary()}." for item in loaded.tried), *kernel_evidence]

@@ -7,6 +7,7 @@ Allocator knobs are experiments to measure with `vramlens run`, never promised f
 from __future__ import annotations
 
 from vramlens.analysis.diagnosis.classify import CONTEXT_ALLOWANCE, effective_limit
+from vramlens.analysis.diagnosis.forward_growing import forward_still_growing
 from vramlens.analysis.load.interventions import Intervention, tried_knob
 from vramlens.analysis.model import Accounting, Action, Diagnosis, LineStat, Recommendation
 from vramlens.analysis.load.snapshot import max_split_size
@@ -61,6 +62,12 @@ def _by_role(acc: Accounting, facts, levers_given: bool = False) -> list[Recomme
     return recs
 
 
+def _unfinished_forward(short: int, levers: str) -> str:
+    return (f"Shrink the live working set by far more than the {fmt(short)} the failing allocation lacked: no step had "
+            "completed and the forward pass was still saving activations, so its remaining layers and the backward "
+            f"need more than that (halving the batch is the usual first measurement): {levers}.")
+
+
 def _working_set(acc: Accounting, lines: list[LineStat], facts=None) -> list[Recommendation]:
     limit = effective_limit(acc)
     top = _top_user_lines(lines)
@@ -72,7 +79,11 @@ def _working_set(acc: Accounting, lines: list[LineStat], facts=None) -> list[Rec
     action = f"{levers[:1].upper()}{levers[1:]}."
     if acc.request is not None and limit is not None:
         over = acc.allocated + acc.request - limit
-        if over > 0:
+        # Inside a first forward pass the shortfall says little: every layer still to run adds to what it saved.
+        unfinished = facts is not None and forward_still_growing(acc.allocated, facts) is not None
+        if over > 0 and unfinished:
+            action = _unfinished_forward(over, levers)
+        elif over > 0:
             action = (f"Shrink the live working set by clearly more than {fmt(over)} (the shortfall for the failing "
                       f"allocation alone under the {fmt(limit)} {'cap' if acc.limit_is_cap else 'limit'}; the rest "
                       f"of the step will likely need more): {levers}.")
@@ -80,9 +91,10 @@ def _working_set(acc: Accounting, lines: list[LineStat], facts=None) -> list[Rec
         else:
             # The request needs one piece: new headroom under the limit, or one cached block.
             usable = max(limit - acc.reserved, acc.largest_free_block or 0, 0)
-            action = (f"Shrink the live working set by clearly more than {fmt(acc.request - usable)} (the "
-                      f"{fmt(acc.request)} request found at most {fmt(usable)} in one piece under the {fmt(limit)} "
-                      f"limit; the rest of the step will likely need more): {levers}.")
+            action = _unfinished_forward(acc.request - usable, levers) if unfinished else (
+                f"Shrink the live working set by clearly more than {fmt(acc.request - usable)} (the "
+                f"{fmt(acc.request)} request found at most {fmt(usable)} in one piece under the {fmt(limit)} "
+                f"limit; the rest of the step will likely need more): {levers}.")
             why = "Neither the unreserved headroom nor the largest cached block could hold the request."
     activations = _activation_share(acc, facts)
     if activations is not None:

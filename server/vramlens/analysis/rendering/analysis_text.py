@@ -133,8 +133,9 @@ def _opens(analysis: Analysis, rec, indent: str) -> list[str]:
     return [f"{indent}open: " + ", ".join(place(where["path"], where.get("line")) for where in opens)]
 
 
-def _first_screen(analysis: Analysis, path: str, verbose: bool) -> list[str]:
-    """The answer first (at most 15 rows): the cause, the line to change, the first fix."""
+def _first_screen(analysis: Analysis, path: str, verbose: bool, edit: tuple[str, str, str] | None = None) -> list[str]:
+    """The answer first (at most 16 rows): the cause, the line to change (with its edit as a diff when one is
+    proven safe: ``edit`` = (the line, the line edited, what it frees)), the first fix."""
     verdict = verdict_view(analysis)
     out = [f"VRAM Lens — {path}", f"Outcome: {analysis.outcome_text}",
            f"Cause: {verdict.cause} ({analysis.diagnosis.cause}; {verdict.confidence})"]
@@ -143,7 +144,9 @@ def _first_screen(analysis: Analysis, path: str, verbose: bool) -> list[str]:
     if verdict.line is not None:
         function = f" in {verdict.line.function}" if verdict.line.function else ""
         out.append(f"Line to change: {verdict.line.place}{function} — {verdict.line.figure_words}")
-        if verdict.source:
+        if edit is not None:
+            out += [f"  - {edit[0]}", f"  + {edit[1]}   ({edit[2]})"]
+        elif verdict.source:
             out.append(f"  > {verdict.source}")
         if verdict.line.held_by:
             out.append(f"  {verdict.line.held_by}")
@@ -155,10 +158,12 @@ def _first_screen(analysis: Analysis, path: str, verbose: bool) -> list[str]:
     return out
 
 
-def render_text(analysis: Analysis, path: str, top: int = TOP_LINES, verbose: bool = False) -> str:
+def render_text(analysis: Analysis, path: str, top: int = TOP_LINES, verbose: bool = False,
+                edit: tuple[str, str, str] | None = None) -> str:
+    """``edit``: the storing line's safe edit (cli/store_diff.py), shown as a diff under the line to change."""
     acc, diagnosis = analysis.accounting, analysis.diagnosis
     moment = moment_words(acc.moment, analysis.status)
-    out = _first_screen(analysis, path, verbose)
+    out = _first_screen(analysis, path, verbose, edit)
     out += ["", "Why"] + [f"  - {fact}" for fact in diagnosis.evidence]
     fix = first_fix(analysis)
     rest = [rec for rec in analysis.recommendations if rec is not fix]

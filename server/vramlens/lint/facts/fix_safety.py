@@ -77,6 +77,21 @@ def _branches_of(scope: ast.AST) -> dict[int, frozenset[int]]:
     return found
 
 
+def graph_read_in(place: str, function: ast.AST) -> bool:
+    """Whether ``function`` (or the module) reads ``place``, or what is made from it, where a graph is needed."""
+    return _graph_read_in(place, function)
+
+
+def derived_names(names: set[str], function: ast.AST) -> set[str]:
+    """``names`` and every name ``function`` binds from something that mentions one of them."""
+    return _derived(names, function)
+
+
+def mentions(expr: ast.AST, names: set[str]) -> bool:
+    """Whether ``expr`` reads one of ``names`` (or an attribute of one)."""
+    return _mentions(expr, names)
+
+
 def _graph_read_in(place: str, function: ast.AST) -> bool:
     derived = _derived({place}, function)
     for node in ast.walk(function):
@@ -84,13 +99,18 @@ def _graph_read_in(place: str, function: ast.AST) -> bool:
             return True
         if isinstance(node, ast.Attribute) and node.attr == "grad" and _mentions(node.value, derived):
             return True
-        if isinstance(node, ast.Call) and last_name(call_name(node)) in _BACKWARD_NAMES:
+        if isinstance(node, ast.Call) and _method_name(node) in _BACKWARD_NAMES:
             parts = [*node.args, *(k.value for k in node.keywords)]
             if isinstance(node.func, ast.Attribute):
                 parts.append(node.func.value)
             if any(_mentions(part, derived) for part in parts):
                 return True
     return False
+
+
+def _method_name(call: ast.Call) -> str:
+    """The called name, also on a chain no dotted name spells: ``backward`` of ``sum(losses).backward()``."""
+    return call.func.attr if isinstance(call.func, ast.Attribute) else last_name(call_name(call))
 
 
 def _derived(names: set[str], function: ast.AST) -> set[str]:

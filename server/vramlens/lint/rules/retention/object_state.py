@@ -7,6 +7,10 @@ Two shapes are not leaks across calls:
   call's values; the next call starts from a fresh value.
 - **a memo cache with a clearing method**: ``if self.cache is None: self.cache = f(x)`` where another method
   sets ``self.cache = None``. The owner decides when the cached value is dropped.
+- **the call's result left in an object its callers hand in and replace**: ``self._context.results[k] = res;
+  return res`` where a method such as ``set_context(self, context)`` re-binds ``self._context`` from its
+  argument (torchrec's pipelined modules and their per-batch context). The caller receives the same graph
+  as the return value, and how long the context lives is the caller's choice, not the class's.
 
 Both are read from syntax alone: a reset is an assignment of a fresh value (None, an empty container, a new
 tensor) to ``self.<attr>`` at the top level of a method's body.
@@ -141,6 +145,51 @@ def memo_cache_with_clear(attribute: str, ctx: LintContext) -> bool:
         and any(isinstance(s, ast.Assign) and _resets(s, attribute) and _is_none(s.value) for s in ast.walk(m))
         for m in _methods(cls)
     )
+
+
+def result_left_in_a_handed_in_object(container: str, values: list[ast.AST], ctx: LintContext) -> bool:
+    """``self.<holder>.<...>`` gets only names the function returns as they are (``return res``), and a method
+    of the class other than ``__init__`` re-binds ``self.<holder>`` from one of its arguments: an object the
+    callers hand in and swap (a per-batch context), holding what they receive anyway."""
+    cls = ctx.scope.cls
+    func = ctx.scope.node
+    if cls is None or isinstance(func, ast.Module) or not container.startswith("self.") or container.count(".") < 2:
+        return False
+    if not values or not all(isinstance(v, ast.Name) for v in values):
+        return False
+    holder = ".".join(container.split(".", 2)[:2])
+    if not _rebound_from_an_argument(cls, holder, ctx):
+        return False
+    returned = _returned_as_they_are(func)
+    return all(v.id in returned for v in values)
+
+
+def _rebound_from_an_argument(cls: ast.ClassDef, attribute: str, ctx: LintContext) -> bool:
+    """A method (but ``__init__``) whose body has ``self.<attr> = <one of its parameters>`` at its top level."""
+    key = ("rebound-from-argument", id(cls), attribute)
+    found = ctx.memo.get(key)
+    if found is None:
+        found = ctx.memo[key] = any(
+            isinstance(s, ast.Assign) and isinstance(s.value, ast.Name) and s.value.id in _parameters(m)
+            and any(dotted(t) == attribute for t in s.targets)
+            for m in _methods(cls) if m.name != "__init__" for s in m.body
+        )
+    return found
+
+
+def _parameters(func: ast.AST) -> set[str]:
+    args = func.args
+    return {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]} - {"self", "cls"}
+
+
+def _returned_as_they_are(func: ast.AST) -> set[str]:
+    """Names returned whole (``return res``, or an element of ``return a, b``), not only used in the result."""
+    found: set[str] = set()
+    for node in ast.walk(func):
+        if isinstance(node, ast.Return) and node.value is not None:
+            parts = node.value.elts if isinstance(node.value, ast.Tuple) else [node.value]
+            found |= {p.id for p in parts if isinstance(p, ast.Name)}
+    return found
 
 
 def _is_none(value: ast.AST) -> bool:

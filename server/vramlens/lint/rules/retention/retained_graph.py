@@ -24,7 +24,7 @@ from ...walker.context import LintContext
 from ...walker.walker import sanitized
 from .framework_hooks import check_kept_output
 from .lifetime import OUTLIVES_CALL, backpropagated, carried_across, lifetime, names_reaching_return, rebound_in, returned_names
-from .object_state import memo_cache_with_clear, reinitialised_per_call
+from .object_state import memo_cache_with_clear, reinitialised_per_call, result_left_in_a_handed_in_object
 
 RULE = "retained-graph"
 CODES = (
@@ -580,6 +580,8 @@ class RetainedGraph(Rule):
         if graph and kept != OUTLIVES_CALL and (_kept_only_for_the_callers_backward(container, graph, ctx)
                                                 or _reduced_into_the_result(container, graph, ctx)):
             return
+        if graph and result_left_in_a_handed_in_object(container, graph, ctx):
+            return  # the caller's own per-batch object, given what the call returns to it
         if not graph:
             if kept == OUTLIVES_CALL:
                 how = "appends it to" if code == "VL102" else "stores it in"
