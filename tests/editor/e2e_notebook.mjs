@@ -239,13 +239,15 @@ function misplaced(cells, expected) {
  */
 function cellFiguresInView() {
     return page.evaluate(() => {
-        const notebook = [...document.querySelectorAll(".notebook-editor")].find((n) => n.getBoundingClientRect().width > 0);
-        const notebookRight = notebook.getBoundingClientRect().right;
         const figures = [];
         const cells = [];
-        for (const row of notebook.querySelectorAll(".monaco-list-row[data-index]")) {
+        // A notebook opened earlier keeps its editor in the page, hidden: the cells of the one shown only.
+        for (const row of document.querySelectorAll(".notebook-editor .monaco-list-row[data-index]")) {
             const editor = row.querySelector(".monaco-editor");
-            if (!editor || editor.getBoundingClientRect().width === 0) continue;
+            const at = editor?.getBoundingClientRect();
+            if (!at || at.width === 0 || at.left < 0 || at.right > innerWidth || at.bottom < 0 || at.top > innerHeight
+                || !editor.checkVisibility({ visibilityProperty: true, opacityProperty: true })) continue;
+            const notebookRight = row.closest(".notebook-editor").getBoundingClientRect().right;
             const textLeft = editor.querySelector(".view-lines").getBoundingClientRect().left;
             const visibleRight = Math.min(editor.getBoundingClientRect().right, notebookRight);
             const sample = editor.querySelector(".view-lines .view-line span");
@@ -268,7 +270,7 @@ function cellFiguresInView() {
                 }
             }
         }
-        return { cells, figures };
+        return { rows: document.querySelectorAll(".notebook-editor .monaco-list-row[data-index]").length, cells, figures };
     });
 }
 
