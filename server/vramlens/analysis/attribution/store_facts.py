@@ -31,6 +31,7 @@ class Store:
     moves_off: bool = False  # the stored value is made off the GPU or a number (`x.cpu()`, `loss.item()`)
     method: str | None = None  # the container's method that stores ("append"), for a call
     functions: tuple = ()  # every enclosing function, outermost first (a hook defined inside main: main, hook)
+    reads_grad: bool = False  # the stored value reads a gradient (`p.grad`, `torch.autograd.grad(...)`)
 
     @property
     def leaf(self) -> str:
@@ -48,6 +49,7 @@ class Binding:
     function: str | None
     loop: tuple[int, int] | None
     reads: frozenset = frozenset()  # the names its value reads
+    reads_grad: bool = False  # its value reads a gradient (`[p.grad for p in model.parameters()]`)
 
 
 @dataclass
@@ -57,6 +59,7 @@ class FileFacts:
     calls: dict  # callee's last name -> [line] of calls in this file ("TrainingArguments", "load", "generate")
     keywords: dict  # (callee, keyword) -> [line]
     methods: set = field(default_factory=set)  # names of the methods the file's classes define ("add", "update")
+    backwards: list = field(default_factory=list)  # (line, function, innermost loop) of every `….backward(…)` call
 
 
 def dotted(node: ast.AST) -> str | None:
@@ -75,6 +78,13 @@ def _reads(node: ast.AST | None) -> frozenset:
     if node is None:
         return frozenset()
     return frozenset(child.id for child in ast.walk(node) if isinstance(child, ast.Name))
+
+
+def _reads_grad(node: ast.AST | None) -> bool:
+    """Whether a value reads what a backward pass made: a ``.grad`` attribute (``p.grad``; ``torch.autograd.grad``
+    is one too, and what it returns is gradients)."""
+    return node is not None and any(isinstance(child, ast.Attribute) and child.attr == "grad"
+                                    and isinstance(child.ctx, ast.Load) for child in ast.walk(node))
 
 
 def _callee(call: ast.Call) -> str | None:
@@ -109,7 +119,7 @@ class _Collector(ast.NodeVisitor):
         if target:
             function, loop = self._place()
             self.facts.stores.append(Store(node.lineno, kind, target, function, loop, _reads(value), _moves_off(value),
-                                           method, tuple(self.functions)))
+                                           method, tuple(self.functions), _reads_grad(value)))
 
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
         self.facts.methods.update(item.name for item in node.body
@@ -146,6 +156,8 @@ class _Collector(ast.NodeVisitor):
             base = dotted(node.args[0])
             if base and isinstance(node.args[1].value, str):
                 self._store(node, "setattr", f"{base}.{node.args[1].value}", node.args[2])
+        if callee == "backward" and isinstance(func, ast.Attribute):
+            self.facts.backwards.append((node.lineno, *self._place()))
         if callee == "backward" and any(k.arg == "retain_graph" and isinstance(k.value, ast.Constant) and k.value.value
                                         for k in node.keywords):
             self._store(node, "retain_graph", dotted(func.value) if isinstance(func, ast.Attribute) else "backward", None)
@@ -178,14 +190,14 @@ class _Collector(ast.NodeVisitor):
         if names:
             function, loop = self._place()
             self.facts.bindings.append(Binding(node.lineno, node.end_lineno or node.lineno, names, function, loop,
-                                               _reads(node.value)))
+                                               _reads(node.value), _reads_grad(node.value)))
         self.generic_visit(node)
 
     def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
         if node.value is not None and isinstance(node.target, ast.Name):
             function, loop = self._place()
             self.facts.bindings.append(Binding(node.lineno, node.end_lineno or node.lineno, (node.target.id,), function,
-                                               loop, _reads(node.value)))
+                                               loop, _reads(node.value), _reads_grad(node.value)))
         self.generic_visit(node)
 
 

@@ -10,7 +10,10 @@ facts of the user's files (analysis/attribution/store_facts.py):
    attribute, the name itself in its function for a local);
 2. growth no holder names (a running sum, the end of a run that let go of its list): the data flow
    from the allocation line — the names it binds, one assignment further — into a statement in the
-   same loop that stores them into something else.
+   same loop that stores them into something else;
+3. growth the backward pass made (the autograd engine's thread has no Python frame: gradients): the
+   statements in the loop that calls ``backward()`` that store what reads a gradient (``p.grad``),
+   directly or one assignment further.
 
 Two different containers fed by the same line, or a name stored into in several files, are not
 guessed between: no storing line is given then, and the analysis says so.
@@ -23,6 +26,7 @@ from typing import TYPE_CHECKING
 
 from vramlens.analysis.load.sources import SourceResolver
 from vramlens.analysis.model import Holder, LineStat, StoringLine
+from vramlens.analysis.replay.trace import NO_FRAME
 
 if TYPE_CHECKING:
     from vramlens.analysis.attribution.store_facts import FileFacts, Store
@@ -180,6 +184,33 @@ def store_from_line(path: str, line: int, sources: SourceFacts) -> Store | None:
     return _pick(stores, set(binding.names))[0]
 
 
+def store_from_backward(recorded_files: list[str], sources: SourceFacts) -> tuple[str, int, Store] | None:
+    """(file, line of the ``backward()`` call, the store) that keeps what a backward pass made: in the
+    loop around a ``backward()`` call, a store of a value that reads a gradient (``grad_log.append([p.grad
+    for p in params])``), or of a name bound from one (one assignment further). None when no such store,
+    or stores into two different containers (in one file or several), are found."""
+    found = []
+    for recorded in recorded_files:
+        facts = sources.of(recorded)
+        if facts is None:
+            continue
+        for line, function, loop in facts.backwards:
+            if loop is None:
+                continue  # a backward outside a loop keeps nothing step after step
+            names: set[str] = set()
+            for binding in facts.bindings:  # in line order: `grads = [p.grad …]`, then `norms = grads`
+                if binding.function == function and _inside(loop, binding.line) and (binding.reads_grad or binding.reads & names):
+                    names |= set(binding.names)
+            stores = [store for store in facts.stores
+                      if store.kind in ACCUMULATING and store.function == function and _inside(loop, store.line)
+                      and not store.moves_off and store.method not in facts.methods and store.target not in names
+                      and (store.reads_grad or store.reads & names)]
+            found += [(recorded, line, store) for store in stores]
+    if len({(recorded, store.target) for recorded, _line, store in found}) != 1:
+        return None
+    return min(found, key=lambda hit: hit[2].line)
+
+
 def _inside(loop: tuple[int, int], line: int) -> bool:
     return loop[0] <= line <= loop[1]
 
@@ -210,6 +241,9 @@ def storing_lines(holders: list[Holder], lines: list[LineStat], carriers: list[t
     explained = {line.allocated_at for line in found.values()}
     for key, size in carriers[:3]:
         path, line = key
+        if key == NO_FRAME and size >= MIN_KEPT and not found:
+            _from_backward(found, size, lines, sources)
+            continue
         if path is None or size < MIN_KEPT or key in explained:
             continue
         store = store_from_line(path, line, sources)
@@ -228,6 +262,18 @@ def storing_lines(holders: list[Holder], lines: list[LineStat], carriers: list[t
                 "allocated was found with confidence: it may be kept inside a library (see its remedy), or stored "
                 "in a way the analysis does not follow.")
     return result, note
+
+
+def _from_backward(found: dict, size: int, lines: list[LineStat], sources: SourceFacts) -> None:
+    """Growth made with no Python frame (the backward's gradients): the store that keeps what reads them."""
+    files = list(dict.fromkeys(line.path for line in lines if line.path is not None))
+    hit = store_from_backward(files, sources)
+    if hit is None:
+        return
+    recorded, backward_line, store = hit
+    _add(found, StoringLine(holder=store.target, target=store.target, kind=store.kind, path=recorded, line=store.line,
+                            bytes=size, growth_bytes=size, allocated_at=(recorded, backward_line), found_by="growth"),
+         sources.resolver)
 
 
 def _add(found: dict, storing: StoringLine, resolver: SourceResolver) -> None:
