@@ -7,7 +7,6 @@ from __future__ import annotations
 from vramlens.analysis.attribution.growth import Growth, frameless_at_peak
 from vramlens.analysis.attribution.growth_holders import kept_by_line, rank_by_growth
 from vramlens.analysis.model import NO_FRAME_FUNCTION, Holder, LineStat, StepModel
-from vramlens.analysis.replay.trace import NO_FRAME
 
 MIB = 1 << 20
 FORWARD = ("/app/train.py", 23)  # `out = model(x)`: the forward that made the activations
@@ -61,11 +60,11 @@ def _line(path, line, function, live) -> LineStat:
 
 def test_growth_a_completed_run_kept_from_its_backward_is_carried_by_the_frameless_line():
     lines = [_line(None, None, NO_FRAME_FUNCTION, 6000 * MIB), _line("/app/train.py", 28, "main", 512 * MIB)]
-    assert frameless_at_peak(_growth(5000 * MIB), lines, "peak") == [(NO_FRAME, 5000 * MIB)]
+    assert frameless_at_peak(_growth(5000 * MIB), lines, "peak") == 5000 * MIB
     # not at the peak, growth with carriers of its own, or a frameless line smaller than half the rise: nothing
-    assert frameless_at_peak(_growth(5000 * MIB), lines, "end") == []
-    assert frameless_at_peak(_growth(5000 * MIB, [(("/app/train.py", 30), 4000 * MIB)]), lines, "peak") == []
-    assert frameless_at_peak(_growth(5000 * MIB), [_line("/app/train.py", 28, "main", 6000 * MIB)] + lines[:1], "peak") == []
+    assert frameless_at_peak(_growth(5000 * MIB), lines, "end") == 0
+    assert frameless_at_peak(_growth(5000 * MIB, [(("/app/train.py", 30), 4000 * MIB)]), lines, "peak") == 0
+    assert frameless_at_peak(_growth(5000 * MIB), [_line("/app/train.py", 28, "main", 6000 * MIB)] + lines[:1], "peak") == 0
     small = [_line(None, None, NO_FRAME_FUNCTION, 2000 * MIB), _line("/app/train.py", 28, "main", 1000 * MIB)]
-    assert frameless_at_peak(_growth(5000 * MIB), small, "peak") == []
-    assert frameless_at_peak(None, lines, "peak") == []
+    assert frameless_at_peak(_growth(5000 * MIB), small, "peak") == 0
+    assert frameless_at_peak(None, lines, "peak") == 0

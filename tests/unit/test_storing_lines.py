@@ -245,3 +245,13 @@ def test_growth_the_backward_made_follows_its_gradients_into_the_store_in_its_lo
     once = "def f(model, x, log):\n    model(x).sum().backward()\n    log.append([p.grad for p in model.parameters()])\n"
     assert store_from_backward(["/app/train.py"], _Sources({"/app/train.py": once})) is None
     assert store_from_backward(["/app/train.py"], _Sources({"/app/train.py": SOURCE})) is None
+
+
+def test_a_number_made_from_a_gradient_does_not_keep_it():
+    def reads(value: str) -> bool:
+        return next(b for b in file_facts(f"g = {value}\n").bindings).reads_grad
+
+    assert reads("[p.grad for p in ps]") and reads("p.grad.detach().clone()") and reads("torch.cat([p.grad.flatten()])")
+    assert reads("torch.autograd.grad(loss, params)") and reads("{n: p.grad for n, p in named}")
+    assert not reads("[p.grad.norm() for p in ps]") and not reads("torch.norm(p.grad)") and not reads("p.grad.shape")
+    assert not reads("[p.data for p in ps]")

@@ -56,8 +56,8 @@ def attribute(loaded: Loaded, replayed: Replayed, steps: Steps, history: bool = 
     if census is not None and census.moment == loaded.meta.get("snapshot_moment") and moment != "peak":
         rank_by_growth(census.holders, steps.model)  # survivors are of the snapshot's moment: the census' own
     sources = SourceFacts(resolver)
-    carriers = (growth.carriers if growth else []) or frameless_at_peak(growth, lines, moment)
-    storing, storing_note = storing_lines(census.holders if census else [], lines, carriers, sources)
+    storing, storing_note = storing_lines(census.holders if census else [], lines, growth.carriers if growth else [],
+                                          sources, backward_growth=frameless_at_peak(growth, lines, moment))
     mark_growing(lines, growth)
     return Attributed(
         lines=lines, census=census, roles_of=roles_of, growth=growth, storing=storing, storing_note=storing_note,

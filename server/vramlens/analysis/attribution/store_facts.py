@@ -80,11 +80,42 @@ def _reads(node: ast.AST | None) -> frozenset:
     return frozenset(child.id for child in ast.walk(node) if isinstance(child, ast.Name))
 
 
+# Methods and calls whose result is the gradient whole (a copy, a view), not a number made from it.
+_GRAD_WHOLE = {"clone", "detach", "to", "cuda", "contiguous", "view", "reshape", "flatten", "float", "half",
+               "bfloat16", "list", "tuple", "dict"} | CONCATENATING
+
+
 def _reads_grad(node: ast.AST | None) -> bool:
-    """Whether a value reads what a backward pass made: a ``.grad`` attribute (``p.grad``; ``torch.autograd.grad``
-    is one too, and what it returns is gradients)."""
-    return node is not None and any(isinstance(child, ast.Attribute) and child.attr == "grad"
-                                    and isinstance(child.ctx, ast.Load) for child in ast.walk(node))
+    """Whether a value reads what a backward pass made, whole: a ``.grad`` attribute (``p.grad``,
+    ``p.grad.clone()``; ``torch.autograd.grad(…)`` too, whose result is gradients), not a number made from
+    it (``p.grad.norm()``, ``torch.norm(p.grad)``)."""
+    if node is None:
+        return False
+    parents = {child: parent for parent in ast.walk(node) for child in ast.iter_child_nodes(parent)}
+    for child in ast.walk(node):
+        if isinstance(child, ast.Attribute) and child.attr == "grad" and isinstance(child.ctx, ast.Load):
+            if _kept_whole(child, parents):
+                return True
+    return False
+
+
+def _kept_whole(node: ast.AST, parents: dict) -> bool:
+    """Up from a ``.grad`` read: through the methods and calls that keep it whole, to what is stored."""
+    while node in parents:
+        parent = parents[node]
+        if isinstance(parent, ast.Attribute) and parent.value is node:
+            call = parents.get(parent)
+            if not (isinstance(call, ast.Call) and call.func is parent):
+                return False  # p.grad.data, p.grad.shape: read on, not kept as such
+            if parent.attr not in _GRAD_WHOLE and parent.attr != "grad":
+                return False  # p.grad.norm(): a number made from it
+            node = call
+            continue
+        if isinstance(parent, ast.Call) and node in parent.args:
+            if _callee(parent) not in _GRAD_WHOLE and dotted(parent.func) not in ("autograd.grad", "torch.autograd.grad"):
+                return False  # torch.norm(p.grad)
+        node = parent
+    return True
 
 
 def _callee(call: ast.Call) -> str | None:

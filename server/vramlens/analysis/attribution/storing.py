@@ -26,7 +26,6 @@ from typing import TYPE_CHECKING
 
 from vramlens.analysis.load.sources import SourceResolver
 from vramlens.analysis.model import Holder, LineStat, StoringLine
-from vramlens.analysis.replay.trace import NO_FRAME
 
 if TYPE_CHECKING:
     from vramlens.analysis.attribution.store_facts import FileFacts, Store
@@ -216,9 +215,11 @@ def _inside(loop: tuple[int, int], line: int) -> bool:
 
 
 def storing_lines(holders: list[Holder], lines: list[LineStat], carriers: list[tuple[tuple, int]],
-                  sources: SourceFacts) -> tuple[list[StoringLine], str | None]:
+                  sources: SourceFacts, backward_growth: int = 0) -> tuple[list[StoringLine], str | None]:
     """The storing lines of the holders that keep memory and of the growth no holder explains, the
-    grown ones first; and, when memory is kept but no storing line can be named, the sentence that says so."""
+    grown ones first; and, when memory is kept but no storing line can be named, the sentence that says so.
+    ``backward_growth``: the bytes of growth a completed run's backward made and let go of by its end
+    (growth.py's frameless_at_peak), followed from the backward call when nothing else names a line."""
     resolver = sources.resolver
     found: dict[tuple[str, int], StoringLine] = {}
     unplaced = []
@@ -241,9 +242,6 @@ def storing_lines(holders: list[Holder], lines: list[LineStat], carriers: list[t
     explained = {line.allocated_at for line in found.values()}
     for key, size in carriers[:3]:
         path, line = key
-        if key == NO_FRAME and size >= MIN_KEPT and not found:
-            _from_backward(found, size, lines, sources)
-            continue
         if path is None or size < MIN_KEPT or key in explained:
             continue
         store = store_from_line(path, line, sources)
@@ -251,6 +249,8 @@ def storing_lines(holders: list[Holder], lines: list[LineStat], carriers: list[t
             continue
         _add(found, StoringLine(holder=store.target, target=store.target, kind=store.kind, path=path, line=store.line,
                                 bytes=size, growth_bytes=size, allocated_at=key, found_by="growth"), resolver)
+    if not found and backward_growth >= MIN_KEPT:
+        _from_backward(found, backward_growth, lines, sources)
     result = sorted(found.values(), key=lambda s: (-s.growth_bytes, -s.bytes))
     note = None
     if not result and unplaced:
