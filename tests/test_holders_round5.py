@@ -84,3 +84,19 @@ def test_gradients_kept_by_a_completed_run_are_followed_from_its_backward_into_t
     assert storing.found_by == "growth" and storing.growth_bytes >= 4 * GIB
     frameless = analysis.lines[0]
     assert (frameless.path, frameless.line) == (None, None) and frameless.live_bytes >= storing.growth_bytes
+
+
+@pytest.mark.parametrize("name, storing_line, forward_line", [
+    ("eval_running_total", "running_total.py:26", "running_total.py:23"),
+    ("val_loss_history_dict", "loss_history.py:57", "loss_history.py:24"),
+])
+def test_the_storing_line_of_a_graph_kept_holder_counts_its_bytes_once_and_points_at_the_forward(
+        analysed, name, storing_line, forward_line):
+    analysis = analysed(name)
+    storing = analysis.storing[0]
+    assert short((storing.path, storing.line)) == storing_line
+    holder = top_holder(analysis)
+    # the forward's growth is what the holder's graphs keep: not added to the same statement a second time
+    assert storing.bytes == holder.bytes + holder.graph_bytes <= analysis.accounting.allocated
+    assert short(storing.allocated_at) == forward_line and max(storing.kept_from, key=storing.kept_from.get) == storing.allocated_at
+

@@ -237,9 +237,19 @@ def storing_lines(holders: list[Holder], lines: list[LineStat], carriers: list[t
         holder.stored_at = (recorded, first.line)
         _add(found, StoringLine(
             holder=holder.root, target=first.target, kind=first.kind, path=recorded, line=first.line, bytes=kept,
-            growth_bytes=holder.survivor_bytes or 0, allocated_at=holder.appended_at,
-            others=sorted({store.line for store in stores[1:]} - {first.line}), found_by="holder"), resolver)
+            growth_bytes=holder.survivor_bytes or 0, allocated_at=_made_most(holder),
+            others=sorted({store.line for store in stores[1:]} - {first.line}), found_by="holder",
+            kept_from={key: size for key, size in holder.kept_lines.items() if key[0] is not None and size >= MIN_KEPT}),
+             resolver)
     explained = {line.allocated_at for line in found.values()}
+    # a holder whose graphs keep what another line made (a running sum keeps the forward's activations) explains
+    # that line's growth too: it is not added to the same statement a second time
+    kept_at: dict = {}
+    for holder in holders:
+        if holder.stored_at is not None:
+            for key, size in holder.kept_lines.items():
+                kept_at[key] = kept_at.get(key, 0) + size
+    explained |= {key for key, size in carriers if kept_at.get(key, 0) >= 0.5 * size}
     for key, size in carriers[:3]:
         path, line = key
         if path is None or size < MIN_KEPT or key in explained:
@@ -262,6 +272,13 @@ def storing_lines(holders: list[Holder], lines: list[LineStat], carriers: list[t
                 "allocated was found with confidence: it may be kept inside a library (see its remedy), or stored "
                 "in a way the analysis does not follow.")
     return result, note
+
+
+def _made_most(holder: Holder) -> tuple[str, int] | None:
+    """The user line that made most of what a holder keeps: for a running sum of losses, the forward whose
+    activations its graph saved, not the line that adds to it."""
+    user = {key: size for key, size in holder.kept_lines.items() if key[0] is not None and size}
+    return max(user, key=user.get) if user else holder.appended_at
 
 
 def _from_backward(found: dict, size: int, lines: list[LineStat], sources: SourceFacts) -> None:
