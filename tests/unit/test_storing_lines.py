@@ -255,3 +255,14 @@ def test_a_number_made_from_a_gradient_does_not_keep_it():
     assert reads("torch.autograd.grad(loss, params)") and reads("{n: p.grad for n, p in named}")
     assert not reads("[p.grad.norm() for p in ps]") and not reads("torch.norm(p.grad)") and not reads("p.grad.shape")
     assert not reads("[p.data for p in ps]")
+
+
+def test_growth_the_backward_made_with_no_store_found_says_so_rather_than_guess():
+    from vramlens.analysis.attribution.storing import storing_lines
+    from vramlens.analysis.model import LineStat
+
+    both = GRAD_LOG.replace("norms.append([g.norm().item() for g in grads])", "norms.append(grads[0])")
+    lines = [LineStat("/app/train.py", 5, "main", 1 << 30, 0.5, 1 << 30, 1, False)]
+    found, note = storing_lines([], lines, [], _Sources({"/app/train.py": both}), backward_growth=4 << 30)
+    assert found == [] and "backward pass" in note and "no statement of your code" in note
+    assert storing_lines([], lines, [], _Sources({"/app/train.py": both}))[1] is None  # no such growth: nothing said

@@ -266,6 +266,9 @@ def storing_lines(holders: list[Holder], lines: list[LineStat], carriers: list[t
     if not result and unplaced:
         note = (f"No statement of your code that stores into {unplaced[0]} was found with confidence (none, or in "
                 "several files): the line that allocated what it keeps is shown instead.")
+    elif not result and backward_growth >= MIN_KEPT:
+        note = ("What grew was made by the backward pass (it has no Python frame: gradients, most likely), and no "
+                "statement of your code in the loop around backward() that keeps them was found with confidence.")
     elif not result and carriers and carriers[0][0][0] is not None:
         path, line = carriers[0][0]
         note = (f"No statement of your code that stores what {path.replace(chr(92), '/').rsplit('/', 1)[-1]}:{line} "
