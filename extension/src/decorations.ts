@@ -4,7 +4,7 @@
 // a figure that would run past what the editor shows is shortened or drawn before the code (core/figureFit.ts).
 import * as vscode from "vscode";
 import { LineAnnotation, planDecorations, SHADE_LEVELS } from "./core/annotations";
-import { DEFAULT_LOOK, EditorLook, visibleColumns } from "./core/codeColumn";
+import { cellEditorWidth, cellLook, DEFAULT_LOOK, EditorLook, visibleColumns } from "./core/codeColumn";
 import { FigurePlace, fitFigure } from "./core/figureFit";
 import { columnWidths, editorAreaWidth } from "./core/placement";
 import { editorLayout } from "./layout";
@@ -60,10 +60,7 @@ export class LineDecorations implements vscode.Disposable {
                 overviewRulerLane: vscode.OverviewRulerLane.Right,
             });
         });
-        const relayout = () => {
-            clearTimeout(this.layoutTimer);
-            this.layoutTimer = setTimeout(() => void this.redrawAll(), LAYOUT_PAUSE_MS);
-        };
+        const relayout = () => this.relayout();
         this.subscriptions.push(
             server.onAnnotationsChanged(() => this.refreshAll()),
             vscode.window.onDidChangeVisibleTextEditors(() => this.refreshAll()),
@@ -74,14 +71,22 @@ export class LineDecorations implements vscode.Disposable {
             }),
             vscode.workspace.onDidChangeConfiguration((event) => {
                 if (event.affectsConfiguration("vramlens.annotationStyle")) this.refreshAll();
-                else if (event.affectsConfiguration("editor")) relayout();
+                else if (event.affectsConfiguration("editor") || event.affectsConfiguration("notebook.lineNumbers")) relayout();
             }),
-            // What changes an editor's width: groups opening, closing or moving; a resize shows as new visible ranges.
+            // What changes an editor's width: groups opening, closing or moving. VS Code tells an extension of no
+            // window resize: the report view reports its own (ReportPanel.onDidResize, wired in extension.ts); without
+            // it open, the next change of visible ranges (a scroll, a taller window) or of groups fits them again.
             vscode.window.tabGroups.onDidChangeTabGroups(relayout),
             vscode.window.onDidChangeTextEditorViewColumn(relayout),
             vscode.window.onDidChangeTextEditorOptions(relayout),
             vscode.window.onDidChangeTextEditorVisibleRanges(relayout),
         );
+    }
+
+    /** Fits the figures already drawn to the editors' widths again, once the layout has settled. */
+    relayout(): void {
+        clearTimeout(this.layoutTimer);
+        this.layoutTimer = setTimeout(() => void this.redrawAll(), LAYOUT_PAUSE_MS);
     }
 
     /** Removes every drawn figure now, before the server confirms (Clear annotations). */
@@ -133,7 +138,7 @@ export class LineDecorations implements vscode.Disposable {
         const plan = planDecorations(annotations, style, editor.document.lineCount);
         const lineAt = (line: number) => editor.document.lineAt(line);
         plan.shades.forEach((lines, i) => editor.setDecorations(this.shades[i], lines.map((line) => lineAt(line).range)));
-        const columns = visibleColumns(editorWidth(editor, widths), editorLook(editor));
+        const columns = columnsOf(editor, widths);
         const tabSize = tabSizeOf(editor);
         this.fittedTo.set(editor, fitKey(editor, widths));
         const drawn = new Map<string, vscode.DecorationOptions[]>([...this.figures.keys()].map((key) => [key, []]));
@@ -162,13 +167,23 @@ function tabSizeOf(editor: vscode.TextEditor): number {
 }
 
 function fitKey(editor: vscode.TextEditor, widths: (number | undefined)[]): string {
-    return `${visibleColumns(editorWidth(editor, widths), editorLook(editor))} ${tabSizeOf(editor)}`;
+    return `${columnsOf(editor, widths)} ${tabSizeOf(editor)}`;
 }
 
-/** The pixel width of the editor's group, when known (`widths` by view column); a notebook cell's: unknown. */
-function editorWidth(editor: vscode.TextEditor, widths: (number | undefined)[]): number | undefined {
-    if (editor.document.uri.scheme === "vscode-notebook-cell" || editor.viewColumn === undefined) return undefined;
-    return widths[editor.viewColumn - 1];
+/** The columns the editor shows (`widths`: each group's by view column), undefined when not known. */
+function columnsOf(editor: vscode.TextEditor, widths: (number | undefined)[]): number | undefined {
+    if (editor.document.uri.scheme !== "vscode-notebook-cell") {
+        return visibleColumns(editor.viewColumn === undefined ? undefined : widths[editor.viewColumn - 1], editorLook(editor));
+    }
+    // A cell's editor sits in the notebook editor that shows its notebook, in that editor's group.
+    const uri = editor.document.uri.toString();
+    const notebook = vscode.window.visibleNotebookEditors.find((shown) => shown.notebook.getCells().some((cell) => cell.document.uri.toString() === uri));
+    const column = notebook?.viewColumn;
+    const notebookWidth = column === undefined ? undefined : widths[column - 1];
+    const numbers = vscode.workspace.getConfiguration("notebook", notebook?.notebook.uri).get<string>("lineNumbers", "off") === "on"
+        // a cell can show its numbers on its own (Show Cell Line Numbers): as the cell's editor reports them
+        || (editor.options.lineNumbers !== undefined && editor.options.lineNumbers !== vscode.TextEditorLineNumbersStyle.Off);
+    return visibleColumns(cellEditorWidth(notebookWidth), cellLook(editorLook(editor), numbers));
 }
 
 /** The document's `editor.*` settings that decide how wide its text area is. */
@@ -186,6 +201,8 @@ function editorLook(editor: vscode.TextEditor): EditorLook {
         lineCount: editor.document.lineCount,
         glyphMargin: settings.get<boolean>("glyphMargin", DEFAULT_LOOK.glyphMargin),
         folding: settings.get<boolean>("folding", DEFAULT_LOOK.folding),
+        lineDecorationsWidth: number("lineDecorationsWidth", DEFAULT_LOOK.lineDecorationsWidth), // "1ch" and the like: as by default
+        lineNumbersMinChars: number("lineNumbersMinChars", DEFAULT_LOOK.lineNumbersMinChars),
         minimap: {
             enabled: settings.get<boolean>("minimap.enabled", DEFAULT_LOOK.minimap.enabled),
             maxColumn: number("minimap.maxColumn", DEFAULT_LOOK.minimap.maxColumn),

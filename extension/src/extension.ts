@@ -23,6 +23,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
         decorations,
         report,
         ...commands.register(),
+        // The report view sees the window resize, which no event tells the extension: fit the figures again.
+        report.onDidResize(() => decorations.relayout()),
         // For the report's open_line actions; not a palette command.
         vscode.commands.registerCommand("vramlens.openReportLine", (target: { uri: string; line: number }) => report.openLine(target.uri, target.line)),
         vscode.workspace.onDidChangeConfiguration((event) => {

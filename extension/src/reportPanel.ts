@@ -42,6 +42,9 @@ export class ReportPanel implements vscode.Disposable {
     private measure = false;
     private opening = false;
     private quietUntil = 0; // opened beside by default: the view's first width says whether that fits
+    private readonly resized = new vscode.EventEmitter<void>();
+    /** The view changed width (the window or its groups were resized): VS Code has no such event for extensions. */
+    readonly onDidResize = this.resized.event;
 
     constructor(private readonly extensionUri: vscode.Uri, private readonly server: ServerManager, private readonly state: vscode.Memento) {
         this.subscriptions.push(
@@ -171,6 +174,9 @@ export class ReportPanel implements vscode.Disposable {
                 void this.panel?.webview.postMessage({ type: "report", payload: this.latest ?? null });
                 if (this.comparison) void this.panel?.webview.postMessage({ type: "comparison", payload: this.comparison });
                 return this.placeByWidth(action.width);
+            case "resized":
+                this.resized.fire();
+                return;
             case "openLine":
                 return this.openLine(action.uri, action.line);
             case "copyMarkdown":
@@ -339,6 +345,7 @@ export class ReportPanel implements vscode.Disposable {
 
     dispose(): void {
         this.panel?.dispose();
+        this.resized.dispose();
         for (const d of this.subscriptions) d.dispose();
     }
 }

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { DEFAULT_LOOK, visibleColumns } from "../src/core/codeColumn";
+import { cellEditorWidth, cellLook, DEFAULT_LOOK, visibleColumns } from "../src/core/codeColumn";
 import { displayColumns, fitFigure, shorterForms } from "../src/core/figureFit";
 
 const STORING = "        self.val_outputs.append(logits.argmax(dim=-1) if self.fixed else logits)"; // 80 columns
@@ -47,4 +47,35 @@ test("the columns an editor shows: its group's width less gutter, minimap and sc
     assert.equal(visibleColumns(undefined, DEFAULT_LOOK), undefined);
     assert.equal(visibleColumns(620, { ...DEFAULT_LOOK, wordWrap: true }), undefined); // wrapped: all in view
     assert.ok(visibleColumns(620, { ...DEFAULT_LOOK, fontSize: 20 })! < withMinimap);
+});
+
+test("a notebook cell's columns: its notebook's width less the cell's margins, in the cell editor's look", () => {
+    // The margins VS Code gives a code cell without the compact view (28 + 32 + 16 px), the wider of its two layouts.
+    assert.equal(cellEditorWidth(620), 620 - 76);
+    assert.equal(cellEditorWidth(undefined), undefined);
+    assert.equal(cellEditorWidth(0), undefined);
+    assert.equal(visibleColumns(cellEditorWidth(undefined), cellLook(DEFAULT_LOOK, false)), undefined); // its notebook not found
+    const look = cellLook(DEFAULT_LOOK, false);
+    assert.equal(look.minimap.enabled, false);
+    assert.equal(look.folding, true);
+    assert.equal(look.glyphMargin, DEFAULT_LOOK.glyphMargin); // not fixed for cells: the editor setting's
+    assert.equal(cellLook({ ...DEFAULT_LOOK, glyphMargin: false }, false).glyphMargin, false);
+    // 544 px less glyph margin (19), folding (16) and scroll bar (14 + 2): 493 px of 8.4 px characters.
+    assert.equal(visibleColumns(cellEditorWidth(620), look), 58);
+    // Line numbers (notebook.lineNumbers "on"): at least 3 digits, 25 px more.
+    assert.equal(visibleColumns(cellEditorWidth(620), cellLook(DEFAULT_LOOK, true)), 55);
+    // A file editor in a group as wide shows fewer: its minimap, 5-digit line numbers and line decorations.
+    assert.ok(visibleColumns(620, DEFAULT_LOOK)! < visibleColumns(cellEditorWidth(620), cellLook(DEFAULT_LOOK, true))!);
+    // The compact view's narrower margins (8 + 36 + 16 px) leave at least as many columns as counted.
+    assert.ok(visibleColumns(620 - 60, look)! >= visibleColumns(cellEditorWidth(620), look)!);
+    // Wrapped cell text is all in view, as in a file.
+    assert.equal(visibleColumns(cellEditorWidth(620), cellLook({ ...DEFAULT_LOOK, wordWrap: true }, false)), undefined);
+});
+
+test("a long cell line beside the report gets its figure before the code; the notebook alone, after it", () => {
+    const line = 'big = torch.empty(3 * 2**30, dtype=torch.uint8, device="cuda")'; // 62 columns
+    const figure = "3.00 GiB · 62%";
+    const look = cellLook(DEFAULT_LOOK, false);
+    assert.deepEqual(fitFigure(line, 4, figure, visibleColumns(cellEditorWidth(575), look)), { text: figure, place: "before" });
+    assert.deepEqual(fitFigure(line, 4, figure, visibleColumns(cellEditorWidth(1150), look)), { text: figure, place: "after" });
 });

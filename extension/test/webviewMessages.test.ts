@@ -6,6 +6,10 @@ test("well-formed messages become actions", () => {
     assert.deepEqual(parseReportMessage({ type: "ready" }), { type: "ready" });
     assert.deepEqual(parseReportMessage({ type: "ready", width: 480 }), { type: "ready", width: 480 });
     assert.deepEqual(parseReportMessage({ type: "ready", width: "wide" }), { type: "ready" });
+    assert.deepEqual(parseReportMessage({ type: "resized", width: 612 }), { type: "resized", width: 612 });
+    assert.equal(parseReportMessage({ type: "resized" }), undefined);
+    assert.equal(parseReportMessage({ type: "resized", width: 0 }), undefined);
+    assert.equal(parseReportMessage({ type: "resized", width: Number.NaN }), undefined);
     assert.deepEqual(parseReportMessage({ type: "copyMarkdown", extra: 1 }), { type: "copyMarkdown" });
     assert.deepEqual(parseReportMessage({ type: "exportMarkdown" }), { type: "exportMarkdown" });
     assert.deepEqual(parseReportMessage({ type: "closeComparison" }), { type: "closeComparison" });

@@ -694,3 +694,18 @@ window.addEventListener("message", (event: MessageEvent) => {
     render(report);
 });
 vscode.postMessage({ type: "ready", width: window.innerWidth });
+
+// The extension hears of no window resize; this view does, as its own width changing (beside or below the code, the
+// code's width changes with it): say so once the resize pauses, so the code's figures are fitted again.
+const RESIZE_PAUSE_MS = 150;
+let reportedWidth = window.innerWidth;
+let resizeTimer: ReturnType<typeof setTimeout> | undefined;
+new ResizeObserver(() => {
+    clearTimeout(resizeTimer);
+    resizeTimer = setTimeout(() => {
+        const width = window.innerWidth;
+        if (width <= 0 || width === reportedWidth) return; // hidden, or only the height changed
+        reportedWidth = width;
+        vscode.postMessage({ type: "resized", width });
+    }, RESIZE_PAUSE_MS);
+}).observe(document.documentElement);

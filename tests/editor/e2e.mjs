@@ -1242,6 +1242,21 @@ try {
     const storingFigure = inView.figures.find((f) => f.line === censusStoring);
     if (!/keeps .*\d+(\.\d+)? [KMG]iB|\d+%/.test(storingFigure.text)) throw new Error(`the storing line's figure is not its figure: ${storingFigure.text}`);
     await screenshot("figures-beside-1600");
+    // 12d. The window narrowed with the report open: VS Code tells the extension of no resize, the report view sees its
+    // own width change and says so, and the figures are fitted again to the narrower code column (one moves or shortens).
+    const drawn = (view) => view.figures.map((f) => `${f.line} ${f.pseudo} ${f.text}`).sort().join(" | ");
+    const at1600 = drawn(inView);
+    await page.setViewportSize({ width: 1250, height: 950 });
+    let narrowed;
+    await until("the figures fitted again after the window narrowed", async () => {
+        narrowed = await figuresInView();
+        return narrowed.minimap && narrowed.visibleRight < inView.visibleRight - 100 && narrowed.figures.some((f) => f.line === censusStoring)
+            && drawn(narrowed) !== at1600 && narrowed.figures.every((f) => f.right <= narrowed.visibleRight && f.left >= narrowed.textLeft - 1);
+    }).catch((error) => {
+        throw new Error(`${error.message}: at 1600 px ${at1600}; now ${JSON.stringify(narrowed)}`);
+    });
+    console.log(`e2e: figures after narrowing the window to 1250 px (minimap at ${Math.round(narrowed.visibleRight)}): ${JSON.stringify(narrowed.figures.map((f) => [f.line, f.pseudo, f.text, Math.round(f.right)]))}`);
+    await screenshot("figures-beside-1250");
     writeFileSync(settingsFile, JSON.stringify(workspaceSettings, null, 2));
     await page.setViewportSize({ width: 1500, height: 950 });
 

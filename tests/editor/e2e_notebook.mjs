@@ -10,6 +10,8 @@
 // 2. "Open capture or snapshot…" on the committed capture (CAPTURE below: the one recorded on a GPU when it is in
 //    the repository, else the stand-in's) puts its figures on the cells of its notebook, as `vramlens analyze
 //    --json` has them.
+// 3. With the report beside the notebook and the figures as end-of-line text, each figure lies within its cell's
+//    visible width: one after a cell line too long for it is drawn before the code.
 //
 // Usage: node tests/editor/e2e_notebook.mjs TOOLS_DIR VSIX   (see e2e.mjs; screenshots: tests/editor/artifacts/notebook-*.png)
 import { spawn, spawnSync } from "node:child_process";
@@ -230,6 +232,48 @@ function misplaced(cells, expected) {
     return null;
 }
 
+/**
+ * The end-of-line figures drawn in the visible cells' editors, each with its box on the page (a `::before` ends where
+ * its span's text begins, an `::after` starts where it ends), and each cell's visible edges: its text's left and its
+ * editor's right (within the notebook's own right edge).
+ */
+function cellFiguresInView() {
+    return page.evaluate(() => {
+        const figures = [];
+        const cells = [];
+        // A notebook opened earlier keeps its editor in the page, hidden: the cells of the one shown only.
+        for (const row of document.querySelectorAll(".notebook-editor .monaco-list-row[data-index]")) {
+            const editor = row.querySelector(".monaco-editor");
+            const at = editor?.getBoundingClientRect();
+            if (!at || at.width === 0 || at.left < 0 || at.right > innerWidth || at.bottom < 0 || at.top > innerHeight
+                || !editor.checkVisibility({ visibilityProperty: true, opacityProperty: true })) continue;
+            const notebookRight = row.closest(".notebook-editor").getBoundingClientRect().right;
+            const textLeft = editor.querySelector(".view-lines").getBoundingClientRect().left;
+            const visibleRight = Math.min(editor.getBoundingClientRect().right, notebookRight);
+            const sample = editor.querySelector(".view-lines .view-line span");
+            const charWidth = sample?.textContent ? sample.getBoundingClientRect().width / sample.textContent.length : 0;
+            cells.push({ cell: Number(row.dataset.index), editorLeft: editor.getBoundingClientRect().left, textLeft, visibleRight, charWidth });
+            const lineTops = [...editor.querySelectorAll(".view-lines .view-line")].map((l) => parseFloat(l.style.top || "0")).sort((a, b) => a - b);
+            for (const line of editor.querySelectorAll(".view-lines .view-line")) {
+                for (const span of line.querySelectorAll("span")) {
+                    for (const pseudo of ["::before", "::after"]) {
+                        const content = getComputedStyle(span, pseudo).content;
+                        if (!content || content === "none" || content === "normal") continue;
+                        const box = span.getBoundingClientRect();
+                        const range = document.createRange();
+                        range.selectNodeContents(span);
+                        const own = span.textContent ? range.getBoundingClientRect() : null;
+                        const [left, right] = pseudo === "::before" ? [box.left, own ? own.left : box.right] : [own ? own.right : box.left, box.right];
+                        figures.push({ cell: Number(row.dataset.index), line: lineTops.indexOf(parseFloat(line.style.top || "0")) + 1, pseudo,
+                            text: content.replace(/^"|"$/g, "").replace(/\u00a0/g, " "), left, right, textLeft, visibleRight });
+                    }
+                }
+            }
+        }
+        return { rows: document.querySelectorAll(".notebook-editor .monaco-list-row[data-index]").length, cells, figures };
+    });
+}
+
 async function openWorkbench(workspace) {
     const port = await freePort();
     const server = spawn(
@@ -388,6 +432,39 @@ try {
         await screenshot("report-kernel-held");
     }
     console.log(`e2e-notebook: opened ${CAPTURE.source}`);
+
+    // 3. The figures as end-of-line text with the report beside: each within its cell's visible width, and one after
+    // a line too long for the cell (the longest line the capture gives a figure) drawn before the code instead.
+    // The report's frame: a webview right of the notebook (the notebook's outputs are a webview over the notebook).
+    const notebookAt = await page.locator(".notebook-editor >> visible=true").first().boundingBox();
+    const frames = page.locator("iframe.webview.ready >> visible=true");
+    const frameBoxes = await Promise.all([...Array(await frames.count()).keys()].map((i) => frames.nth(i).boundingBox()));
+    if (!frameBoxes.some((b) => b && b.x >= notebookAt.x + notebookAt.width - 2 && b.width > 200)) {
+        throw new Error(`the report is not beside the notebook: ${JSON.stringify({ frameBoxes, notebookAt })}`);
+    }
+    const workspaceSettingsFile = path.join(dirs.workspace, ".vscode/settings.json");
+    writeFileSync(workspaceSettingsFile, JSON.stringify({ ...JSON.parse(readFileSync(workspaceSettingsFile, "utf8")), "vramlens.annotationStyle": "endOfLine" }, null, 2));
+    const sources = JSON.parse(readFileSync(path.join(dirs.workspace, CAPTURE.notebook.place), "utf8")).cells
+        .map((cell) => (Array.isArray(cell.source) ? cell.source.join("") : cell.source).split("\n"));
+    const longest = committed.reduce((a, b) => ((sources[b.cell]?.[b.line - 1]?.length ?? 0) > (sources[a.cell]?.[a.line - 1]?.length ?? 0) ? b : a));
+    const longestText = sources[longest.cell][longest.line - 1];
+    let fitted;
+    await until("the cells' figures within the cells' visible width beside the report", async () => {
+        fitted = await cellFiguresInView();
+        return fitted.figures.some((f) => f.cell === longest.cell && f.line === longest.line)
+            && fitted.figures.every((f) => f.right <= f.visibleRight + 0.5 && f.left >= f.textLeft - 1);
+    }).catch((error) => {
+        throw new Error(`${error.message}: ${JSON.stringify(fitted)}`);
+    });
+    const cellBox = fitted.cells.find((c) => c.cell === longest.cell);
+    const columns = Math.floor((cellBox.visibleRight - cellBox.textLeft) / cellBox.charWidth);
+    const onLongest = fitted.figures.find((f) => f.cell === longest.cell && f.line === longest.line);
+    console.log(`e2e-notebook: figures in the cells beside the report (cell ${longest.cell} shows ${columns} columns, its gutter `
+        + `${Math.round(cellBox.textLeft - cellBox.editorLeft)} px): ${JSON.stringify(fitted.figures.map((f) => [f.cell, f.line, f.pseudo, f.text, Math.round(f.right), Math.round(f.visibleRight)]))}`);
+    // The check means something only if the line's figure could not follow it: the line alone runs to the edge.
+    if (longestText.length + 3 < columns) throw new Error(`the longest figured line (${longestText.length} columns) fits the cell's ${columns}: nothing to fit`);
+    if (onLongest.pseudo !== "::before") throw new Error(`the figure of the ${longestText.length}-column line is not before the code: ${JSON.stringify(onLongest)}`);
+    await screenshot("figures-beside-report");
 
     console.log(`e2e-notebook: passed in ${((Date.now() - started) / 1000).toFixed(1)} s`);
     failed = false;

@@ -7,7 +7,9 @@ from __future__ import annotations
 import textwrap
 
 from vramlens.analysis.attribution.store_facts import file_facts
-from vramlens.analysis.attribution.storing import SourceFacts, holder_name, store_for_holder, store_from_line
+from vramlens.analysis.attribution.storing import (
+    SourceFacts, holder_name, store_for_holder, store_from_backward, store_from_line,
+)
 from vramlens.analysis.model import Holder
 
 SOURCE = textwrap.dedent('''\
@@ -202,3 +204,65 @@ def test_a_list_built_by_a_comprehension_is_filled_where_it_is_made():
     facts = file_facts("losses = [loss_of(4096) for _ in range(8)]\nnames = [str(i) for i in range(3)]\nplain = []\n")
     assert [(store.line, store.kind, store.target) for store in facts.stores] == [(1, "built", "losses"),
                                                                                   (2, "built", "names")]
+
+
+GRAD_LOG = textwrap.dedent('''\
+    def main(model, optimizer, batches):
+        grad_log = []
+        norms = []
+        for x in batches:
+            loss = model(x).sum()
+            loss.backward()
+            optimizer.step()
+            grads = [p.grad for p in model.parameters()]
+            norms.append([g.norm().item() for g in grads])
+            grad_log.append(grads)
+            optimizer.zero_grad(set_to_none=True)
+        return grad_log
+''')
+
+
+def test_a_store_of_what_reads_a_gradient_is_a_fact():
+    facts = file_facts(GRAD_LOG)
+    assert [(line, function, loop) for line, function, loop in facts.backwards] == [(6, "main", (4, 11))]
+    grads = next(binding for binding in facts.bindings if binding.names == ("grads",))
+    assert grads.reads_grad and not next(b for b in facts.bindings if b.names == ("loss",)).reads_grad
+    # `grads = [p.grad …]` is itself a (built) store; the appends read `grads`, a name bound from `.grad`
+    assert [store.line for store in facts.stores if store.reads_grad] == [8]
+
+
+def test_growth_the_backward_made_follows_its_gradients_into_the_store_in_its_loop():
+    sources = _Sources({"/app/train.py": GRAD_LOG})
+    recorded, backward_line, store = store_from_backward(["/app/train.py"], sources)
+    # norms keeps floats (.item()): off the GPU; grad_log keeps the gradient tensors one assignment further
+    assert (recorded, backward_line, store.line, store.target) == ("/app/train.py", 6, 10, "grad_log")
+    direct = GRAD_LOG.replace("grad_log.append(grads)", "grad_log.append([p.grad.clone() for p in model.parameters()])")
+    assert store_from_backward(["/app/train.py"], _Sources({"/app/train.py": direct}))[2].line == 10
+    # two containers keep gradients: not guessed between
+    both = GRAD_LOG.replace("norms.append([g.norm().item() for g in grads])", "norms.append(grads[0])")
+    assert store_from_backward(["/app/train.py"], _Sources({"/app/train.py": both})) is None
+    # no backward in a loop, or no store of a gradient: nothing
+    once = "def f(model, x, log):\n    model(x).sum().backward()\n    log.append([p.grad for p in model.parameters()])\n"
+    assert store_from_backward(["/app/train.py"], _Sources({"/app/train.py": once})) is None
+    assert store_from_backward(["/app/train.py"], _Sources({"/app/train.py": SOURCE})) is None
+
+
+def test_a_number_made_from_a_gradient_does_not_keep_it():
+    def reads(value: str) -> bool:
+        return next(b for b in file_facts(f"g = {value}\n").bindings).reads_grad
+
+    assert reads("[p.grad for p in ps]") and reads("p.grad.detach().clone()") and reads("torch.cat([p.grad.flatten()])")
+    assert reads("torch.autograd.grad(loss, params)") and reads("{n: p.grad for n, p in named}")
+    assert not reads("[p.grad.norm() for p in ps]") and not reads("torch.norm(p.grad)") and not reads("p.grad.shape")
+    assert not reads("[p.data for p in ps]")
+
+
+def test_growth_the_backward_made_with_no_store_found_says_so_rather_than_guess():
+    from vramlens.analysis.attribution.storing import storing_lines
+    from vramlens.analysis.model import LineStat
+
+    both = GRAD_LOG.replace("norms.append([g.norm().item() for g in grads])", "norms.append(grads[0])")
+    lines = [LineStat("/app/train.py", 5, "main", 1 << 30, 0.5, 1 << 30, 1, False)]
+    found, note = storing_lines([], lines, [], _Sources({"/app/train.py": both}), backward_growth=4 << 30)
+    assert found == [] and "backward pass" in note and "no statement of your code" in note
+    assert storing_lines([], lines, [], _Sources({"/app/train.py": both}))[1] is None  # no such growth: nothing said

@@ -1,7 +1,7 @@
 // How many characters of a line an editor shows without scrolling sideways, estimated from its group's width
 // and its settings as VS Code lays an editor out (gutter, text, minimap, scroll bar). The API gives no pixel
-// width of an editor: the width comes from the editor layout (core/placement.ts's columnWidths). No vscode
-// import: unit-tested.
+// width of an editor: the width comes from the editor layout (core/placement.ts's columnWidths); a notebook
+// cell's editor is its notebook's group less the cell's margins (cellEditorWidth). No vscode import: unit-tested.
 
 /** The settings that decide where an editor's text area ends (`editor.*`, read for the document). */
 export interface EditorLook {
@@ -11,6 +11,10 @@ export interface EditorLook {
     lineCount: number;
     glyphMargin: boolean;
     folding: boolean;
+    /** px beside the line numbers (`editor.lineDecorationsWidth`; a notebook cell has none) */
+    lineDecorationsWidth: number;
+    /** the line numbers take at least this many digits' width (`editor.lineNumbersMinChars`) */
+    lineNumbersMinChars: number;
     minimap: { enabled: boolean; maxColumn: number; scale: number };
     verticalScrollbarSize: number;
     /** wrapped text is always in view */
@@ -19,16 +23,14 @@ export interface EditorLook {
 
 export const DEFAULT_LOOK: EditorLook = {
     fontSize: 14, letterSpacing: 0, lineNumbers: true, lineCount: 100, glyphMargin: true, folding: true,
-    minimap: { enabled: true, maxColumn: 120, scale: 1 }, verticalScrollbarSize: 14, wordWrap: false,
+    lineDecorationsWidth: 10, lineNumbersMinChars: 5, minimap: { enabled: true, maxColumn: 120, scale: 1 }, verticalScrollbarSize: 14, wordWrap: false,
 };
 
 // A monospace digit or letter is about 0.6 em wide (Droid Sans Mono, DejaVu Sans Mono, Menlo; Consolas is
 // narrower, so it is underestimated, never over): a column more or less decides whether a figure is cut.
 const CHAR_EM = 0.6;
 const LINE_HEIGHT_EM = 1.36; // the glyph margin is one line high
-const LINE_DECORATIONS_PX = 10; // beside the line numbers (and the folding arrows' 16 px when folding is on)
-const FOLDING_PX = 16;
-const MIN_LINE_NUMBER_DIGITS = 5;
+const FOLDING_PX = 16; // the folding arrows, beside the line decorations
 const MINIMAP_GUTTER_PX = 8;
 
 /** One character's width in CSS pixels. */
@@ -43,10 +45,10 @@ export function characterWidth(look: EditorLook): number {
 export function visibleColumns(width: number | undefined, look: EditorLook): number | undefined {
     if (typeof width !== "number" || !(width > 0) || look.wordWrap) return undefined;
     const char = characterWidth(look);
-    const digits = Math.max(MIN_LINE_NUMBER_DIGITS, String(Math.max(1, look.lineCount)).length);
+    const digits = Math.max(look.lineNumbersMinChars, String(Math.max(1, look.lineCount)).length);
     const gutter = (look.glyphMargin ? Math.round(look.fontSize * LINE_HEIGHT_EM) : 0)
         + (look.lineNumbers ? Math.round(digits * char) : 0)
-        + LINE_DECORATIONS_PX + (look.folding ? FOLDING_PX : 0);
+        + look.lineDecorationsWidth + (look.folding ? FOLDING_PX : 0);
     const remaining = width - gutter;
     const text = remaining - minimapWidth(remaining, look) - look.verticalScrollbarSize - 2;
     return Math.max(0, Math.floor(text / char));
@@ -59,4 +61,37 @@ function minimapWidth(remaining: number, look: EditorLook): number {
     const widest = Math.floor(look.minimap.maxColumn * column);
     const proportional = Math.floor(((remaining - look.verticalScrollbarSize - 2) * column) / (characterWidth(look) + column));
     return Math.min(widest, Math.max(0, proportional)) + MINIMAP_GUTTER_PX;
+}
+
+// A notebook's code cell, as VS Code lays it out (computeCodeCellEditorWidth in
+// src/vs/workbench/contrib/notebook/browser/notebookOptions.ts; the same in Code 1.139): the cell's editor is the
+// notebook's width less the cell's left margin, the gutter of its run button and its right margin: 8 + 36 + 16 px in
+// the compact view (the default), 28 + 32 + 16 px without it. The larger, so a figure is never taken to fit where it
+// does not.
+export const NOTEBOOK_CELL_CHROME_PX = 28 + 32 + 16;
+
+/** A code cell's editor width in a notebook editor `notebookWidth` px wide (its group's width), when known. */
+export function cellEditorWidth(notebookWidth: number | undefined): number | undefined {
+    if (typeof notebookWidth !== "number" || !(notebookWidth > 0)) return undefined;
+    return Math.max(0, notebookWidth - NOTEBOOK_CELL_CHROME_PX);
+}
+
+/**
+ * A code cell editor's look, from the file editor's settings for its language: VS Code fixes some of them for cells
+ * (BaseCellEditorOptions.fixedEditorOptions, src/vs/workbench/contrib/notebook/browser/viewModel/cellEditorOptions.ts;
+ * the same in Code 1.139): no minimap, no line-decorations width, folding on, line numbers at least 3 digits
+ * wide, a 14 px vertical scroll bar (a code cell hides it: counted all the same, erring towards fewer columns). The
+ * glyph margin is the editor setting's (not fixed for cells). Line numbers follow `notebook.lineNumbers` (off by
+ * default), not `editor.lineNumbers`: `lineNumbers` says whether this cell shows them.
+ */
+export function cellLook(editor: EditorLook, lineNumbers: boolean): EditorLook {
+    return {
+        ...editor,
+        lineNumbers,
+        minimap: { ...editor.minimap, enabled: false },
+        lineDecorationsWidth: 0,
+        folding: true,
+        lineNumbersMinChars: 3,
+        verticalScrollbarSize: 14,
+    };
 }

@@ -3,6 +3,7 @@
 
 export type ReportAction =
     | { type: "ready"; width?: number }
+    | { type: "resized"; width: number }
     | { type: "openLine"; uri: string; line: number }
     | { type: "copyMarkdown" }
     | { type: "exportMarkdown" }
@@ -35,6 +36,9 @@ export function parseReportMessage(message: unknown): ReportAction | undefined {
         case "ready":
             // The view's own width in CSS pixels: tells whether beside the code was room enough.
             return typeof m.width === "number" && Number.isFinite(m.width) && m.width > 0 ? { type: "ready", width: m.width } : { type: "ready" };
+        case "resized":
+            // The view's new width: the window or the groups changed size, so the code's figures may need fitting again.
+            return typeof m.width === "number" && Number.isFinite(m.width) && m.width > 0 ? { type: "resized", width: m.width } : undefined;
         case "copyMarkdown":
         case "exportMarkdown":
         case "exportSnapshot": // which file is the extension's own payload's, never the page's to say

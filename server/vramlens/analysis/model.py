@@ -248,6 +248,8 @@ class Holder:
     working_set: bool = False  # the step's own tensors (nothing from earlier steps), beside a holder that grew
     stored_at: tuple[str, int] | None = None  # (recorded path, line) of the statement of the user's code storing into it
     item_numel: int | None = None  # the most elements of one of its tensors, when the census listed every one (1: scalars)
+    kept_lines: dict = field(default_factory=dict, repr=False)  # line key -> bytes it keeps that the line allocated:
+    # its own tensors and what its graphs saved (a running sum's graph keeps what the model's forward made)
 
     @property
     def container_words(self) -> str:

@@ -13,7 +13,7 @@ import dataclasses
 from dataclasses import dataclass, field
 
 from vramlens.analysis.attribution.roles import ROLE_NAMES
-from vramlens.analysis.model import StepModel
+from vramlens.analysis.model import NO_FRAME_FUNCTION, StepModel
 
 KV_CACHE_ROLE = ROLE_NAMES["cache"][0]
 
@@ -113,3 +113,16 @@ def carriers_at_peak(growth: Growth | None, lines: list, moment: str) -> Growth 
     if top is not None and top.live_bytes >= 0.5 * growth.rise:
         return dataclasses.replace(growth, carriers=[((top.path, top.line), min(top.live_bytes, growth.rise))], at_peak=True)
     return growth
+
+
+def frameless_at_peak(growth: Growth | None, lines: list, moment: str) -> int:
+    """The bytes that carried the growth of a completed run that let go of it, when the line holding most at
+    the peak is the one with no Python frame (the autograd engine's thread: a backward's gradients kept step
+    after step) and holds at least half of the floor's rise; else 0. The storing line is then followed from the
+    backward call; the growth's own carriers stay as they are, as no user line made them."""
+    if growth is None or growth.carriers or moment != "peak" or not lines:
+        return 0
+    top = lines[0]  # largest live first
+    if top.path is not None or top.function != NO_FRAME_FUNCTION or growth.rise < 0.5 * sum(l.live_bytes for l in lines):
+        return 0
+    return min(top.live_bytes, growth.rise) if top.live_bytes >= 0.5 * growth.rise else 0

@@ -179,6 +179,8 @@ def join_census(census: dict, segments: list[dict] | None, allocated: int | None
                      "is taken as 0.")
         remainder = 0
     holders, holder_at = _holders(census, owner_bytes, owner_lines)
+    for owner, holder in holder_at.items():
+        holder.kept_lines = Counter(owner_lines.get(owner, {}))
     kept_blocks: list = []
     if name_saved:
         graphs = _graph_facts(census)
@@ -193,7 +195,7 @@ def join_census(census: dict, segments: list[dict] | None, allocated: int | None
             role_bytes["other"] -= size
             role_blocks["other"].remove(blocks[position])
             if owner is not None and owner in holder_at and _is_collection(graphs, owner):
-                holder_at[owner].graph_bytes += size
+                _keep_graph_block(holder_at[owner], blocks[position], resolver)
                 role_bytes["kept_graphs"] += size
                 kept_blocks.append(blocks[position])
             else:
@@ -204,7 +206,7 @@ def join_census(census: dict, segments: list[dict] | None, allocated: int | None
                 continue
             size = blocks[position][1]  # no Python object names it: only the holder's graphs keep it
             claimed.add(position)
-            holder_at[owner].graph_bytes += size
+            _keep_graph_block(holder_at[owner], blocks[position], resolver)
             role_bytes["kept_graphs"] += size
             remainder -= size
             kept_blocks.append(blocks[position])
@@ -365,6 +367,16 @@ def _holders(census: dict, owner_bytes: Counter, owner_lines: dict) -> list[Hold
     return found, at
 
 
+def _keep_graph_block(holder: Holder, block: tuple, resolver: SourceResolver) -> None:
+    """A block only the holder's graphs keep: its bytes, by the line that allocated it (the forward that
+    saved it, not the line that stored the graph's root)."""
+    _address, size, frames = block
+    holder.graph_bytes += size
+    key = frames_key(frames, resolver) if frames else None
+    if key and key[0] is not None:
+        holder.kept_lines[key] = holder.kept_lines.get(key, 0) + size
+
+
 def _graph_facts(census: dict) -> dict | None:
     graphs = census.get("graphs")
     return graphs if isinstance(graphs, dict) and graphs.get("owners") is not None else None
@@ -477,6 +489,7 @@ def _graphs_behind(holders: list[Holder], unnamed: dict, resolver: SourceResolve
         if collection and holder.appended_at in by_line:
             sizes = by_line.pop(holder.appended_at)
             holder.graph_bytes = sum(sizes.values())
+            holder.kept_lines[holder.appended_at] = holder.kept_lines.get(holder.appended_at, 0) + holder.graph_bytes
             taken.update(sizes)
     return taken
 

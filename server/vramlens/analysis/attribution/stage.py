@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from vramlens.analysis.attribution.growth import Growth, carriers_at_peak, growth_of
+from vramlens.analysis.attribution.growth import Growth, carriers_at_peak, frameless_at_peak, growth_of
 from vramlens.analysis.attribution.growth_holders import rank_by_growth
 from vramlens.analysis.attribution.library_tree import library_trees
 from vramlens.analysis.attribution.lines import add_live_detail, line_stats, mark_growing
@@ -56,8 +56,8 @@ def attribute(loaded: Loaded, replayed: Replayed, steps: Steps, history: bool = 
     if census is not None and census.moment == loaded.meta.get("snapshot_moment") and moment != "peak":
         rank_by_growth(census.holders, steps.model)  # survivors are of the snapshot's moment: the census' own
     sources = SourceFacts(resolver)
-    storing, storing_note = storing_lines(census.holders if census else [], lines,
-                                          growth.carriers if growth else [], sources)
+    storing, storing_note = storing_lines(census.holders if census else [], lines, growth.carriers if growth else [],
+                                          sources, backward_growth=frameless_at_peak(growth, lines, moment))
     mark_growing(lines, growth)
     return Attributed(
         lines=lines, census=census, roles_of=roles_of, growth=growth, storing=storing, storing_note=storing_note,

@@ -31,6 +31,7 @@ class Store:
     moves_off: bool = False  # the stored value is made off the GPU or a number (`x.cpu()`, `loss.item()`)
     method: str | None = None  # the container's method that stores ("append"), for a call
     functions: tuple = ()  # every enclosing function, outermost first (a hook defined inside main: main, hook)
+    reads_grad: bool = False  # the stored value reads a gradient (`p.grad`, `torch.autograd.grad(...)`)
 
     @property
     def leaf(self) -> str:
@@ -48,6 +49,7 @@ class Binding:
     function: str | None
     loop: tuple[int, int] | None
     reads: frozenset = frozenset()  # the names its value reads
+    reads_grad: bool = False  # its value reads a gradient (`[p.grad for p in model.parameters()]`)
 
 
 @dataclass
@@ -57,6 +59,7 @@ class FileFacts:
     calls: dict  # callee's last name -> [line] of calls in this file ("TrainingArguments", "load", "generate")
     keywords: dict  # (callee, keyword) -> [line]
     methods: set = field(default_factory=set)  # names of the methods the file's classes define ("add", "update")
+    backwards: list = field(default_factory=list)  # (line, function, innermost loop) of every `….backward(…)` call
 
 
 def dotted(node: ast.AST) -> str | None:
@@ -75,6 +78,44 @@ def _reads(node: ast.AST | None) -> frozenset:
     if node is None:
         return frozenset()
     return frozenset(child.id for child in ast.walk(node) if isinstance(child, ast.Name))
+
+
+# Methods and calls whose result is the gradient whole (a copy, a view), not a number made from it.
+_GRAD_WHOLE = {"clone", "detach", "to", "cuda", "contiguous", "view", "reshape", "flatten", "float", "half",
+               "bfloat16", "list", "tuple", "dict"} | CONCATENATING
+
+
+def _reads_grad(node: ast.AST | None) -> bool:
+    """Whether a value reads what a backward pass made, whole: a ``.grad`` attribute (``p.grad``,
+    ``p.grad.clone()``; ``torch.autograd.grad(…)`` too, whose result is gradients), not a number made from
+    it (``p.grad.norm()``, ``torch.norm(p.grad)``)."""
+    if node is None:
+        return False
+    parents = {child: parent for parent in ast.walk(node) for child in ast.iter_child_nodes(parent)}
+    for child in ast.walk(node):
+        if isinstance(child, ast.Attribute) and child.attr == "grad" and isinstance(child.ctx, ast.Load):
+            if _kept_whole(child, parents):
+                return True
+    return False
+
+
+def _kept_whole(node: ast.AST, parents: dict) -> bool:
+    """Up from a ``.grad`` read: through the methods and calls that keep it whole, to what is stored."""
+    while node in parents:
+        parent = parents[node]
+        if isinstance(parent, ast.Attribute) and parent.value is node:
+            call = parents.get(parent)
+            if not (isinstance(call, ast.Call) and call.func is parent):
+                return False  # p.grad.data, p.grad.shape: read on, not kept as such
+            if parent.attr not in _GRAD_WHOLE and parent.attr != "grad":
+                return False  # p.grad.norm(): a number made from it
+            node = call
+            continue
+        if isinstance(parent, ast.Call) and node in parent.args:
+            if _callee(parent) not in _GRAD_WHOLE and dotted(parent.func) not in ("autograd.grad", "torch.autograd.grad"):
+                return False  # torch.norm(p.grad)
+        node = parent
+    return True
 
 
 def _callee(call: ast.Call) -> str | None:
@@ -109,7 +150,7 @@ class _Collector(ast.NodeVisitor):
         if target:
             function, loop = self._place()
             self.facts.stores.append(Store(node.lineno, kind, target, function, loop, _reads(value), _moves_off(value),
-                                           method, tuple(self.functions)))
+                                           method, tuple(self.functions), _reads_grad(value)))
 
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
         self.facts.methods.update(item.name for item in node.body
@@ -146,6 +187,8 @@ class _Collector(ast.NodeVisitor):
             base = dotted(node.args[0])
             if base and isinstance(node.args[1].value, str):
                 self._store(node, "setattr", f"{base}.{node.args[1].value}", node.args[2])
+        if callee == "backward" and isinstance(func, ast.Attribute):
+            self.facts.backwards.append((node.lineno, *self._place()))
         if callee == "backward" and any(k.arg == "retain_graph" and isinstance(k.value, ast.Constant) and k.value.value
                                         for k in node.keywords):
             self._store(node, "retain_graph", dotted(func.value) if isinstance(func, ast.Attribute) else "backward", None)
@@ -178,14 +221,14 @@ class _Collector(ast.NodeVisitor):
         if names:
             function, loop = self._place()
             self.facts.bindings.append(Binding(node.lineno, node.end_lineno or node.lineno, names, function, loop,
-                                               _reads(node.value)))
+                                               _reads(node.value), _reads_grad(node.value)))
         self.generic_visit(node)
 
     def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
         if node.value is not None and isinstance(node.target, ast.Name):
             function, loop = self._place()
             self.facts.bindings.append(Binding(node.lineno, node.end_lineno or node.lineno, (node.target.id,), function,
-                                               loop, _reads(node.value)))
+                                               loop, _reads(node.value), _reads_grad(node.value)))
         self.generic_visit(node)
 
 

@@ -10,7 +10,10 @@ facts of the user's files (analysis/attribution/store_facts.py):
    attribute, the name itself in its function for a local);
 2. growth no holder names (a running sum, the end of a run that let go of its list): the data flow
    from the allocation line — the names it binds, one assignment further — into a statement in the
-   same loop that stores them into something else.
+   same loop that stores them into something else;
+3. growth the backward pass made (the autograd engine's thread has no Python frame: gradients): the
+   statements in the loop that calls ``backward()`` that store what reads a gradient (``p.grad``),
+   directly or one assignment further.
 
 Two different containers fed by the same line, or a name stored into in several files, are not
 guessed between: no storing line is given then, and the analysis says so.
@@ -180,14 +183,43 @@ def store_from_line(path: str, line: int, sources: SourceFacts) -> Store | None:
     return _pick(stores, set(binding.names))[0]
 
 
+def store_from_backward(recorded_files: list[str], sources: SourceFacts) -> tuple[str, int, Store] | None:
+    """(file, line of the ``backward()`` call, the store) that keeps what a backward pass made: in the
+    loop around a ``backward()`` call, a store of a value that reads a gradient (``grad_log.append([p.grad
+    for p in params])``), or of a name bound from one (one assignment further). None when no such store,
+    or stores into two different containers (in one file or several), are found."""
+    found = []
+    for recorded in recorded_files:
+        facts = sources.of(recorded)
+        if facts is None:
+            continue
+        for line, function, loop in facts.backwards:
+            if loop is None:
+                continue  # a backward outside a loop keeps nothing step after step
+            names: set[str] = set()
+            for binding in facts.bindings:  # in line order: `grads = [p.grad …]`, then `norms = grads`
+                if binding.function == function and _inside(loop, binding.line) and (binding.reads_grad or binding.reads & names):
+                    names |= set(binding.names)
+            stores = [store for store in facts.stores
+                      if store.kind in ACCUMULATING and store.function == function and _inside(loop, store.line)
+                      and not store.moves_off and store.method not in facts.methods and store.target not in names
+                      and (store.reads_grad or store.reads & names)]
+            found += [(recorded, line, store) for store in stores]
+    if len({(recorded, store.target) for recorded, _line, store in found}) != 1:
+        return None
+    return min(found, key=lambda hit: hit[2].line)
+
+
 def _inside(loop: tuple[int, int], line: int) -> bool:
     return loop[0] <= line <= loop[1]
 
 
 def storing_lines(holders: list[Holder], lines: list[LineStat], carriers: list[tuple[tuple, int]],
-                  sources: SourceFacts) -> tuple[list[StoringLine], str | None]:
+                  sources: SourceFacts, backward_growth: int = 0) -> tuple[list[StoringLine], str | None]:
     """The storing lines of the holders that keep memory and of the growth no holder explains, the
-    grown ones first; and, when memory is kept but no storing line can be named, the sentence that says so."""
+    grown ones first; and, when memory is kept but no storing line can be named, the sentence that says so.
+    ``backward_growth``: the bytes of growth a completed run's backward made and let go of by its end
+    (growth.py's frameless_at_peak), followed from the backward call when nothing else names a line."""
     resolver = sources.resolver
     found: dict[tuple[str, int], StoringLine] = {}
     unplaced = []
@@ -205,9 +237,19 @@ def storing_lines(holders: list[Holder], lines: list[LineStat], carriers: list[t
         holder.stored_at = (recorded, first.line)
         _add(found, StoringLine(
             holder=holder.root, target=first.target, kind=first.kind, path=recorded, line=first.line, bytes=kept,
-            growth_bytes=holder.survivor_bytes or 0, allocated_at=holder.appended_at,
-            others=sorted({store.line for store in stores[1:]} - {first.line}), found_by="holder"), resolver)
+            growth_bytes=holder.survivor_bytes or 0, allocated_at=_made_most(holder),
+            others=sorted({store.line for store in stores[1:]} - {first.line}), found_by="holder",
+            kept_from={key: size for key, size in holder.kept_lines.items() if key[0] is not None and size >= MIN_KEPT}),
+             resolver)
     explained = {line.allocated_at for line in found.values()}
+    # a holder whose graphs keep what another line made (a running sum keeps the forward's activations) explains
+    # that line's growth too: it is not added to the same statement a second time
+    kept_at: dict = {}
+    for holder in holders:
+        if holder.stored_at is not None:
+            for key, size in holder.kept_lines.items():
+                kept_at[key] = kept_at.get(key, 0) + size
+    explained |= {key for key, size in carriers if kept_at.get(key, 0) >= 0.5 * size}
     for key, size in carriers[:3]:
         path, line = key
         if path is None or size < MIN_KEPT or key in explained:
@@ -217,17 +259,41 @@ def storing_lines(holders: list[Holder], lines: list[LineStat], carriers: list[t
             continue
         _add(found, StoringLine(holder=store.target, target=store.target, kind=store.kind, path=path, line=store.line,
                                 bytes=size, growth_bytes=size, allocated_at=key, found_by="growth"), resolver)
+    if not found and backward_growth >= MIN_KEPT:
+        _from_backward(found, backward_growth, lines, sources)
     result = sorted(found.values(), key=lambda s: (-s.growth_bytes, -s.bytes))
     note = None
     if not result and unplaced:
         note = (f"No statement of your code that stores into {unplaced[0]} was found with confidence (none, or in "
                 "several files): the line that allocated what it keeps is shown instead.")
+    elif not result and backward_growth >= MIN_KEPT:
+        note = ("What grew was made by the backward pass (it has no Python frame: gradients, most likely), and no "
+                "statement of your code in the loop around backward() that keeps them was found with confidence.")
     elif not result and carriers and carriers[0][0][0] is not None:
         path, line = carriers[0][0]
         note = (f"No statement of your code that stores what {path.replace(chr(92), '/').rsplit('/', 1)[-1]}:{line} "
                 "allocated was found with confidence: it may be kept inside a library (see its remedy), or stored "
                 "in a way the analysis does not follow.")
     return result, note
+
+
+def _made_most(holder: Holder) -> tuple[str, int] | None:
+    """The user line that made most of what a holder keeps: for a running sum of losses, the forward whose
+    activations its graph saved, not the line that adds to it."""
+    user = {key: size for key, size in holder.kept_lines.items() if key[0] is not None and size}
+    return max(user, key=user.get) if user else holder.appended_at
+
+
+def _from_backward(found: dict, size: int, lines: list[LineStat], sources: SourceFacts) -> None:
+    """Growth made with no Python frame (the backward's gradients): the store that keeps what reads them."""
+    files = list(dict.fromkeys(line.path for line in lines if line.path is not None))
+    hit = store_from_backward(files, sources)
+    if hit is None:
+        return
+    recorded, backward_line, store = hit
+    _add(found, StoringLine(holder=store.target, target=store.target, kind=store.kind, path=recorded, line=store.line,
+                            bytes=size, growth_bytes=size, allocated_at=(recorded, backward_line), found_by="growth"),
+         sources.resolver)
 
 
 def _add(found: dict, storing: StoringLine, resolver: SourceResolver) -> None:
