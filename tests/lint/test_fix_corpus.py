@@ -31,7 +31,14 @@ def _changed_lines(before: str, after: str) -> set[int]:
     return changed
 
 
-@pytest.mark.parametrize("codebase", CORPUS.codebases, ids=[c.name for c in CORPUS.codebases])
+# Round 5's torchrec: the preview VL501 fix rewrites two lines judged false (torch.ones(n).to(x.device) in its
+# test utilities); known, to be fixed in the rule, kept visible as a strict expected failure.
+_KNOWN = {"torchrec": "preview VL501's fix rewrites two lines judged false (test_utils/infer_utils.py)"}
+
+
+@pytest.mark.parametrize("codebase", [pytest.param(c, marks=pytest.mark.xfail(reason=_KNOWN[c.name], strict=True))
+                                      if c.name in _KNOWN else c for c in CORPUS.codebases],
+                         ids=[c.name for c in CORPUS.codebases])
 def test_fix_all_parses_and_touches_no_false_finding(codebase, released_corpus):
     judged = load_judgments(CORPUS.table)
     false_lines: dict[str, set[str]] = defaultdict(set)  # path -> stripped texts of lines judged false
