@@ -991,7 +991,8 @@ try {
     }
     // The segment map at the OOM, and what was live at an instant (a click on the plot).
     await frame.locator(".segments .segment").first().waitFor({ timeout: STEP_TIMEOUT_MS });
-    await frame.locator("#report > section > h2", { hasText: "Segments" }).scrollIntoViewIfNeeded();
+    // At the view's top: scrolled only into view, the heading sat on the picture's last line, the map below it.
+    await frame.locator("#report > section > h2", { hasText: "Segments" }).evaluate((h) => h.scrollIntoView({ block: "start" }));
     await viewShot("segments");
     await frame.locator("svg.timeline").scrollIntoViewIfNeeded();
     await page.waitForTimeout(300);
@@ -1283,6 +1284,7 @@ try {
             if (overflow.scrollWidth > 321) throw new Error(`at 320 px the comparison overflows to ${overflow.scrollWidth} px: ${JSON.stringify(overflow.widest)}`);
             await overflowAt(null);
             await comparison.scrollIntoViewIfNeeded();
+            await page.mouse.move(5, 5); // off the tab bar, where the theme picker's row left it: no tab tooltip over the view
             await viewShot(kind === "dark" ? "comparison" : "comparison-light");
         }
         await useTheme("dark");
