@@ -2,8 +2,10 @@
 // the script built from extension/webview/). The extension side only relays: the payload in, the user's
 // clicks out (open a line, copy, export, redact, pick a rank) as checked messages.
 import { randomBytes } from "node:crypto";
+import { homedir } from "node:os";
 import * as vscode from "vscode";
 import { actionCommand, ReportActionSpec } from "./core/actions";
+import { shownCapturePath } from "./core/capturePath";
 import { choosePlacement, columnWidths, Placement, placementOf, tooNarrowBeside } from "./core/placement";
 import { parseReportMessage, ReportAction, VIEW_COMMANDS } from "./core/webviewMessages";
 import { editorLayout } from "./layout";
@@ -23,6 +25,7 @@ interface ReportPayload {
     snapshotFile?: string | null;
     scriptUri?: string | null;
     capture?: string;
+    captureShown?: string; // the header's name for it (the extension's: it knows the workspace folders)
     recommendations?: { actions?: ReportActionSpec[] }[];
     markdown?: string;
     redacted?: boolean;
@@ -159,11 +162,12 @@ export class ReportPanel implements vscode.Disposable {
     }
 
     private update(payload: ReportPayload): void {
-        this.latest = payload;
+        const folders = (vscode.workspace.workspaceFolders ?? []).map((folder) => folder.uri.fsPath);
+        this.latest = payload.capture ? { ...payload, captureShown: shownCapturePath(payload.capture, folders, homedir()) } : payload;
         this.folder = payload.workspaceFolder ?? this.folder;
         void vscode.commands.executeCommand("setContext", "vramlens.multiRank", (payload.ranks?.length ?? 0) > 1);
         void vscode.commands.executeCommand("setContext", "vramlens.captureLoaded", !!payload.capture);
-        void this.panel?.webview.postMessage({ type: "report", payload });
+        void this.panel?.webview.postMessage({ type: "report", payload: this.latest });
     }
 
     private async handle(action: ReportAction | undefined): Promise<void> {

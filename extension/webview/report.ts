@@ -68,6 +68,7 @@ interface AccountingView {
 interface Report {
     title?: string;
     capture?: string;
+    captureShown?: string; // relative to the workspace folder holding it, else with ~ for the home folder
     redacted?: boolean;
     analysis?: Record<string, any> | null;
     diagnosis?: DiagnosisView | null;
@@ -662,7 +663,7 @@ function render(report: Report | null): void {
     const analysis = report.analysis;
     main.append(
         el("h1", {}, report.title ?? "VRAM Lens report"),
-        el("p", { class: "capture code" }, report.capture ?? "", report.redacted ? " (redacted)" : ""),
+        el("p", { class: "capture code", title: report.capture ?? "" }, report.captureShown ?? report.capture ?? "", report.redacted ? " (redacted)" : ""),
         ...[unmappedBanner(report), comparisonSection(report), ranks(report), experiment(report.experimentView), cause(report), roles(report), timeline(report),
             advice(report), accounting(report.accounting), topLines(report), holders(report), notebookSection(report), breakdown(report), segmentMap(report),
             markdown(report)].filter((n): n is HTMLElement => n !== null),

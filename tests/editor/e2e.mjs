@@ -13,11 +13,13 @@
 // beside the code in a wide window, its timeline at pixel width (11 px ticks, axis titles, the cap, reserved
 // area, NVML step line), the crosshair's three values and top line, brush zoom and reset; advice whose every
 // file:line is a link and whose actions are buttons; the rendered, folding reproducibility report with
-// redaction and export through the server; no CSP refusal; the code lens; a narrow window: the report below
+// redaction and export through the server; the header naming the capture relative to the workspace folder;
+// no CSP refusal; the code lens; a narrow window: the report below
 // the code, a plot of at least 220 px, a one-row legend, nothing off the edge, no wrapped figure, and where the
 // user moves it remembered; the lint quick fix; Clear annotations; a snapshot whose files are elsewhere (the
 // banner, Choose source folder…); the two ranks of a torchrun launch and the rank picker; a committed
-// experiment's table; the log (one timestamp per line, settings as JSON, a restart without an error); an
+// experiment's table; before and after a fix (a real pair, the comparison as `vramlens diff --json` has it);
+// no notification toast over any picture but those of a toast; the log (one timestamp per line, settings as JSON, a restart without an error); an
 // untrusted folder (lint, Diagnose refused, its interpreter setting ignored).
 //
 // Usage: node tests/editor/e2e.mjs TOOLS_DIR VSIX
@@ -82,9 +84,12 @@ cpSync(path.join(repo, "tests/fixtures/captures/server_dump.pickle"), pickleCopy
 // A real-workload capture with a census (Lightning keeping validation outputs, recorded on an H200 from
 // /workspace/lightning_fit/): its script sits at the same relative place here, so frames map onto it.
 const censusCapture = path.join(dirs.workspace, "captures", "lightning_val_outputs");
-// The run before a change, where the runner keeps its captures: the sample, another recording of the same script.
-const earlierCapture = path.join(dirs.workspace, ".vramlens", "captures", "retained_references-20260101-120000");
-cpSync(path.join(repo, SAMPLE_CAPTURE), earlierCapture, { recursive: true });
+// Before and after a fix, recorded on an H200 from /workspace/hf_trainer/ (tests/fixtures/realworld): the run before
+// where the runner keeps its captures, the run after among the workspace's captures.
+const earlierCapture = path.join(dirs.workspace, ".vramlens", "captures", "evaluate_gather-20260101-120000");
+const fixedCapture = path.join(dirs.workspace, "captures", "hf_trainer_eval_accumulate");
+cpSync(path.join(repo, "tests/fixtures/realworld/hf_trainer_eval_gather/capture"), earlierCapture, { recursive: true });
+cpSync(path.join(repo, "tests/fixtures/realworld/hf_trainer_eval_accumulate/capture"), fixedCapture, { recursive: true });
 cpSync(path.join(repo, "tests/fixtures/realworld/lightning_val_outputs/capture"), censusCapture, { recursive: true });
 mkdirSync(path.join(dirs.workspace, "lightning_fit"), { recursive: true });
 cpSync(path.join(repo, "workloads/lightning_fit/keep_val_outputs.py"), path.join(dirs.workspace, "lightning_fit/keep_val_outputs.py"));
@@ -241,9 +246,11 @@ let failed = true;
 const started = Date.now();
 const normalise = (text) => text.replace(/\u00a0/g, " ");
 
-async function screenshot(name) {
+/** A picture of the window; no notification over it unless the picture is of one (`{ toast: true }`). */
+async function screenshot(name, { toast = false } = {}) {
     const file = path.join(artifacts, `${name}.png`);
     await page.waitForTimeout(500); // notifications and hovers fade in
+    if (!toast) await clearShownToasts();
     await page.screenshot({ path: file });
     console.log(`e2e: screenshot ${file}`);
 }
@@ -252,6 +259,7 @@ async function screenshot(name) {
 async function viewShot(name) {
     const file = path.join(artifacts, `view-${name}.png`);
     await page.waitForTimeout(400);
+    await clearShownToasts(); // a toast lies over the view's corner
     await page.locator("iframe.webview.ready >> visible=true").last().screenshot({ path: file });
     console.log(`e2e: screenshot ${file}`);
 }
@@ -423,6 +431,14 @@ function toast(text) {
 
 async function clearToasts() {
     await runCommand("Notifications: Clear All Notifications");
+}
+
+/** Clears the notifications only when a toast is up: the palette's Escape would close a hover or a widget for nothing. */
+async function clearShownToasts() {
+    const shown = page.locator(".notifications-toasts .notification-toast >> visible=true");
+    if (!(await shown.count())) return;
+    await clearToasts();
+    await until("no notification toast", async () => (await shown.count()) === 0);
 }
 
 /**
@@ -646,6 +662,7 @@ try {
     // two ways to change it; the setting is on the User tab.
     const languageStatus = page.locator('[id="status.languageStatus"]');
     await languageStatus.waitFor({ timeout: STEP_TIMEOUT_MS });
+    await clearShownToasts();
     await until("the interpreter check", async () => {
         await languageStatus.click();
         const hover = page.locator(".monaco-hover:not(.hidden)", { hasText: "No CUDA" }).first();
@@ -673,7 +690,7 @@ try {
     if (await page.locator(".quick-input-widget .quick-input-title", { hasText: "arguments for" }).isVisible()) throw new Error("Diagnose asked for arguments first");
     if (!(await noCuda.getByRole("button", { name: "Select interpreter" }).count())) throw new Error("the toast offers no way to select the interpreter");
     console.log(`e2e: diagnose said: ${normalise(await noCuda.locator(".notification-list-item-message").innerText())}`);
-    await screenshot("diagnose");
+    await screenshot("diagnose", { toast: true });
     await clearToasts();
 
     // 10a. Show memory report with nothing loaded: an info state with buttons, no error.
@@ -773,6 +790,7 @@ try {
         await hover.waitFor({ timeout: STEP_TIMEOUT_MS });
         return hover;
     };
+    await clearShownToasts();
     let hover = await hoverOver();
     const hoverText = normalise(await hover.innerText());
     const topExpected = expected.lines.find((e) => e.line === top.line);
@@ -836,6 +854,11 @@ try {
     frame = reportFrame();
     await frame.locator("svg.timeline polyline.allocated").waitFor({ timeout: STEP_TIMEOUT_MS });
     await page.mouse.move(5, 5);
+    await clearShownToasts();
+    // The header names the capture as the explorer does: relative to the workspace folder, no temporary path.
+    const header = normalise(await frame.locator("p.capture").innerText());
+    const headerExpected = path.relative(dirs.workspace, path.join(capturePath, "capture.json"));
+    if (header !== headerExpected) throw new Error(`the report's header says ${JSON.stringify(header)}, not ${headerExpected}`);
     let box = await reportBox();
     if (!(box.frame.x > box.editor.x + 300 && Math.abs(box.frame.y - box.editor.y) < 80)) throw new Error(`the wide report is not beside the code: ${JSON.stringify(box)}`);
     if (!/opened beside/.test(lastPlacementLog())) throw new Error(`the wide report is beside, the log says: ${lastPlacementLog()}`);
@@ -968,7 +991,8 @@ try {
     }
     // The segment map at the OOM, and what was live at an instant (a click on the plot).
     await frame.locator(".segments .segment").first().waitFor({ timeout: STEP_TIMEOUT_MS });
-    await frame.locator("#report > section > h2", { hasText: "Segments" }).scrollIntoViewIfNeeded();
+    // At the view's top: scrolled only into view, the heading sat on the picture's last line, the map below it.
+    await frame.locator("#report > section > h2", { hasText: "Segments" }).evaluate((h) => h.scrollIntoView({ block: "start" }));
     await viewShot("segments");
     await frame.locator("svg.timeline").scrollIntoViewIfNeeded();
     await page.waitForTimeout(300);
@@ -1006,51 +1030,12 @@ try {
     await viewShot("cause-light");
     await useTheme("dark");
 
-    // 9b. Side by side: "Compare with previous run…" on the run before (picked where the runner keeps its
-    // captures) opens the report's comparison, with what `vramlens diff --json` says of the same two captures.
-    const compared = diffFromCli(earlierCapture, capturePath);
-    await runCommand("VRAM Lens: Compare with previous run…");
-    // Its capture.json: a folder's name typed where the dialog lists it opens the folder instead of picking it.
-    await pickPath("compare the loaded capture", path.basename(earlierCapture), path.join(earlierCapture, "capture.json"), "snapshot.pickle", "Compare with this capture");
-    const comparison = frame.locator("#report > section", { has: frame.locator("h2", { hasText: "Before and after" }) });
-    await comparison.waitFor({ timeout: SERVER_TIMEOUT_MS });
-    const comparisonText = normalise(await comparison.innerText());
-    if (!comparisonText.includes(compared.sentence)) throw new Error(`the comparison does not say "${compared.sentence}": ${comparisonText}`);
-    const peakRow = normalise(await comparison.locator("table.diff tr", { hasText: "peak allocated" }).innerText()).split(/\s*\t\s*/);
-    if (peakRow[1] !== compared.peakBefore || peakRow[2] !== compared.peakAfter) {
-        throw new Error(`the comparison's peak allocated is ${peakRow}, not ${compared.peakBefore} → ${compared.peakAfter}`);
-    }
-    if (compared.line) {
-        const lineRow = normalise(await comparison.locator("table.diff-lines tr", { hasText: compared.line.label }).first().innerText());
-        if (!lineRow.includes(compared.line.after)) throw new Error(`the comparison's ${compared.line.label} is not ${compared.line.after}: ${lineRow}`);
-    }
-    // Its tables fit the report's column: nothing scrolls sideways.
-    const sideways = await comparison.locator(".table-scroll").evaluateAll((boxes) => boxes.map((box) => box.scrollWidth - box.clientWidth));
-    if (sideways.some((extra) => extra > 1)) throw new Error(`the comparison's tables scroll sideways by ${sideways} px`);
-    // In both themes: every label of the view with its comparison ≥ 4.5:1, nothing over 320 px.
-    for (const kind of ["dark", "light"]) {
-        if (kind !== "dark") await useTheme(kind);
-        const low = await lowContrastLabels();
-        if (low.length) throw new Error(`labels under 4.5:1 beside the comparison in the ${kind} theme: ${JSON.stringify(low.slice(0, 8))}`);
-        const overflow = await overflowAt(320);
-        if (overflow.scrollWidth > 321) throw new Error(`at 320 px the comparison overflows to ${overflow.scrollWidth} px: ${JSON.stringify(overflow.widest)}`);
-        await overflowAt(null);
-        await comparison.scrollIntoViewIfNeeded();
-        await viewShot(kind === "dark" ? "comparison" : "comparison-light");
-    }
-    await useTheme("dark");
-    await clearToasts();
-    await frame.locator("#close-comparison").click();
-    await comparison.waitFor({ state: "detached", timeout: STEP_TIMEOUT_MS });
     if (cspErrors.length) throw new Error(`the report view broke its CSP:\n${cspErrors.join("\n")}`);
 
     // The code lens above the function runs the server's showReport: the closed view comes back.
     await closeReport();
     await page.locator(".codelens-decoration a", { hasText: "show memory report" }).first().click();
     await reportFrame().locator("svg.timeline polyline.allocated").waitFor({ timeout: STEP_TIMEOUT_MS });
-    // The comparison the user closed (9b) stays closed in the view opened again.
-    await page.waitForTimeout(500);
-    if (await reportFrame().locator("#report > section > h2", { hasText: "Before and after" }).count()) throw new Error("the closed comparison came back");
 
     // 4/7. A narrow window: the report goes below the code, and its plot, legend and numbers hold up.
     await closeReport();
@@ -1110,6 +1095,7 @@ try {
     // (torch.cat(outputs)), so the caller may need the graphs; the offered fix is the line's suppression.
     const appendLine = page.locator(".part.editor .monaco-editor .view-lines .view-line").filter({ hasText: "outputs.append(out)" }).first();
     const appendBox = await appendLine.boundingBox();
+    await clearShownToasts();
     await page.mouse.click(appendBox.x + 80, appendBox.y + appendBox.height / 2);
     await page.keyboard.press("Control+.");
     if (await page.locator(".action-widget .monaco-list-row", { hasText: "detach" }).count()) throw new Error("a .detach() fix is offered on a returned list");
@@ -1260,6 +1246,60 @@ try {
     writeFileSync(settingsFile, JSON.stringify(workspaceSettings, null, 2));
     await page.setViewportSize({ width: 1500, height: 950 });
 
+    {
+        // 9b. Side by side: with the run after a fix loaded, "Compare with previous run…" on the run before it (picked
+        // where the runner keeps its captures) opens the report's comparison, with what `vramlens diff --json` says of the
+        // same two captures. A real pair recorded on an H200: Trainer.evaluate() gathering every batch's logits (OOM),
+        // then the same evaluation with --eval-accumulation-steps 1 (it completes).
+        cpSync(path.join(repo, "workloads/hf_trainer"), path.join(dirs.workspace, "hf_trainer"), { recursive: true }); // the recorded /workspace/hf_trainer
+        await openCaptureDialog(path.join(fixedCapture, "capture.json"), "snapshot.pickle");
+        const frame = reportFrame();
+        await frame.locator("#report > h1", { hasText: "evaluate_gather.py" }).waitFor({ timeout: SERVER_TIMEOUT_MS });
+        await clearShownToasts();
+        const compared = diffFromCli(earlierCapture, fixedCapture);
+        await runCommand("VRAM Lens: Compare with previous run…");
+        // Its capture.json: a folder's name typed where the dialog lists it opens the folder instead of picking it.
+        await pickPath("compare the loaded capture", path.basename(earlierCapture), path.join(earlierCapture, "capture.json"), "snapshot.pickle", "Compare with this capture");
+        const comparison = frame.locator("#report > section", { has: frame.locator("h2", { hasText: "Before and after" }) });
+        await comparison.waitFor({ timeout: SERVER_TIMEOUT_MS });
+        const comparisonText = normalise(await comparison.innerText());
+        if (!comparisonText.includes(compared.sentence)) throw new Error(`the comparison does not say "${compared.sentence}": ${comparisonText}`);
+        const peakRow = normalise(await comparison.locator("table.diff tr", { hasText: "peak allocated" }).innerText()).split(/\s*\t\s*/);
+        if (peakRow[1] !== compared.peakBefore || peakRow[2] !== compared.peakAfter) {
+            throw new Error(`the comparison's peak allocated is ${peakRow}, not ${compared.peakBefore} → ${compared.peakAfter}`);
+        }
+        if (compared.line) {
+            const lineRow = normalise(await comparison.locator("table.diff-lines tr", { hasText: compared.line.label }).first().innerText());
+            if (!lineRow.includes(compared.line.after)) throw new Error(`the comparison's ${compared.line.label} is not ${compared.line.after}: ${lineRow}`);
+        }
+        // Its tables fit the report's column: nothing scrolls sideways.
+        const sideways = await comparison.locator(".table-scroll").evaluateAll((boxes) => boxes.map((box) => box.scrollWidth - box.clientWidth));
+        if (sideways.some((extra) => extra > 1)) throw new Error(`the comparison's tables scroll sideways by ${sideways} px`);
+        // In both themes: every label of the view with its comparison ≥ 4.5:1, nothing over 320 px.
+        for (const kind of ["dark", "light"]) {
+            if (kind !== "dark") await useTheme(kind);
+            const low = await lowContrastLabels();
+            if (low.length) throw new Error(`labels under 4.5:1 beside the comparison in the ${kind} theme: ${JSON.stringify(low.slice(0, 8))}`);
+            const overflow = await overflowAt(320);
+            if (overflow.scrollWidth > 321) throw new Error(`at 320 px the comparison overflows to ${overflow.scrollWidth} px: ${JSON.stringify(overflow.widest)}`);
+            await overflowAt(null);
+            await comparison.scrollIntoViewIfNeeded();
+            await page.mouse.move(5, 5); // off the tab bar, where the theme picker's row left it: no tab tooltip over the view
+            await viewShot(kind === "dark" ? "comparison" : "comparison-light");
+        }
+        await useTheme("dark");
+        await clearToasts();
+        await frame.locator("#close-comparison").click();
+        await comparison.waitFor({ state: "detached", timeout: STEP_TIMEOUT_MS });
+        if (cspErrors.length) throw new Error(`the report view broke its CSP:\n${cspErrors.join("\n")}`);
+        // The comparison the user closed stays closed in the view opened again.
+        await closeReport();
+        await runCommand("VRAM Lens: Show memory report");
+        await reportFrame().locator("#report > h1", { hasText: "evaluate_gather.py" }).waitFor({ timeout: STEP_TIMEOUT_MS });
+        await page.waitForTimeout(500);
+        if (await reportFrame().locator("#report > section > h2", { hasText: "Before and after" }).count()) throw new Error("the closed comparison came back");
+    }
+
     // 10c. The log: one timestamp per line, settings as JSON, and a restart that logs no error.
     await runCommand("VRAM Lens: Restart server");
     await page.waitForTimeout(3000);
@@ -1296,7 +1336,7 @@ try {
     await openScript();
     await runCommand("VRAM Lens: Diagnose CUDA memory");
     await toast("only in a trusted").waitFor({ timeout: STEP_TIMEOUT_MS });
-    await screenshot("untrusted");
+    await screenshot("untrusted", { toast: true });
     // The first report of this window, in a narrow window: below the code, and the log says so.
     await clearToasts();
     await page.setViewportSize({ width: 780, height: 950 });
@@ -1325,7 +1365,7 @@ try {
 } catch (error) {
     console.error(`e2e: FAILED after ${((Date.now() - started) / 1000).toFixed(1)} s: ${error?.stack ?? error}`);
     if (page) {
-        await screenshot("failure").catch(() => {});
+        await screenshot("failure", { toast: true }).catch(() => {});
         console.error(`e2e: editor lines: ${JSON.stringify(await editorLines().catch((e) => String(e)))}`);
     }
     console.error(extensionLogs());

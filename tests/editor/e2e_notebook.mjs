@@ -157,9 +157,11 @@ async function until(what, check, timeoutMs = STEP_TIMEOUT_MS) {
     throw new Error(`timed out waiting for ${what}`);
 }
 
-async function screenshot(name) {
+/** A picture of the window; no notification over it unless the picture is of one (`{ toast: true }`). */
+async function screenshot(name, { toast = false } = {}) {
     const file = path.join(artifacts, `notebook-${name}.png`);
     await page.waitForTimeout(500);
+    if (!toast) await clearShownToasts();
     await page.screenshot({ path: file });
     console.log(`e2e-notebook: screenshot ${file}`);
 }
@@ -175,6 +177,14 @@ async function runCommand(title) {
 
 function toast(text) {
     return page.locator(".notifications-toasts .notification-toast", { hasText: text }).first();
+}
+
+/** Clears the notifications only when a toast is up: the palette's Escape would close a hover for nothing. */
+async function clearShownToasts() {
+    const shown = page.locator(".notifications-toasts .notification-toast >> visible=true");
+    if (!(await shown.count())) return;
+    await runCommand("Notifications: Clear All Notifications");
+    await until("no notification toast", async () => (await shown.count()) === 0);
 }
 
 /** Every cell of the open notebook by its index: for a code cell, its lines by number (text with inlay hints, shading). */
@@ -471,7 +481,7 @@ try {
 } catch (error) {
     console.error(`e2e-notebook: FAILED after ${((Date.now() - started) / 1000).toFixed(1)} s: ${error?.stack ?? error}`);
     if (page) {
-        await screenshot("failure").catch(() => {});
+        await screenshot("failure", { toast: true }).catch(() => {});
         console.error(`e2e-notebook: cells: ${JSON.stringify(await notebookCells().catch((e) => String(e)))}`);
     }
     console.error(extensionLogs());
