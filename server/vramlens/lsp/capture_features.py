@@ -14,6 +14,7 @@ from pygls.workspace import TextDocument
 
 from vramlens.lsp.annotations import LineAnnotation
 from vramlens.lsp.capture_store import FileFigures
+from vramlens.lsp.code_action_kit import asks_for
 from vramlens.lsp.commands import command_guard, given, parse, result
 from vramlens.lsp.feature import Feature, handler
 from vramlens.lsp.params import uri_param
@@ -21,7 +22,7 @@ from vramlens.lsp.placements import Placements
 from vramlens.lsp.runtime_findings import enclosing_loop, measured_growth
 from vramlens.lsp.server import VramLensServer
 from vramlens.lsp.stacks import whole_paths
-from vramlens.lsp.storing_fix import storing_fix_actions, wants_quick_fixes
+from vramlens.lsp.storing_fix import storing_fix_actions
 
 SOURCE = "vramlens"
 OOM_CODE = "VL-OOM"
@@ -163,7 +164,7 @@ class CaptureFeature(Feature):
 
     def code_actions(self, document: TextDocument, params: types.CodeActionParams) -> list[types.CodeAction]:
         """On the line that keeps the memory: the edit the census chose, where the file proves it safe."""
-        placement = self.placements.of(document) if wants_quick_fixes(params.context.only) else None
+        placement = self.placements.of(document) if asks_for(params.context.only, types.CodeActionKind.QuickFix.value) else None
         edit = placement.figures.store_edit if placement else None
         if edit is None:
             return []

@@ -10,6 +10,7 @@ from pygls.workspace import TextDocument
 from vramlens.lint import Finding, Fix, apply_fix, fix_source, lint_source
 from vramlens.lint.engine.chunks import ChunkCache
 from vramlens.lint.engine.suppression import suppression_edit
+from vramlens.lsp.code_action_kit import asks_for, client_range, to_workspace_edit
 from vramlens.lsp.feature import Feature
 from vramlens.lsp.notebook_lint import lint_cells, python_lines
 from vramlens.lsp.server import VramLensServer
@@ -24,17 +25,6 @@ _SEVERITY = {
     "warning": types.DiagnosticSeverity.Warning,
     "info": types.DiagnosticSeverity.Information,
 }
-
-
-def _range(document: TextDocument, line: int, column: int, end_line: int, end_column: int,
-           lines: list[str] | None = None) -> types.Range:
-    """Engine positions (1-based lines, code-point columns) to the client's position encoding.
-    ``lines``: the document's lines, when many ranges are converted (pygls splits the text on every ask)."""
-    server_range = types.Range(
-        start=types.Position(line=line - 1, character=column),
-        end=types.Position(line=end_line - 1, character=end_column),
-    )
-    return document.position_codec.range_to_client_units(lines or document.lines, server_range)
 
 
 def rule_href(code: str, docs: str | None) -> str | None:
@@ -52,7 +42,7 @@ def to_diagnostic(document: TextDocument, finding: Finding, lines: list[str] | N
                   docs: str | None = None) -> types.Diagnostic:
     href = rule_href(finding.code, docs)
     return types.Diagnostic(
-        range=_range(document, finding.line, finding.column, finding.end_line, finding.end_column, lines),
+        range=client_range(document, finding.line, finding.column, finding.end_line, finding.end_column, lines),
         message=finding.message,
         severity=_SEVERITY[finding.severity],
         code=finding.code,
@@ -60,14 +50,6 @@ def to_diagnostic(document: TextDocument, finding: Finding, lines: list[str] | N
         source=SOURCE,
         data={"rule": finding.rule, "code": finding.code},
     )
-
-
-def to_workspace_edit(document: TextDocument, fix: Fix) -> types.WorkspaceEdit:
-    edits = [
-        types.TextEdit(range=_range(document, e.line, e.column, e.end_line, e.end_column), new_text=e.new_text)
-        for e in fix.edits
-    ]
-    return types.WorkspaceEdit(changes={document.uri: edits})
 
 
 class LintSettings:
@@ -147,19 +129,13 @@ def code_actions(document: TextDocument, diagnostics: list[types.Diagnostic], li
     """One quick fix per safe fix of every vramlens finding the client asks about, one to silence it on its line
     (``# vramlens: ignore[CODE]``), and, when the client asks for ``source.fixAll``, every default fix at once."""
     actions: list[types.CodeAction] = []
-    only = None if only is None else [str(getattr(kind, "value", kind)) for kind in only]
-    if only is None or any(_wants(kind, types.CodeActionKind.QuickFix.value) for kind in only):
+    if asks_for(only, types.CodeActionKind.QuickFix.value):
         actions += _quick_fixes(document, diagnostics, linter)
-    if only is not None and any(_wants(kind, FIX_ALL_KIND) for kind in only):
+    if only is not None and asks_for(only, FIX_ALL_KIND):
         action = fix_all(document, linter)
         if action is not None:
             actions.append(action)
     return actions
-
-
-def _wants(requested: str, kind: str) -> bool:
-    """``only: ["source"]`` asks for ``source.fixAll.vramlens`` too (LSP kinds are hierarchical)."""
-    return kind == requested or kind.startswith(requested + ".")
 
 
 def _quick_fixes(document: TextDocument, diagnostics: list[types.Diagnostic], linter: DocumentLinter) -> list[types.CodeAction]:
@@ -224,7 +200,7 @@ def fix_all(document: TextDocument, linter: DocumentLinter) -> types.CodeAction 
 
 
 def _same_start(document: TextDocument, diagnostic: types.Diagnostic, finding: Finding, lines: list[str]) -> bool:
-    start = _range(document, finding.line, finding.column, finding.line, finding.column, lines).start
+    start = client_range(document, finding.line, finding.column, finding.line, finding.column, lines).start
     return diagnostic.range.start == start
 
 

@@ -11,18 +11,11 @@ from __future__ import annotations
 from lsprotocol import types
 from pygls.workspace import TextDocument
 
-from vramlens.lint import Fix, store_fixes
+from vramlens.lint import store_fixes
 from vramlens.lsp.capture_store import FileFigures
+from vramlens.lsp.code_action_kit import to_workspace_edit
 from vramlens.lsp.line_tracking import Anchor
 from vramlens.safe_text import one_line
-
-
-def wants_quick_fixes(only: list | None) -> bool:
-    """Whether the client asks for quick fixes (``only`` absent, or naming ``quickfix`` or a kind above it)."""
-    if only is None:
-        return True
-    wanted = types.CodeActionKind.QuickFix.value
-    return any(wanted == kind or wanted.startswith(kind + ".") for kind in (str(getattr(k, "value", k)) for k in only))
 
 
 def storing_fix_actions(document: TextDocument, figures: FileFigures, anchor: Anchor | None,
@@ -37,15 +30,6 @@ def storing_fix_actions(document: TextDocument, figures: FileFigures, anchor: An
     why = {choice.method: choice.why for choice in edit.choices}
     found = store_fixes(document.source, line + 1, edit.target, [choice.method for choice in edit.choices])
     return [types.CodeAction(title=f"{fix.title}: {one_line(why[method])}", kind=types.CodeActionKind.QuickFix,
-                             edit=_workspace_edit(document, fix), is_preferred=index == 0)
+                             edit=to_workspace_edit(document, fix), is_preferred=index == 0)
             for index, (method, fix) in enumerate(found)]
 
-
-def _workspace_edit(document: TextDocument, fix: Fix) -> types.WorkspaceEdit:
-    """The fix's edits (1-based lines, code-point columns) in the client's position encoding."""
-    lines = document.lines
-    edits = [types.TextEdit(range=document.position_codec.range_to_client_units(lines, types.Range(
-                 start=types.Position(line=e.line - 1, character=e.column),
-                 end=types.Position(line=e.end_line - 1, character=e.end_column))), new_text=e.new_text)
-             for e in fix.edits]
-    return types.WorkspaceEdit(changes={document.uri: edits})
