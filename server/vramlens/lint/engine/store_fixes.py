@@ -74,16 +74,17 @@ def store_fixes(text: str, line: int, target: str, methods: tuple[str, ...] | li
     positions = Positions(text)
     stored = f"`{positions.segment(store.value)}`"
     uses = _uses(tree, target)
+    # Both off-GPU edits need every use to be a neutral one: walked once, and only when one is asked for.
+    neutral = bool({"detach_cpu", "item"} & set(methods)) and _only_counted_or_printed(uses, tree)
     fixes = []
     for method in methods:
         fix = None
         if method == "detach" and not _graph_needed(tree, uses, facts):
             fix = Fix(f"Store {stored} detached (.detach())", detach_edits(positions, store.value))
-        elif method == "detach_cpu" and store.kind in ("append", "extend", "item") and _only_counted_or_printed(uses, tree):
+        elif method == "detach_cpu" and store.kind in ("append", "extend", "item") and neutral:
             fix = Fix(f"Store {stored} on the CPU (.detach().cpu())",
                       (insert_after(positions, store.value, ".detach().cpu()"),))
-        elif method == "item" and store.kind != "concat" and types.is_scalar_tensor(store.value) \
-                and _only_counted_or_printed(uses, tree):
+        elif method == "item" and store.kind != "concat" and types.is_scalar_tensor(store.value) and neutral:
             fix = Fix(f"Store {stored} as a Python number (.item(); waits for the GPU)",
                       detach_edits(positions, store.value, method="item"))
         if fix is not None and apply_fix(text, fix) is not None:
