@@ -30,6 +30,7 @@ from vramlens.analysis.diagnosis.cache_growth import cache_as_designed, training
 from vramlens.analysis.diagnosis.forward_growing import forward_still_growing, packed_room_sentence
 from vramlens.analysis.diagnosis.kept_calls import kept_across_calls
 from vramlens.analysis.load.ending import moment_words, taken_mid_run
+from vramlens.analysis.load.sources import short_path
 from vramlens.analysis.model import Accounting, Diagnosis, LineStat, StepModel
 from vramlens.units import format_bytes as fmt
 from vramlens.units import count_of
@@ -266,9 +267,7 @@ def roles_evidence(facts: RunFacts, moment: str) -> str | None:
 
 def _site_label(site: tuple) -> str:
     filename, line, function = site
-    normalized = str(filename).replace("\\", "/")
-    short = normalized.split("-packages/", 1)[-1] if "-packages/" in normalized else normalized.rsplit("/", 1)[-1]
-    return f"{short}:{line} {function}"
+    return f"{short_path(str(filename))}:{line} {function}"
 
 
 def _key_label(key, facts: RunFacts | None = None) -> str:

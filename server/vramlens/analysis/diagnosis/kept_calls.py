@@ -10,6 +10,7 @@ results of that line's earlier calls. Kept across the outer loop, they are retai
 
 from __future__ import annotations
 
+from vramlens.analysis.load.sources import short_path
 from vramlens.analysis.model import Diagnosis
 from vramlens.units import format_bytes as fmt
 from vramlens.units import count_of
@@ -24,9 +25,11 @@ def _frame_key(frame: dict) -> tuple[str, int]:
 
 
 def _short(driver: str) -> str:
-    """A library's frame without its installation folder: ``transformers/generation/utils.py:3032 _sample``."""
-    normalized = driver.replace("\\", "/")
-    return normalized.split("-packages/", 1)[-1] if "-packages/" in normalized else normalized.rsplit("/", 1)[-1]
+    """The step loop's frame (``"path:line function"``) with its file as a reader recognises it:
+    ``transformers/generation/utils.py:3032 _sample``."""
+    location, _, function = driver.rpartition(" ")
+    path, _, line = location.rpartition(":")
+    return f"{short_path(path)}:{line} {function}" if path else driver
 
 
 def _driver_depth(driver: str | None, stack: list[dict]) -> int | None:
