@@ -17,5 +17,6 @@ def recording_parser(prog: str) -> argparse.ArgumentParser:
     parser.add_argument("--memory-limit-text")
     parser.add_argument("--source-root")
     parser.add_argument("--free-stacks", action="store_true", help="record a stack for each free too (risky: see vramlens run --help)")
+    parser.add_argument("--source-edit", help="JSON {path, line, before, after}: the run reads that line so (an experiment's fix)")
     parser.add_argument("--no-census", dest="census", action="store_false", help="record no tensor census")
     return parser

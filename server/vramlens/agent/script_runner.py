@@ -8,8 +8,9 @@ import sys
 import types
 
 
-def execute_as_main(script: str, argv: list[str]) -> None:
-    """Raises whatever the script raises (SystemExit included); returns when it ends normally."""
+def execute_as_main(script: str, argv: list[str], text: str | None = None) -> None:
+    """Raises whatever the script raises (SystemExit included); returns when it ends normally.
+    ``text``: the script's source as an experiment edited it (agent/source_edit.py), else the file's."""
     path = os.path.abspath(script)
     sys.argv = list(argv)  # argv[0] as the user typed it, like the interpreter
     sys.path.insert(0, os.path.dirname(path))
@@ -21,8 +22,10 @@ def execute_as_main(script: str, argv: list[str]) -> None:
     # The script *is* __main__ from now on: pickling, multiprocessing's spawn and
     # `if __name__ == "__main__"` all see it, as they would without us.
     sys.modules["__main__"] = main
-    with io.open_code(path) as source:
-        code = compile(source.read(), path, "exec", dont_inherit=True)
+    if text is None:
+        with io.open_code(path) as source:
+            text = source.read()
+    code = compile(text, path, "exec", dont_inherit=True)
     exec(code, main.__dict__)
 
 

@@ -22,6 +22,7 @@ from .recording_core import MemoryCap, RecordingCore
 from .runner_watch import ENV_VAR as RUNNER_ENV_VAR
 from .runner_watch import RunnerWatch
 from .script_runner import execute_as_main, exit_code_of
+from .source_edit import SourceEdit
 from .terminate_watch import MAIN_THREAD_GRACE_S, TerminateWatch
 
 EXIT_PREFLIGHT = 2  # same code the CLI uses for "could not start"
@@ -50,6 +51,7 @@ class Session(RecordingCore):
         self.exception: BaseException | None = None
         self.exception_epoch: float | None = None
         self.env_at_start = environment.allocator_env()
+        self.source_edit: SourceEdit | None = None
         self.meta = self.base_meta(
             options.run_id, self.script, [options.script] + list(options.args),
             options.source_root or os.path.dirname(self.script), options.census,
@@ -60,6 +62,15 @@ class Session(RecordingCore):
         """Return one sentence saying why the run cannot start, or None when it can."""
         if not os.path.isfile(self.script):
             return f"Script not found: {self.options.script}."
+        if self.options.source_edit:
+            try:
+                self.source_edit = SourceEdit.parse(self.options.source_edit)
+            except ValueError as error:
+                return str(error)
+            problem = self.source_edit.problem()
+            if problem:
+                return problem
+            self.meta["source_edit"] = self.source_edit.to_json()  # this capture is of the edited program
         try:
             import torch
         except ImportError as error:
@@ -105,7 +116,7 @@ class Session(RecordingCore):
     def run_script(self) -> int:
         argv = [self.options.script] + list(self.options.args)
         try:
-            execute_as_main(self.script, argv)
+            execute_as_main(self.script, argv, self._edited_script_text())
             return 0
         except SystemExit as exit_request:
             return exit_code_of(exit_request)
@@ -115,6 +126,16 @@ class Session(RecordingCore):
             sys.stderr.write(tracebacks.user_traceback_text(error, self.script))
             sys.stderr.flush()
             return 130 if isinstance(error, KeyboardInterrupt) else 1
+
+    def _edited_script_text(self) -> str | None:
+        """The script's text when the edit is in it; an edit of another file is read at its import."""
+        edit = self.source_edit
+        if edit is None:
+            return None
+        if edit.is_file(self.script):
+            return edit.edited_text()
+        edit.install_for_imports()
+        return None
 
     def _census_of_final_oom(self, error: BaseException) -> None:
         """The OOM that ended the run always gets its census (and snapshot): taken now, when none was at it."""

@@ -197,6 +197,9 @@ RUN_FIGURES = {  # one run of an intervention (its baseline or result)
 CONFIRM_RUNS = Record({"oom": FLAG, "completed_steps": COUNT, "runs": COUNT})
 FRAME = Record({"filename": TEXT, "line": Whole(0, 1 << 31, "a line number"), "name": TEXT})
 
+# One line of the user's code as an experiment's run read it (the storing line's fix, measured)
+SOURCE_EDIT = Record({"path": TEXT, "line": COUNT, "before": TEXT, "after": TEXT})
+
 CAPTURE = Record({
     "format": TEXT, "version": Whole(0, 1 << 31, "a version number"), "run_id": TEXT,
     "snapshot": TEXT, "snapshot_moment": TEXT, "status": TEXT, "exit_code": EXIT_CODE, "pid": PID,
@@ -246,8 +249,10 @@ CAPTURE = Record({
         "question": TEXT, "kind": TEXT, "expectation": TEXT, "diagnosed": TEXT, "alternative": TEXT, "experiment": TEXT,
         "baseline": CONFIRM_RUNS, "variant": CONFIRM_RUNS,
         "result": Record({"cause": TEXT, "verdict": TEXT, "sentence": TEXT}),
-        "table": ListOf(limit=MAX_ROWS, item=Record({"label": TEXT, "ooms": COUNT, "runs": COUNT, "verdict": TEXT})),
+        "table": ListOf(limit=MAX_ROWS, item=Record({"label": TEXT, "ooms": COUNT, "runs": COUNT, "verdict": TEXT,
+                                                      "peak_allocated": BYTES, "capture": TEXT, "edit": SOURCE_EDIT})),
     }),
+    "source_edit": SOURCE_EDIT,  # the capture is of the program with this one line changed (agent/source_edit.py)
     "notebook": Section("capture/notebook.py"),  # a Jupyter kernel's capture: its cells and holders
     "notes": ListOf(TEXT, limit=MAX_ROWS),
 })

@@ -206,6 +206,7 @@ def _confirm(options: RunOptions, result, repeats: int) -> int:
     from vramlens.analysis import analyze_path
     from vramlens.cli import main as cli_main
     from vramlens.experiments.confirm import confirm
+    from vramlens.experiments.store_fix import proven_store_edit
 
     try:
         analysis = analyze_path(result.capture_dir, source_root=str(options.source_root) if options.source_root else None)
@@ -219,10 +220,14 @@ def _confirm(options: RunOptions, result, repeats: int) -> int:
         cli_main(["analyze", str(result.capture_dir)])
         return result.exit_code
     print(one_line(f"vramlens: confirming — {plan.question} {plan.expectation}"), file=sys.stderr)
+    fix = proven_store_edit(analysis)
+    if fix is not None:
+        print(one_line(f"vramlens: and measuring the fix at {fix.edit.place}: `{fix.edit.after.strip()}`"), file=sys.stderr)
     options.on_start = None
     try:
         record = confirm(plan, analysis.diagnosis.cause, analysis.diagnosis.alternative, options, result.capture_dir,
-                         repeats=repeats, progress=lambda text: print(f"vramlens: {one_line(text)}", file=sys.stderr))
+                         repeats=repeats, progress=lambda text: print(f"vramlens: {one_line(text)}", file=sys.stderr),
+                         fix=fix.edit if fix is not None else None)
     except CaptureError as error:
         print(f"vramlens: the confirming experiment could not run: {one_line(error)}", file=sys.stderr)
         return 2

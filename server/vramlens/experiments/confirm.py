@@ -12,7 +12,7 @@ from typing import Callable
 
 from vramlens.agent.capture_writer import META_FILE, write_json_atomically
 from vramlens.analysis import analyze_path
-from vramlens.analysis.experiments.variants import BASELINE, Variant
+from vramlens.analysis.experiments.variants import BASELINE, SourceEdit, Variant
 from vramlens.analysis.model import ConfirmPlan
 from vramlens.analysis.diagnosis.confirm import judge, plan_kind
 from vramlens.capture.errors import CaptureError
@@ -26,6 +26,14 @@ def _variant(spec: dict) -> Variant:
     if spec["kind"] == "memory_limit":
         return Variant("memory_limit", memory_limit=spec["value"])
     return Variant("argument", argument=spec["flag"], value=spec["value"])
+
+
+def _table_row(row: dict) -> dict:
+    """What the advice reads of a variant: its outcome, its median peak, and the edit it ran with."""
+    peak = ((row.get("summary") or {}).get("peak_allocated") or {}).get("median")
+    first = (row.get("runs") or [{}])[0]
+    return {"label": row["label"], "ooms": row["ooms"], "runs": len(row["runs"]), "verdict": row.get("verdict"),
+            "peak_allocated": peak, "edit": row.get("edit"), "capture": first.get("capture")}
 
 
 def _outcome(runs: list[dict], source_root: str | None) -> dict:
@@ -44,12 +52,16 @@ def _outcome(runs: list[dict], source_root: str | None) -> dict:
 
 def confirm(plan: ConfirmPlan, cause: str, alternative: str | None, options: RunOptions, capture_dir: Path,
             repeats: int = 1, progress: Callable[[str], None] = lambda text: None,
-            cancel: threading.Event | None = None) -> dict:
+            cancel: threading.Event | None = None, fix: SourceEdit | None = None) -> dict:
     """Run baseline and variant ``repeats`` times each beside the capture, judge, and record the
-    verdict in the capture's capture.json (key ``confirmation``). Returns that record."""
+    verdict in the capture's capture.json (key ``confirmation``). Returns that record.
+
+    ``fix``: the storing line's proven edit (experiments/store_fix.py), run as one more variant so that the
+    advice can say whether the change the user is sent to make was measured to fit."""
     output = capture_dir.with_name(capture_dir.name + "--confirm")
+    variants = [BASELINE] + [_variant(v) for v in plan.variants] + ([Variant("edit", edit=fix)] if fix else [])
     experiment = run_experiment(ExperimentPlan(
-        script=options.script, args=list(options.args), variants=[BASELINE] + [_variant(v) for v in plan.variants],
+        script=options.script, args=list(options.args), variants=variants,
         repeats=repeats, memory_limit=options.memory_limit_text, run=options, output_dir=output), progress, cancel)
     rows = experiment["variants"]
     source_root = str(options.source_root) if options.source_root else None
@@ -62,9 +74,7 @@ def confirm(plan: ConfirmPlan, cause: str, alternative: str | None, options: Run
         result = judge(cause, alternative, kind, baseline, variant)
     record = {"question": plan.question, "kind": kind, "variants": plan.variants, "expectation": plan.expectation,
               "diagnosed": cause, "alternative": alternative, "baseline": baseline, "variant": variant, "result": result,
-              "experiment": str(output / "experiment.json"), "table": [
-                  {"label": row["label"], "ooms": row["ooms"], "runs": len(row["runs"]), "verdict": row.get("verdict")}
-                  for row in rows]}
+              "experiment": str(output / "experiment.json"), "table": [_table_row(row) for row in rows]}
     meta_path = capture_dir / META_FILE
     try:
         meta = json.loads(meta_path.read_text(encoding="utf-8"))

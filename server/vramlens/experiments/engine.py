@@ -20,7 +20,7 @@ from vramlens.agent.capture_writer import META_FILE, write_json_atomically
 from vramlens.analysis.experiments.experiment import ExperimentRecord, SearchRecord, chosen_sentence, experiment_json
 from vramlens.analysis.experiments.find_max import MaxSearch
 from vramlens.analysis.experiments.measurement import RunMeasurement, measure
-from vramlens.analysis.experiments.variants import ALLOC_CONF_VAR, Variant, alloc_conf_env, with_argument
+from vramlens.analysis.experiments.variants import ALLOC_CONF_VAR, SourceEdit, Variant, alloc_conf_env, with_argument
 from vramlens.capture.errors import CaptureError
 from vramlens.runner.launch import RunOptions, fresh_folder, run_script
 from vramlens.units import parse_size_or_fraction
@@ -65,7 +65,8 @@ class _Runner:
         self.base = dataclasses.replace(plan.run or RunOptions(script=plan.script), script=Path(plan.script), cancel=cancel,
                                         on_start=None)
 
-    def run(self, capture_dir: Path, args: list[str], memory_limit: str | None, alloc_conf: str | None) -> RunMeasurement:
+    def run(self, capture_dir: Path, args: list[str], memory_limit: str | None, alloc_conf: str | None,
+            edit: SourceEdit | None = None) -> RunMeasurement:
         if self.cancel is not None and self.cancel.is_set():
             raise Stop(CANCELLED)
         limit_bytes = limit_fraction = None
@@ -78,7 +79,8 @@ class _Runner:
         capture_dir.parent.mkdir(parents=True, exist_ok=True)
         options = dataclasses.replace(self.base, args=list(args), capture_dir=capture_dir, extra_env=env,
                                       memory_limit_bytes=limit_bytes, memory_limit_fraction=limit_fraction,
-                                      memory_limit_text=memory_limit)
+                                      memory_limit_text=memory_limit,
+                                      source_edit=edit.to_json() if edit is not None else None)
         log = capture_dir.with_name(capture_dir.name + ".log")
         with open(log, "wb") as output:
             result = run_script(dataclasses.replace(options, output=output))
@@ -136,7 +138,7 @@ def _run_variants(plan: ExperimentPlan, runner: _Runner, record: ExperimentRecor
             runner.progress(f"Run {done}/{total}: {variant.label} (repeat {repeat}/{plan.repeats})")
             args = with_argument(plan.args, variant.argument, variant.value) if variant.kind == "argument" else plan.args
             limit = variant.memory_limit if variant.kind == "memory_limit" else plan.memory_limit
-            runs.append(runner.run(output / variant.slug / f"run-{repeat}", args, limit, variant.alloc_conf))
+            runs.append(runner.run(output / variant.slug / f"run-{repeat}", args, limit, variant.alloc_conf, variant.edit))
 
 
 def _run_search(plan: ExperimentPlan, runner: _Runner, record: ExperimentRecord, output: Path) -> None:

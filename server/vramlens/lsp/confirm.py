@@ -21,6 +21,7 @@ from vramlens.lsp.commands import command_guard, load_into, result, summary
 from vramlens.lsp.feature import Feature
 from vramlens.lsp.run_request import run_options
 from vramlens.experiments.confirm import confirm
+from vramlens.experiments.store_fix import proven_store_edit
 from vramlens.lsp.runs import RunProgress, phased_progress, run_on_file
 from vramlens.lsp.server import VramLensServer  # at run time: pygls reads the commands' annotations
 from vramlens.units import parse_size_or_fraction
@@ -68,8 +69,9 @@ async def _confirm(ls: VramLensServer, request: dict, cancel: threading.Event, p
     step = phased_progress(progress, options, cancel)
     capture_dir = Path(loaded.path)
     ls.log(f"Confirming {diagnosis.cause} on {script}: {plan.question}")
+    proven = proven_store_edit(view.analysis)
     record = await asyncio.to_thread(confirm, plan, diagnosis.cause, diagnosis.alternative, options, capture_dir,
-                                     repeats, step, cancel)
+                                     repeats, step, cancel, proven.edit if proven is not None else None)
     progress.report("Loading the result")
     reloaded = await load_into(ls, str(capture_dir), folder_uri)
     return result(True, f"{record['result']['sentence']} {summary(reloaded)}", reloaded)

@@ -51,6 +51,9 @@ class RunOptions:
     source_root: Path | None = None
     census: bool = True  # the tensor census at the OOM, the peak, the end and on demand
     free_stacks: bool = False  # a stack for each free too: risky (agent/recorder.py says why)
+    # one line of the user's code as the run reads it ({path, line, before, after}), the file untouched:
+    # how an experiment measures a fix (agent/source_edit.py)
+    source_edit: dict | None = None
     extra_env: dict = field(default_factory=dict)
     cancel: threading.Event | None = None  # set it to end the run, keeping the capture
     on_start: Callable[[int], None] | None = None  # called with the script's PID
@@ -138,6 +141,8 @@ def agent_arguments(options: RunOptions, script: Path, capture_dir: Path, status
         command.append("--no-census")
     if options.free_stacks:
         command.append("--free-stacks")
+    if options.source_edit:
+        command += ["--source-edit", json.dumps(options.source_edit)]
     return command + ["--", str(script), *options.args]
 
 

@@ -14,7 +14,7 @@ from vramlens.analysis.experiments.comparison import (
 )
 from vramlens.analysis.experiments.find_max import fit_line
 from vramlens.analysis.experiments.measurement import METRICS, RunMeasurement
-from vramlens.analysis.experiments.variants import Variant
+from vramlens.analysis.experiments.variants import SourceEdit, Variant
 from vramlens.units import format_bytes
 
 SCHEMA = "vramlens-experiment"
@@ -69,6 +69,8 @@ def _variant_json(summary: VariantSummary) -> dict:
         "differences": [{"metric": d.metric, "baseline": d.baseline, "variant": d.variant, "change": d.change,
                          "noise": d.noise, "real": d.real, "text": d.text} for d in summary.differences],
         "verdict": verdict(summary),
+        # the line an edit variant changed (only there: the JSON of every other experiment stays as it was)
+        **({"edit": variant.edit.to_json()} if variant.edit is not None else {}),
     }
 
 
@@ -135,7 +137,7 @@ def record_from_json(data: dict) -> ExperimentRecord:
     variants = []
     for item in data.get("variants") or []:
         variant = Variant(item["kind"], item.get("alloc_conf"), item.get("memory_limit"), item.get("argument"),
-                          item.get("value"))
+                          item.get("value"), SourceEdit.from_json(item.get("edit")))
         variants.append((variant, [RunMeasurement.from_json(run) for run in item.get("runs") or []]))
     search = None
     if data.get("search"):

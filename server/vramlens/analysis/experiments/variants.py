@@ -1,9 +1,11 @@
 """What an experiment may change from outside the script, one thing at a time.
 
 A variant is the baseline run with exactly one difference: an allocator setting, a memory limit
-(an emulated smaller card), or one value of a script argument. Written the same way on the
-command line and in the editor's request, e.g. ``expandable_segments:True``,
-``memory-limit=24GiB``, ``--batch-size=8,16,32``.
+(an emulated smaller card), one value of a script argument, or one line of the user's code as a fix
+would rewrite it (the storing line's edit, applied inside the recorded process only: the file on disk
+is never touched). The first three are written the same way on the command line and in the editor's
+request, e.g. ``expandable_segments:True``, ``memory-limit=24GiB``, ``--batch-size=8,16,32``; an edit
+comes from the storing line's proven fix (experiments/store_fix.py).
 """
 
 from __future__ import annotations
@@ -20,15 +22,44 @@ _SETTING = re.compile(r"^([a-z_0-9]+):(.+)$")
 
 
 @dataclass(frozen=True)
+class SourceEdit:
+    """One line of a source file as the run should read it: ``before`` must still be the line's text."""
+
+    path: str  # the file as the run imports it (absolute)
+    line: int  # 1-based
+    before: str  # the whole line as it is on disk
+    after: str  # the whole line as the run reads it
+
+    def to_json(self) -> dict:
+        return {"path": self.path, "line": self.line, "before": self.before, "after": self.after}
+
+    @classmethod
+    def from_json(cls, data) -> "SourceEdit | None":
+        if not isinstance(data, dict):
+            return None
+        path, line, before, after = (data.get(key) for key in ("path", "line", "before", "after"))
+        if not (isinstance(path, str) and isinstance(line, int) and isinstance(before, str) and isinstance(after, str)):
+            return None
+        return cls(path, line, before, after)
+
+    @property
+    def place(self) -> str:
+        return f"{self.path.replace(chr(92), '/').rsplit('/', 1)[-1]}:{self.line}"
+
+
+@dataclass(frozen=True)
 class Variant:
-    kind: str  # "baseline" | "allocator" | "memory_limit" | "argument"
+    kind: str  # "baseline" | "allocator" | "memory_limit" | "argument" | "edit"
     alloc_conf: str | None = None  # e.g. "expandable_segments:True"
     memory_limit: str | None = None  # as the user wrote it, e.g. "24GiB"
     argument: str | None = None  # the script's flag, e.g. "--batch-size"
     value: str | None = None
+    edit: SourceEdit | None = None
 
     @property
     def label(self) -> str:
+        if self.kind == "edit" and self.edit is not None:
+            return f"{self.edit.after.strip()} at {self.edit.place}"
         if self.kind == "allocator":
             return f"{ALLOC_CONF_VAR}={self.alloc_conf}"
         if self.kind == "memory_limit":
@@ -40,6 +71,8 @@ class Variant:
     @property
     def slug(self) -> str:
         """A folder name for its runs' captures."""
+        if self.kind == "edit" and self.edit is not None:
+            return "edit-" + re.sub(r"[^A-Za-z0-9]+", "-", self.edit.place).strip("-").lower()
         return re.sub(r"[^A-Za-z0-9]+", "-", self.label).strip("-").lower() or "baseline"
 
 

@@ -318,7 +318,7 @@ def recommend(
     model, the growth and whether the run trained (advice about grad mode needs evidence of inference)."""
     recs = _for_cause(diagnosis, acc, lines, settings, expandable_on, tried or [], meta or {}, facts)
     # The library's own remedy, then (before both) a fix a confirming run measured on this script.
-    recs = measured_fixes(meta or {}) + library_remedies(diagnosis.cause, lines, facts, getattr(facts, "sources", None)) + recs
+    recs = measured_fixes(meta or {}, getattr(facts, "storing", None)) + library_remedies(diagnosis.cause, lines, facts, getattr(facts, "sources", None)) + recs
     plan = diagnosis.confirm
     if plan is None:
         return recs

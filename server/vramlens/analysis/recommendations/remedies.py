@@ -10,6 +10,7 @@ is the same table in words. A fix a confirming run measured on this script comes
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import dataclass
 
 from vramlens.analysis.attribution.storing import SourceFacts
@@ -165,21 +166,48 @@ def _in_method(storing: StoringLine, sources: SourceFacts | None, names: tuple[s
     return store is not None and store.function in names
 
 
-def measured_fixes(meta: dict) -> list[Recommendation]:
+def measured_fixes(meta: dict, storing: list[StoringLine] | None = None) -> list[Recommendation]:
     """A change a confirming run on this script measured to fit (capture.json ``confirmation``'s table):
-    it comes before every inferred remedy."""
+    it comes before every inferred remedy. The storing line's own fix, measured as an edit of that line
+    (experiments/store_fix.py), comes first of all and links to the line."""
     record = meta.get("confirmation") if isinstance(meta, dict) else None
     rows = record.get("table") if isinstance(record, dict) else None
-    if not isinstance(rows, list) or len(rows) < 2:
+    if not isinstance(rows, list) or len(rows) < 2 or not isinstance(rows[0], dict):
         return []
-    baseline = rows[0] if isinstance(rows[0], dict) else {}
+    baseline = rows[0]
     if not baseline.get("ooms"):
         return []  # the baseline fitted too: nothing was fixed
-    fixes = []
+    as_given = f"where the run as given ran out of memory ({baseline.get('ooms')}/{baseline.get('runs')})"
+    edits, others = [], []
     for row in rows[1:]:
-        if isinstance(row, dict) and row.get("ooms") == 0 and row.get("runs") and isinstance(row.get("label"), str):
-            fixes.append(Recommendation(
-                f"Measured on this script: {row['label']} ran without an OOM ({row['runs']} run(s)), where the run as "
-                f"given ran out of memory ({baseline.get('ooms')}/{baseline.get('runs')}).",
+        if not (isinstance(row, dict) and row.get("ooms") == 0 and row.get("runs") and isinstance(row.get("label"), str)):
+            continue
+        edit = row.get("edit") if isinstance(row.get("edit"), dict) else None
+        if edit is not None:
+            edits.append(_measured_edit(edit, row, baseline, as_given, storing or []))
+        else:
+            others.append(Recommendation(
+                f"Measured on this script: {row['label']} ran without an OOM ({row['runs']} run(s)), {as_given}.",
                 "A confirming run measured it; the advice that follows is inferred from the capture."))
-    return fixes
+    return [fix for fix in edits if fix is not None] + others
+
+
+def _measured_edit(edit: dict, row: dict, baseline: dict, as_given: str, storing: list[StoringLine]) -> Recommendation | None:
+    after, line = edit.get("after"), edit.get("line")
+    if not isinstance(after, str) or not isinstance(line, int):
+        return None
+    # the storing line the edit rewrote, named as the rest of the advice names it (a recorded path)
+    target = next((s for s in storing if s.line == line and edit.get("path") in (s.local_path, s.path)), None)
+    label = target.label if target is not None else f"line {line}"
+    peaks = ""
+    if isinstance(row.get("peak_allocated"), int) and isinstance(baseline.get("peak_allocated"), int):
+        peaks = f" (peak allocated {fmt(baseline['peak_allocated'])} before the OOM, {fmt(row['peak_allocated'])} with it)"
+    actions = [Action("open_line", f"Open {label}", {"path": target.path, "line": line})] if target is not None else []
+    runs = (baseline.get("capture"), row.get("capture"))
+    command = shlex.join(["vramlens", "diff", *runs]) if all(isinstance(run, str) for run in runs) else None
+    return Recommendation(
+        f"Change {label} to `{after.strip()}`: measured on this script, the run with it ran without an OOM "
+        f"({row['runs']} run(s)), {as_given}{peaks}.",
+        "A confirming run executed the script with this one line changed (the file itself untouched); "
+        "`vramlens diff` of the two runs' captures shows what it removed.",
+        actions=actions, command=command)
