@@ -6,6 +6,7 @@ import ast
 
 from ...findings import Code, Fix
 from ...parse.edits import replace_node
+from ...parse.paths import is_test_support
 from ...parse.syntax import call_name, dotted, iter_nodes, last_name
 from ...walker.rule import Rule
 from ...walker.context import LintContext
@@ -19,7 +20,9 @@ CODES = (
             "a constant tensor built on the CPU then moved (`.cuda()`, `.to(dev)`) in a hot loop, a module's "
             "`forward`, or a function called on every step (a loss helper); legacy constructors given a shape "
             "(`torch.FloatTensor(n, m).fill_(0)`) and constant comprehensions count, data made per iteration "
-            "(`torch.tensor(labels)`, `torch.Tensor([[word_idx]])`) does not"
+            "(`torch.tensor(labels)`, `torch.Tensor([[word_idx]])`) does not, nor does test support code (a test "
+            "file, a module of a `tests`, `testing` or `test_utils` folder), which runs in tests, not in training "
+            "or serving"
         ),
         fix="`device=` at creation",
         why=(
@@ -197,6 +200,8 @@ class HostTensorToDevice(Rule):
         func = call.func
         if not (isinstance(func, ast.Attribute) and func.attr in {"cuda", "to"} and isinstance(func.value, ast.Call)):
             return
+        if is_test_support(ctx.path):
+            return  # a copy made in a test's helper costs a test run, not a training or serving step
         in_forward = self._runs_every_step(ctx)
         if ctx.loops:
             if not ctx.is_hot_loop(ctx.loops[-1]):
