@@ -31,9 +31,9 @@ def _changed_lines(before: str, after: str) -> set[int]:
     return changed
 
 
-# Round 5's torchrec: the preview VL501 fix rewrites two lines judged false (torch.ones(n).to(x.device) in its
-# test utilities); known, to be fixed in the rule, kept visible as a strict expected failure.
-_KNOWN = {"torchrec": "preview VL501's fix rewrites two lines judged false (test_utils/infer_utils.py)"}
+# A codebase whose fixes are known to touch a line judged false, with why: kept visible as a strict expected
+# failure until the rule is fixed. None now.
+_KNOWN: dict[str, str] = {}
 
 
 @pytest.mark.parametrize("codebase", [pytest.param(c, marks=pytest.mark.xfail(reason=_KNOWN[c.name], strict=True))

@@ -142,6 +142,47 @@ def test_move_to_another_tensor_is_flagged_without_a_fix():
     assert [f.code for f in findings] == ["VL501"] and findings[0].fixes == ()
 
 
+@pytest.mark.parametrize("created, fixed", [
+    ("torch.zeros(4, dtype=torch.float16)", "torch.zeros(4, dtype=torch.float16, device=device)"),
+    ("torch.arange(0, 8, step=2)", "torch.arange(0, 8, step=2, device=device)"),
+    ("torch.randn(4)", None),  # the device's generator: a seeded run would draw other numbers
+    ("torch.randint(0, 10, (4,))", None),
+    ("torch.zeros(4, requires_grad=True)", None),  # a leaf on the device where the copy was not one
+    ("torch.empty(4, pin_memory=True)", None),  # pinning a device tensor raises
+    ("torch.zeros(4, **options)", None),
+])
+def test_device_at_creation_is_offered_only_where_it_makes_the_same_tensor(created, fixed):
+    source = f"import torch\n\ndef train(loader, device, options):\n    for x in loader:\n        w = {created}.to(device)\n"
+    findings = lint_source(source)
+    assert [f.code for f in findings] == ["VL501"]
+    if fixed is None:
+        assert findings[0].fixes == ()
+    else:
+        assert f"        w = {fixed}\n" in fix_source(source).text
+
+
+_DUMMY_INPUT_WRAPPER = (
+    "import torch\n\nclass DynamicShapeWrapper(torch.nn.Module):\n"
+    "    def forward(self, values):\n"
+    "        size = values[0].item()\n"
+    "        values = torch.ones(size).to(values.device)\n"
+    "        return values\n"
+)
+
+
+@pytest.mark.parametrize("path", ["pkg/test_utils/infer_utils.py", "pkg/tests/helpers.py", "pkg/models/test_export.py",
+                                  "conftest.py", "C:\\repo\\testing\\wrappers.py"])
+def test_a_host_tensor_in_test_support_code_is_neither_flagged_nor_rewritten(path):
+    assert [f for f in lint_source(_DUMMY_INPUT_WRAPPER, path) if f.code == "VL501"] == []
+    assert fix_source(_DUMMY_INPUT_WRAPPER, path).text == _DUMMY_INPUT_WRAPPER
+
+
+@pytest.mark.parametrize("path", ["pkg/models/infer_utils.py", "/home/me/tests/project/pkg/wrappers.py", "contest.py"])
+def test_the_same_host_tensor_in_library_code_is_flagged_and_created_on_the_device(path):
+    assert [f.code for f in lint_source(_DUMMY_INPUT_WRAPPER, path)] == ["VL501"]
+    assert "values = torch.ones(size, device=values.device)\n" in fix_source(_DUMMY_INPUT_WRAPPER, path).text
+
+
 def test_two_decorator_fixes_add_one_import_above_both():
     source = "def predict(model: Module, x):\n    return model(x)\n\n\ndef evaluate(model: Module, x):\n    return model(x)\n"
     fixed = fix_source(source).text

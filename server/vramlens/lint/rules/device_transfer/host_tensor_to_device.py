@@ -6,6 +6,7 @@ import ast
 
 from ...findings import Code, Fix
 from ...parse.edits import replace_node
+from ...parse.paths import is_test_support
 from ...parse.syntax import call_name, dotted, iter_nodes, last_name
 from ...walker.rule import Rule
 from ...walker.context import LintContext
@@ -19,9 +20,14 @@ CODES = (
             "a constant tensor built on the CPU then moved (`.cuda()`, `.to(dev)`) in a hot loop, a module's "
             "`forward`, or a function called on every step (a loss helper); legacy constructors given a shape "
             "(`torch.FloatTensor(n, m).fill_(0)`) and constant comprehensions count, data made per iteration "
-            "(`torch.tensor(labels)`, `torch.Tensor([[word_idx]])`) does not"
+            "(`torch.tensor(labels)`, `torch.Tensor([[word_idx]])`) does not, nor does test support code (a test "
+            "file, a module of a `tests`, `testing` or `test_utils` folder), which runs in tests, not in training "
+            "or serving"
         ),
-        fix="`device=` at creation",
+        fix=(
+            "`device=` at creation; none for a random factory (the device's generator draws other numbers) nor "
+            "beside a keyword other than the dtype and the shape's (`pin_memory=`, `requires_grad=`, `out=`)"
+        ),
         why=(
             "Each step builds the tensor on the host and copies it to the GPU (an allocation on each side and a "
             "transfer); made with `device=` it is built on the GPU directly."
@@ -39,6 +45,12 @@ CODES = (
 _SHAPED = {"zeros", "ones", "full", "eye", "arange", "linspace", "logspace", "empty", "rand", "randn", "randint"}
 _FROM_DATA = {"tensor", "as_tensor", "Tensor", "FloatTensor", "LongTensor", "IntTensor", "BoolTensor", "HalfTensor"}
 _TAKES_DEVICE = _SHAPED | {"tensor", "as_tensor"}
+# ``device=`` at creation is the same tensor as the copy only when nothing else about it depends on where it is
+# made: random factories draw from the device's generator instead of the CPU's (a seeded run gets other numbers),
+# and ``pin_memory=``, ``out=``, ``generator=`` or ``requires_grad=`` (a leaf on the device, where the copy was
+# not one) raise or change what the code gets. Keywords other than these neutral ones get no fix.
+_RANDOM = {"rand", "randn", "randint"}
+_NEUTRAL_KEYWORDS = frozenset({"dtype", "size", "fill_value", "start", "end", "step", "steps", "base", "low", "high"})
 _TORCH_DTYPES = ("float", "half", "bfloat16", "double", "int", "long", "bool", "uint8", "complex")
 
 
@@ -176,6 +188,16 @@ def _may_move(move: ast.Call) -> bool:
     return bool(name) and not last_name(name).startswith(_TORCH_DTYPES) and "dtype" not in name
 
 
+def _made_alike_on_the_device(factory: str | None, created: ast.Call) -> bool:
+    """Whether ``created`` given ``device=`` makes the tensor its copy was: a deterministic factory that takes it,
+    every argument spelled out (no ``*args`` or ``**kwargs``) and only neutral keywords (see ``_RANDOM``)."""
+    return (
+        factory in _TAKES_DEVICE and factory not in _RANDOM
+        and not any(isinstance(a, ast.Starred) for a in created.args)
+        and all(kw.arg in _NEUTRAL_KEYWORDS for kw in created.keywords)
+    )
+
+
 class HostTensorToDevice(Rule):
     codes = CODES
 
@@ -197,6 +219,8 @@ class HostTensorToDevice(Rule):
         func = call.func
         if not (isinstance(func, ast.Attribute) and func.attr in {"cuda", "to"} and isinstance(func.value, ast.Call)):
             return
+        if is_test_support(ctx.path):
+            return  # a copy made in a test's helper costs a test run, not a training or serving step
         in_forward = self._runs_every_step(ctx)
         if ctx.loops:
             if not ctx.is_hot_loop(ctx.loops[-1]):
@@ -217,9 +241,7 @@ class HostTensorToDevice(Rule):
             "allocation and transfer each time; create it with device=... (or register it once as a buffer)."
         )
         fixes = ()
-        if factory in _TAKES_DEVICE and device is not None and not any(isinstance(a, ast.Starred) for a in created.args) and not any(
-            kw.arg is None for kw in created.keywords
-        ):
+        if device is not None and _made_alike_on_the_device(factory, created):
             text = ctx.positions.segment(created)
             separator = ", " if created.args or created.keywords else ""
             new_text = f"{text[:-1].rstrip()}{separator}device={device})"
