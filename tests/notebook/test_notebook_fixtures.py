@@ -9,6 +9,7 @@ import pytest
 from vramlens.analysis import analyze_path
 from vramlens.cli import main
 from vramlens.lsp.capture_store import cell_key, load
+from vramlens.lsp.report_payload import report_markdown
 
 REPO = Path(__file__).resolve().parents[2]
 NOTEBOOKS = REPO / "tests" / "fixtures" / "notebooks"
@@ -62,7 +63,9 @@ def test_a_notebook_holder_is_placed_by_its_cell_not_by_the_kernels_temp_file(tm
     assert main(["analyze", "--verbose", str(capture)]) == 0
     cli_text = capsys.readouterr().out
     assert "held by local scratch in grow (stand_in.ipynb cell 3 line 3)" in cli_text
+    report = report_markdown(loaded)
+    assert 'File "stand_in.ipynb cell 3", line 3, in grow' in report  # the traceback's frames too
     hovers = [annotation.hover for figures in loaded.view.files.values() for annotation in figures.annotations.values()]
-    for text in (cli_text, *hovers, *analysis.diagnosis.evidence,
+    for text in (cli_text, report, *hovers, *analysis.diagnosis.evidence,
                  *(f"{rec.action} {rec.reason}" for rec in analysis.recommendations)):
         assert not any(name in text for name in temp_files), text
