@@ -179,6 +179,8 @@ async def test_report_notification_carries_report_and_series(client: LanguageCli
     (oom_reading,) = [s["device_used"] for s in meta["nvml"]["samples"] if s["phase"] == "oom"]
     assert [series["oomAt"], oom_reading] in series["driverUsed"]
     assert report["markdown"].startswith("# GPU memory report: retained_references.py")
+    for folder in (meta["cwd"], meta["source_root"], str(workspace)):  # where it was recorded, where it is here
+        assert f"{folder}/" not in report["markdown"], folder
     assert report["ranks"] is None and report["experiment"] is None
 
     shown = await execute(client, "vramlens.showReport", {"redact": True})

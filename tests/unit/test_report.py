@@ -3,6 +3,7 @@
 import json
 import pickle
 import xml.etree.ElementTree as ET
+from pathlib import Path
 
 from test_analysis_builder import MIB, SnapshotBuilder, frame
 
@@ -11,6 +12,7 @@ from vramlens.analysis.rendering.redact import redact
 from vramlens.analysis.load.run_settings import run_settings
 from vramlens.cli import main
 
+RETAINED = Path(__file__).resolve().parents[1] / "fixtures" / "captures" / "retained_references"
 HOME = "/home/alice"
 ROOT = f"{HOME}/proj"
 SITE = f"{HOME}/.venv/lib/python3.12/site-packages"
@@ -54,13 +56,36 @@ def test_report_has_setup_failure_diagnosis_and_a_linked_plot(tmp_path, capsys):
                  "| Input length | 2048 |", "| Precision | bf16 |", "a request of 512.00 MiB failed",
                  "torch.OutOfMemoryError", "**The live working set is too large** (`working_set`; confidence", "| `PYTORCH_ALLOC_CONF=expandable_segments:True` | did not prevent the OOM | oom, peak reserved 1000.00 MiB | "
                  "oom, peak reserved 1010.00 MiB |", "Do not rely on PYTORCH_ALLOC_CONF=expandable_segments:True",
-                 "![allocated and reserved over the recorded history](report-timeline.svg)", f"`{ROOT}/train.py:42` step"):
+                 "![allocated and reserved over the recorded history](report-timeline.svg)", "`train.py:42` step"):
         assert fact in text, fact
+    # Named as the analysis names them, not by the recording machine's folders: under the source root
+    # relative to it, a library's file from its package, any other path as recorded.
+    assert f"{ROOT}/" not in text and SITE not in text
+    for frame_line in ('File "train.py", line 42', 'File "torch/nn/modules/linear.py", line 125',
+                       'File "/opt/alice-tools/helpers.py", line 3'):
+        assert frame_line in text, frame_line
     assert "| non-PyTorch (driver used − reserved) |" in text  # its remark names driver reservations (test_analysis_ending)
     svg = ET.parse(out.with_name("report-timeline.svg")).getroot()
     texts = [element.text or "" for element in svg.iter()]
     assert any("limit 1.00 GiB" in t for t in texts) and "OOM" in texts
     assert len(svg.findall("{http://www.w3.org/2000/svg}polyline")) == 2
+
+
+def test_a_recorded_capture_s_report_names_no_folder_of_the_machine_it_was_recorded_on(capsys):
+    meta = json.loads((RETAINED / "capture.json").read_text())
+    assert meta["exception"]["traceback"].count(meta["cwd"] + "/") == 2  # the traceback as recorded: absolute
+    assert main(["report", str(RETAINED)]) == 0
+    text = capsys.readouterr().out
+    for folder in (meta["cwd"], meta["source_root"]):
+        assert f"{folder}/" not in text, folder
+    assert "site-packages" not in text
+    # The traceback as the command ran (from its working directory), its library frames from their package.
+    assert 'File "scenarios/retained_references.py", line 26, in <module>' in text
+    assert 'File "torch/nn/modules/module.py", line 1779, in _wrapped_call_impl' in text
+    # The lines the analysis names, as its evidence names them: relative to the source root.
+    assert "- `retained_references.py:21`: `outputs.append(out)" in text
+    assert "| `retained_references.py:20` evaluate |" in text
+    assert "loop at `retained_references.py:19 evaluate`" in text
 
 
 def test_unknown_run_settings_are_said_to_be_unknown_never_guessed(tmp_path, capsys):
@@ -81,9 +106,9 @@ def test_redacted_report_hides_home_user_and_outside_paths(tmp_path, capsys):
     assert main(["report", str(write_capture(tmp_path / "cap")), "--redact"]) == 0
     text = capsys.readouterr().out
     assert "alice" not in text and "/home/" not in text
-    assert "`<root>/train.py:42` step" in text and 'File "<root>/train.py", line 42' in text  # relative to the root
-    assert "<site-packages>/torch/nn/modules/linear.py" in text
-    assert "<outside>/helpers.py" in text
+    assert "`train.py:42` step" in text and 'File "train.py", line 42' in text  # relative to the root
+    assert 'File "torch/nn/modules/linear.py", line 125' in text
+    assert 'File "<outside>/helpers.py", line 3' in text
 
 
 def test_redact_leaves_urls_and_numbers_alone():
@@ -105,7 +130,7 @@ def test_raw_pickle_keeps_its_own_code_folder_when_redacting(tmp_path, capsys):
     path.write_bytes(pickle.dumps(builder.snapshot(), protocol=4))
     assert main(["report", str(path), "--redact"]) == 0
     text = capsys.readouterr().out
-    assert "`<root>/serve.py:9` handle" in text and "bob" not in text
+    assert "`serve.py:9` handle" in text and "bob" not in text
 
 
 def test_interventions_are_read_from_either_layout():

@@ -10,6 +10,7 @@ from vramlens.analysis.pipeline import analyze_capture
 from vramlens.capture import load_capture
 from vramlens.analysis.rendering.redact import hosts_of, redact_counted
 from vramlens.analysis.rendering.report import build_report
+from vramlens.analysis.rendering.report_paths import report_roots
 from vramlens.analysis.rendering.timeline_svg import timeline_svg
 from vramlens.units import parse_size
 from vramlens.capture import CaptureError
@@ -46,7 +47,7 @@ def run(args) -> int:
     text = build_report(analysis, meta, svg_name, title)
     summary = None
     if args.redact:
-        redaction = redact_counted(text, [analysis.user_root, analysis.local_root], hosts_of(meta))
+        redaction = redact_counted(text, list(report_roots(analysis, meta).every), hosts_of(meta))
         summary = redaction.summary()
         text = f"{redaction.text}\n> {summary}\n"
     text = printable(text)

@@ -12,7 +12,7 @@ from vramlens.safe_text import one_line
 from vramlens.analysis.model import Analysis, LineStat, StoringLine
 from vramlens.lsp.runtime_findings import PeakFunction
 from vramlens.lsp.frame_links import FrameLinker, is_torch_frame, line_uri, split_frame
-from vramlens.analysis.rendering.line_view import LineView, figure, figure_words, line_views
+from vramlens.analysis.rendering.line_view import LineView, figure, figure_words, line_views, recorded_place
 from vramlens.analysis.rendering.storing_view import kept_figure, live_total, storing_view
 from vramlens.units import format_bytes as fmt
 
@@ -201,9 +201,11 @@ def _mark_storing(analysis: Analysis, by_file: dict, cells: bool, linker: FrameL
 
 def _linked_place(analysis: Analysis):
     """`place(path, line)` for a hover: the recorded line as a link to its file here, else as code."""
+    named = recorded_place(analysis)  # a notebook's cell by its place, not its temp file
+
     def place(path: str, line: int) -> str:
         local = next((stat.local_path for stat in analysis.lines if stat.path == path and stat.local_path), None)
-        label = _code(f"{str(path).replace(chr(92), '/').rsplit('/', 1)[-1]}:{line}")
+        label = _code(named(path, line))
         return f"[{_escape(label)}]({line_uri(local, line)})" if local else f"`{label}`"
     return place
 

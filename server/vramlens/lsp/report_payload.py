@@ -16,6 +16,7 @@ from vramlens.analysis.model import Analysis
 from vramlens.analysis.rendering.redact import Redaction, hosts_of, redact_counted
 from vramlens.analysis.ranks.model import OWN_FAILURES, RankComparison
 from vramlens.analysis.rendering.report import build_report
+from vramlens.analysis.rendering.report_paths import report_roots
 from vramlens.analysis.rendering.experiment_text import render_text
 from vramlens.analysis.rendering.experiment_view import experiment_json
 from vramlens.analysis.rendering.ranks_text import RANK_COLUMNS, rank_cells
@@ -158,11 +159,13 @@ def line_links(analysis: Analysis, to_uri: Callable[[str], str]) -> dict[str, di
 
 def recommendations(analysis: Analysis, links: dict[str, dict]) -> list[dict]:
     """What to try, each with the actions an editor can offer as buttons (an open_line action carries its URI)."""
+    place = recorded_place(analysis)
+
     def action(item) -> dict:
         entry = {"kind": item.kind, "title": item.title, "arguments": dict(item.arguments)}
         if item.kind == "open_line":
             path, line = item.arguments.get("path"), item.arguments.get("line")
-            label = f"{str(path).replace(chr(92), '/').rsplit('/', 1)[-1]}:{line}" if path else None
+            label = place(path, line) if path else None  # the links' own labels: a cell's line by its cell
             if label in links:
                 entry.update(uri=links[label]["uri"], line=links[label]["line"])
         return entry
@@ -317,7 +320,7 @@ def _redaction(text: str, loaded: LoadedCapture) -> Redaction:
     roots = [loaded.source_root]
     hosts = []
     if loaded.view is not None:
-        roots = [loaded.view.analysis.user_root, loaded.view.analysis.local_root, *roots]
+        roots = [*report_roots(loaded.view.analysis, loaded.view.meta).every, *roots]
         hosts = hosts_of(loaded.view.meta)
     if loaded.comparison is not None:
         hosts += [summary.hostname for summary in loaded.comparison.ranks if summary.hostname]

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from vramlens.analysis.attribution.library_tree import frame_label
 from vramlens.analysis.load.snapshot import ALLOCATED, block_frames, block_state
-from vramlens.analysis.load.sources import SourceResolver
+from vramlens.analysis.load.sources import SourceResolver, place_of
 from vramlens.analysis.model import Holder, RoleShare
 from vramlens.analysis.replay.trace import frames_key
 from vramlens.units import format_bytes as fmt
@@ -136,10 +136,10 @@ def join_census(census: dict, segments: list[dict] | None, allocated: int | None
     holder stay "other" (the roles as they were before the graphs were read; for the benchmark); None: NAME_SAVED."""
     name_saved = NAME_SAVED if name_saved is None else name_saved
     if segments is None:
-        return _unjoined(census, name_saved)
+        return _unjoined(census, resolver, name_saved)
     blocks = live_blocks(segments, live, trace)
     if not blocks:
-        return _unjoined(census, name_saved)
+        return _unjoined(census, resolver, name_saved)
     starts = [block[0] for block in blocks]
     claimed: set[int] = set()
     role_bytes: Counter = Counter()
@@ -178,7 +178,7 @@ def join_census(census: dict, segments: list[dict] | None, allocated: int | None
         notes.append(f"The census' tensors covered {fmt(-remainder)} more than the allocator counted; the remainder "
                      "is taken as 0.")
         remainder = 0
-    holders, holder_at = _holders(census, owner_bytes, owner_lines)
+    holders, holder_at = _holders(census, owner_bytes, owner_lines, resolver)
     for owner, holder in holder_at.items():
         holder.kept_lines = Counter(owner_lines.get(owner, {}))
     kept_blocks: list = []
@@ -323,7 +323,8 @@ def _item_numel(census: dict, listed: list[int], count: int) -> int | None:
     return max(_numel(census, [index]) for index in listed)
 
 
-def _holders(census: dict, owner_bytes: Counter, owner_lines: dict) -> list[Holder]:
+def _holders(census: dict, owner_bytes: Counter, owner_lines: dict, resolver: SourceResolver | None) -> list[Holder]:
+    cells = resolver.cells if resolver is not None else None
     models = [(_class_label(module), _signature(census, [item["tensor"] for item in module["parameters"]["listed"]]))
               for module in census.get("modules") or () if module["parameters"]["listed"]]
     found = []
@@ -347,7 +348,7 @@ def _holders(census: dict, owner_bytes: Counter, owner_lines: dict) -> list[Hold
         size = owner_bytes[("frame_local", index)]
         if not size and ("frame_local", index) not in graph_owners:
             continue
-        where = f"{str(entry['filename']).replace(chr(92), '/').rsplit('/', 1)[-1]}:{entry.get('line')}"
+        where = place_of(str(entry["filename"]), entry.get("line"), cells)  # a cell by its place, not its temp file
         listed = entry["tensors"]["listed"]
         found.append(Holder(root=f"local {entry['name']} in {entry['function']} ({where})", kind="frame", bytes=size,
                             tensors=entry["tensors"]["count"], length=entry.get("length"),
@@ -494,7 +495,7 @@ def _graphs_behind(holders: list[Holder], unnamed: dict, resolver: SourceResolve
     return taken
 
 
-def _unjoined(census: dict, name_saved: bool = True) -> Census:
+def _unjoined(census: dict, resolver: SourceResolver | None, name_saved: bool = True) -> Census:
     """A census from another moment than the snapshot's (the peak watcher's): its own sizes."""
     role_bytes: Counter = Counter()
     for census_role, figures in census["roles"].items():
@@ -505,7 +506,7 @@ def _unjoined(census: dict, name_saved: bool = True) -> Census:
     owner_bytes: Counter = Counter()
     for storage in census["storages"]:
         owner_bytes[(storage["role"], storage.get("owner"))] += storage["bytes"]
-    holders, holder_at = _holders(census, owner_bytes, {})
+    holders, holder_at = _holders(census, owner_bytes, {}, resolver)
     graphs = _graph_facts(census) if name_saved else None
     if name_saved:  # as in join_census, by the census' own storage sizes
         saved, backward = _storages_with_graph(census), _backward_in_progress(census)

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from vramlens.analysis.load.sources import SourceResolver
+from vramlens.analysis.load.sources import SourceResolver, place_of
 from vramlens.analysis.model import Holder, LineStat, StoringLine
 
 TYPE_CHECKING = False  # typing's flag without importing typing (2 ms of start-up); type checkers read it the same
@@ -271,7 +271,7 @@ def storing_lines(holders: list[Holder], lines: list[LineStat], carriers: list[t
                 "statement of your code in the loop around backward() that keeps them was found with confidence.")
     elif not result and carriers and carriers[0][0][0] is not None:
         path, line = carriers[0][0]
-        note = (f"No statement of your code that stores what {path.replace(chr(92), '/').rsplit('/', 1)[-1]}:{line} "
+        note = (f"No statement of your code that stores what {place_of(path, line, getattr(resolver, 'cells', None))} "
                 "allocated was found with confidence: it may be kept inside a library (see its remedy), or stored "
                 "in a way the analysis does not follow.")
     return result, note

@@ -30,7 +30,7 @@ from vramlens.analysis.diagnosis.cache_growth import cache_as_designed, training
 from vramlens.analysis.diagnosis.forward_growing import forward_still_growing, packed_room_sentence
 from vramlens.analysis.diagnosis.kept_calls import kept_across_calls
 from vramlens.analysis.load.ending import moment_words, taken_mid_run
-from vramlens.analysis.load.sources import short_path
+from vramlens.analysis.load.sources import place_of, short_path
 from vramlens.analysis.model import Accounting, Diagnosis, LineStat, StepModel
 from vramlens.units import format_bytes as fmt
 from vramlens.units import count_of
@@ -69,7 +69,7 @@ class RunFacts:
     census: object | None = None  # attribution/roles.py Census: roles and holders at the moment
     storing: list = field(default_factory=list)  # analysis/attribution/storing.py: the lines that keep the memory
     sources: object | None = None  # analysis/attribution/storing.py SourceFacts: the user's files, parsed once
-    cell_place: object | None = None  # (recorded name, line) -> "train.ipynb cell 3 line 3" for a notebook's cells, else None
+    cells: object | None = None  # load.notebook's NotebookFacts of a notebook run (its cells' made-up file names), else None
 
     @property
     def mid_run(self) -> bool:
@@ -274,8 +274,7 @@ def _key_label(key, facts: RunFacts | None = None) -> str:
     path, line = key
     if path is None:
         return {0: "allocations with no Python frame", 1: "library code", 2: "blocks from before the trace"}.get(line, "?")
-    cell = facts.cell_place(path, line) if facts is not None and facts.cell_place else None
-    return cell or f"{str(path).replace(chr(92), '/').rsplit('/', 1)[-1]}:{line}"  # a cell by its place, not its temp file
+    return place_of(str(path), line, facts.cells if facts is not None else None)  # a cell by its place, not its temp file
 
 
 def _working_set(acc: Accounting, lines: list[LineStat], facts: RunFacts, growing: list[str] | None = None) -> Diagnosis:

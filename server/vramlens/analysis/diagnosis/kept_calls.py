@@ -10,7 +10,7 @@ results of that line's earlier calls. Kept across the outer loop, they are retai
 
 from __future__ import annotations
 
-from vramlens.analysis.load.sources import short_path
+from vramlens.analysis.load.sources import place_of, short_path
 from vramlens.analysis.model import Diagnosis
 from vramlens.units import format_bytes as fmt
 from vramlens.units import count_of
@@ -80,7 +80,7 @@ def kept_across_calls(allocated: int, request: int | None, limit: int | None, fa
     if split_cache and (more is None or more > SOON_ITEMS):
         return None  # the keeping is too slow to explain this OOM: the split cache did
     path, line = holder.appended_at
-    where = f"{str(path).replace(chr(92), '/').rsplit('/', 1)[-1]}:{line}"
+    where = place_of(str(path), line, facts.cells)
     steps = facts.steps
     evidence = [
         f"{holder.root}, {holder.container_words} with {holder.length} entries ({count_of(holder.tensors, 'tensor')}, "

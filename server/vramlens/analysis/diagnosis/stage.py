@@ -54,11 +54,10 @@ def _run_facts(loaded: Loaded, replayed: Replayed, steps: Steps, attributed: Att
                 or main_thread_in_backward(census))
     mode = run_mode(backward, bool(trace_facts and trace_facts.optimizer), steps.model,
                     census.grad_enabled if census else None, census.inference_mode if census else None)
-    cells = loaded.resolver.cells
     return RunFacts(
         outcome=replayed.outcome, peak_allocated=timeline.peak_allocated, peak_reserved=timeline.peak_reserved,
         end_allocated=timeline.end_allocated, end_reserved=timeline.end_reserved, oom_count=replayed.oom_count,
         status=loaded.status, no_oom_sentence=no_oom_sentence(loaded.meta, loaded.status), steps=steps.model,
         growth=attributed.growth, mode=mode, grad_enabled=census.grad_enabled if census else None, census=census,
-        storing=attributed.storing, sources=attributed.sources, cell_place=cells.place if cells is not None else None,
+        storing=attributed.storing, sources=attributed.sources, cells=loaded.resolver.cells,
     )

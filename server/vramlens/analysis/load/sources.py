@@ -44,19 +44,59 @@ def frame_kind(filename: str, recorded_root: str | None) -> int:
     return USER
 
 
-def short_path(filename: str, recorded_root: str | None = None) -> str:
-    """A path a reader recognises: relative to the root, from ``torch/``, or after site-packages."""
+def short_path(filename: str, recorded_root=None) -> str:
+    """A path a reader recognises: relative to the root, from ``torch/``, or after site-packages.
+
+    ``recorded_root``: one root, or several (the source root, the working directory, the workspace
+    folder): a path under more than one is named from the deepest."""
     normalized = filename.replace("\\", "/")
-    if recorded_root:
-        root = recorded_root.replace("\\", "/").rstrip("/") + "/"
-        if normalized.startswith(root):
-            return normalized[len(root):]
+    return under_root(normalized, recorded_root) or library_path(normalized) or PurePosixPath(normalized).name or normalized
+
+
+def library_path(filename: str) -> str | None:
+    """A library's file from its package (``torch/nn/modules/linear.py``), or None for any other path."""
+    normalized = filename.replace("\\", "/")
     for marker in ("/site-packages/", "/dist-packages/"):
         if marker in normalized:
             return normalized.split(marker, 1)[1]
     if "/torch/" in normalized:
         return "torch/" + normalized.rsplit("/torch/", 1)[1]
-    return PurePosixPath(normalized).name or normalized
+    return None
+
+
+def shown_path(filename: str, cells=None) -> str:
+    """A recorded path outside the roots, inside text for people (a traceback's frame): a notebook cell by
+    its place, a library's from its package, any other path as recorded (its name alone would not tell
+    which file it is)."""
+    ref = cells.ref(filename) if cells is not None and filename else None
+    return ref.label if ref is not None else library_path(filename) or filename
+
+
+def place_of(filename: str, line: int | None, cells=None, roots=None) -> str:
+    """Where a recorded line is, for people: ``train.py:42``, a notebook cell's ``train.ipynb cell 4 line 7``
+    (``cells``: load.notebook's NotebookFacts, whose cells ran under made-up file names), a library's
+    ``torch/nn/modules/linear.py:125``; under one of ``roots``, a path relative to it."""
+    ref = cells.ref(filename) if cells is not None and filename else None
+    name = ref.label if ref is not None else short_path(str(filename), roots)
+    if line is None:
+        return name
+    return f"{name} line {line}" if ref is not None else f"{name}:{line}"
+
+
+def root_prefixes(roots) -> list[str]:
+    """Roots (one, or several) as prefixes ending in "/", the deepest first; the file system's root itself is none."""
+    given = [roots] if isinstance(roots, str) else list(roots or ())
+    prefixes = {root.replace("\\", "/").rstrip("/") + "/" for root in given if root and root.replace("\\", "/").strip("/")}
+    return sorted(prefixes, key=len, reverse=True)
+
+
+def under_root(filename: str, roots) -> str | None:
+    """The path relative to the deepest of ``roots`` it lies under, or None."""
+    normalized = filename.replace("\\", "/")
+    for root in root_prefixes(roots):
+        if normalized.startswith(root) and len(normalized) > len(root):
+            return normalized[len(root):]
+    return None
 
 
 def usable_recorded_root(root: str | None) -> bool:
@@ -120,13 +160,11 @@ class SourceResolver:
         return kind
 
     def short(self, filename: str) -> str:
-        ref = self.cell_ref(filename)
-        return ref.label if ref is not None else short_path(filename, self.recorded_root)
+        return place_of(filename, None, self.cells, self.recorded_root)
 
     def place(self, filename: str, line: int | None) -> str:
         """``train.py:42``, or for a cell ``train.ipynb cell 4 line 7``."""
-        ref = self.cell_ref(filename)
-        return f"{ref.label} line {line}" if ref is not None else f"{self.short(filename)}:{line}"
+        return place_of(filename, line, self.cells, self.recorded_root)
 
     def cell_ref(self, filename: str | None):
         """The notebook cell this recorded file name stands for, or None."""
@@ -146,11 +184,11 @@ class SourceResolver:
         parts = [p for p in filename.replace("\\", "/").split("/") if p and p not in (".", "..")][-MAX_SUFFIX_PARTS:]
         for start in range(len(parts)):  # longest suffix first
             candidate = os.path.join(self.local_root, *parts[start:])
-            if self._is_source_under_root(candidate):
+            if self._is_sourceunder_root(candidate):
                 return candidate
         return None
 
-    def _is_source_under_root(self, candidate: str) -> bool:
+    def _is_sourceunder_root(self, candidate: str) -> bool:
         """A regular file whose real path lies under the root's, with no hidden folder below it."""
         if self._probes_left <= 0:
             return False

@@ -11,6 +11,7 @@ from vramlens.analysis.diagnosis.forward_growing import forward_still_growing
 from vramlens.analysis.load.interventions import Intervention, tried_knob
 from vramlens.analysis.model import Accounting, Action, Diagnosis, LineStat, Recommendation
 from vramlens.analysis.load.snapshot import max_split_size
+from vramlens.analysis.load.sources import place_of
 from vramlens.analysis.recommendations.remedies import library_remedies, measured_fixes
 from vramlens.analysis.load.rerun import experiment_command
 from vramlens.units import format_bytes as fmt
@@ -204,10 +205,7 @@ def _retained(lines: list[LineStat], facts) -> list[Recommendation]:
 
 def _short(place, facts=None) -> str:
     """``train.py:42``; a notebook cell's line by its cell (``train.ipynb cell 4 line 7``) when the facts know it."""
-    resolver = getattr(getattr(facts, "sources", None), "resolver", None)
-    if resolver is not None and resolver.cell_ref(place[0]) is not None:
-        return resolver.place(place[0], place[1])
-    return f"{str(place[0]).replace(chr(92), '/').rsplit('/', 1)[-1]}:{place[1]}"
+    return place_of(str(place[0]), place[1], getattr(facts, "cells", None))
 
 
 def _storing_fix(storing, holder, facts=None) -> Recommendation:

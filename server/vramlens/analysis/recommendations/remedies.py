@@ -14,6 +14,7 @@ import shlex
 from dataclasses import dataclass
 
 from vramlens.analysis.attribution.storing import SourceFacts
+from vramlens.analysis.load.sources import place_of
 from vramlens.analysis.model import Action, LineStat, Recommendation, StoringLine
 from vramlens.units import count_of
 from vramlens.units import format_bytes as fmt
@@ -148,7 +149,7 @@ def library_remedies(cause: str, lines: list[LineStat], facts, sources: SourceFa
         where = _anchor(remedy, lines, storing, sources)
         actions = []
         if where is not None:
-            label = f"{where[0].replace(chr(92), '/').rsplit('/', 1)[-1]}:{where[1]}"
+            label = place_of(where[0], where[1], getattr(facts, "cells", None))
             actions.append(Action("open_line", f"Open {label}", {"path": where[0], "line": where[1]}))
         reason = remedy.reason
         copy = next((holder for holder in (census.holders if census else ()) if holder.copy_of), None)

@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from vramlens.analysis.load.ending import moment_short
+from vramlens.analysis.load.sources import place_of
 from vramlens.analysis.model import Analysis, Holder, LineStat
 from vramlens.units import count_of
 from vramlens.units import format_bytes as fmt
@@ -122,17 +123,11 @@ def line_view(line: LineStat, moment: str, holders: list[Holder], place) -> Line
     )
 
 
-def recorded_place(analysis: Analysis):
-    """`place(path, line)` for a recorded line: `train.py:42`, a notebook's `train.ipynb cell 3 line 3`."""
+def recorded_place(analysis: Analysis, roots=None):
+    """`place(path, line)` for a recorded line: `train.py:42`, a notebook's `train.ipynb cell 3 line 3`;
+    with ``roots`` (the report's), a file under one of them is named relative to it."""
     facts = analysis.notebook
-
-    def place(path: str, line: int | None) -> str:
-        ref = facts.ref(path) if facts else None
-        if ref is not None:
-            return f"{ref.label} line {line}" if line is not None else ref.label
-        name = str(path).replace("\\", "/").rsplit("/", 1)[-1]
-        return f"{name}:{line}" if line is not None else name
-    return place
+    return lambda path, line: place_of(str(path), line, facts, roots)
 
 
 def line_views(analysis: Analysis) -> dict[int, LineView]:

@@ -245,9 +245,12 @@ def _is_ipv6(text: str) -> bool:
 
 
 def redact_counted(text: str, roots: list[str | None], hosts: list[str] | None = None) -> Redaction:
-    """``text`` redacted (paths under one of ``roots`` relative to it, the rest cut), with the counts."""
+    """``text`` redacted (paths under one of ``roots`` relative to it, the rest cut), with the counts.
+
+    User names are learnt from the roots too: a report names its files relative to them, so its text
+    may no longer hold the home folder (``/home/alice/proj``) that says whose name to hide."""
     redactor = _Redactor(roots, hosts or [])
-    redactor.homes, redactor.users = _homes_and_users(text)
+    redactor.homes, redactor.users = _homes_and_users("\n".join([text, *(root for root in roots if root)]))
     text = redactor.secrets(text)
     text = redactor.addresses(text)
     text = redactor.paths(text)

@@ -8,7 +8,9 @@ from vramlens.analysis.model import Analysis
 from vramlens.analysis.rendering.accounting_view import accounting_view
 from vramlens.analysis.load.run_settings import run_settings
 from vramlens.analysis.rendering.markdown_safe import cell, code, code_block, prose, sentence
+from vramlens.analysis.rendering.line_view import recorded_place
 from vramlens.analysis.rendering.notebook_text import KEPT_TITLE, cell_rows, cells_title, holder_lines
+from vramlens.analysis.rendering.report_paths import ReportRoots, relative_text, relative_traceback, report_roots
 from vramlens.safe_text import one_line
 from vramlens.analysis.rendering.storing_view import storing_view
 from vramlens.analysis.rendering.verdict_view import verdict_view
@@ -77,7 +79,7 @@ def _memory(analysis: Analysis) -> list[str]:
     return lines + [""]
 
 
-def _failure(analysis: Analysis, meta: dict) -> list[str]:
+def _failure(analysis: Analysis, meta: dict, roots: ReportRoots) -> list[str]:
     out = ["## What happened", ""]
     status = analysis.status
     if analysis.outcome == "oom" and analysis.oom:
@@ -90,7 +92,8 @@ def _failure(analysis: Analysis, meta: dict) -> list[str]:
         out.append(f"Status {code(status)}{exit_code}: {sentence(analysis.outcome_text)}.")
     exception = meta.get("exception") or {}
     if exception.get("traceback"):
-        out += ["", *code_block(exception["traceback"]).splitlines()]
+        traceback = relative_traceback(exception["traceback"], roots, analysis.notebook)
+        out += ["", *code_block(traceback).splitlines()]
     elif exception.get("message"):
         out += ["", f"> {prose(exception.get('type') or 'Exception')}: {prose(exception['message'])}"]
     return out + [""]
@@ -142,7 +145,7 @@ def _int(value) -> int | None:
     return None if value is None else int(value)
 
 
-def _diagnosis(analysis: Analysis) -> list[str]:
+def _diagnosis(analysis: Analysis, place) -> list[str]:
     d, verdict = analysis.diagnosis, verdict_view(analysis)
     # The cause in the CLI's words (verdict_view.py), its identifier after them for searching docs and JSON.
     out = ["## Diagnosis", "", f"**{verdict.cause[:1].upper()}{verdict.cause[1:]}** ({code(d.cause)}; "
@@ -153,7 +156,7 @@ def _diagnosis(analysis: Analysis) -> list[str]:
     if d.confirm is not None:
         out += ["", f"To decide by measurement ({sentence(d.confirm.question)}): {code(d.confirm.command)} — "
                     f"{sentence(d.confirm.expectation)}"]
-    out += _steps(analysis) + _roles(analysis)
+    out += _steps(analysis, place) + _roles(analysis, place)
     if analysis.recommendations:
         out += ["", "What to try:", ""]
         for number, rec in enumerate(analysis.recommendations, 1):
@@ -162,11 +165,11 @@ def _diagnosis(analysis: Analysis) -> list[str]:
     return out + [""]
 
 
-def _steps(analysis: Analysis) -> list[str]:
+def _steps(analysis: Analysis, place) -> list[str]:
     steps = analysis.steps
     if steps is None:
         return ["", "### Steps", "", "No recurring loop in the trace: one pass, or the failure came in the first iteration."]
-    out = ["", "### Steps", "", f"{len(steps.steps)} iteration(s) of the loop at {code(steps.driver)} "
+    out = ["", "### Steps", "", f"{len(steps.steps)} iteration(s) of the loop at {code(_driver(steps.driver, place))} "
            f"({steps.completed} completed)" + (f", the floor rising {fmt(steps.growth_per_step)} per step"
                                                if steps.growth_per_step else "") + ".", "",
            "| step | kind | floor | peak |", "|---:|---|---:|---:|"]
@@ -177,7 +180,14 @@ def _steps(analysis: Analysis) -> list[str]:
     return out
 
 
-def _roles(analysis: Analysis) -> list[str]:
+def _driver(driver: str, place) -> str:
+    """The step loop's frame (``"path:line function"``) with its place as the report names places."""
+    location, _, function = driver.rpartition(" ")
+    path, _, line = location.rpartition(":")
+    return f"{place(path, int(line))} {function}" if path and line.isdigit() else driver
+
+
+def _roles(analysis: Analysis, place) -> list[str]:
     out = []
     if analysis.roles:
         when = census_words(analysis)
@@ -188,55 +198,41 @@ def _roles(analysis: Analysis) -> list[str]:
         out += ["", "### The line that keeps it", ""]
         if not analysis.storing:
             out.append(sentence(analysis.storing_note))
-        place = lambda path, line: code(_where(analysis, path, line))  # noqa: E731
+        coded = lambda path, line: code(place(path, line))  # noqa: E731
         for storing in analysis.storing[:3]:
-            view = storing_view(storing, analysis, place, name=code)
+            view = storing_view(storing, analysis, coded, name=code)
             statement = f": {code(storing.source)}" if storing.source else ""
             second = f"; {view.second_hop}" if view.second_hop else ""
-            out.append(f"- {place(storing.path, storing.line)}{statement} {view.words}{second}")
+            out.append(f"- {coded(storing.path, storing.line)}{statement} {view.words}{second}")
     if analysis.holders:
         out += ["", "### Who holds it", ""]
-        for row in holder_rows(analysis, lambda path, line: code(_where(analysis, path, line))):
+        for row in holder_rows(analysis, lambda path, line: code(place(path, line))):
             graphs = f"; {prose(row.graphs)}" if row.graphs else ""
             history = "".join(f", {part}" for part in row.history)
             out.append(f"- {code(row.root)} ({prose(row.what)}, {row.tensors}{graphs}): {row.bytes}{history}")
     return out
 
 
-def _lines(analysis: Analysis, top: int) -> list[str]:
+def _lines(analysis: Analysis, top: int, place) -> list[str]:
     shown = [line for line in analysis.lines if line.live_bytes > 0][:top]
     out = ["## Top lines", "", "| line | live | share | allocated in total | count | growing | source |",
            "|---|---:|---:|---:|---:|---|---|"]
     for line in shown:
-        where = f"{code(_place(line))} {prose(line.function)}" if line.path else prose(line.function)
+        where = f"{code(place(line.path, line.line))} {prose(line.function)}" if line.path else prose(line.function)
         source = _code_cell(line.source) if line.source else ""
         out.append(f"| {cell(where)} | {fmt(line.live_bytes)} | {line.share:.0%} | {fmt(line.allocated_bytes)} | "
                    f"{line.count} | {'yes' if line.growing else 'no'} | {source} |")
     paths = [line for line in shown if line.call_path and line.path]
     if paths:
-        out += ["", "Call paths:", ""] + [f"- {code(_place(line))}: {prose(' → '.join(line.call_path))}" for line in paths]
+        out += ["", "Call paths:", ""] + [f"- {code(place(line.path, line.line))}: {prose(' → '.join(line.call_path))}"
+                                          for line in paths]
     return out + [""]
 
 
-def _where(analysis: Analysis, path: str, line: int | None) -> str:
-    """A recorded place for people: ``train.py:40``, or a notebook's ``train.ipynb cell 4 line 7``."""
-    ref = analysis.notebook.ref(path) if analysis.notebook is not None else None
-    return f"{ref.label} line {line}" if ref is not None else f"{path}:{line}"
-
-
-def _place(line) -> str:
-    return line.label if line.cell is not None else f"{line.path}:{line.line}"
-
-
-def _notebook(analysis: Analysis) -> list[str]:
+def _notebook(analysis: Analysis, place) -> list[str]:
     facts = analysis.notebook
     if facts is None:
         return []
-
-    def place(path: str, line: int | None) -> str:
-        ref = facts.ref(path)
-        return f"{path}:{line}" if ref is None else (f"{ref.label} line {line}" if line is not None else ref.label)
-
     out = ["## Notebook", "", f"{cells_title(facts)}:", ""]
     out += [f"- {_cell(row)}" for row in cell_rows(facts, place)]
     held = holder_lines(facts, place)
@@ -246,13 +242,15 @@ def _notebook(analysis: Analysis) -> list[str]:
 
 
 def build_report(analysis: Analysis, meta: dict, svg_name: str | None, title: str, top: int = 8) -> str:
+    roots = report_roots(analysis, meta)
+    place = recorded_place(analysis, roots.every)  # every recorded line the report names, by this one rule
     out = [f"# GPU memory report: {prose(title)}", ""]
     out += _setup(analysis, meta)
-    out += _failure(analysis, meta)
+    out += _failure(analysis, meta, roots)
     out += _memory(analysis)
-    out += _diagnosis(analysis)
-    out += _lines(analysis, top)
-    out += _notebook(analysis)
+    out += _diagnosis(analysis, place)
+    out += _lines(analysis, top, place)
+    out += _notebook(analysis, place)
     out += _interventions(meta)
     out += _chosen(meta)
     out += ["## Timeline", ""]
@@ -264,4 +262,5 @@ def build_report(analysis: Analysis, meta: dict, svg_name: str | None, title: st
             f"{analysis.timeline.entries} entries recorded."]
     out += [f"> Note: {sentence(note)}" for note in analysis.notes]
     # One row, one line: nothing from the capture adds a line (a forged heading) or a control sequence.
-    return "\n".join(map(one_line, out)) + "\n"
+    # Paths in the capture's own text (the command, notes, messages) are named like the rest.
+    return relative_text("\n".join(map(one_line, out)), roots) + "\n"
