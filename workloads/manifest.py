@@ -617,4 +617,65 @@ ROUND5: tuple[Workload, ...] = (
 )
 WORKLOADS = WORKLOADS + ROUND5
 
+
+def _round6() -> dict:
+    return dict(round=6, held_out=True)
+
+
+# Round 6: written after round 5's mechanism fixes (holders charged through graphs, backward grads followed to
+# their store, kept-across-calls, first-forward-at-limit) and the measured fix, with their storing lines in
+# benchmarks/storing_truth_round6.json, before any of it was recorded; every workload held out.
+ROUND6: tuple[Workload, ...] = (
+    Workload(
+        "activation_grads_hooked", "retention", "grad_hooks", "grad_hook_store.py", "plain torch (residual MLP blocks)",
+        "retained_references",
+        "Tensor hooks on every block's output store each incoming gradient in a dict of lists from inside a "
+        "closure: every step adds one activation-sized gradient per block until the OOM.",
+        args=("--batch-size", "16", "--seq-len", "512", "--steps", "40"),
+        calibration=_between(_set("--steps", 20)),
+        scale=Knob("--batch-size", 16), steps=Knob("--steps", 40),
+        fix=Fix("--fixed", "1", "drop_references", "store each gradient's norm as a float"),
+        storing_line="grad_hook_store.py:46", **_round6()),
+    Workload(
+        "eval_pairs_with_graph", "retention", "eval_pairs", "eval_pairs.py", "torchvision ResNet-18 (evaluation)",
+        "retained_references",
+        "An evaluation in eval mode but with autograd on keeps (logits, labels) tuples to score at the end: every "
+        "batch's logits keep their forward pass's saved activations until the OOM.",
+        args=("--batch-size", "32", "--batches", "16"),
+        calibration=_between(_set("--batches", 8)),
+        scale=Knob("--batch-size", 32), steps=Knob("--batches", 16),
+        fix=Fix("--fixed", "1", "drop_references", "keep detached logits"),
+        storing_line="eval_pairs.py:35", **_round6()),
+    Workload(
+        "bank_cat_with_graph", "retention", "embedding_bank", "embedding_bank.py", "plain torch (TransformerEncoder)",
+        "retained_references",
+        "A retrieval bank grown by `bank = torch.cat([bank, embeddings])` in a helper, with autograd on: the bank's "
+        "graph reaches every batch's encoder pass and keeps its saved activations until the OOM.",
+        args=("--batch-size", "32", "--seq-len", "256", "--batches", "16"),
+        calibration=_between(_set("--batches", 8)),
+        scale=Knob("--batch-size", 32), steps=Knob("--batches", 16),
+        fix=Fix("--fixed", "1", "drop_references", "concatenate detached embeddings"),
+        storing_line="embedding_bank.py:32", **_round6()),
+    Workload(
+        "hf_hidden_states_kept", "retention", "hidden_states", "hidden_states_kept.py", "transformers BERT (features)",
+        "retained_references",
+        "Feature extraction keeps every batch's `outputs.hidden_states` (thirteen tensors) in a list, with autograd "
+        "on: each batch's hidden states and their graph stay on the GPU until the OOM.",
+        args=("--batch-size", "8", "--seq-len", "256", "--batches", "12"),
+        calibration=_between(_set("--batches", 6)),
+        scale=Knob("--batch-size", 8), steps=Knob("--batches", 12),
+        fix=Fix("--fixed", "1", "drop_references", "keep the last layer's states on the CPU"),
+        storing_line="hidden_states_kept.py:36", **_round6()),
+    Workload(
+        "running_max_batch_oom", "retention", "running_max", "running_max_batch.py", "plain torch (TransformerEncoder)",
+        "working_set",
+        "Counter-case: an inference pass under no_grad keeps an element-wise running maximum (replaced every batch, "
+        "nothing grows) at too large a batch: the first forward pass runs out of memory.",
+        args=("--batch-size", "256", "--seq-len", "1024", "--batches", "4"),
+        calibration=_between(_set("--batch-size", 128)),
+        scale=Knob("--batch-size", 256), steps=Knob("--batches", 4), **_round6()),
+)
+
+WORKLOADS = WORKLOADS + ROUND6
+
 BY_NAME = {workload.name: workload for workload in WORKLOADS}

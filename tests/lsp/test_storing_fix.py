@@ -174,3 +174,24 @@ async def test_a_dict_of_model_outputs_gets_no_edit(client: LanguageClient, work
         text_document=types.TextDocumentIdentifier(uri=metrics.as_uri()), position=types.Position(METRICS_LINE, 12)))
     assert "the line to change" in hover.contents.value  # it is the storing line
     assert await _storing_fixes(client, metrics, METRICS_LINE) == []
+
+
+@pytest.mark.asyncio
+async def test_the_fix_a_confirming_run_measured_says_so(client: LanguageClient, workspace: Path, tmp_path: Path):
+    # tests/fixtures/measured_fix: the same workload recorded with `run --confirm`, whose experiment ran the
+    # script with line 29 changed to the first of these fixes and fitted
+    with tarfile.open(REPO / "tests" / "fixtures" / "measured_fix" / "module_history_attr.tar.xz") as bundle:
+        bundle.extractall(tmp_path / "measured", filter="data")
+    script = _script(workspace, "retention", "module_history.py")
+    await _open(client, tmp_path / "measured" / "mh" / "capture", script)
+    fixes = await _storing_fixes(client, script, HISTORY_LINE)
+    assert [fix.title for fix in fixes] == [
+        "Store `h` on the CPU (.detach().cpu()): frees the 1.94 GiB model.history holds on the GPU "
+        "(measured: the run with it fitted)"]
+
+
+@pytest.mark.asyncio
+async def test_an_unmeasured_capture_s_fix_claims_no_measurement(client: LanguageClient, workspace: Path, tmp_path: Path):
+    script = _script(workspace, "retention", "module_history.py")
+    await _open(client, _capture(tmp_path, "module_history_attr"), script)
+    assert all("measured" not in fix.title for fix in await _storing_fixes(client, script, HISTORY_LINE))

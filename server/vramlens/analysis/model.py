@@ -181,6 +181,7 @@ class Recommendation:
     actions: list[Action] = field(default_factory=list)  # what an editor can run for it
     command: str | None = None  # the CLI command that does the same, for the terminal
     remedy: str | None = None  # the library remedy it is (analysis/recommendations/remedies.py), if one
+    measured_edit: str | None = None  # the line as a confirming run executed it, when this is that measured fix
 
 @dataclass
 class Step:

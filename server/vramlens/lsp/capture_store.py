@@ -49,6 +49,7 @@ class FileFigures:
     lens: PeakFunction | None = None
     lines: list[str] = field(default_factory=list)  # the file's text when the capture was loaded
     store_edit: StoreEdit | None = None  # the storing line's quick fix, when the census says what its holder keeps
+    measured_edits: frozenset[str] = frozenset()  # ...the stripped lines a confirming run measured to fit
 
     def recorded_texts(self) -> dict[int, str | None]:
         """0-based line -> the stripped text each figure was measured against."""
@@ -119,6 +120,8 @@ def file_figures(analysis: Analysis) -> dict[str, FileFigures]:
     storing = analysis.storing[0] if edit is not None else None
     if storing is not None and storing.local_path and storing.cell is None:  # a file here, not a notebook's cell
         figures(storing.local_path).store_edit = edit
+        figures(storing.local_path).measured_edits = frozenset(
+            rec.measured_edit for rec in analysis.recommendations if rec.measured_edit)
     for file in files.values():
         file.lines = read_lines(file.local_path)
     for key, file in cells.items():

@@ -11,7 +11,7 @@ from __future__ import annotations
 from lsprotocol import types
 from pygls.workspace import TextDocument
 
-from vramlens.lint import store_fixes
+from vramlens.lint import apply_fix, store_fixes
 from vramlens.lsp.capture_store import FileFigures
 from vramlens.lsp.code_action_kit import to_workspace_edit
 from vramlens.lsp.line_tracking import Anchor
@@ -29,7 +29,17 @@ def storing_fix_actions(document: TextDocument, figures: FileFigures, anchor: An
         return []
     why = {choice.method: choice.why for choice in edit.choices}
     found = store_fixes(document.source, line + 1, edit.target, [choice.method for choice in edit.choices])
-    return [types.CodeAction(title=f"{fix.title}: {one_line(why[method])}", kind=types.CodeActionKind.QuickFix,
-                             edit=to_workspace_edit(document, fix), is_preferred=index == 0)
+    return [types.CodeAction(title=f"{fix.title}: {one_line(why[method])}{_measured(document, fix, line, figures)}",
+                             kind=types.CodeActionKind.QuickFix, edit=to_workspace_edit(document, fix),
+                             is_preferred=index == 0)
             for index, (method, fix) in enumerate(found)]
+
+
+def _measured(document: TextDocument, fix, line: int, figures: FileFigures) -> str:
+    """" (measured: the run with it fitted)" when a confirming run executed exactly this line."""
+    if not figures.measured_edits:
+        return ""
+    fixed = apply_fix(document.source, fix)
+    after = fixed.split("\n")[line].strip() if fixed is not None else None
+    return " (measured: the run with it fitted)" if after in figures.measured_edits else ""
 

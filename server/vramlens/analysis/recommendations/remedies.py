@@ -211,4 +211,4 @@ def _measured_edit(edit: dict, row: dict, baseline: dict, as_given: str, storing
         f"({row['runs']} run(s)), {as_given}{peaks}.",
         "A confirming run executed the script with this one line changed (the file itself untouched); "
         "`vramlens diff` of the two runs' captures shows what it removed.",
-        actions=actions, command=command)
+        actions=actions, command=command, measured_edit=after.strip())
