@@ -36,6 +36,9 @@ ORDER = ("activations", "parameters", "gradients", "optimizer_state", "kv_cache"
          "inputs", "buffers", "other")
 KEPT_GRAPHS = "saved activations kept by the autograd graphs of held tensors"
 SAVED_WORDS = "activations saved for backward (autograd graphs no Python object names)"
+# ...and what they are when autograd was off at the moment: no graph saves anything, so the tensors no Python
+# object names are the intermediates of the pass in progress (a layer's input and output while it runs)
+TEMPORARY_WORDS = "intermediates of the pass in progress (autograd off; no Python object names them)"
 # The frames of a backward pass in progress (torch.autograd's own functions on the main thread's stack).
 _BACKWARD_FRAMES = {"_engine_run_backward", "run_backward"}
 # Leaf layers and containers: the activations they allocate belong to the module that called them.
@@ -260,8 +263,11 @@ def pending_optimizer_state(census: dict) -> tuple[int, str | None]:
 
 def _shares(census: dict, role_bytes: Counter, remainder: int, saved_detail: str | None = None) -> list[RoleShare]:
     details = {"parameters": _model_words(census), "optimizer_state": _optimizer_words(census)}
+    grad = census.get("grad_mode") or {}
+    autograd_off = grad.get("grad_enabled") is False or grad.get("inference_mode") is True
     if saved_detail:
-        shares = [RoleShare(ACTIVATIONS[0], remainder, f"{SAVED_WORDS} ({saved_detail})", saved_detail)] if remainder else []
+        words = TEMPORARY_WORDS if autograd_off else SAVED_WORDS
+        shares = [RoleShare(ACTIVATIONS[0], remainder, f"{words} ({saved_detail})", saved_detail)] if remainder else []
     else:
         shares = [RoleShare(ACTIVATIONS[0], remainder, ACTIVATIONS[1])] if remainder else []
     for census_role, (role, words) in ROLE_NAMES.items():

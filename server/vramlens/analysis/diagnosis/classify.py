@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 from vramlens.analysis.attribution.growth import Growth
 from vramlens.analysis.diagnosis.cache_growth import cache_as_designed, training_cache_sentence
-from vramlens.analysis.diagnosis.forward_growing import forward_still_growing, packed_room_sentence
+from vramlens.analysis.diagnosis.forward_growing import first_pass_without_room, forward_still_growing, packed_room_sentence
 from vramlens.analysis.diagnosis.kept_calls import kept_across_calls
 from vramlens.analysis.load.ending import moment_words, taken_mid_run
 from vramlens.analysis.load.sources import place_of, short_path
@@ -164,7 +164,10 @@ def _fragmentation(acc: Accounting, facts: RunFacts | None = None) -> Diagnosis 
             "allocator can give a segment back to the driver only when all of it is free, so that memory was "
             "stranded in pieces."
         )
-    close = need >= CLOSE_TO_LIMIT * limit
+    # close: so near the limit, or (a first pass) with less room packed than one more such request, that the
+    # rest of the step may not fit either
+    close = need >= CLOSE_TO_LIMIT * limit or (
+        facts is not None and first_pass_without_room(acc.allocated, acc.request, limit, facts) is not None)
     diagnosis = Diagnosis("fragmentation", 0.55 if close else 0.8, evidence)
     if close:
         diagnosis.alternative = "working_set"
@@ -308,7 +311,7 @@ def _working_set(acc: Accounting, lines: list[LineStat], facts: RunFacts, growin
                             "unreserved.")
             evidence += growing
             room = packed_room_sentence(limit, need, acc.request)
-            if room:
+            if room and not any(room in sentence for sentence in growing):
                 evidence.append(room)
             evidence.append("The allocator's layout only decided which request of that pass failed first.")
             block_said = True
@@ -454,7 +457,8 @@ def classify(acc: Accounting, lines: list[LineStat], facts: RunFacts) -> Diagnos
         frag = _fragmentation(acc, facts)
         limit = effective_limit(acc)
         # At the limit, a first forward pass still saving activations needs more than packing gives back.
-        growing = forward_still_growing(acc.allocated, facts) if frag is not None and frag.alternative == "working_set" else None
+        growing = (forward_still_growing(acc.allocated, facts) or first_pass_without_room(acc.allocated, acc.request, limit, facts)
+                   if frag is not None and frag.alternative == "working_set" else None)
         diagnosis = (_growth_diagnosis(acc, facts, frag)
                      or kept_across_calls(acc.allocated, acc.request, limit, facts,
                                           acc.largest_free_block if frag is not None else None)

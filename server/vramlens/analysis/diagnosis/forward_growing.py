@@ -1,11 +1,15 @@
-"""A split cache met inside a first forward pass at the very limit: the working set, not the layout.
+"""A split cache met inside a first pass at the very limit: the working set, not the layout.
 
 Fragmentation is the cause when the step would have gone on had its memory been packed. That needs
-evidence that one step fits the limit at all, and a first step that never completed gives none. While
-a forward pass runs with grad on, what it saves for the backward only accumulates until the backward
-begins; when most of the live memory is those saved activations and the packed need is already close
-to the limit, the rest of the forward pass needs more than packing could give back. The allocator's
-layout then only decided which request failed first.
+evidence that one step fits the limit at all, and a first step that never completed gives none. Two
+kinds of evidence say the rest of the pass needs more than packing could give back, and the
+allocator's layout then only decided which request failed first:
+
+- while a forward pass runs with grad on, what it saves for the backward only accumulates until the
+  backward begins; when most of the live memory is those saved activations, the pass is still growing;
+- with or without grad, when packing would leave less room than one more request of the failing size,
+  the next layer's request of that size (a pass repeats its allocations layer after layer; an
+  intermediate is made while its input still lives) cannot be served even packed.
 """
 
 from __future__ import annotations
@@ -36,6 +40,20 @@ def forward_still_growing(allocated: int, facts) -> list[str] | None:
     return [f"No step had completed, and {fmt(saved)} of the {fmt(allocated)} live ({saved / allocated:.0%}) was "
             "activations saved for the backward by a forward pass still under way with grad on: that memory only "
             "grows until the backward begins, so nothing shows that one step fits the limit even packed."]
+
+
+def first_pass_without_room(allocated: int, request: int | None, limit: int | None, facts) -> list[str] | None:
+    """No step completed, and packing would leave less than one more request of the failing size: nothing shows
+    that one pass fits the limit even packed."""
+    steps = facts.steps
+    if steps is not None and steps.completed:
+        return None
+    if not request or not limit or allocated + request > limit:
+        return None  # over the limit even packed: the working set's own evidence says so
+    room = packed_room_sentence(limit, allocated + request, request)
+    if room is None:
+        return None
+    return [f"No step had completed: nothing shows that one pass fits the limit. {room}"]
 
 
 def packed_room_sentence(limit: int, need: int, request: int) -> str | None:
