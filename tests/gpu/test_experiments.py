@@ -76,3 +76,35 @@ def test_largest_batch_size_under_a_memory_limit(vramlens, tmp_path):
     margin = max(2048, 0.15 * search["largest_fit"])  # the line agrees with the bisection within a few steps
     assert search["largest_fit"] - margin <= fit["predicted_max"] <= search["smallest_failure"] + margin
     assert data["chosen"]["label"] == f"--batch-size {search['largest_fit']}"
+
+
+KEEPS_EVERY_STEP = (
+    "import torch\n"
+    "MiB = 1 << 20\n"
+    "kept = []\n"
+    "for step in range(40):\n"
+    "    x = torch.randn(64 * MiB // 4, device='cuda')\n"
+    "    y = x * 2\n"
+    "    kept.append(y)\n"
+    "    print(f'[progress] step {step + 1} done', flush=True)\n"
+    "print('kept', len(kept))\n"
+)
+
+
+def test_run_confirm_measures_the_storing_lines_fix_and_puts_it_first(vramlens, tmp_path):
+    # 40 steps keep 64 MiB each on the GPU under a 1 GiB cap: the storing line's proven edit
+    # (`.detach().cpu()`, the list only counted) is run as one more variant, in the process only
+    script = tmp_path / "keep.py"
+    script.write_text(KEEPS_EVERY_STEP)
+    run = vramlens("run", "--confirm", "-o", tmp_path / "cap", "--memory-limit", "1GiB", str(script), timeout=400)
+    assert "and measuring the fix at keep.py:7: `kept.append(y.detach().cpu())`" in run.stderr, run.stderr
+    assert script.read_text() == KEEPS_EVERY_STEP  # the file itself untouched
+    meta = json.loads((tmp_path / "cap" / "capture.json").read_text())
+    rows = meta["confirmation"]["table"]
+    edit = next(row for row in rows if row.get("edit"))
+    assert rows[0]["ooms"] == 1 and edit["ooms"] == 0
+    assert edit["edit"]["after"] == "    kept.append(y.detach().cpu())"
+    edited = json.loads((tmp_path / "cap--confirm" / "edit-keep-py-7" / "run-1" / "capture.json").read_text())
+    assert edited["status"] == "completed" and edited["source_edit"]["line"] == 7
+    analysed = vramlens("analyze", tmp_path / "cap")
+    assert "First fix: Change keep.py:7 to `kept.append(y.detach().cpu())`: measured on this script" in analysed.stdout
