@@ -431,6 +431,8 @@ function toast(text) {
 
 async function clearToasts() {
     await runCommand("Notifications: Clear All Notifications");
+    // the palette fades out: a picture taken meanwhile shows its ghost over the editor
+    await page.locator(".quick-input-widget").waitFor({ state: "hidden", timeout: STEP_TIMEOUT_MS });
 }
 
 /** Clears the notifications only when a toast is up: the palette's Escape would close a hover or a widget for nothing. */

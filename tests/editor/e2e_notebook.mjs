@@ -185,6 +185,8 @@ async function clearShownToasts() {
     if (!(await shown.count())) return;
     await runCommand("Notifications: Clear All Notifications");
     await until("no notification toast", async () => (await shown.count()) === 0);
+    // the palette fades out: a picture taken meanwhile shows its ghost over the notebook
+    await page.locator(".quick-input-widget").waitFor({ state: "hidden", timeout: STEP_TIMEOUT_MS });
 }
 
 /** Every cell of the open notebook by its index: for a code cell, its lines by number (text with inlay hints, shading). */
