@@ -223,8 +223,10 @@ def _storing_fix(storing, holder, facts=None) -> Recommendation:
                   ".detach().cpu() of what you need there, or clear it once it has been used.")
     grown = f", {fmt(storing.growth_bytes)} of it from earlier steps" if storing.growth_bytes else ""
     allocated = f"; what it keeps was allocated at {_short(storing.allocated_at, facts)}" if storing.allocated_at else ""
-    graphs = (f"; {holder.with_graph} of its tensors carry an autograd graph" if holder is not None and holder.with_graph
-              else "")
+    graphs = ""
+    if holder is not None and holder.with_graph:
+        graphs = ("; its one tensor carries an autograd graph" if holder.tensors == 1 else
+                  f"; {holder.with_graph} of its tensors {'carries' if holder.with_graph == 1 else 'carry'} an autograd graph")
     actions = [Action("open_line", f"Open {storing.label}", {"path": storing.path, "line": storing.line})]
     if storing.allocated_at and storing.allocated_at[0] and storing.allocated_at != (storing.path, storing.line):
         actions.append(Action("open_line", f"Open {_short(storing.allocated_at, facts)} (allocated here)",
