@@ -93,3 +93,35 @@ def test_parts_join_definitions_that_refer_to_each_other():
     parts = [[chunks[i].text.split("(")[0].split()[-1] for i in part] for part in components(chunks)]
     assert ["helper", "user"] in parts and ["alone"] in parts
     assert any("uses_model" in part and len(part) == 2 for part in parts)
+
+
+def test_a_cached_lint_equals_a_fresh_one_after_edits_of_the_imports():
+    # every kind of header edit: a comment, a new import nothing reads, a removed import, an alias changed, an
+    # import of torch itself added or removed; the cache keeps the parts whose imports did not change
+    header = "import math\nimport torch\nfrom torch import nn\nimport numpy as np\nfrom typing import Optional\n\n"
+    text = header + FILE
+    edits = [
+        ("import math\n", "import math  # typed\n"),
+        ("import math\n", "import math\nimport collections\n"),
+        ("import numpy as np\n", ""),
+        ("import numpy as np\n", "import numpy as onp\n"),
+        ("from torch import nn\n", ""),
+        ("import torch\n", "import torch\nimport torch.nn.functional as F\n"),
+        ("from typing import Optional\n", "from typing import Optional, Any\n"),
+        ("import math\n", "from __future__ import annotations\nimport math\n"),
+    ]
+    cache = ChunkCache()
+    assert lint(text, cache) == lint(text)
+    for old, new in edits:
+        edited = text.replace(old, new, 1)
+        assert lint(edited, cache) == lint(edited), f"{old!r} -> {new!r}"
+        assert lint(text, cache) == lint(text), f"back from {new!r}"
+
+
+def test_an_import_no_part_reads_reanalyses_nothing():
+    text = "import math\nimport torch\n\n" + FILE
+    cache = ChunkCache()
+    lint(text, cache)
+    before = dict(cache.results)
+    lint(text.replace("import math\n", "import math\nimport collections\n", 1), cache)
+    assert before and set(cache.results) == set(before)  # every part's result reused

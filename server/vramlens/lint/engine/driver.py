@@ -67,14 +67,16 @@ def _lint_source(text: str, path: str, cache: ChunkCache) -> list[Finding]:
     header = [c for c in chunks if c.header]
     file_globals = frozenset().union(*(c.index.globals for c in chunks))
     grad_off = any(c.index.grad_off_everywhere for c in chunks)
-    shared = (path, tuple(c.text for c in header), file_globals, grad_off)
+    shared = (path, file_globals, grad_off)
+    header_statements = [(ast.dump(stmt), _bound_names(stmt)) for chunk in header for stmt in chunk.tree.body]
     insert_line = _import_line(chunks)
     results: dict = {}
     findings: list[Finding] = []
     try:
         for group in _batches(components(chunks), chunks):
             members = [chunks[i] for i in group]
-            key = (shared, tuple(c.text for c in members))
+            uses = frozenset().union(*(c.uses for c in members))
+            key = (shared, _header_key(header_statements, uses), tuple(c.text for c in members))
             found = cache.results.get(key)
             if found is None:
                 found = _analyse(path, header, members, file_globals, grad_off)
@@ -85,6 +87,28 @@ def _lint_source(text: str, path: str, cache: ChunkCache) -> list[Finding]:
         return [parse_error(path, "this file nests too deeply to analyse; nothing was checked.")]
     cache.results = results  # what this text needs; older parts are dropped
     return findings
+
+
+def _bound_names(stmt: ast.stmt) -> frozenset[str] | None:
+    """The names a header import binds; None for what every part depends on (a docstring, ``__future__``, a star
+    import, an import of torch itself, which spells ``torch.no_grad`` in the fixes)."""
+    if isinstance(stmt, ast.Import):
+        if any(alias.name == "torch" or alias.name.startswith("torch.") for alias in stmt.names):
+            return None
+        return frozenset(alias.asname or alias.name.split(".", 1)[0] for alias in stmt.names)
+    if isinstance(stmt, ast.ImportFrom):
+        module = stmt.module or ""
+        if module in ("__future__", "torch") or any(alias.name == "*" for alias in stmt.names):
+            return None
+        return frozenset(alias.asname or alias.name for alias in stmt.names)
+    return None
+
+
+def _header_key(statements: list[tuple[str, frozenset[str] | None]], uses: frozenset[str]) -> tuple[str, ...]:
+    """What of the header a part's results depend on: the imports of names it reads, and what every part
+    depends on, as their syntax (a comment or a moved line changes nothing). An import added or removed for
+    names the part does not read leaves its results as they were."""
+    return tuple(syntax for syntax, names in statements if names is None or names & uses)
 
 
 _BATCH_LINES = 400  # small parts are analysed together: an edit re-analyses at most about this much plus its part
