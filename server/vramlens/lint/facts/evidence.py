@@ -17,6 +17,7 @@ from ..parse.syntax import call_name, dotted, is_backward_call, iter_nodes, last
 from .dataflow import ELEMENT, assignment_edges, backward_targets, names_read, stored_names
 from .file_facts import FileFacts
 from .frozen import frozen_names
+from .project import project_ancestors
 from .library import (
     BACKPROPAGATED_RETURNS,
     PIPELINE_METHODS,
@@ -662,6 +663,9 @@ def _is_module_class(cls: ast.ClassDef, known: set[str], facts: FileFacts) -> bo
         if qualified.startswith(_FOREIGN_FRAMEWORKS):
             continue
         if short in MODULE_BASES:
+            return True
+    for qualified in project_ancestors(cls, facts):  # a base class of another file of the project is a module
+        if last_name(qualified) in MODULE_BASES and not qualified.startswith(_FOREIGN_FRAMEWORKS):
             return True
     if any(last_name(dotted(b) or "") == "Function" for b in cls.bases):
         return False  # torch.autograd.Function has a static forward(ctx, ...)
