@@ -310,3 +310,39 @@ def test_an_unparsable_module_is_unknown(tmp_path, text):
     root = write(tmp_path, {"pkg/__init__.py": "", "pkg/train.py": ACCUMULATES})
     (root / "pkg" / "losses.py").write_bytes(text.encode("latin-1"))
     assert codes(root / "pkg" / "train.py", root) == codes(root / "pkg" / "train.py", None)
+
+
+def test_a_call_passing_what_the_summary_does_not_cover_stays_unknown(tmp_path):
+    # What ``batch_loss`` does with what lands in ``**options`` its summary does not say.
+    through_kwargs = RETURNS_GRAPH.replace("def batch_loss(out, y):", "def batch_loss(out, y=None, **options):")
+    root = write(tmp_path, {"pkg/__init__.py": "", "pkg/losses.py": through_kwargs,
+                            "pkg/train.py": ACCUMULATES.replace("batch_loss(out, y)", "batch_loss(out, y, reduction='mean')")})
+    train = root / "pkg" / "train.py"
+    assert codes(train, root) == codes(train, None)
+    write(root, {"pkg/train.py": ACCUMULATES})
+    assert (12, "VL101") in codes(train, root)  # the same function, called with named parameters only
+
+
+SEARCH = """\
+def batch_knn(query_enc, embeds):
+    for q in query_enc:
+        yield (q @ embeds.T).topk(2).indices, q
+"""
+RETRIEVES = """\
+import torch
+from search import batch_knn
+
+model = torch.nn.Linear(4, 4)
+
+
+def retrieve(query, embeds):
+    query_enc = model(query)
+    return next(batch_knn(query_enc, embeds))
+"""
+
+
+def test_an_imported_generator_stays_unknown(tmp_path):
+    # Its walk sees no ``return``: "returns nothing" would make `retrieve` an inference call whose result
+    # holds no graph (VL201), while what it yields is the query's encoding, graph and all.
+    root = write(tmp_path, {"search.py": SEARCH, "train.py": RETRIEVES})
+    assert codes(root / "train.py", root) == codes(root / "train.py", None) == []

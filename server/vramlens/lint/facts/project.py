@@ -30,6 +30,14 @@ class ProjectFunction:
     # which the walk in the function's own module could not know (a local function learns it from its callers).
     called_parameters: frozenset[str] = frozenset()
 
+    def binds(self, call: ast.Call) -> bool:
+        """Every argument of the call lands on a named parameter: what goes to ``*args`` or ``**kwargs`` (or is
+        unpacked into them) the summary says nothing about, so such a call stays unknown."""
+        if len(call.args) > len(self.positional) or any(isinstance(a, ast.Starred) for a in call.args):
+            return False
+        names = set(self.positional) | set(self.keyword)
+        return all(k.arg is not None and k.arg in names for k in call.keywords)
+
     def bound_arguments(self, call: ast.Call) -> list[tuple[str, ast.AST]]:
         """(parameter, argument) pairs of a call of it (what CallGraph.bound_arguments gives a local call)."""
         pairs = [(p, a) for p, a in zip(self.positional, call.args) if not isinstance(a, ast.Starred)]

@@ -70,6 +70,7 @@ class ProjectIndex:
     def facts_for(self, path: str, indexes: list[ChunkIndex], hops: int = HOPS) -> ProjectFacts | None:
         """What the project says about the names the file at ``path`` (its chunks' indexes) imports; None
         when the file is not inside the root."""
+        self.resolver.begin()
         importer = os.path.realpath(path)
         if not self.resolver.inside(importer):
             return None
@@ -90,6 +91,7 @@ class ProjectIndex:
         """The present (mtime_ns, size) of the files the last facts of ``path`` came from: when they differ
         from the last call's, what other files say may have changed."""
         used = self._read_for.get(os.path.realpath(path), {})
+        self.resolver.begin()
         return tuple((p, self.resolver.stamp(p)) for p in sorted(used))
 
     def _facts(self, importer: str, sources: dict[str, Source], classes: dict[str, tuple[str, ...]],
@@ -245,8 +247,8 @@ class ProjectIndex:
 
         def function(func: ast.AST, qualified_name: str) -> ProjectFunction | None:
             summary = summaries.get(id(func))
-            if summary is None:
-                return None
+            if summary is None or _is_generator(func):
+                return None  # a generator's summary says what it returns, not what iterating it yields
             positional = tuple(ctx.graph.parameters(func))
             keyword = tuple(a.arg for a in func.args.kwonlyargs)
             return ProjectFunction(qualified_name, positional, keyword, summary, _called_parameters(func, facts))
@@ -284,6 +286,18 @@ def _called_parameters(func: ast.AST, facts) -> frozenset[str]:
         if isinstance(callee, ast.Name) and callee.id in names:
             found.add(callee.id)
     return frozenset(found)
+
+
+def _is_generator(func: ast.AST) -> bool:
+    """``yield`` in the function's own body (not in a function nested in it)."""
+    stack = list(func.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.Yield, ast.YieldFrom)):
+            return True
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            stack.extend(ast.iter_child_nodes(node))
+    return False
 
 
 def _unique(items) -> list:

@@ -24,8 +24,21 @@ Source = tuple[int, str, "str | None"]  # (level, module, name) of one import, a
 
 
 class Resolver:
+    """Looks files up through folder listings, each read again only when its folder's mtime changed; within
+    one lint (between two ``begin`` calls) a folder, a file's stamp and a real path are asked once."""
+
     def __init__(self, root: str | os.PathLike) -> None:
         self.root = os.path.realpath(root)
+        self._listings: dict[str, tuple[int, frozenset[str]]] = {}  # folder -> (mtime_ns, its entries)
+        self._checked: dict[str, frozenset[str]] = {}  # folders already listed or checked in this lint
+        self._stamps: dict[str, tuple[int, int] | None] = {}
+        self._real: dict[str, str] = {}
+
+    def begin(self) -> None:
+        """A new lint: the files may have changed since the last one."""
+        self._checked.clear()
+        self._stamps.clear()
+        self._real.clear()
 
     def inside(self, path: str) -> bool:
         """``path`` (a real path) lies below the root and in none of the folders of installed code."""
@@ -37,23 +50,59 @@ class Resolver:
 
     def stamp(self, path: str) -> tuple[int, int] | None:
         """(mtime_ns, size) of a regular file small enough to check, else None."""
+        if path in self._stamps:
+            return self._stamps[path]
         try:
             info = os.stat(path)
         except (OSError, ValueError):
-            return None
-        if not stat.S_ISREG(info.st_mode) or info.st_size > SOURCE_LIMIT:
-            return None
-        return info.st_mtime_ns, info.st_size
+            found = None
+        else:
+            found = (info.st_mtime_ns, info.st_size) if stat.S_ISREG(info.st_mode) and info.st_size <= SOURCE_LIMIT else None
+        self._stamps[path] = found
+        return found
+
+    def _entries(self, folder: str) -> frozenset[str]:
+        found = self._checked.get(folder)
+        if found is not None:
+            return found
+        try:
+            mtime = os.stat(folder).st_mtime_ns
+            listed = self._listings.get(folder)
+            if listed is None or listed[0] != mtime:
+                listed = self._listings[folder] = (mtime, frozenset(os.listdir(folder)))
+            found = listed[1]
+        except (OSError, ValueError):
+            found = frozenset()
+        self._checked[folder] = found
+        return found
+
+    def _realpath(self, path: str) -> str:
+        real = self._real.get(path)
+        if real is None:
+            real = self._real[path] = os.path.realpath(path)
+        return real
 
     def module_file(self, parts: list[str], base: str) -> str | None:
         """The file of the module ``parts`` below the folder ``base``: ``a/b.py`` or ``a/b/__init__.py``."""
         if not all(part.isidentifier() for part in parts):
             return None
-        folder = os.path.join(base, *parts)
-        for candidate in ((folder + ".py") if parts else None, os.path.join(folder, "__init__.py")):
-            if candidate is None:
-                continue
-            real = os.path.realpath(candidate)
+        folder = base
+        for part in parts[:-1]:
+            if part not in self._entries(folder):
+                return None  # most imports name another package: one look at a listing says so
+            folder = os.path.join(folder, part)
+        candidates = []
+        if parts:
+            last = parts[-1]
+            entries = self._entries(folder)
+            if last + ".py" in entries:
+                candidates.append(os.path.join(folder, last + ".py"))
+            if last in entries:
+                candidates.append(os.path.join(folder, last, "__init__.py"))
+        else:
+            candidates.append(os.path.join(folder, "__init__.py"))
+        for candidate in candidates:
+            real = self._realpath(candidate)
             if self.inside(real) and self.stamp(real) is not None:
                 return real
         return None
@@ -64,8 +113,8 @@ class Resolver:
         if level:
             for _ in range(level - 1):
                 folder = os.path.dirname(folder)
-            return [folder] if self.inside(os.path.realpath(folder)) else []
-        found = [folder] if self.inside(os.path.realpath(folder)) else []
+            return [folder] if self.inside(self._realpath(folder)) else []
+        found = [folder] if self.inside(self._realpath(folder)) else []
         return found + ([self.root] if self.root not in found else [])
 
     def locate(self, importer: str, source: Source, rest: list[str]) -> tuple[str, list[str]] | None:

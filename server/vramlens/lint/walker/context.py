@@ -151,6 +151,8 @@ class LintContext:
             if found is None or head in self.facts.functions or head in self.facts.classes or head in self.facts.globals \
                     or head in self._bound_here():
                 return None
+        if found is not None and not found.binds(call):
+            return None  # an argument the summary does not cover (``**kwargs``): unknown here
         if found is not None and found.called_parameters and self._passes_callable(call, found):
             return None  # its summary was computed without knowing it is handed a module: unknown here
         return found
