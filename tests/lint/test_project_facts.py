@@ -346,3 +346,13 @@ def test_an_imported_generator_stays_unknown(tmp_path):
     # holds no graph (VL201), while what it yields is the query's encoding, graph and all.
     root = write(tmp_path, {"search.py": SEARCH, "train.py": RETRIEVES})
     assert codes(root / "train.py", root) == codes(root / "train.py", None) == []
+
+
+def test_a_notebook_in_the_editor_reads_the_project_too(tmp_path):
+    from vramlens.lsp.notebook_lint import lint_cells
+
+    root = write(tmp_path, {"losses.py": RETURNS_GRAPH})
+    cells = [("cell-1", ACCUMULATES.replace("from .losses import", "from losses import"))]
+    notebook = str(root / "explore.ipynb")
+    assert "VL101" not in [f.code for f in lint_cells(cells, notebook)["cell-1"]]
+    assert "VL101" in [f.code for f in lint_cells(cells, notebook, root=str(root))["cell-1"]]

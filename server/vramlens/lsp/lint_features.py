@@ -90,13 +90,11 @@ class DocumentLinter:
     def findings(self, document: TextDocument) -> list[Finding]:
         select, ignore, preview = self.settings.select, self.settings.ignore, self.settings.preview
         notebook = self._notebook_of(document) if self._notebook_of else None
-        if notebook is not None:
-            return self._cell_findings(document.uri, *notebook)
         root = self._root_of(document) if self._root_of else None
+        if notebook is not None:
+            return self._cell_findings(document.uri, *notebook, root=root)
         path = document.path or document.uri
-        # The files of the project the last lint read are part of the key: saving one of them lints again.
-        stamps = project_index(root).dependency_stamps(path) if root else ()
-        key = (document.source, select, ignore, preview, root, stamps)
+        key = (document.source, select, ignore, preview, root, _read_files(root, path))
         cached = self._last.get(document.uri)
         if cached is not None and cached[0] == key:
             return cached[1]
@@ -114,13 +112,14 @@ class DocumentLinter:
             return "\n".join(python_lines(document.source))
         return document.source
 
-    def _cell_findings(self, uri: str, path: str, cells: list[tuple[str, str]]) -> list[Finding]:
+    def _cell_findings(self, uri: str, path: str, cells: list[tuple[str, str]], root: str | None = None) -> list[Finding]:
         settings = self.settings
-        key = (tuple(cells), settings.select, settings.ignore, settings.preview)
+        key = (tuple(cells), settings.select, settings.ignore, settings.preview, root, _read_files(root, path))
         cached = self._notebooks.get(path)
         if cached is None or cached[0] != key:
             cache = self._caches.setdefault(path, ChunkCache())
-            found = lint_cells(cells, path, settings.select, settings.ignore, preview=settings.preview, cache=cache)
+            found = lint_cells(cells, path, settings.select, settings.ignore, preview=settings.preview, cache=cache,
+                               root=root)
             cached = self._notebooks[path] = (key, found)
         return cached[1].get(uri, [])
 
@@ -128,6 +127,12 @@ class DocumentLinter:
         """A closed document's findings and cache go."""
         self._last.pop(uri, None)
         self._caches.pop(uri, None)
+
+
+def _read_files(root: str | None, path: str) -> tuple:
+    """The files of the project the last lint of ``path`` read, as they are now: part of a cached result's key,
+    so that saving one of them lints the document again."""
+    return project_index(root).dependency_stamps(path) if root else ()
 
 
 def code_actions(document: TextDocument, diagnostics: list[types.Diagnostic], linter: DocumentLinter,
