@@ -356,3 +356,54 @@ def test_a_notebook_in_the_editor_reads_the_project_too(tmp_path):
     notebook = str(root / "explore.ipynb")
     assert "VL101" not in [f.code for f in lint_cells(cells, notebook)["cell-1"]]
     assert "VL101" in [f.code for f in lint_cells(cells, notebook, root=str(root))["cell-1"]]
+
+
+EVALUATES = """\
+from models import Net
+
+
+def evaluate(loader):
+    model = Net()
+    outs = []
+    for x, y in loader:
+        outs.append(model(x))
+    return outs
+"""
+NET = """\
+from torch import nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x):
+        return self.fc(x)
+"""
+SCORER = """\
+class Net:
+    def __call__(self, x):
+        return float(x.sum())
+"""
+
+
+def test_a_module_class_of_another_file_builds_a_module(tmp_path):
+    root = write(tmp_path, {"models.py": NET, "evaluate.py": EVALUATES})
+    evaluate = root / "evaluate.py"
+    assert codes(evaluate, None) == []  # alone, `Net()` is some object: its outputs are unknown
+    assert (8, "VL102") in codes(evaluate, root)
+
+
+def test_a_plain_class_of_another_file_builds_no_module(tmp_path):
+    root = write(tmp_path, {"models.py": SCORER, "evaluate.py": EVALUATES})
+    evaluate = root / "evaluate.py"
+    assert codes(evaluate, root) == codes(evaluate, None) == []
+
+
+def test_a_module_class_of_another_file_whose_forward_runs_without_grad_makes_no_graph(tmp_path):
+    inference = NET.replace("import nn\n", "import nn\nimport torch\n").replace(
+        "    def forward(self, x):", "    @torch.inference_mode()\n    def forward(self, x):")
+    root = write(tmp_path, {"models.py": inference, "evaluate.py": EVALUATES})
+    evaluate = root / "evaluate.py"
+    assert "VL201" not in [code for _, code in codes(evaluate, root)]  # nothing to switch off: it is off

@@ -441,6 +441,9 @@ class Evidence:
             return False
         if short in self.module_classes and (name == short or self.facts.imports.get(name.split(".", 1)[0]) is None):
             return True
+        project = self.facts.project
+        if project is not None and name in project.module_classes:
+            return True  # a module class of another file of the project
         if self.torch_nn_class(name) is not None:
             return True
         if short == "from_pretrained":
@@ -544,6 +547,9 @@ class Evidence:
         short = last_name(name)
         if short in NO_GRAD_CALLABLE_CONSTRUCTORS:
             return True
+        project = self.facts.project
+        if project is not None and name in project.no_grad_classes:
+            return True  # a class of another file of the project whose forward runs without grad
         local = self.facts.functions.get(name) if "." not in name else None
         if local is None and name.startswith("self."):
             cls = self.facts.enclosing_class(scope)

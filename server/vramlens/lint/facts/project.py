@@ -6,6 +6,8 @@ Two kinds of facts, both keyed by how this file writes the name:
   the project, the bases that class stands on, qualified through the imports of the file that writes them
   (``pytorch_lightning.LightningModule``). The checks that recognise a framework or ``nn.Module`` by a base's
   name read them after the bases written here.
+- ``module_classes``: classes of the project that are nn.Modules (by the evidence of the file that defines them),
+  by the name this file calls them with.
 - ``functions``: a function (or a method inherited from a class of the project) with the summary its own module's
   walk gave it, so that a call of it is judged as a call of a function of this file is.
 
@@ -51,6 +53,12 @@ class ProjectFacts:
     ancestors: dict[str, tuple[str, ...]] = field(default_factory=dict)  # class of this file -> qualified bases
     functions: dict[str, ProjectFunction] = field(default_factory=dict)  # ``accuracy``, ``metrics.accuracy``
     methods: dict[tuple[str, str], ProjectFunction] = field(default_factory=dict)  # (class of this file, name)
+    # Classes of other files that are nn.Modules by their own file's evidence, as this file calls them (``Net``,
+    # ``models.Net``): ``model = Net()`` builds a module.
+    module_classes: frozenset[str] = frozenset()
+    # Classes of other files whose call runs with recording off (a forward under ``@torch.inference_mode()``):
+    # what ``Wrapper(model)(x)`` returns carries no new graph.
+    no_grad_classes: frozenset[str] = frozenset()
     signature: tuple = ()  # a stable description, for keys of cached results that depend on these facts
 
 

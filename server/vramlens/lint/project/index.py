@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 
 from ..catalog import FAMILIES
 from ..facts.file_facts import ChunkIndex, index_statements, merge_indexes
+from ..facts.gradmode import OFF
 from ..facts.project import ProjectFacts, ProjectFunction, called_names
 from ..parse.source import decode_source, read_source
 from ..parse.syntax import dotted
@@ -42,6 +43,8 @@ class ProjectClass:
     name: str
     bases: tuple[str, ...]  # dotted, as written
     methods: dict[str, ProjectFunction]
+    is_module: bool = False  # an nn.Module by the evidence of its own file
+    no_grad_call: bool = False  # calling an instance runs its forward (or __call__) with recording off
 
 
 @dataclass
@@ -113,18 +116,30 @@ class ProjectIndex:
                     for method, function in cls.methods.items():
                         if f"self.{method}" in called:
                             facts.methods.setdefault((name, method), function)
+            module_classes, no_grad_classes = set(), set()
             for callee in called:
                 head = callee.split(".", 1)[0]
                 if head in sources and head not in classes:
-                    function = self._function(importer, sources, callee, hops, used)
-                    if function is not None:
-                        facts.functions[callee] = function
+                    target = self._follow(importer, sources, callee, hops, used)
+                    if target is None:
+                        continue
+                    owner, name, _ = target
+                    if name in owner.functions:
+                        facts.functions[callee] = owner.functions[name]
+                    elif name in owner.classes and owner.classes[name].no_grad_call:
+                        no_grad_classes.add(callee)
+                    elif name in owner.classes and owner.classes[name].is_module:
+                        module_classes.add(callee)
+            facts.module_classes = frozenset(module_classes)
+            facts.no_grad_classes = frozenset(no_grad_classes)
         finally:
             self._building.discard(importer)
         facts.signature = (
             tuple(sorted(facts.ancestors.items())),
             tuple(sorted((k, _signature(f)) for k, f in facts.functions.items())),
             tuple(sorted((k, _signature(f)) for k, f in facts.methods.items())),
+            tuple(sorted(facts.module_classes)),
+            tuple(sorted(facts.no_grad_classes)),
         )
         return facts
 
@@ -160,14 +175,6 @@ class ProjectIndex:
             return None
         owner, name, left = target
         return (owner, name, left) if name in owner.classes else None
-
-    def _function(self, importer: str, sources: dict[str, Source], callee: str, hops: int,
-                  used: dict[str, Stamp]) -> ProjectFunction | None:
-        target = self._follow(importer, sources, callee, hops, used)
-        if target is None:
-            return None
-        owner, name, _ = target
-        return owner.functions.get(name)
 
     def _follow(self, importer: str, sources: dict[str, Source], dotted_name: str, hops: int,
                 used: dict[str, Stamp]) -> tuple[ModuleSummary, str, int] | None:
@@ -260,7 +267,9 @@ class ProjectIndex:
             found = function(func, f"{name}.{owner}.{method}")
             if found is not None and index.classes.get(owner) is facts.class_of(func):
                 methods.setdefault(owner, {})[method] = found
-        classes_found = {n: ProjectClass(n, classes[n], methods.get(n, {})) for n in index.classes}
+        modules = ctx.evidence.module_classes
+        classes_found = {n: ProjectClass(n, classes[n], methods.get(n, {}), n in modules, _calls_without_grad(cls, ctx))
+                         for n, cls in index.classes.items()}
         return ModuleSummary(path, name, dict(index.import_sources), classes_found, functions, used)
 
     def _module_name(self, path: str) -> str:
@@ -273,6 +282,16 @@ class ProjectIndex:
 
 def _unchanged(summary: ModuleSummary | None, resolver: Resolver) -> bool:
     return summary is None or all(resolver.stamp(path) == stamp for path, stamp in summary.depends.items())
+
+
+def _calls_without_grad(cls: ast.ClassDef, ctx: LintContext) -> bool:
+    """Calling an instance runs with recording off: its ``__call__``, or a module's ``forward``, runs so (its
+    decorator, its class's own grad-mode context)."""
+    graph = ctx.graph
+    call = graph.method(cls, "__call__")
+    if call is None and cls.name in ctx.evidence.module_classes:
+        call = graph.method(cls, "forward")
+    return call is not None and graph.context.get(id(call)) == OFF
 
 
 def _called_parameters(func: ast.AST, facts) -> frozenset[str]:
