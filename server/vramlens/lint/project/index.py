@@ -43,7 +43,7 @@ class ProjectClass:
     name: str
     bases: tuple[str, ...]  # dotted, as written
     methods: dict[str, ProjectFunction]
-    is_module: bool = False  # an nn.Module by the evidence of its own file
+    is_module: bool = False  # an nn.Module with parameters of its own whose methods all record (its file's evidence)
     no_grad_call: bool = False  # calling an instance runs its forward (or __call__) with recording off
 
 
@@ -267,8 +267,7 @@ class ProjectIndex:
             found = function(func, f"{name}.{owner}.{method}")
             if found is not None and index.classes.get(owner) is facts.class_of(func):
                 methods.setdefault(owner, {})[method] = found
-        modules = ctx.evidence.module_classes
-        classes_found = {n: ProjectClass(n, classes[n], methods.get(n, {}), n in modules, _calls_without_grad(cls, ctx))
+        classes_found = {n: ProjectClass(n, classes[n], methods.get(n, {}), _records_graph(cls, ctx), _calls_without_grad(cls, ctx))
                          for n, cls in index.classes.items()}
         return ModuleSummary(path, name, dict(index.import_sources), classes_found, functions, used)
 
@@ -282,6 +281,17 @@ class ProjectIndex:
 
 def _unchanged(summary: ModuleSummary | None, resolver: Resolver) -> bool:
     return summary is None or all(resolver.stamp(path) == stamp for path, stamp in summary.depends.items())
+
+
+def _records_graph(cls: ast.ClassDef, ctx: LintContext) -> bool:
+    """An nn.Module by its file's evidence that makes parameters or submodules of its own, none of whose methods
+    runs with recording off: calling it records a graph. A module that only holds what it is given (a backend
+    running another runtime) or that switches recording off in some methods (``encode_image`` under
+    ``inference_mode``) stays unknown: which method an instance's call runs is not followed here."""
+    evidence, graph = ctx.evidence, ctx.graph
+    if cls.name not in evidence.module_classes or evidence._makes_no_parameters(cls):
+        return False
+    return not any(graph.context.get(id(method)) == OFF for (owner, _), method in ctx.facts.methods.items() if owner == cls.name)
 
 
 def _calls_without_grad(cls: ast.ClassDef, ctx: LintContext) -> bool:
