@@ -407,3 +407,21 @@ def test_a_module_class_of_another_file_whose_forward_runs_without_grad_makes_no
     root = write(tmp_path, {"models.py": inference, "evaluate.py": EVALUATES})
     evaluate = root / "evaluate.py"
     assert "VL201" not in [code for _, code in codes(evaluate, root)]  # nothing to switch off: it is off
+
+
+def test_a_module_class_of_another_file_without_parameters_stays_unknown(tmp_path):
+    backend = """\
+from torch import nn
+
+
+class Net(nn.Module):
+    def __init__(self, session=None):
+        super().__init__()
+        self.session = session
+
+    def forward(self, x):
+        return self.session.run(None, {"input": x.numpy()})
+"""
+    root = write(tmp_path, {"models.py": backend, "evaluate.py": EVALUATES})
+    evaluate = root / "evaluate.py"
+    assert codes(evaluate, root) == codes(evaluate, None) == []  # another runtime behind it, perhaps
