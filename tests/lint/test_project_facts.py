@@ -425,3 +425,15 @@ class Net(nn.Module):
     root = write(tmp_path, {"models.py": backend, "evaluate.py": EVALUATES})
     evaluate = root / "evaluate.py"
     assert codes(evaluate, root) == codes(evaluate, None) == []  # another runtime behind it, perhaps
+
+
+def test_a_class_of_another_file_with_a_forward_but_no_module_base_stays_unknown(tmp_path):
+    # Alone, models.py's `Net` is a module by its `forward` (its base is unknown there); the project shows the
+    # base is a plain abstract class, so `Net()` is some object with a forward method, not proven a module.
+    runtime = NET.replace("from torch import nn\n", "from torch import nn\nfrom base import Backend\n").replace(
+        "class Net(nn.Module):", "class Net(Backend):").replace("        super().__init__()\n", "")
+    files = {"base.py": "from abc import ABC\n\n\nclass Backend(ABC):\n    pass\n", "models.py": runtime,
+             "evaluate.py": EVALUATES}
+    root = write(tmp_path, files)
+    evaluate = root / "evaluate.py"
+    assert codes(evaluate, root) == codes(evaluate, None) == []

@@ -23,9 +23,10 @@ from dataclasses import dataclass, field
 from ..catalog import FAMILIES
 from ..facts.file_facts import ChunkIndex, index_statements, merge_indexes
 from ..facts.gradmode import OFF
-from ..facts.project import ProjectFacts, ProjectFunction, called_names
+from ..facts.library import MODULE_BASES
+from ..facts.project import ProjectFacts, ProjectFunction, base_names, called_names
 from ..parse.source import decode_source, read_source
-from ..parse.syntax import dotted
+from ..parse.syntax import dotted, last_name
 from ..walker.context import LintContext
 from ..walker.walker import Walker
 from .resolve import Resolver, Source, qualified
@@ -289,9 +290,20 @@ def _records_graph(cls: ast.ClassDef, ctx: LintContext) -> bool:
     running another runtime) or that switches recording off in some methods (``encode_image`` under
     ``inference_mode``) stays unknown: which method an instance's call runs is not followed here."""
     evidence, graph = ctx.evidence, ctx.graph
-    if cls.name not in evidence.module_classes or evidence._makes_no_parameters(cls):
+    if cls.name not in evidence.module_classes or evidence._makes_no_parameters(cls) or not _module_by_bases(cls, ctx.facts):
         return False
     return not any(graph.context.get(id(method)) == OFF for (owner, _), method in ctx.facts.methods.items() if owner == cls.name)
+
+
+def _module_by_bases(cls: ast.ClassDef, facts, depth: int = 0) -> bool:
+    """Its bases (through the files read) reach ``nn.Module`` or another module base: not only a ``forward``."""
+    for name in base_names(cls, facts):
+        if last_name(name) in MODULE_BASES:
+            return True
+        local = facts.classes.get(name)
+        if local is not None and local is not cls and depth < _MAX_CLASS_DEPTH and _module_by_bases(local, facts, depth + 1):
+            return True
+    return False
 
 
 def _calls_without_grad(cls: ast.ClassDef, ctx: LintContext) -> bool:
