@@ -11,7 +11,12 @@ language server keeps one per document), then a line in a function body near the
 and changed back, each version linted with the cache; and the same for an edit of the imports at the
 top, which every part of the file depends on (the worst case).
 
-    .venv/bin/python benchmarks/lint_speed.py [--lines 2000] [--runs 41] [--file PATH] [--edits]
+With ``--project``, the file is linted as one file of a project (the engine's ``root``): each corpus file
+becomes a module of a temporary folder, and the file imports every top-level function and class of each,
+calls each function once and derives a class from each class, so that every lint resolves those imports and
+consults the project index (its summaries are cached after the first lint, as in the language server).
+
+    .venv/bin/python benchmarks/lint_speed.py [--lines 2000] [--runs 41] [--file PATH] [--edits] [--project]
 """
 
 from __future__ import annotations
@@ -20,7 +25,9 @@ import argparse
 import ast
 import statistics
 import sys
+import tempfile
 import time
+from functools import partial
 from pathlib import Path
 
 from vramlens.lint import lint_source
@@ -74,14 +81,36 @@ def import_added(text: str) -> str:
     return "\n".join(lines)
 
 
-def edit_times(source: str, edited: str, runs: int) -> list[float]:
+def in_project(source: str, folder: Path) -> tuple[str, str]:
+    """(the text, its path) of ``source`` as a file of a project in ``folder`` that imports the corpus files
+    as modules and uses what each defines."""
+    header, uses = [], []
+    for index, piece in enumerate(sorted(CORPUS.glob("*/*.py"))):
+        text = piece.read_text(encoding="utf-8")
+        try:
+            tree = ast.parse(text)
+        except SyntaxError:
+            continue
+        (folder / f"m{index}.py").write_text(text, encoding="utf-8")
+        defined = [s for s in tree.body if isinstance(s, (ast.FunctionDef, ast.ClassDef))]
+        if defined:
+            header.append(f"from m{index} import {', '.join(s.name for s in defined)}")
+        for s in defined:
+            uses.append(f"{s.name}()" if isinstance(s, ast.FunctionDef) else f"class P{index}_{s.name}({s.name}):\n    pass\n")
+    text = "\n".join(header) + "\n" + source + "\n" + "\n".join(uses) + "\n"
+    path = folder / "bench.py"
+    path.write_text(text, encoding="utf-8")
+    return text, str(path)
+
+
+def edit_times(lint, source: str, edited: str, runs: int) -> list[float]:
     """CPU ms of linting ``edited`` and ``source`` in turn with one cache, after a first lint."""
     cache = ChunkCache()
-    lint_source(source, "bench.py", cache=cache)
+    lint(source, cache=cache)
     times = []
     for index in range(runs):
         text = edited if index % 2 == 0 else source
-        times.append(_cpu_ms(lambda: lint_source(text, "bench.py", cache=cache)))
+        times.append(_cpu_ms(lambda: lint(text, cache=cache)))
     return times
 
 
@@ -97,12 +126,25 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=41)
     parser.add_argument("--file", help="time this file instead of the assembled one")
     parser.add_argument("--edits", action="store_true", help="also time re-linting after an edit, with the cache")
+    parser.add_argument("--project", action="store_true", help="lint it as a file of a project that imports others")
     args = parser.parse_args()
     source = Path(args.file).read_text(encoding="utf-8") if args.file else realistic_source(args.lines)
-    findings = lint_source(source, "bench.py")  # warm up imports and caches
+    with tempfile.TemporaryDirectory() as folder:
+        lint = partial(lint_source, path="bench.py")
+        if args.project:
+            source, path = in_project(source, Path(folder))
+            lint = partial(lint_source, path=path, root=folder)
+            first = _cpu_ms(lambda: lint(source))
+            print(f"project of {len(list(Path(folder).glob('m*.py')))} imported modules: first lint {first:.1f} ms "
+                  "(every imported module read and summarised)")
+        return _measure(args, source, lint)
+
+
+def _measure(args: argparse.Namespace, source: str, lint) -> int:
+    findings = lint(source)  # warm up imports and caches
     lint_times, parse_times, ratios = [], [], []
     for _ in range(args.runs):
-        lint_ms = _cpu_ms(lambda: lint_source(source, "bench.py"))
+        lint_ms = _cpu_ms(lambda: lint(source))
         parse_ms = _cpu_ms(lambda: ast.parse(source))
         lint_times.append(lint_ms)
         parse_times.append(parse_ms)
@@ -114,7 +156,7 @@ def main() -> int:
     if args.edits:
         for label, edited in (("edit in a function body", body_edit(source)), ("edit of the imports", header_edit(source)),
                               ("import added", import_added(source))):
-            times = edit_times(source, edited, args.runs)
+            times = edit_times(lint, source, edited, args.runs)
             print(f"  after an {label}, with the cache: median {statistics.median(times):.1f} ms (min {min(times):.1f})")
     return 0
 

@@ -7,7 +7,7 @@ import json
 import os
 import sys
 
-from vramlens.lint import CHECKS, fix_file, iter_python_files, lint_file, unknown_selectors
+from vramlens.lint import CHECKS, fix_file, iter_python_files, lint_file, project_root, unknown_selectors
 from vramlens.lint.findings import Finding
 from vramlens.safe_text import one_line
 
@@ -59,13 +59,16 @@ def run_lint(args: argparse.Namespace) -> int:
         return 2
     fixed = 0
     findings: list[Finding] = []
+    # what a file imports from the others below the root is read too, with --preview only: the findings this
+    # adds and removes on real code are not judged yet (BENCHMARKS.md, "Other files of the project")
+    root = project_root(args.paths) if args.preview else None
     for path in files:
-        result = fix_file(path, select, ignore, args.preview) if args.fix else None
+        result = fix_file(path, select, ignore, args.preview, root) if args.fix else None
         if result is not None:
             fixed += result.applied
             findings.extend(result.remaining)  # the lint of the text just written: no need to lint it again
         else:
-            findings.extend(lint_file(path, select, ignore, args.preview))
+            findings.extend(lint_file(path, select, ignore, args.preview, root))
     if args.json:
         print(json.dumps({"findings": [f.to_dict() for f in findings]}, indent=2))
     else:

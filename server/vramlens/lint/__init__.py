@@ -6,9 +6,10 @@ from .engine.driver import iter_python_files, lint_bytes, lint_file, lint_paths,
 from .engine.fixes import apply_edits, apply_fix, fix_file, fix_source
 from .engine.store_fixes import store_fixes
 from .findings import Edit, Finding, Fix
+from .project.roots import project_root
 
 __all__ = [
     "CHECKS", "ChunkCache", "RULES", "Edit", "Finding", "Fix", "apply_edits", "apply_fix", "fix_file", "fix_source",
-    "is_enabled", "iter_python_files", "lint_bytes", "lint_file", "lint_paths", "lint_source", "store_fixes",
-    "unknown_selectors",
+    "is_enabled", "iter_python_files", "lint_bytes", "lint_file", "lint_paths", "lint_source", "project_root",
+    "store_fixes", "unknown_selectors",
 ]

@@ -10,6 +10,7 @@ from pygls.workspace import TextDocument
 from vramlens.lint import Finding, Fix, apply_fix, fix_source, lint_source
 from vramlens.lint.engine.chunks import ChunkCache
 from vramlens.lint.engine.suppression import suppression_edit
+from vramlens.lint.project.index import project_index
 from vramlens.lsp.code_action_kit import asks_for, client_range, to_workspace_edit
 from vramlens.lsp.feature import Feature
 from vramlens.lsp.notebook_lint import lint_cells, python_lines
@@ -78,8 +79,9 @@ class DocumentLinter:
     A notebook's cell is linted with the notebook's other code cells before it and after it
     (``notebook_of(document)`` gives them)."""
 
-    def __init__(self, notebook_of=None) -> None:
+    def __init__(self, notebook_of=None, root_of=None) -> None:
         self.settings = LintSettings()
+        self._root_of = root_of  # document -> its workspace folder's path (the project's root) or None
         self._last: dict[str, tuple[tuple, list[Finding]]] = {}  # uri -> (what was linted, its findings)
         self._caches: dict[str, ChunkCache] = {}  # uri or notebook path -> the engine's cache of it
         self._notebook_of = notebook_of  # document -> (notebook path, [(cell uri, source)…]) or None
@@ -88,14 +90,17 @@ class DocumentLinter:
     def findings(self, document: TextDocument) -> list[Finding]:
         select, ignore, preview = self.settings.select, self.settings.ignore, self.settings.preview
         notebook = self._notebook_of(document) if self._notebook_of else None
+        # other files of the project are read with the preview checks only: its findings are not judged yet
+        root = self._root_of(document) if self._root_of and preview else None
         if notebook is not None:
-            return self._cell_findings(document.uri, *notebook)
-        key = (document.source, select, ignore, preview)
+            return self._cell_findings(document.uri, *notebook, root=root)
+        path = document.path or document.uri
+        key = (document.source, select, ignore, preview, root, _read_files(root, path))
         cached = self._last.get(document.uri)
         if cached is not None and cached[0] == key:
             return cached[1]
         cache = self._caches.setdefault(document.uri, ChunkCache())
-        findings = lint_source(document.source, document.path or document.uri, select, ignore, preview, cache=cache)
+        findings = lint_source(document.source, path, select, ignore, preview, cache=cache, root=root)
         self._last[document.uri] = (key, findings)
         return findings
 
@@ -108,13 +113,14 @@ class DocumentLinter:
             return "\n".join(python_lines(document.source))
         return document.source
 
-    def _cell_findings(self, uri: str, path: str, cells: list[tuple[str, str]]) -> list[Finding]:
+    def _cell_findings(self, uri: str, path: str, cells: list[tuple[str, str]], root: str | None = None) -> list[Finding]:
         settings = self.settings
-        key = (tuple(cells), settings.select, settings.ignore, settings.preview)
+        key = (tuple(cells), settings.select, settings.ignore, settings.preview, root, _read_files(root, path))
         cached = self._notebooks.get(path)
         if cached is None or cached[0] != key:
             cache = self._caches.setdefault(path, ChunkCache())
-            found = lint_cells(cells, path, settings.select, settings.ignore, preview=settings.preview, cache=cache)
+            found = lint_cells(cells, path, settings.select, settings.ignore, preview=settings.preview, cache=cache,
+                               root=root)
             cached = self._notebooks[path] = (key, found)
         return cached[1].get(uri, [])
 
@@ -122,6 +128,12 @@ class DocumentLinter:
         """A closed document's findings and cache go."""
         self._last.pop(uri, None)
         self._caches.pop(uri, None)
+
+
+def _read_files(root: str | None, path: str) -> tuple:
+    """The files of the project the last lint of ``path`` read, as they are now: part of a cached result's key,
+    so that saving one of them lints the document again."""
+    return project_index(root).dependency_stamps(path) if root else ()
 
 
 def code_actions(document: TextDocument, diagnostics: list[types.Diagnostic], linter: DocumentLinter,
@@ -213,7 +225,7 @@ class LintFeature(Feature):
         self.linter: DocumentLinter | None = None
 
     def register(self, server: VramLensServer) -> None:
-        self.linter = DocumentLinter(server.notebook_of)
+        self.linter = DocumentLinter(server.notebook_of, lambda document: server.folder_of(document.uri)[1])
 
     def settings_changed(self, options: dict) -> None:
         self.linter.settings.update(options)

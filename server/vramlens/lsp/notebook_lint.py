@@ -55,15 +55,16 @@ def _inside(span: CellSpan, line: int) -> bool:
 
 
 def lint_cells(cells: list[tuple[str, str]], path: str, select=None, ignore=None, preview: bool = False,
-               cache=None) -> dict[str, list[Finding]]:
+               cache=None, root=None) -> dict[str, list[Finding]]:
     """Findings per cell URI, lines counted within the cell. A finding or fix that reaches into another
     cell keeps only what lies in its own cell (a fix that would edit two cells is dropped). ``cache``:
     the engine's cache of this notebook's last lint (only changed parts are analysed again)."""
     text, spans = concatenate(cells)
-    findings = lint_source(text, path, select, ignore, preview, cache=cache)
+    findings = lint_source(text, path, select, ignore, preview, cache=cache, root=root)
     if any(finding.code == PARSE_ERROR_CODE or finding.rule == "syntax" for finding in findings):
         # One cell that does not parse must not silence the others: each is then checked alone.
-        return {key: lint_source("\n".join(python_lines(source)) + "\n", path, select, ignore, preview) for key, source in cells}
+        return {key: lint_source("\n".join(python_lines(source)) + "\n", path, select, ignore, preview, root=root)
+                for key, source in cells}
     by_cell: dict[str, list[Finding]] = {span.key: [] for span in spans}
     firsts = [span.first for span in spans]
     for finding in findings:

@@ -7,6 +7,7 @@ import gc
 import os
 import warnings
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import Iterable, Iterator
 
@@ -14,7 +15,9 @@ from vramlens.regular_files import FileProblem
 
 from ..catalog import FAMILIES, is_enabled
 from ..facts.file_facts import merge_indexes
+from ..facts.project import ProjectFacts
 from ..findings import Edit, Finding, Fix
+from ..project.index import project_index
 from ..parse.source import decode_source, parse_error, parse_failure, read_source, too_large, unreadable
 from ..walker.context import LintContext
 from ..walker.walker import Walker
@@ -33,13 +36,15 @@ def parse(text: str) -> ast.Module:
 
 
 def lint_source(text: str, path: str = "<source>", select: list[str] | None = None, ignore: list[str] | None = None,
-                preview: bool = False, cache: ChunkCache | None = None) -> list[Finding]:
+                preview: bool = False, cache: ChunkCache | None = None, root: str | os.PathLike | None = None) -> list[Finding]:
     """All enabled findings for one file's text, sorted by position. Never raises on bad input.
 
     ``preview``: also run the checks that are off by default (catalog.py says why a check is preview).
     A ``# vramlens: ignore[CODE]`` comment on a finding's line silences it there (suppression.py).
     ``cache``: the previous lint of this document (the language server keeps one per file): only the
-    parts of the file whose text changed are parsed and analysed again; the result is the same."""
+    parts of the file whose text changed are parsed and analysed again; the result is the same.
+    ``root``: the project's folder: what the file imports from other files below it is read (lint/project/);
+    None: this file alone."""
     large = too_large(len(text))
     if large:
         return [parse_error(path, large)]
@@ -48,7 +53,7 @@ def lint_source(text: str, path: str = "<source>", select: list[str] | None = No
     collecting = gc.isenabled()
     gc.disable()
     try:
-        findings = _lint_source(text, path, cache if cache is not None else ChunkCache())
+        findings = _lint_source(text, path, cache if cache is not None else ChunkCache(), root)
     finally:
         if collecting:
             gc.enable()
@@ -56,7 +61,7 @@ def lint_source(text: str, path: str = "<source>", select: list[str] | None = No
     return sorted(findings, key=lambda f: f.sort_key)
 
 
-def _lint_source(text: str, path: str, cache: ChunkCache) -> list[Finding]:
+def _lint_source(text: str, path: str, cache: ChunkCache, root: str | os.PathLike | None = None) -> list[Finding]:
     try:
         parsed = parse_file(text, cache)
     except (SyntaxError, ValueError, RecursionError, MemoryError) as error:
@@ -67,7 +72,9 @@ def _lint_source(text: str, path: str, cache: ChunkCache) -> list[Finding]:
     header = [c for c in chunks if c.header]
     file_globals = frozenset().union(*(c.index.globals for c in chunks))
     grad_off = any(c.index.grad_off_everywhere for c in chunks)
-    shared = (path, file_globals, grad_off)
+    project = project_index(root).facts_for(path, [c.index for c in chunks]) if root is not None else None
+    # What other files say is part of every result's key: an edit there that changes it re-analyses this file.
+    shared = (path, file_globals, grad_off, project.signature if project else None)
     header_statements = [(ast.dump(stmt), _bound_names(stmt)) for chunk in header for stmt in chunk.tree.body]
     insert_line = _import_line(chunks)
     results: dict = {}
@@ -79,7 +86,7 @@ def _lint_source(text: str, path: str, cache: ChunkCache) -> list[Finding]:
             key = (shared, _header_key(header_statements, uses), tuple(c.text for c in members))
             found = cache.results.get(key)
             if found is None:
-                found = _analyse(path, header, members, file_globals, grad_off)
+                found = _analyse(path, header, members, file_globals, grad_off, project)
             results[key] = found
             for chunk, chunk_findings in zip(members, found):
                 findings.extend(_placed(f, chunk.start, insert_line) for f in chunk_findings)
@@ -131,13 +138,15 @@ def _batches(parts: list[list[int]], chunks: list[Chunk]) -> list[list[int]]:
     return batches
 
 
-def _analyse(path: str, header: list[Chunk], members: list[Chunk], file_globals: frozenset[str], grad_off: bool) -> list[list[Finding]]:
+def _analyse(path: str, header: list[Chunk], members: list[Chunk], file_globals: frozenset[str], grad_off: bool,
+             project: ProjectFacts | None = None) -> list[list[Finding]]:
     """Findings of one part of the file, per member chunk, in chunk-relative positions."""
     ordered = sorted(header + members, key=lambda c: c.start)
     tree = ast.Module(body=[stmt for chunk in ordered for stmt in chunk.tree.body], type_ignores=[])
     facts = merge_indexes([c.index for c in ordered], tree, header_end=-1)  # -1: an added import goes on line 0, placed later
     facts.globals = set(file_globals)
     facts.grad_off_everywhere = grad_off
+    facts.project = project
     owners: dict[int, tuple[int, Chunk]] = {}
     for number, chunk in enumerate(members):
         for stmt in chunk.tree.body:
@@ -191,21 +200,21 @@ def _placed(finding: Finding, start: int, insert_line: int) -> Finding:
 
 
 def lint_bytes(data: bytes, path: str, select: list[str] | None = None, ignore: list[str] | None = None,
-               preview: bool = False) -> list[Finding]:
+               preview: bool = False, root: str | os.PathLike | None = None) -> list[Finding]:
     large = too_large(len(data))
     if large:
         return [parse_error(path, large)]
     decoded = decode_source(data)
     if decoded.unreadable:
         return [parse_error(path, decoded.problem or "this file cannot be decoded; nothing was checked.")]
-    findings = lint_source(decoded.text, path, select, ignore, preview)
+    findings = lint_source(decoded.text, path, select, ignore, preview, root=root)
     if decoded.problem and not any(f.code == "VL000" for f in findings):
         findings.insert(0, parse_error(path, decoded.problem))
     return findings
 
 
 def lint_file(path: str | os.PathLike, select: list[str] | None = None, ignore: list[str] | None = None,
-              preview: bool = False) -> list[Finding]:
+              preview: bool = False, root: str | os.PathLike | None = None) -> list[Finding]:
     """Findings of one file or notebook; one that cannot be read (a FIFO, a device, a dangling link, too large)
     says so. A notebook's findings name their cell (notebooks.py)."""
     notebook = str(path).endswith(NOTEBOOK_SUFFIX)
@@ -214,8 +223,8 @@ def lint_file(path: str | os.PathLike, select: list[str] | None = None, ignore: 
     except FileProblem as problem:
         return [parse_error(str(path), unreadable(problem))]
     if notebook:
-        return lint_notebook_bytes(data, str(path), lint_source, select, ignore, preview)
-    return lint_bytes(data, str(path), select, ignore, preview)
+        return lint_notebook_bytes(data, str(path), partial(lint_source, root=root), select, ignore, preview)
+    return lint_bytes(data, str(path), select, ignore, preview, root)
 
 
 def iter_python_files(paths: Iterable[str | os.PathLike]) -> Iterator[Path]:
@@ -233,8 +242,8 @@ def iter_python_files(paths: Iterable[str | os.PathLike]) -> Iterator[Path]:
 
 
 def lint_paths(paths: Iterable[str | os.PathLike], select: list[str] | None = None, ignore: list[str] | None = None,
-               preview: bool = False) -> list[Finding]:
+               preview: bool = False, root: str | os.PathLike | None = None) -> list[Finding]:
     findings: list[Finding] = []
     for path in iter_python_files(paths):
-        findings.extend(lint_file(path, select, ignore, preview))
+        findings.extend(lint_file(path, select, ignore, preview, root))
     return findings

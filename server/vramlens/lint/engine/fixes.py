@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import bisect
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -68,7 +69,7 @@ class FixResult:
 
 
 def fix_source(text: str, path: str = "<source>", select: list[str] | None = None, ignore: list[str] | None = None,
-               preview: bool = False) -> FixResult:
+               preview: bool = False, root: str | os.PathLike | None = None) -> FixResult:
     """Apply the first (default) fix of every finding until nothing fixable is left.
 
     Fixes of one round are applied together when their edits do not overlap; when the result would
@@ -76,7 +77,7 @@ def fix_source(text: str, path: str = "<source>", select: list[str] | None = Non
     and the others are skipped, their findings kept. Each round costs a few passes over the text and one lint;
     the lint of the last text is ``remaining``, so a file with nothing to fix is linted once.
     """
-    findings = lint_source(text, path, select, ignore, preview)
+    findings = lint_source(text, path, select, ignore, preview, root=root)
     applied = 0
     for _ in range(MAX_ROUNDS):
         chosen = _compatible_fixes(findings)
@@ -86,7 +87,7 @@ def fix_source(text: str, path: str = "<source>", select: list[str] | None = Non
         if not used:
             break
         text, applied = fixed, applied + used
-        findings = lint_source(text, path, select, ignore, preview)  # what remains, and the next round's fixes
+        findings = lint_source(text, path, select, ignore, preview, root=root)  # what remains, and the next round's fixes
     return FixResult(text, applied, findings)
 
 
@@ -140,7 +141,7 @@ def _overlaps(a: tuple[int, int, int, int], b: tuple[int, int, int, int]) -> boo
 
 
 def fix_file(path: str | Path, select: list[str] | None = None, ignore: list[str] | None = None,
-             preview: bool = False) -> FixResult | None:
+             preview: bool = False, root: str | os.PathLike | None = None) -> FixResult | None:
     """Fix a file in place, keeping its encoding and BOM. None when it cannot be fixed safely (a notebook is
     never rewritten: its findings are reported, their fixes are for the editor's cells)."""
     path = Path(path)
@@ -152,7 +153,7 @@ def fix_file(path: str | Path, select: list[str] | None = None, ignore: list[str
         return None  # lint_file reports why it cannot be read
     if decoded.problem:
         return None  # rewriting would destroy the undecodable bytes
-    result = fix_source(decoded.text, str(path), select, ignore, preview)
+    result = fix_source(decoded.text, str(path), select, ignore, preview, root)
     if result.applied and result.text != decoded.text:
         try:
             data = decoded.encode(result.text)

@@ -17,6 +17,7 @@ from ..parse.syntax import call_name, dotted, is_backward_call, iter_nodes, last
 from .dataflow import ELEMENT, assignment_edges, backward_targets, names_read, stored_names
 from .file_facts import FileFacts
 from .frozen import frozen_names
+from .project import project_ancestors
 from .library import (
     BACKPROPAGATED_RETURNS,
     PIPELINE_METHODS,
@@ -440,6 +441,9 @@ class Evidence:
             return False
         if short in self.module_classes and (name == short or self.facts.imports.get(name.split(".", 1)[0]) is None):
             return True
+        project = self.facts.project
+        if project is not None and name in project.module_classes:
+            return True  # a module class of another file of the project
         if self.torch_nn_class(name) is not None:
             return True
         if short == "from_pretrained":
@@ -543,6 +547,9 @@ class Evidence:
         short = last_name(name)
         if short in NO_GRAD_CALLABLE_CONSTRUCTORS:
             return True
+        project = self.facts.project
+        if project is not None and name in project.no_grad_classes:
+            return True  # a class of another file of the project whose forward runs without grad
         local = self.facts.functions.get(name) if "." not in name else None
         if local is None and name.startswith("self."):
             cls = self.facts.enclosing_class(scope)
@@ -662,6 +669,9 @@ def _is_module_class(cls: ast.ClassDef, known: set[str], facts: FileFacts) -> bo
         if qualified.startswith(_FOREIGN_FRAMEWORKS):
             continue
         if short in MODULE_BASES:
+            return True
+    for qualified in project_ancestors(cls, facts):  # a base class of another file of the project is a module
+        if last_name(qualified) in MODULE_BASES and not qualified.startswith(_FOREIGN_FRAMEWORKS):
             return True
     if any(last_name(dotted(b) or "") == "Function" for b in cls.bases):
         return False  # torch.autograd.Function has a static forward(ctx, ...)

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 from ..parse.syntax import CHILD_FIELDS, dotted, is_backward_call, is_optimizer_step
 from .gradmode import disables_grad
+from .project import ProjectFacts
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
@@ -37,7 +38,10 @@ class ChunkIndex:
     scopes: list[ast.AST] = field(default_factory=list)  # every function definition, outer ones first
     globals: set[str] = field(default_factory=set)  # names bound at module level
     imports: dict[str, str] = field(default_factory=dict)  # local name -> dotted name it was imported as
+    # local name -> (level, module, name) of every import, relative ones too (the project index resolves them)
+    import_sources: dict[str, tuple[int, str, str | None]] = field(default_factory=dict)
     grad_off_everywhere: bool = False
+    called: frozenset[str] | None = None  # dotted names of the callees, computed when the project index asks
 
 
 @dataclass
@@ -57,6 +61,8 @@ class FileFacts:
     scopes: list[ast.AST] = field(default_factory=list)
     globals: set[str] = field(default_factory=set)
     imports: dict[str, str] = field(default_factory=dict)
+    import_sources: dict[str, tuple[int, str, str | None]] = field(default_factory=dict)
+    project: ProjectFacts | None = None  # what other files of the project say (facts/project.py); None: this file only
     torch_alias: str | None = None  # name under which ``torch`` is imported, if it is
     imported_names: dict[str, str] = field(default_factory=dict)  # local name -> torch.<name> (``from torch import``)
     future_import_end: int = 0  # last line of the docstring / __future__ imports
@@ -302,6 +308,16 @@ class _Indexer:
         """Imports anywhere in the file name things the same way; module-level ones win a clash."""
         imports = self.index.imports
         note = imports.__setitem__ if at_module_level else imports.setdefault
+        sources = self.index.import_sources
+        source = sources.__setitem__ if at_module_level else sources.setdefault
+        if isinstance(stmt, ast.Import):
+            for alias in stmt.names:
+                local = alias.asname or alias.name.split(".", 1)[0]
+                source(local, (0, alias.name if alias.asname else local, None))
+        else:
+            for alias in stmt.names:
+                if alias.name != "*":
+                    source(alias.asname or alias.name, (stmt.level, stmt.module or "", alias.name))
         if isinstance(stmt, ast.Import):
             for alias in stmt.names:
                 if alias.asname:
@@ -360,6 +376,7 @@ def merge_indexes(indexes: list[ChunkIndex], tree: ast.Module, header_end: int) 
         facts.scopes.extend(index.scopes)
         facts.globals |= index.globals
         facts.imports.update(index.imports)
+        facts.import_sources.update(index.import_sources)
         facts.grad_off_everywhere |= index.grad_off_everywhere
         module_calls.extend(index.module_calls)
         module_stores.extend(index.module_stores)

@@ -10,6 +10,7 @@ from ..facts.forwards import DIFFERENTIABLE, FORWARD, forward_kind
 from ..facts.function_ctx import function_entry_points, provenance
 from ..facts.gradmode import MAYBE, OFF
 from ..facts.library import FRAMEWORK_NO_GRAD_HOOKS, LIGHTNING_NO_GRAD_HOOKS
+from ..facts.project import project_ancestors
 from ..parse.syntax import CONSTRUCTORS, dotted, is_backward_call, is_optimizer_step, is_small_constant_loop, iterates_data
 from .call_sites import CallSite
 
@@ -47,6 +48,8 @@ class Contexts:
                 continue
             head, dot, rest = name.partition(".")
             hooks |= FRAMEWORK_NO_GRAD_HOOKS.get(f"{self.facts.imports.get(head, head)}{dot}{rest}", frozenset())
+        for qualified in project_ancestors(cls, self.facts):  # a framework base of a class of another file
+            hooks |= FRAMEWORK_NO_GRAD_HOOKS.get(qualified, frozenset())
         return hooks
 
     def _uses_lightning(self) -> bool:

@@ -9,11 +9,13 @@ from dataclasses import dataclass, field
 from ..facts.evidence import Evidence
 from ..facts.file_facts import FileFacts
 from ..facts.gradmode import GradModes
+from ..facts.project import ProjectFunction
 from ..findings import Code, Finding, Fix
 from ..flow.callgraph import CallGraph
 from ..flow.summaries import EMPTY, GRAPH, Effect, Labels, Summary, parameters_in
 from ..flow.taint import TaintEvaluator, TaintState
 from ..parse.edits import Positions
+from ..parse.syntax import dotted
 
 
 @dataclass
@@ -129,6 +131,54 @@ class LintContext:
             effects = self.scope.summary.effects.setdefault(name, [])
             if effect not in effects:
                 effects.append(effect)
+
+    def project_function(self, call: ast.Call) -> ProjectFunction | None:
+        """The function of another file of the project ``call`` runs, when this file does not rebind its name:
+        ``accuracy(out, y)`` imported from there, ``metrics.accuracy(...)``, or ``self.shared_step(batch)``
+        inherited from a class of the project."""
+        project = self.facts.project
+        if project is None:
+            return None
+        name = dotted(call.func)
+        if name is None:
+            return None
+        head, _, attr = name.partition(".")
+        if head in {"self", "cls"}:
+            cls = self.facts.enclosing_class(self.scope.node)
+            found = project.methods.get((cls.name, attr)) if cls is not None and "." not in attr else None
+        else:
+            found = project.functions.get(name)
+            if found is None or head in self.facts.functions or head in self.facts.classes or head in self.facts.globals \
+                    or head in self._bound_here():
+                return None
+        if found is not None and not found.binds(call):
+            return None  # an argument the summary does not cover (``**kwargs``): unknown here
+        if found is not None and found.called_parameters and self._passes_callable(call, found):
+            return None  # its summary was computed without knowing it is handed a module: unknown here
+        return found
+
+    def _passes_callable(self, call: ast.Call, function: ProjectFunction) -> bool:
+        """The call hands a module (or a pipeline that runs without grad) to a parameter the function calls."""
+        scope = self.scope.node
+        evidence = self.evidence
+        return any(parameter in function.called_parameters and (evidence.is_module(argument, scope) or evidence.is_no_grad_callable(argument, scope))
+                   for parameter, argument in function.bound_arguments(call))
+
+    def _bound_here(self) -> frozenset[str]:
+        """Names the current function binds itself (its parameters, its assignments): they hide an import."""
+        node = self.scope.node
+        if isinstance(node, ast.Module):
+            return frozenset()
+        key = ("bound-names", id(node))
+        found = self.memo.get(key)
+        if found is None:
+            names = {a.arg for a in [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs]}
+            names.update(n for n in (node.args.vararg, node.args.kwarg) if n is not None for n in [n.arg])
+            for store in self.facts.stores_inside(node):
+                targets = store.targets if isinstance(store, (ast.Assign, ast.Delete)) else [store.target]
+                names.update(t.id for target in targets for t in ast.walk(target) if isinstance(t, ast.Name))
+            found = self.memo[key] = frozenset(names)
+        return found
 
     def qualified_name(self, func: ast.AST) -> str:
         cls = self.facts.class_of(func)

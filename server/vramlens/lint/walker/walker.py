@@ -95,15 +95,11 @@ class Walker:
             ctx.scope, ctx.state, ctx.loops, ctx.blocks, ctx.handler_depth, ctx.evaluator.scope = saved
 
     def local_result(self, call: ast.Call, state: TaintState, position: int | None = None) -> Labels | None:
-        """The labels a call of a function of this file returns (at ``position`` of the tuple it returns),
-        from its summary; None when unknown."""
-        ctx = self.ctx
-        site = ctx.graph.site_of.get(id(call))
-        if site is None or site.callee.name == "__init__":
-            return None
-        summary = ctx.summaries.get(id(site.callee))
+        """The labels a call of a function of this file (or of another file of the project) returns (at
+        ``position`` of the tuple it returns), from its summary; None when unknown."""
+        summary, arguments = self._callee_summary(call, constructor=False)
         if summary is None:
-            return None  # not walked yet (recursion): judged like any other call
+            return None  # not a function known here, or not walked yet (recursion): judged like any other call
         returned = summary.returns
         if position is not None:
             if summary.elements is None or position >= len(summary.elements):
@@ -114,8 +110,8 @@ class Walker:
         result = frozenset(label for label in returned if label[0] != "@")
         wanted = set(parameters_in(returned))
         if wanted:
-            evaluator = ctx.evaluator
-            for parameter, argument in ctx.graph.bound_arguments(site):
+            evaluator = self.ctx.evaluator
+            for parameter, argument in arguments():
                 if parameter in wanted:
                     labels = evaluator.labels(argument, state)
                     if labels:
@@ -125,8 +121,7 @@ class Walker:
     def _positions(self, call: ast.Call, state: TaintState) -> list[Labels]:
         """What each position of the tuple a function of this file returns may hold, for this call; [] when
         it does not always return a tuple of one length."""
-        site = self.ctx.graph.site_of.get(id(call))
-        summary = self.ctx.summaries.get(id(site.callee)) if site is not None else None
+        summary, _ = self._callee_summary(call, constructor=False)
         if summary is None or summary.elements is None:
             return []
         parts = [self.local_result(call, state, index) for index in range(len(summary.elements))]
@@ -157,21 +152,29 @@ class Walker:
             visit = _VISITORS[kind] = getattr(Walker, f"_visit_{kind.__name__}", _no_transfer)
         visit(self, stmt)
 
-    def _callee_summary(self, call: ast.Call):
-        """(call site, the callee's summary) for a call of a function of this file; (None, None) otherwise."""
-        site = self.ctx.graph.site_of.get(id(call))
-        if site is None:
+    def _callee_summary(self, call: ast.Call, constructor: bool = True):
+        """(the callee's summary, a function giving its (parameter, argument) pairs) for a call of a function of
+        this file, else of a function of another file of the project (facts/project.py); (None, None) otherwise.
+        ``constructor``: a class's ``__init__`` counts (what it keeps), not for what the call returns."""
+        ctx = self.ctx
+        site = ctx.graph.site_of.get(id(call))
+        if site is not None:
+            if not constructor and site.callee.name == "__init__":
+                return None, None
+            return ctx.summaries.get(id(site.callee)), lambda: ctx.graph.bound_arguments(site)
+        function = ctx.project_function(call)
+        if function is None:
             return None, None
-        return site, self.ctx.summaries.get(id(site.callee))
+        return function.summary, lambda: function.bound_arguments(call)
 
     def _call_effects(self, call: ast.Call) -> None:
         """A call of a function of this file that keeps one of its arguments: report graph passed to it, and
         pass the effect on to the current function's own parameters."""
         ctx = self.ctx
-        site, summary = self._callee_summary(call)
+        summary, arguments = self._callee_summary(call)
         if summary is None or not summary.effects:
             return
-        for parameter, argument in ctx.graph.bound_arguments(site):
+        for parameter, argument in arguments():
             for effect in summary.effects.get(parameter, ()):
                 labels = ctx.labels(argument)
                 if GRAPH in labels:
@@ -256,10 +259,10 @@ class Walker:
         ctx = self.ctx
         if not isinstance(call, ast.Call):
             return
-        site, summary = self._callee_summary(call)
+        summary, arguments = self._callee_summary(call)
         if summary is None or not summary.detaches:
             return
-        for parameter, argument in ctx.graph.bound_arguments(site):
+        for parameter, argument in arguments():
             name = dotted(argument)
             if parameter in summary.detaches and name:
                 ctx.state.set(name, EMPTY)

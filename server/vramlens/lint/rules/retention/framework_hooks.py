@@ -15,6 +15,7 @@ import ast
 from ...facts.containers import is_known_list, list_method_call
 from ...facts.forwards import FORWARD
 from ...facts.library import PER_BATCH_HOOKS, PerBatchHooks
+from ...facts.project import base_names
 from ...facts.tensor_types import TensorTypes
 from ...parse.syntax import dotted, last_name
 
@@ -27,7 +28,7 @@ def hook_of(ctx) -> PerBatchHooks | None:
     name = getattr(ctx.scope.node, "name", None)
     if cls is None or name is None:
         return None
-    bases = {last_name(dotted(b) or "") for b in cls.bases}
+    bases = {last_name(name) for name in base_names(cls, ctx.facts)}  # through the project's classes too
     return next((h for h in PER_BATCH_HOOKS if name in h.hooks and bases & h.bases), None)
 
 

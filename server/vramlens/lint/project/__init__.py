@@ -1,0 +1,1 @@
+"""Facts from the other files of the project the linted file imports (resolve, summarise, cache)."""
