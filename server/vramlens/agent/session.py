@@ -65,11 +65,9 @@ class Session(RecordingCore):
         if self.options.source_edit:
             try:
                 self.source_edit = SourceEdit.parse(self.options.source_edit)
-            except ValueError as error:
+                self.source_edit.read()  # once: the run reads the text checked here
+            except (OSError, ValueError) as error:
                 return str(error)
-            problem = self.source_edit.problem()
-            if problem:
-                return problem
             self.meta["source_edit"] = self.source_edit.to_json()  # this capture is of the edited program
         try:
             import torch

@@ -23,6 +23,7 @@ import sys
 class SourceEdit:
     def __init__(self, path: str, line: int, before: str, after: str):
         self.path, self.line, self.before, self.after = os.path.abspath(path), line, before, after
+        self.text: str | None = None  # the edited file's text, read once by read()
 
     @classmethod
     def parse(cls, text: str) -> "SourceEdit":
@@ -40,25 +41,23 @@ class SourceEdit:
     def to_json(self) -> dict:
         return {"path": self.path, "line": self.line, "before": self.before, "after": self.after}
 
-    def problem(self) -> str | None:
-        """Why the edit cannot be applied to the file as it is now, or None."""
-        try:
-            self.edited_text()
-        except (OSError, ValueError) as error:
-            return str(error)
-        return None
-
-    def edited_text(self) -> str:
-        """The file's text with the line replaced; ValueError when the line no longer reads ``before``."""
+    def read(self) -> None:
+        """Read the file once, before the run, and keep its edited text: OSError when it cannot be read,
+        ValueError when the line no longer reads ``before``."""
         with open(self.path, "rb") as handle:
-            text = handle.read().decode("utf-8")
-        lines = text.split("\n")
+            lines = handle.read().decode("utf-8").split("\n")
         if self.line > len(lines) or lines[self.line - 1].rstrip("\r") != self.before.rstrip("\r"):
             raise ValueError(f"The fix to measure no longer applies: line {self.line} of {self.path} changed since "
                              "the capture; record the run again.")
         ending = "\r" if lines[self.line - 1].endswith("\r") else ""
         lines[self.line - 1] = self.after + ending
-        return "\n".join(lines)
+        self.text = "\n".join(lines)
+
+    def edited_text(self) -> str:
+        """The file's text with the line replaced, as read() found it."""
+        if self.text is None:
+            self.read()
+        return self.text
 
     def is_file(self, path: str) -> bool:
         try:

@@ -16,7 +16,7 @@ from vramlens.analysis.experiments.variants import BASELINE, SourceEdit, Variant
 from vramlens.analysis.model import ConfirmPlan
 from vramlens.analysis.diagnosis.confirm import judge, plan_kind
 from vramlens.capture.errors import CaptureError
-from vramlens.experiments.engine import ExperimentPlan, run_experiment
+from vramlens.experiments.engine import ExperimentPlan, run_experiment, variant_row
 from vramlens.runner.launch import RunOptions
 
 
@@ -29,11 +29,10 @@ def _variant(spec: dict) -> Variant:
 
 
 def _table_row(row: dict) -> dict:
-    """What the advice reads of a variant: its outcome, its median peak, and the edit it ran with."""
-    peak = ((row.get("summary") or {}).get("peak_allocated") or {}).get("median")
+    """What the advice reads of a variant: the report's row of it, the edit it ran with and its first capture
+    (the one `vramlens diff` compares)."""
     first = (row.get("runs") or [{}])[0]
-    return {"label": row["label"], "ooms": row["ooms"], "runs": len(row["runs"]), "verdict": row.get("verdict"),
-            "peak_allocated": peak, "edit": row.get("edit"), "capture": first.get("capture")}
+    return {**variant_row(row), "edit": row.get("edit"), "capture": first.get("capture")}
 
 
 def _outcome(runs: list[dict], source_root: str | None) -> dict:

@@ -173,12 +173,12 @@ def note_in_capture(data: dict) -> None:
         return
     meta["experiment"] = {"file": str(Path(data["output_dir"]) / EXPERIMENT_FILE), "chosen": data["chosen"],
                           "sentence": chosen_sentence(data),
-                          "variants": [_row(variant) for variant in data["variants"]],
+                          "variants": [variant_row(variant) for variant in data["variants"]],
                           "search": _search_row(data["search"]), "stopped": data["stopped"]}
     write_json_atomically(str(meta_path), meta)
 
 
-def _row(variant: dict) -> dict:
+def variant_row(variant: dict) -> dict:
     """What the report shows of a variant: its verdict and median figures, not every run."""
     summary = variant["summary"]
     return {"label": variant["label"], "ooms": variant["ooms"], "runs": len(variant["runs"]), "verdict": variant["verdict"],

@@ -13,6 +13,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from vramlens.analysis.load.sources import place_of
+
 ALLOC_CONF_VAR = "PYTORCH_CUDA_ALLOC_CONF"  # read by every torch release; newer ones also read PYTORCH_ALLOC_CONF
 ALLOCATOR_KEYS = ("expandable_segments", "max_split_size_mb", "garbage_collection_threshold",
                   "roundup_power2_divisions", "pinned_use_cuda_host_register", "release_lock_on_cudamalloc",
@@ -44,7 +46,7 @@ class SourceEdit:
 
     @property
     def place(self) -> str:
-        return f"{self.path.replace(chr(92), '/').rsplit('/', 1)[-1]}:{self.line}"
+        return place_of(self.path, self.line)  # ``train.py:42``, as every place is named
 
 
 @dataclass(frozen=True)
