@@ -117,12 +117,12 @@ POSITIVE_CASES = [
                 loss.backward()
                 optimizer.step()
         """), ("rnn(x, h)", "rnn(x, h.detach())")),
-    Case("predict_without_no_grad", "VL201", 9, TRAIN_HEADER + _src("""
+    Case("predict_without_no_grad", "VL202", 9, TRAIN_HEADER + _src("""
         def predict(x):
             model.eval()
             return model(x).argmax(dim=-1)
         """), ("def predict", "@torch.no_grad()\ndef predict")),
-    Case("validation_loop_in_training_function", "VL201", 14, TRAIN_HEADER + _src("""
+    Case("validation_loop_in_training_function", "VL202", 14, TRAIN_HEADER + _src("""
         def fit(train_loader, val_loader):
             for x, y in train_loader:
                 loss = criterion(model(x), y)

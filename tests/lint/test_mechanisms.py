@@ -633,7 +633,7 @@ MISSES = cases(
         def run(self, batches):
             self.set_eval()
             for x in batches:
-                self.model(x)  # flag: VL201
+                self.model(x)  # flag: VL202
     """,
     """
     def evaluate(model: nn.Module, loader):
@@ -904,7 +904,7 @@ def test_a_dry_run_in_a_constructor_is_one_time_initialisation():
             def score(self, loader):
                 self.model.eval()
                 for x in loader:
-                    y = self.model(x)  # flag: VL201
+                    y = self.model(x)  # flag: VL202
                     print(y.sum().item())
         """))
 
@@ -938,7 +938,7 @@ FRAMEWORK_HOOKS = cases(
     class Checker(Other):
         def postprocess(self, preds):
             self.model.eval()
-            return self.model(preds)  # flag: VL201
+            return self.model(preds)  # flag: VL202
     """,
 )
 
@@ -1123,12 +1123,12 @@ MODULE_CONTAINERS = cases(
         def __init__(self, model, optimizer, loader):
             self.model, self.optimizer, self.loader = model, optimizer, loader
         def _eval_step(self, z):
-            return self.model["generator"](z).mean().item()  # flag: VL201
+            return self.model["generator"](z).mean().item()  # flag: VL202
         def _eval_epoch(self):
             for key in self.model.keys():
                 self.model[key].eval()
             for z in self.loader:
-                self._eval_step(z)  # flag: VL201
+                self._eval_step(z)  # flag: VL202
     """,
     """
     class Trainer:
@@ -1276,7 +1276,7 @@ METER_UPDATES = cases(
         for x, y in loader:
             with torch.no_grad():
                 scores = model(x)
-            out = model(x)  # flag: VL201
+            out = model(x)  # flag: VL202
             metrics.update(out, y)
             mean.update(out)
             accuracy.update(out, y)

@@ -45,7 +45,7 @@ async def test_folder_settings_are_pulled_and_read_again_on_change(client: Langu
     script = tmp_path / "scenarios" / "retained_references.py"
     uri = script.as_uri()
     diagnostics = await open_document(client, uri, script.read_text())
-    assert "VL102" not in {d.code for d in diagnostics} and "VL201" in {d.code for d in diagnostics}
+    assert "VL102" not in {d.code for d in diagnostics} and "VL202" in {d.code for d in diagnostics}
     assert (await execute(client, "vramlens.openCapture", {"path": str(CAPTURES / "retained_references")}))["ok"]
     assert any(m.message.startswith("Loaded ") for m in client.log_messages)  # window/logMessage
 

@@ -1,9 +1,11 @@
 """Published archives pinned by file name and sha256, downloaded once with pip into a cache folder and read in place.
 
 A wheel is a zip of the package's files as released, and pip fetches it by name and version without running
-anything from it; it is preferred. Releases published only as an sdist are downloaded as that: pip then prepares
-the sdist's metadata in an isolated build environment, as installing it would, which costs some seconds per
-archive. ``--require-hashes`` makes pip take exactly the pinned file. The cache is ``$VRAMLENS_CORPUS_CACHE`` or
+anything from it; it is preferred. Releases published only as an sdist are fetched as that file, straight from
+the index's file list (its JSON API names each file's URL and sha256): pip would prepare an sdist's metadata,
+which runs the package's build in an isolated environment (minutes where it compiles a build dependency such as
+Cython from source) and is code of the package run on this machine. ``--require-hashes`` makes pip take exactly
+the pinned wheel; an sdist is checked against its pin after download. The cache is ``$VRAMLENS_CORPUS_CACHE`` or
 ``.corpus-cache/`` at the repository's root; an archive already there with the right sha256 is used as it is, so
 repeated runs touch the network not at all.
 """
@@ -11,6 +13,7 @@ repeated runs touch the network not at all.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 import subprocess
@@ -18,6 +21,8 @@ import sys
 import tarfile
 import tempfile
 import time
+import urllib.error
+import urllib.request
 import zipfile
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -27,6 +32,7 @@ CACHE_ENV = "VRAMLENS_CORPUS_CACHE"
 REPO_ROOT = Path(__file__).resolve().parents[3]
 TRIES = 3
 PIP_TIMEOUT_S = 300
+INDEX_JSON = "https://pypi.org/pypi/{package}/json"  # the index's file lists, by release
 
 # name-version(-build)?-python-abi-platform.whl (PEP 427)
 _WHEEL = re.compile(
@@ -106,6 +112,22 @@ def _pip_download(archive: Archive, dest: Path) -> str:
     return lines[-1].strip() if lines else f"pip exited with {done.returncode}"
 
 
+def _index_download(archive: Archive, dest: Path) -> str:
+    """The sdist's own file, from the URL the index lists for it, without building anything; returns why not."""
+    try:
+        with urllib.request.urlopen(INDEX_JSON.format(package=archive.package), timeout=60) as answer:
+            files = json.load(answer).get("releases", {}).get(archive.version, [])
+        url = next((f["url"] for f in files if f.get("filename") == archive.file), None)
+        if url is None:
+            return f"the index lists no file {archive.file} for {archive.package} {archive.version}"
+        with urllib.request.urlopen(url, timeout=PIP_TIMEOUT_S) as answer, (dest / archive.file).open("wb") as out:
+            while block := answer.read(1 << 20):
+                out.write(block)
+    except (urllib.error.URLError, TimeoutError, OSError, ValueError) as error:
+        return f"the index could not be read: {error}"
+    return ""
+
+
 def fetch(archive: Archive, cache: Path | None = None) -> Path:
     """The archive's path in the cache, downloading it first when it is not there (TRIES attempts)."""
     cache = cache or cache_dir()
@@ -117,7 +139,7 @@ def fetch(archive: Archive, cache: Path | None = None) -> Path:
         if attempt:
             time.sleep(2 * attempt)
         with tempfile.TemporaryDirectory(dir=cache, prefix=".download-") as tmp:
-            why = _pip_download(archive, Path(tmp))
+            why = (_pip_download if archive.is_wheel else _index_download)(archive, Path(tmp))
             got = Path(tmp) / archive.file
             if not why and not got.is_file():
                 why = f"pip saved {sorted(p.name for p in Path(tmp).iterdir() if p.suffix != '.txt')} instead"

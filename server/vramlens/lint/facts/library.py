@@ -67,8 +67,14 @@ LIGHTNING_NO_GRAD_HOOKS = frozenset({
 })
 # Framework base classes whose driver runs these methods of a subclass with recording off (documented behaviour):
 # ultralytics' BasePredictor.stream_inference and BaseValidator.__call__ are decorated with smart_inference_mode
-# and call these hooks; Lightning's hooks are above.
+# and call these hooks; fairseq's Trainer.valid_step calls a task's valid_step inside torch.no_grad(), and
+# FairseqTask.inference_step generates under it; Lightning's hooks are above.
+_FAIRSEQ_TASK_HOOKS = frozenset({"valid_step", "inference_step"})
 FRAMEWORK_NO_GRAD_HOOKS: dict[str, frozenset[str]] = {
+    "fairseq.tasks.FairseqTask": _FAIRSEQ_TASK_HOOKS,
+    "fairseq.tasks.LegacyFairseqTask": _FAIRSEQ_TASK_HOOKS,
+    "fairseq.tasks.fairseq_task.FairseqTask": _FAIRSEQ_TASK_HOOKS,
+    "fairseq.tasks.fairseq_task.LegacyFairseqTask": _FAIRSEQ_TASK_HOOKS,
     "ultralytics.engine.predictor.BasePredictor": frozenset({"preprocess", "inference", "postprocess", "write_results"}),
     "ultralytics.engine.validator.BaseValidator": frozenset({
         "preprocess", "postprocess", "init_metrics", "update_metrics", "get_stats", "finalize_metrics", "gather_stats",

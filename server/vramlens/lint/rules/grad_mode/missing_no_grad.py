@@ -23,7 +23,8 @@ from ...facts.gradmode import MAYBE, OFF
 from ...findings import Code, Edit, Fix
 from ...flow.summaries import PARAMETER
 from ...parse.edits import insert_line_above, wrap_in_with
-from ...parse.syntax import CONSTRUCTORS, INFERENCE_WORDS, dotted, is_backward_call, is_private_decoding_helper, iterates_eval_data, method_name, name_words, receiver_name
+from ...parse.paths import is_test_support
+from ...parse.syntax import CONSTRUCTORS, INFERENCE_WORDS, dotted, last_name, is_backward_call, is_private_decoding_helper, iterates_eval_data, method_name, name_words, receiver_name
 from ...walker.rule import Rule
 from ...walker.context import LintContext, Scope
 
@@ -55,8 +56,36 @@ CODES = (
             "\n"
             "\n"
             "def predict(x):\n"
-            "    model.eval()\n"
             "    return model(x).argmax(dim=-1)"
+        ),
+    ),
+    Code(
+        "VL202", RULE, "warning",
+        "an evaluation loop or routine proven to build an autograd graph nobody uses",
+        finds=(
+            "the part of missing-no-grad whose evidence does not rest on names: a module (by how it is built or "
+            "used, not by its name) called directly, with recording on, in the code that drives the evaluation "
+            "itself (a loop over validation or test data, code after `model.eval()`, or a function that does "
+            "either), where no backward, `autograd.grad` or optimizer step is reachable and nothing computed "
+            "there reaches a later backward, and no grad-mode switch is in force (a decorator, a caller of the "
+            "file, the framework's table)"
+        ),
+        fix=(
+            "`@torch.no_grad()` above the `def` when no backward is reachable from what it returns (through every "
+            "caller in the file), else `with torch.no_grad():` around the loop when what the loop computes reaches "
+            "no backward; otherwise no fix"
+        ),
+        why=(
+            "With recording on, autograd saves for a backward that never comes the activations every operation "
+            "would need: evaluation then takes the memory of a training forward pass."
+        ),
+        example=(
+            "def validate(model, val_loader):\n"
+            "    model.eval()\n"
+            "    total = 0.0\n"
+            "    for x, y in val_loader:\n"
+            "        total += F.cross_entropy(model(x), y).item()\n"
+            "    return total"
         ),
     ),
 )
@@ -108,6 +137,103 @@ def graph_building_call(stmts: list[ast.stmt], ctx: LintContext, strict: bool = 
     return None
 
 
+def _proven(stmts: list[ast.stmt], ctx: LintContext, depth: int = 0) -> bool:
+    """The region calls a module itself (``model(x)``, ``self.encoder(x)``: a module by how it is built or used),
+    with recording on, or a function of this file that does so (two calls deep at most): not a method judged a
+    forward by its name, not the module's own ``self(...)``."""
+    graph = ctx.graph
+    for stmt in _statements(stmts):
+        if isinstance(stmt, _NESTED) or graph.mode_at(stmt) in (OFF, MAYBE):
+            continue
+        for call in ctx.facts.calls_of(stmt):
+            if ctx.forward_kind(call) == FORWARD and not _named_method(call, ctx) and not _calls_self(call):
+                if not _instance_without_parameters(call, ctx):
+                    return True
+            site = graph.site_of.get(id(call))
+            if site is None or depth >= 2 or site.mode in (OFF, MAYBE) or site.callee.name in CONSTRUCTORS:
+                continue
+            if not isinstance(site.callee, _NESTED[:2]) or graph.part_of_forward.get(id(site.callee)):
+                continue
+            if ctx.graph.scope_mode(site.callee) not in (OFF, MAYBE) and _proven(site.callee.body, ctx, depth + 1):
+                return True
+    return False
+
+
+def _trains_false(call: ast.Call, func: ast.AST) -> bool:
+    """``module.train(False)``, or ``module.train(training)`` where ``training`` is a parameter of ``func`` that
+    defaults to False: a switch to eval mode."""
+    if method_name(call) != "train" or len(call.args) != 1 or call.keywords:
+        return False
+    arg = call.args[0]
+    if isinstance(arg, ast.Constant):
+        return arg.value is False
+    if not isinstance(arg, ast.Name):
+        return False
+    params = func.args.args + func.args.kwonlyargs
+    defaults = dict(zip([p.arg for p in func.args.args][-len(func.args.defaults):] if func.args.defaults else [], func.args.defaults))
+    defaults.update({p.arg: d for p, d in zip(func.args.kwonlyargs, func.args.kw_defaults) if d is not None})
+    default = defaults.get(arg.id)
+    return any(p.arg == arg.id for p in params) and isinstance(default, ast.Constant) and default.value is False
+
+
+_DETACHING = frozenset({"item", "tolist", "numpy", "detach", "cpu", "argmax", "argmin", "float", "int", "bool"})
+
+
+def _returns_output(func: ast.AST, ctx: LintContext) -> bool:
+    """A ``return`` hands back a forward pass's output as it came (``return self.model(x)``, or a name bound to
+    one): a caller in another file may backpropagate it, so the waste is not proven here."""
+    def undetached_forward(expr: ast.AST) -> bool:
+        if isinstance(expr, ast.Call) and (method_name(expr) in _DETACHING or dotted(expr.func) in _DETACHING):
+            return False
+        if isinstance(expr, ast.Call) and ctx.forward_kind(expr) == FORWARD:
+            return True
+        return any(undetached_forward(child) for child in ast.iter_child_nodes(expr))
+
+    outputs: set[str] = set()
+    for stmt in _statements(func.body):
+        if isinstance(stmt, ast.Assign) and undetached_forward(stmt.value):
+            for target in stmt.targets:
+                outputs |= stored_names(target)
+    for stmt in _statements(func.body):
+        if isinstance(stmt, ast.Return) and stmt.value is not None:
+            if undetached_forward(stmt.value) or names_read(stmt.value) & outputs:
+                return True
+    return False
+
+
+def _instance_without_parameters(call: ast.Call, ctx: LintContext) -> bool:
+    """``mapper(x)`` where ``mapper = Mapper(...)`` in this scope (or the module's) and ``Mapper``, a module class
+    of this file, makes no parameter or submodule: its forward records nothing of its own."""
+    name = dotted(call.func)
+    scopes = {id(ctx.scope.node): ctx.scope.node, id(ctx.tree): ctx.tree}
+    for scope in scopes.values():
+        for stmt in _statements(scope.body):
+            if not (isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Call)):
+                continue
+            if any(dotted(t) == name for t in stmt.targets):
+                cls = ctx.facts.classes.get(last_name(dotted(stmt.value.func) or ""))
+                return cls is not None and ctx.evidence._makes_no_parameters(cls)
+    return False
+
+
+def _calls_self(call: ast.Call) -> bool:
+    return isinstance(call.func, ast.Name) and call.func.id == "self"
+
+
+def _drives_evaluation(func: ast.AST, ctx: LintContext, depth: int = 0) -> bool:
+    """The function drives an evaluation itself: it switches a module to eval mode (and not back to training),
+    or loops over validation or test data; or every caller of it in the file does (two calls up at most)."""
+    calls = ctx.facts.calls_inside(func)
+    switches = [c for c in calls if method_name(c) == "eval" and not c.args or _trains_false(c, func)]
+    if switches and not any(method_name(c) == "train" and not _trains_false(c, func) for c in calls):
+        return True
+    if any(iterates_eval_data(node) for node in _statements(func.body)):
+        return True
+    callers = ctx.graph.callers_of(func)
+    return bool(callers) and depth < 2 and all(
+        isinstance(site.caller, _NESTED[:2]) and _drives_evaluation(site.caller, ctx, depth + 1) for site in callers)
+
+
 def _named_method(call: ast.Call, ctx: LintContext) -> bool:
     """``model.encode_info(x)``: a module's method judged a forward by its name only (``self.model(x)``
     calls the module itself)."""
@@ -129,6 +255,8 @@ class MissingNoGrad(Rule):
 
     def check_scope(self, ctx: LintContext) -> None:
         scope = ctx.scope
+        if is_test_support(ctx.path):
+            return  # tests run forward passes to check them: a test run's cost, not a training or serving step's
         if not isinstance(scope.node, (ast.FunctionDef, ast.AsyncFunctionDef)) or ctx.state.grad_off:
             return
         if scope.mode in (OFF, MAYBE) or not self._is_inference_function(scope, ctx):
@@ -141,7 +269,8 @@ class MissingNoGrad(Rule):
             f"`{scope.name}` runs the model with autograd recording on, so every intermediate activation is "
             "kept for a backward pass that never comes; run it under torch.no_grad()."
         )
-        ctx.report("VL201", call, message, self._decorator_fix(scope.node, ctx))
+        proven = _proven(scope.node.body, ctx) and _drives_evaluation(scope.node, ctx) and not _returns_output(scope.node, ctx)
+        ctx.report("VL202" if proven else "VL201", call, message, self._decorator_fix(scope.node, ctx))
 
     def finish_scope(self, ctx: LintContext) -> None:
         """A function that runs a forward pass and hands back only detached results (``.cpu().numpy()``,
@@ -149,7 +278,7 @@ class MissingNoGrad(Rule):
         of the graph it recorded, whatever its name: inference code."""
         scope = ctx.scope
         node = scope.node
-        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or scope.entry_off or scope.mode in (OFF, MAYBE):
+        if is_test_support(ctx.path) or not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or scope.entry_off or scope.mode in (OFF, MAYBE):
             return
         if ctx.memo.get(("inference", id(node))) or ctx.memo.get(("reported-in", id(node))):
             return
@@ -168,10 +297,11 @@ class MissingNoGrad(Rule):
             "graph, so every intermediate activation is kept for a backward pass that never comes; "
             "run it under torch.no_grad()."
         )
-        ctx.report("VL201", call, message, self._decorator_fix(node, ctx))
+        code = "VL202" if _proven(node.body, ctx) and _drives_evaluation(node, ctx) else "VL201"
+        ctx.report(code, call, message, self._decorator_fix(node, ctx))
 
     def check_statement(self, stmt: ast.stmt, ctx: LintContext) -> None:
-        if type(stmt) not in _LOOKED_AT or ctx.state.grad_off or ctx.memo.get(("inference", id(ctx.scope.node))):
+        if type(stmt) not in _LOOKED_AT or is_test_support(ctx.path) or ctx.state.grad_off or ctx.memo.get(("inference", id(ctx.scope.node))):
             return
         if ctx.scope.mode in (OFF, MAYBE) or ctx.graph.mode_at(stmt) in (OFF, MAYBE):
             return
@@ -226,7 +356,7 @@ class MissingNoGrad(Rule):
             f"this loop over `{ctx.positions.segment(loop.iter)}` runs the model with autograd recording on, "
             "so each batch keeps its activations for a backward pass that never comes; wrap it in torch.no_grad()."
         )
-        ctx.report("VL201", call, message, self._region_fix(loop, ctx))
+        ctx.report("VL202" if _proven(loop.body, ctx) else "VL201", call, message, self._region_fix(loop, ctx))
 
     def _after_eval(self, stmt: ast.Expr, ctx: LintContext) -> None:
         following = _following(stmt, ctx)
@@ -247,7 +377,7 @@ class MissingNoGrad(Rule):
                     "history, keeping every activation alive for a backward pass that never comes; "
                     "run it under torch.no_grad()."
                 )
-                ctx.report("VL201", call, message, self._region_fix(later, ctx))
+                ctx.report("VL202" if _proven([later], ctx) else "VL201", call, message, self._region_fix(later, ctx))
                 ctx.memo[("reported-in", id(ctx.scope.node))] = True
                 return
 

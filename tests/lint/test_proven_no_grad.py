@@ -1,0 +1,151 @@
+"""missing-no-grad in two strengths: VL202 where the evidence does not rest on names (a module called directly, in
+the code that drives the evaluation itself), VL201 for the rest. Each source marks what must be reported with
+which code (``# flag: VL202``); a line reported with the other code, or not at all, fails."""
+
+from __future__ import annotations
+
+import pytest
+
+from mechanisms import check, source
+from vramlens.lint import lint_source
+from vramlens.lint.catalog import BY_CODE
+
+HEAD = "import torch\nimport torch.nn as nn\n\n"
+
+PROVEN = [
+    """
+    def validate(model: nn.Module, val_loader):
+        model.eval()
+        total = 0.0
+        for x, y in val_loader:
+            total += (model(x) - y).abs().mean().item()  # flag: VL202
+        return total
+    """,
+    """
+    class Trainer:
+        def __init__(self, model: nn.Module):
+            self.model = model
+        def infer(self, x):
+            return self.model(x)  # flag: VL201
+        def evaluation_step(self, x, training=False):
+            self.model.train(training)
+            return self.infer(x).argmax(-1)  # flag: VL202
+    """,
+    """
+    class Runner:
+        def __init__(self, net: nn.Module, loader):
+            self.net, self.loader = net, loader
+        def _eval_step(self, x):
+            return self.net(x).sum().item()  # flag: VL202
+        def _eval_epoch(self):
+            self.net.eval()
+            for x in self.loader:
+                self._eval_step(x)  # flag: VL202
+    """,
+    """
+    net = nn.Linear(4, 4)
+    net.eval()
+    for x in test_loader:
+        print(net(x).sum().item())  # flag: VL202
+    """,
+]
+
+NOT_PROVEN = [
+    # the forward is a method judged by its name: the evidence is the name
+    """
+    def translate(model: nn.Module, src):
+        model.eval()
+        memory = model.encode(src)  # flag: VL201
+        return memory.argmax(-1)
+    """,
+    # the module's own self(...) inside an inference method of a module
+    """
+    class Decoder(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.proj = nn.Linear(4, 4)
+        def forward(self, x):
+            return self.proj(x)
+        def generate(self, x):
+            for _ in range(3):
+                x = self(x)  # flag: VL201
+            return x.argmax(-1)
+    """,
+    # named for inference, but nothing in it drives an evaluation: its callers may be anywhere
+    """
+    model = nn.Linear(4, 4)
+    def predict(x):
+        return model(x).argmax(dim=-1)  # flag: VL201
+    """,
+    # a module class of the file that makes no parameter: its forward records nothing of its own
+    """
+    class Mapper(nn.Module):
+        def __init__(self, bits):
+            super().__init__()
+            self.register_buffer("codes", torch.arange(2 ** bits))
+        def forward(self, x):
+            return x @ self.codes.float()
+    if __name__ == "__main__":
+        mapper = Mapper(4)
+        mapper.eval()
+        out = mapper(torch.randn(3, 16))  # flag: VL201
+        print(out.sum().item())
+    """,
+    # it drives an evaluation but hands the forward's output back as it came: a caller may backpropagate it
+    """
+    def predict(model: nn.Module, x):
+        model.eval()
+        out = model(x)  # flag: VL201
+        return out
+    """,
+]
+
+FRAMEWORK_OFF = [
+    # fairseq's trainer runs a task's valid_step inside torch.no_grad(), and the helper it calls with it
+    """
+    from fairseq.tasks import LegacyFairseqTask
+    class SpeechTask(LegacyFairseqTask):
+        def valid_step(self, sample, model, criterion):
+            model.eval()
+            out = self.valid_step_with_inference(sample, model)
+            return out.item()
+        def valid_step_with_inference(self, sample, model):
+            for x in sample:
+                model(x)
+            return model(sample)
+    """,
+]
+
+
+@pytest.mark.parametrize("text", PROVEN, ids=[f"proven{i}" for i in range(len(PROVEN))])
+def test_a_module_called_in_the_code_that_drives_evaluation_is_proven(text):
+    check(HEAD + source(text))
+
+
+@pytest.mark.parametrize("text", NOT_PROVEN, ids=[f"named{i}" for i in range(len(NOT_PROVEN))])
+def test_evidence_resting_on_names_stays_the_preview_check(text):
+    check(HEAD + source(text))
+
+
+@pytest.mark.parametrize("text", FRAMEWORK_OFF, ids=[f"framework{i}" for i in range(len(FRAMEWORK_OFF))])
+def test_hooks_a_framework_runs_without_grad_are_not_reported(text):
+    check(HEAD + source(text))
+
+
+def test_test_support_code_is_not_reported():
+    text = HEAD + source(PROVEN[0])
+    assert [f.code for f in lint_source(text, "pkg/testing/asserts.py", preview=True)] == []
+    assert [f.code for f in lint_source(text, "tests/test_eval.py", preview=True)] == []
+    assert [f.code for f in lint_source(text, "pkg/eval.py", preview=True)] == ["VL202"]
+
+
+def test_both_codes_are_one_rule_and_only_the_proven_one_is_on_by_default():
+    assert BY_CODE["VL201"].rule == BY_CODE["VL202"].rule == "missing-no-grad"
+    text = HEAD + source(PROVEN[0])
+    assert [f.code for f in lint_source(text, "v.py")] == (["VL202"] if not BY_CODE["VL202"].preview else [])
+    assert [f.code for f in lint_source(text, "v.py", select=["missing-no-grad"])] == ["VL202"]
+
+
+def test_the_proven_finding_offers_the_decorator_fix():
+    finding = next(f for f in lint_source(HEAD + source(PROVEN[0]), "v.py", preview=True) if f.code == "VL202")
+    assert finding.fixes and finding.fixes[0].title.startswith("Decorate `validate`")
