@@ -90,7 +90,8 @@ def held_out_table() -> str:
 
 def _default_on_summary(figures: list[tuple[int, int]], lines: int) -> str:
     true, judged = sum(t for t, _ in figures), sum(j for _, j in figures)
-    return f"{true} true of {judged}, {(judged - true) / lines * 20_000:.2f} false warnings per 20k lines"
+    found = f"{true} true of {judged}" if judged else "no default-on finding"
+    return f"{found}, {(judged - true) / lines * 20_000:.2f} false warnings per 20k lines"
 
 
 def held_out_summary() -> str:
