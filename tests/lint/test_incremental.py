@@ -69,6 +69,20 @@ def test_chunks_start_where_statements_start():
     assert sum(len(c.tree.body) for c in parsed.chunks) == 9
 
 
+def test_a_multi_line_decorator_and_the_decorators_after_it_stay_with_their_definition():
+    # transformers' modeling files: `@auto_docstring(` over several lines, then `@dataclass`, then the class
+    text = (
+        "import torch\n\n"
+        '@auto_docstring(\n    custom_intro="""\n    Output type.\n    """\n)\n@dataclass\nclass Out:\n    x: int\n\n'
+        "@a\n@b(\n    1,\n)\ndef f():\n    return 1\n"
+        "y = 2\n"
+    )
+    assert split_lines(text, set()) == [0, 2, 11, 17]  # no cut at `@dataclass`, `class Out`, `@b(` or `def f`
+    cache = ChunkCache()
+    assert [c.start for c in parse_file(text, cache).chunks] == [1, 3, 12, 18]
+    assert not cache.not_starts  # every chunk parsed alone: nothing was learnt from a whole-file parse
+
+
 def test_a_wrong_cut_is_learnt_and_a_real_syntax_error_is_reported_at_its_line():
     cache = ChunkCache()
     text = "y = (a\n@ b)\ndef f():\n    return y\n"

@@ -87,6 +87,7 @@ def split_lines(text: str, not_starts: set[str]) -> list[int]:
     last = 0
     span = 0
     previous_kind = ""  # the file's first statement starts a chunk
+    decorating = False  # between a decorator that starts a chunk and the def or class it decorates
     for match in _CANDIDATE.finditer(text):
         position = match.start()
         line += text.count("\n", last, position)
@@ -101,8 +102,13 @@ def split_lines(text: str, not_starts: set[str]) -> list[int]:
             continue
         previous = _previous_code(text, position)
         if (previous.startswith("@") and previous not in not_starts) or previous.endswith("\\"):
+            decorating = decorating and content.startswith("@")
             continue  # a decorated definition starts at its first decorator
+        if decorating and _DEFINITION.match(content):
+            decorating = content.startswith("@")  # a multi-line decorator's next decorator, or the definition
+            continue
         kind = "definition" if _DEFINITION.match(content) else "import" if _IMPORT.match(content) else "code"
+        decorating = content.startswith("@")
         if kind == previous_kind and kind != "definition":
             continue  # a run of imports, or of module-level code, stays one chunk
         previous_kind = kind
