@@ -113,3 +113,16 @@ def test_console_entry_point(project):
     )
     assert result.returncode == 1
     assert json.loads(result.stdout)["findings"][0]["code"] == "VL101"
+
+
+def test_files_linted_in_several_processes_give_what_one_process_gives(tmp_path, capsys):
+    for i, case in enumerate(POSITIVE_CASES[:12]):
+        (tmp_path / f"case_{i:02}.py").write_text(case.source, encoding="utf-8")
+        (tmp_path / f"clean_{i:02}.py").write_text("x = 1\n", encoding="utf-8")
+    (tmp_path / "broken.py").write_text("def f(:\n", encoding="utf-8")
+    outputs = []
+    for jobs in ("1", "3"):
+        status = run("--json", "--preview", "--jobs", jobs, str(tmp_path))
+        outputs.append((status, json.loads(capsys.readouterr().out)["findings"]))
+    assert outputs[0] == outputs[1]
+    assert len({f["path"] for f in outputs[0][1]}) >= 12  # every case file and the broken one reported, in order

@@ -6,6 +6,9 @@ import argparse
 import json
 import os
 import sys
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from functools import partial
 
 from vramlens.lint import CHECKS, fix_file, iter_python_files, lint_file, project_root, unknown_selectors
 from vramlens.lint.findings import Finding
@@ -29,6 +32,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--preview", action="store_true",
                         help="also run preview checks (off by default: not measured at 90%% precision on enough real code, "
                         "see docs/lint.md)")
+    parser.add_argument("--jobs", type=int, default=0, metavar="N",
+                        help="files linted at once, in separate processes (default: one per CPU; 1: in this process)")
     parser.add_argument("--list-checks", action="store_true",
                         help="list every check: its rule, severity, whether it is on by default, and why")
     parser.set_defaults(handler=run_lint)
@@ -62,18 +67,40 @@ def run_lint(args: argparse.Namespace) -> int:
     # what a file imports from the others below the root is read too, with --preview only: the findings this
     # adds and removes on real code are not judged yet (BENCHMARKS.md, "Other files of the project")
     root = project_root(args.paths) if args.preview else None
-    for path in files:
-        result = fix_file(path, select, ignore, args.preview, root) if args.fix else None
-        if result is not None:
-            fixed += result.applied
-            findings.extend(result.remaining)  # the lint of the text just written: no need to lint it again
-        else:
-            findings.extend(lint_file(path, select, ignore, args.preview, root))
+    if args.fix:
+        for path in files:
+            result = fix_file(path, select, ignore, args.preview, root)
+            if result is not None:
+                fixed += result.applied
+                findings.extend(result.remaining)  # the lint of the text just written: no need to lint it again
+            else:
+                findings.extend(lint_file(path, select, ignore, args.preview, root))
+    else:
+        findings = _lint_all(files, partial(lint_file, select=select, ignore=ignore, preview=args.preview, root=root),
+                             args.jobs)
     if args.json:
         print(json.dumps({"findings": [f.to_dict() for f in findings]}, indent=2))
     else:
         _print_text(findings, len(files), fixed if args.fix else None)
     return 1 if any(f.severity in ("error", "warning") for f in findings) else 0
+
+
+_FILES_PER_JOB = 8  # fewer files than this per process do not repay starting the processes
+
+
+def _lint_all(files: list, lint, jobs: int) -> list[Finding]:
+    """Every file's findings, in the files' order: linted in ``jobs`` processes when there are enough files
+    (each file is linted alone, so the result is the same), else here. A pool that cannot start or loses a
+    process leaves the files to this process."""
+    jobs = jobs or (os.cpu_count() or 1)
+    jobs = min(jobs, len(files) // _FILES_PER_JOB, 16)
+    if jobs > 1:
+        try:
+            with ProcessPoolExecutor(max_workers=jobs) as pool:
+                return [f for found in pool.map(lint, files, chunksize=_FILES_PER_JOB // 2) for f in found]
+        except (BrokenProcessPool, OSError):
+            pass
+    return [f for path in files for f in lint(path)]
 
 
 def _print_checks() -> None:
