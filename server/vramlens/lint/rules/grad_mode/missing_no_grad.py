@@ -22,6 +22,7 @@ from ...facts.forwards import DIFFERENTIABLE, FORWARD
 from ...facts.gradmode import MAYBE, OFF
 from ...findings import Code, Edit, Fix
 from ...flow.summaries import PARAMETER
+from ...flow.taint import CLEAN_FUNCTIONS, CLEAN_METHODS
 from ...parse.edits import insert_line_above, wrap_in_with
 from ...parse.paths import is_test_support
 from ...parse.syntax import CONSTRUCTORS, INFERENCE_WORDS, dotted, last_name, is_backward_call, is_private_decoding_helper, iterates_eval_data, method_name, name_words, receiver_name
@@ -154,7 +155,7 @@ def _proven(stmts: list[ast.stmt], ctx: LintContext, depth: int = 0) -> bool:
                 continue
             if not isinstance(site.callee, _NESTED[:2]) or graph.part_of_forward.get(id(site.callee)):
                 continue
-            if ctx.graph.scope_mode(site.callee) not in (OFF, MAYBE) and _proven(site.callee.body, ctx, depth + 1):
+            if graph.scope_mode(site.callee) not in (OFF, MAYBE) and _proven(site.callee.body, ctx, depth + 1):
                 return True
     return False
 
@@ -165,26 +166,21 @@ def _trains_false(call: ast.Call, func: ast.AST) -> bool:
     if method_name(call) != "train" or len(call.args) != 1 or call.keywords:
         return False
     arg = call.args[0]
-    if isinstance(arg, ast.Constant):
-        return arg.value is False
-    if not isinstance(arg, ast.Name):
-        return False
-    params = func.args.args + func.args.kwonlyargs
-    defaults = dict(zip([p.arg for p in func.args.args][-len(func.args.defaults):] if func.args.defaults else [], func.args.defaults))
-    defaults.update({p.arg: d for p, d in zip(func.args.kwonlyargs, func.args.kw_defaults) if d is not None})
-    default = defaults.get(arg.id)
-    return any(p.arg == arg.id for p in params) and isinstance(default, ast.Constant) and default.value is False
-
-
-_DETACHING = frozenset({"item", "tolist", "numpy", "detach", "cpu", "argmax", "argmin", "float", "int", "bool"})
+    if isinstance(arg, ast.Name):
+        arguments = func.args
+        positional = arguments.posonlyargs + arguments.args
+        defaults = dict(zip([p.arg for p in positional][::-1], arguments.defaults[::-1]))
+        defaults.update((p.arg, d) for p, d in zip(arguments.kwonlyargs, arguments.kw_defaults) if d is not None)
+        arg = defaults.get(arg.id)
+    return isinstance(arg, ast.Constant) and arg.value is False
 
 
 def _returns_output(func: ast.AST, ctx: LintContext) -> bool:
     """A ``return`` hands back a forward pass's output as it came (``return self.model(x)``, or a name bound to
     one): a caller in another file may backpropagate it, so the waste is not proven here."""
     def undetached_forward(expr: ast.AST) -> bool:
-        if isinstance(expr, ast.Call) and (method_name(expr) in _DETACHING or dotted(expr.func) in _DETACHING):
-            return False
+        if isinstance(expr, ast.Call) and (method_name(expr) in CLEAN_METHODS or dotted(expr.func) in CLEAN_FUNCTIONS):
+            return False  # what carries no graph, by the taint's own tables
         if isinstance(expr, ast.Call) and ctx.forward_kind(expr) == FORWARD:
             return True
         return any(undetached_forward(child) for child in ast.iter_child_nodes(expr))
@@ -224,7 +220,7 @@ def _drives_evaluation(func: ast.AST, ctx: LintContext, depth: int = 0) -> bool:
     """The function drives an evaluation itself: it switches a module to eval mode (and not back to training),
     or loops over validation or test data; or every caller of it in the file does (two calls up at most)."""
     calls = ctx.facts.calls_inside(func)
-    switches = [c for c in calls if method_name(c) == "eval" and not c.args or _trains_false(c, func)]
+    switches = any(method_name(c) == "eval" and not c.args or _trains_false(c, func) for c in calls)
     if switches and not any(method_name(c) == "train" and not _trains_false(c, func) for c in calls):
         return True
     if any(iterates_eval_data(node) for node in _statements(func.body)):
@@ -232,6 +228,12 @@ def _drives_evaluation(func: ast.AST, ctx: LintContext, depth: int = 0) -> bool:
     callers = ctx.graph.callers_of(func)
     return bool(callers) and depth < 2 and all(
         isinstance(site.caller, _NESTED[:2]) and _drives_evaluation(site.caller, ctx, depth + 1) for site in callers)
+
+
+def _proven_function(func: ast.AST, ctx: LintContext) -> bool:
+    """A function reported for its name or for what it returns is proven when it calls a module itself and drives
+    the evaluation."""
+    return _proven(func.body, ctx) and _drives_evaluation(func, ctx)
 
 
 def _named_method(call: ast.Call, ctx: LintContext) -> bool:
@@ -269,7 +271,7 @@ class MissingNoGrad(Rule):
             f"`{scope.name}` runs the model with autograd recording on, so every intermediate activation is "
             "kept for a backward pass that never comes; run it under torch.no_grad()."
         )
-        proven = _proven(scope.node.body, ctx) and _drives_evaluation(scope.node, ctx) and not _returns_output(scope.node, ctx)
+        proven = _proven_function(scope.node, ctx) and not _returns_output(scope.node, ctx)
         ctx.report("VL202" if proven else "VL201", call, message, self._decorator_fix(scope.node, ctx))
 
     def finish_scope(self, ctx: LintContext) -> None:
@@ -297,8 +299,7 @@ class MissingNoGrad(Rule):
             "graph, so every intermediate activation is kept for a backward pass that never comes; "
             "run it under torch.no_grad()."
         )
-        code = "VL202" if _proven(node.body, ctx) and _drives_evaluation(node, ctx) else "VL201"
-        ctx.report(code, call, message, self._decorator_fix(node, ctx))
+        ctx.report("VL202" if _proven_function(node, ctx) else "VL201", call, message, self._decorator_fix(node, ctx))
 
     def check_statement(self, stmt: ast.stmt, ctx: LintContext) -> None:
         if type(stmt) not in _LOOKED_AT or is_test_support(ctx.path) or ctx.state.grad_off or ctx.memo.get(("inference", id(ctx.scope.node))):
