@@ -162,6 +162,31 @@ def test_a_stale_cached_archive_is_downloaded_again_and_a_failing_index_is_one_c
     assert len(calls) == ar.TRIES
 
 
+def test_an_sdist_is_fetched_as_the_file_the_index_lists_without_pip(tmp_path, monkeypatch):
+    data = b"an sdist's bytes"
+    archive = ar.Archive("pkg", "1.0", "pkg-1.0.tar.gz", hashlib.sha256(data).hexdigest())
+    listing = json.dumps({"releases": {"1.0": [{"filename": "pkg-1.0.tar.gz", "url": "../../files/pkg-1.0.tar.gz"}]}})
+    opened = []
+
+    class Answer(io.BytesIO):
+        def __init__(self, url):
+            super().__init__(listing.encode() if url.endswith("/json") else data)
+            self.url = url
+
+        def geturl(self):
+            return self.url
+
+        def __exit__(self, *exc):
+            return False
+
+    monkeypatch.setattr(ar.urllib.request, "urlopen", lambda url, timeout: opened.append(url) or Answer(url))
+    monkeypatch.setattr(ar, "_pip_download", lambda *a: pytest.fail("pip would build the sdist's metadata"))
+    path = ar.fetch(archive, tmp_path)
+    assert path.read_bytes() == data
+    # a mirror's relative file URL is read relative to the listing
+    assert opened == ["https://pypi.org/pypi/pkg/json", "https://pypi.org/files/pkg-1.0.tar.gz"]
+
+
 def test_the_first_failed_download_stops_the_others(tmp_path, monkeypatch):
     calls = []
 

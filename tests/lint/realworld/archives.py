@@ -22,6 +22,7 @@ import tarfile
 import tempfile
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 import zipfile
 from concurrent.futures import ThreadPoolExecutor
@@ -116,10 +117,11 @@ def _index_download(archive: Archive, dest: Path) -> str:
     """The sdist's own file, from the URL the index lists for it, without building anything; returns why not."""
     try:
         with urllib.request.urlopen(INDEX_JSON.format(package=archive.package), timeout=60) as answer:
-            files = json.load(answer).get("releases", {}).get(archive.version, [])
+            files, listing = json.load(answer).get("releases", {}).get(archive.version, []), answer.geturl()
         url = next((f["url"] for f in files if f.get("filename") == archive.file), None)
         if url is None:
             return f"the index lists no file {archive.file} for {archive.package} {archive.version}"
+        url = urllib.parse.urljoin(listing, url)  # a mirror may list its files relative to the listing
         with urllib.request.urlopen(url, timeout=PIP_TIMEOUT_S) as answer, (dest / archive.file).open("wb") as out:
             while block := answer.read(1 << 20):
                 out.write(block)
