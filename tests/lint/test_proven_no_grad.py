@@ -48,6 +48,26 @@ PROVEN = [
     for x in test_loader:
         print(net(x).sum().item())  # flag: VL202
     """,
+    # detached on the way back, the output hands no graph to a caller
+    """
+    def predict(model: nn.Module, x):
+        model.eval()
+        out = model(x)  # flag: VL202
+        return out.detach().flatten(1)
+    """,
+    # an object that holds its model in eval mode and trains nowhere: each of its methods evaluates, whatever
+    # its name, even one that returns what the model computed
+    """
+    class ImageEmbedder:
+        def __init__(self, model: nn.Module):
+            self.model = model
+            self.model.eval()
+        def get_image_embeddings(self, batches):
+            found = []
+            for batch in batches:
+                found.append(self.model(batch).cpu())  # flag: VL202, VL102
+            return torch.cat(found)
+    """,
 ]
 
 NOT_PROVEN = [
@@ -106,6 +126,54 @@ NOT_PROVEN = [
     """,
 ]
 
+EVAL_OBJECT_NOT_ENOUGH = [
+    # the object trains its model in another method: its eval mode is not held
+    """
+    class Tuner:
+        def __init__(self, model: nn.Module, opt):
+            self.model, self.opt = model, opt
+            self.model.eval()
+        def fit_step(self, x):
+            self.model.train()
+            loss = self.model(x).sum()
+            loss.backward()
+            self.opt.step()
+        def get_embeddings(self, x):
+            return self.model(x)
+    """,
+    # a model the object is handed, switched to eval where it is used, is judged where it is used
+    """
+    class Scorer:
+        def prepare(self, model: nn.Module):
+            model.eval()
+        def get_scores(self, model: nn.Module, x):
+            return model(x)
+    """,
+    # a method the object's model is called by (`encode`) is judged by its name: not reported for the object's
+    # eval mode alone
+    """
+    class Retriever:
+        def __init__(self, model: nn.Module):
+            self.model = model
+            self.model.eval()
+        def lookup(self, queries):
+            return self.model.encode(queries)
+    """,
+    # a helper the method hands to a library is judged by what calls it, not by the object's eval mode
+    """
+    class Inference:
+        def __init__(self, model: nn.Module):
+            self.model = model
+            self.model.eval()
+        def process_chunks(self, chunks):
+            with torch.inference_mode():
+                outputs = self.model(chunks)
+            def convert(output, conversion: nn.Module):
+                return conversion(output).cpu().numpy()  # flag: VL201
+            return apply_to_each(convert, outputs, self.conversion)  # flag: VL201
+    """,
+]
+
 FRAMEWORK_OFF = [
     # fairseq's trainer runs a task's valid_step inside torch.no_grad(), and the helper it calls with it
     """
@@ -130,6 +198,11 @@ def test_a_module_called_in_the_code_that_drives_evaluation_is_proven(text):
 
 @pytest.mark.parametrize("text", NOT_PROVEN, ids=[f"named{i}" for i in range(len(NOT_PROVEN))])
 def test_evidence_resting_on_names_stays_the_preview_check(text):
+    check(HEAD + source(text))
+
+
+@pytest.mark.parametrize("text", EVAL_OBJECT_NOT_ENOUGH, ids=[f"eval-object{i}" for i in range(len(EVAL_OBJECT_NOT_ENOUGH))])
+def test_an_objects_eval_mode_proves_only_its_own_methods_direct_forwards(text):
     check(HEAD + source(text))
 
 

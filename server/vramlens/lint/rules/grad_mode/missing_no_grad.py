@@ -177,24 +177,27 @@ def _trains_false(call: ast.Call, func: ast.AST) -> bool:
 
 def _returns_output(func: ast.AST, ctx: LintContext) -> bool:
     """A ``return`` hands back a forward pass's output as it came (``return self.model(x)``, or a name bound to
-    one): a caller in another file may backpropagate it, so the waste is not proven here."""
-    def undetached_forward(expr: ast.AST) -> bool:
+    one, not detached on the way: ``return out.detach().flatten(1)`` hands back no graph): a caller in another
+    file may backpropagate it, so the waste is not proven here."""
+    outputs: set[str] = set()
+
+    def undetached(expr: ast.AST, names: bool) -> bool:
         if isinstance(expr, ast.Call) and (method_name(expr) in CLEAN_METHODS or dotted(expr.func) in CLEAN_FUNCTIONS):
             return False  # what carries no graph, by the taint's own tables
         if isinstance(expr, ast.Call) and ctx.forward_kind(expr) == FORWARD:
             return True
-        return any(undetached_forward(child) for child in ast.iter_child_nodes(expr))
+        if names and isinstance(expr, ast.Name) and expr.id in outputs:
+            return True
+        return any(undetached(child, names) for child in ast.iter_child_nodes(expr))
 
-    outputs: set[str] = set()
     for stmt in _statements(func.body):
-        if isinstance(stmt, ast.Assign) and undetached_forward(stmt.value):
+        if isinstance(stmt, ast.Assign) and undetached(stmt.value, names=False):
             for target in stmt.targets:
                 outputs |= stored_names(target)
-    for stmt in _statements(func.body):
-        if isinstance(stmt, ast.Return) and stmt.value is not None:
-            if undetached_forward(stmt.value) or names_read(stmt.value) & outputs:
-                return True
-    return False
+    return any(
+        isinstance(stmt, ast.Return) and stmt.value is not None and undetached(stmt.value, names=True)
+        for stmt in _statements(func.body)
+    )
 
 
 def _instance_without_parameters(call: ast.Call, ctx: LintContext) -> bool:
@@ -218,16 +221,49 @@ def _calls_self(call: ast.Call) -> bool:
 
 def _drives_evaluation(func: ast.AST, ctx: LintContext, depth: int = 0) -> bool:
     """The function drives an evaluation itself: it switches a module to eval mode (and not back to training),
-    or loops over validation or test data; or every caller of it in the file does (two calls up at most)."""
+    or loops over validation or test data, or is a method of an object that holds its model in eval mode; or every
+    caller of it in the file does (two calls up at most)."""
     calls = ctx.facts.calls_inside(func)
     switches = any(method_name(c) == "eval" and not c.args or _trains_false(c, func) for c in calls)
     if switches and not any(method_name(c) == "train" and not _trains_false(c, func) for c in calls):
         return True
     if any(iterates_eval_data(node) for node in _statements(func.body)):
         return True
+    cls = ctx.facts.class_of(func)
+    if depth == 0 and cls is not None and func in cls.body and _holds_eval_mode(cls, ctx):
+        return True  # its own method, not a helper it hands to a library (that one is judged by its callers' code)
     callers = ctx.graph.callers_of(func)
     return bool(callers) and depth < 2 and all(
         isinstance(site.caller, _NESTED[:2]) and _drives_evaluation(site.caller, ctx, depth + 1) for site in callers)
+
+
+def _holds_eval_mode(cls: ast.ClassDef, ctx: LintContext) -> bool:
+    """An object, not a module, that switches its model to eval mode (``self.model.eval()``, typically when it is
+    built) and nowhere back to training, and trains nowhere (no backward, optimizer step or gradient work in any
+    of its methods): every forward pass it runs is an evaluation — a predictor, an embedding wrapper, a serving
+    handler."""
+    key = ("holds-eval", id(cls))
+    if key not in ctx.memo:
+        methods = [m for m in cls.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))]
+        switches = trains = False
+        for method in methods:
+            for call in ctx.facts.calls_inside(method):
+                held = (receiver_name(call) or "").startswith("self.")  # the object's own model, not one it is handed
+                if method_name(call) == "eval" and not call.args and not call.keywords or _trains_false(call, method):
+                    switches = switches or held
+                elif method_name(call) == "train" or method_name(call) in _GRADIENT_WORK:
+                    trains = True
+        ctx.memo[key] = (
+            switches and not trains and cls.name not in ctx.evidence.module_classes
+            and not any(ctx.facts.trains_directly(m) for m in methods)
+        )
+    return ctx.memo[key]
+
+
+def _method_of_eval_object(scope: Scope, ctx: LintContext) -> bool:
+    """A method (not the constructor, not a nested function) of an object that holds its model in eval mode."""
+    cls = scope.cls
+    return cls is not None and scope.node in cls.body and not _constructor(scope.node) and _holds_eval_mode(cls, ctx)
 
 
 def _proven_function(func: ast.AST, ctx: LintContext) -> bool:
@@ -261,17 +297,22 @@ class MissingNoGrad(Rule):
             return  # tests run forward passes to check them: a test run's cost, not a training or serving step's
         if not isinstance(scope.node, (ast.FunctionDef, ast.AsyncFunctionDef)) or ctx.state.grad_off:
             return
-        if scope.mode in (OFF, MAYBE) or not self._is_inference_function(scope, ctx):
+        if scope.mode in (OFF, MAYBE):
+            return
+        named = self._is_inference_function(scope, ctx)
+        if not named and not _method_of_eval_object(scope, ctx):
             return
         call = graph_building_call(scope.node.body, ctx)
         if call is None or _does_gradient_work(scope.node, ctx) or self._backward_reachable(scope.node, ctx):
             return
+        proven = _proven_function(scope.node, ctx) and not _returns_output(scope.node, ctx)
+        if not (named or proven):
+            return  # its object's eval mode says nothing of a method it calls by name (``self.model.encode``)
         ctx.memo[("inference", id(scope.node))] = True
         message = (
             f"`{scope.name}` runs the model with autograd recording on, so every intermediate activation is "
             "kept for a backward pass that never comes; run it under torch.no_grad()."
         )
-        proven = _proven_function(scope.node, ctx) and not _returns_output(scope.node, ctx)
         ctx.report("VL202" if proven else "VL201", call, message, self._decorator_fix(scope.node, ctx))
 
     def finish_scope(self, ctx: LintContext) -> None:
