@@ -31,18 +31,21 @@ def list_method_call(call: ast.Call) -> bool:
 
 
 def is_known_list(receiver: ast.AST, scope: ast.AST, cls: ast.ClassDef | None, tree: ast.Module, classes: dict,
-                  resolve=lambda name: name) -> bool:
+                  resolve=lambda name: name, index: dict | None = None) -> bool:
     """The receiver of the append is proven a list-like container by its bindings in the file. ``resolve``: a
-    local alias to the container it refers to (``buf = self.history``)."""
+    local alias to the container it refers to (``buf = self.history``); ``index``: a dict kept for one analysis,
+    in which each place's bindings are read once (its nodes must outlive it)."""
+    index = {} if index is None else index
     if isinstance(receiver, ast.Subscript):
         base = receiver.value
         while isinstance(base, ast.Subscript):
             base = base.value
-        return _kind(base, scope, cls, tree, classes, resolve) in (MAPPING, LIST)
-    return _kind(receiver, scope, cls, tree, classes, resolve) == LIST
+        return _kind(base, scope, cls, tree, classes, resolve, index) in (MAPPING, LIST)
+    return _kind(receiver, scope, cls, tree, classes, resolve, index) == LIST
 
 
-def _kind(node: ast.AST, scope: ast.AST, cls: ast.ClassDef | None, tree: ast.Module, classes: dict, resolve) -> str | None:
+def _kind(node: ast.AST, scope: ast.AST, cls: ast.ClassDef | None, tree: ast.Module, classes: dict, resolve,
+          index: dict) -> str | None:
     name = dotted(node)
     if not name:
         return None
@@ -56,7 +59,7 @@ def _kind(node: ast.AST, scope: ast.AST, cls: ast.ClassDef | None, tree: ast.Mod
         places.append(tree)
     kinds = set()
     for place in places:
-        kinds |= _binding_kinds(name, place)
+        kinds |= _binding_kinds(name, place, index)
         if kinds and place is scope and not isinstance(scope, ast.Module):
             break  # a local name: its own function's bindings decide
     if not kinds or OTHER in kinds or len(kinds) > 1:
@@ -76,20 +79,38 @@ def _lineage(cls: ast.ClassDef | None, classes: dict, depth: int = 0) -> list[as
     return found
 
 
-def _binding_kinds(name: str, place: ast.AST) -> set[str]:
-    kinds: set[str] = set()
+def _binding_kinds(name: str, place: ast.AST, index: dict) -> set[str]:
     attribute = name.startswith("self.")
-    short = name[5:] if attribute else name
+    key = (id(place), attribute)
+    table = index.get(key)
+    if table is None:
+        table = index[key] = _bindings(place, attribute)
+    return set(table.get(name, ()))
+
+
+def _bindings(place: ast.AST, attribute: bool) -> dict[str, set[str]]:
+    """The kinds every name (or, in a class, every ``self.`` attribute) of ``place`` is bound to, in one walk."""
+    table: dict[str, set[str]] = {}
+
+    def bind(name: str | None, kind: str | None) -> None:
+        if name and kind is not None:
+            table.setdefault(name, set()).add(kind)
+
     for node in _walk_without_nested(place, attribute):
         if isinstance(node, ast.Assign):
+            kind = None
             for target in node.targets:
-                if dotted(target) == name:
-                    kinds.add(_value_kind(node.value))
+                name = dotted(target)
+                if name:
+                    kind = kind or _value_kind(node.value)
+                    bind(name, kind)
         elif isinstance(node, ast.AnnAssign):
-            if dotted(node.target) == name or (attribute and isinstance(node.target, ast.Name) and node.target.id == short):
-                kinds.add(_annotation_kind(node.annotation) or (_value_kind(node.value) if node.value is not None else OTHER))
-    kinds.discard(None)
-    return kinds
+            kind = _annotation_kind(node.annotation) or (_value_kind(node.value) if node.value is not None else OTHER)
+            name = dotted(node.target)
+            bind(name, kind)
+            if attribute and isinstance(node.target, ast.Name):
+                bind("self." + node.target.id, kind)  # a class-level annotation of an instance attribute
+    return table
 
 
 def _walk_without_nested(place: ast.AST, attribute: bool):

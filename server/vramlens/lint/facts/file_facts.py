@@ -69,6 +69,7 @@ class FileFacts:
     grad_off_everywhere: bool = False
     tree: ast.Module | None = None
     _trains: dict[int, bool] = field(default_factory=dict)
+    bindings: dict = field(default_factory=dict)  # containers.is_known_list's index of this analysis' bindings
     _training_calls: set[int] | None = None  # id() of every backward / autograd.grad / optimizer step call
 
     def calls_of(self, stmt: ast.AST) -> list[ast.Call]:

@@ -188,6 +188,7 @@ class TaintEvaluator:
         self._forward_kinds: dict[tuple[int, int], str | None] = {}
         self._name_verdicts: dict[int, Labels | None] = {}
         self._scalar_methods: dict[tuple[int, str, str], bool] = {}
+        self._held_classes: dict[int, dict[str, set[str | None]]] = {}  # id(class) -> attribute -> classes assigned
 
     def forward_kind(self, call: ast.Call) -> str | None:
         return forward_kind(self.evidence, call, self.scope)
@@ -336,27 +337,13 @@ class TaintEvaluator:
     def _held_class(self, owner: ast.ClassDef, held: str) -> str | None:
         """The one class of the file every assignment of ``held`` in ``owner`` gives it, by construction or by
         the annotation of the parameter assigned; None when any assignment says otherwise or none is found."""
-        found: set[str | None] = set()
-        for method in owner.body:
-            if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                continue
-            annotations = {a.arg: a.annotation for a in method.args.posonlyargs + method.args.args + method.args.kwonlyargs}
-            for node in ast.walk(method):
-                if isinstance(node, (ast.Assign, ast.AnnAssign)):
-                    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-                    if not any(dotted(t) == held for t in targets):
-                        continue
-                    value = node.value
-                    if isinstance(value, ast.Call):
-                        found.add(dotted(value.func))
-                    elif isinstance(value, ast.Name):
-                        annotation = annotations.get(value.id)
-                        found.add(dotted(annotation) if annotation is not None else None)
-                    else:
-                        found.add(None)
+        table = self._held_classes.get(id(owner))
+        if table is None:
+            table = self._held_classes[id(owner)] = _assigned_classes(owner)
+        found = table.get(held, set())
         if len(found) != 1:
             return None
-        name = found.pop()
+        name = next(iter(found))
         return name if name in self.facts.classes else None
 
     def _call(self, call: ast.Call, state: TaintState) -> Labels:
@@ -506,3 +493,29 @@ def constant_key(subscript: ast.Subscript) -> object | None:
 
 
 __all__ = ["CLEAN_ATTRIBUTES", "CLEAN_METHODS", "LEAF", "TaintEvaluator", "TaintState", "is_summary_name"]
+
+
+def _assigned_classes(owner: ast.ClassDef) -> dict[str, set[str | None]]:
+    """For each attribute ``owner``'s methods assign: the classes the assignments give it (a constructor called, or
+    a parameter's annotation; None for anything else), in one walk of the class."""
+    table: dict[str, set[str | None]] = {}
+    for method in owner.body:
+        if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        annotations = {a.arg: a.annotation for a in method.args.posonlyargs + method.args.args + method.args.kwonlyargs}
+        for node in ast.walk(method):
+            if not isinstance(node, (ast.Assign, ast.AnnAssign)):
+                continue
+            value = node.value
+            if isinstance(value, ast.Call):
+                given = dotted(value.func)
+            elif isinstance(value, ast.Name):
+                annotation = annotations.get(value.id)
+                given = dotted(annotation) if annotation is not None else None
+            else:
+                given = None
+            for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
+                name = dotted(target)
+                if name:
+                    table.setdefault(name, set()).add(given)
+    return table

@@ -510,7 +510,8 @@ class RetainedGraph(Rule):
     # -- containers -----------------------------------------------------------------------
     def _append(self, stmt: ast.Expr, call: ast.Call, ctx: LintContext) -> None:
         if call.func.attr in ARITY and not (list_method_call(call) and is_known_list(
-                call.func.value, ctx.scope.node, ctx.scope.cls, ctx.tree, ctx.facts.classes, ctx.state.resolve)):
+                call.func.value, ctx.scope.node, ctx.scope.cls, ctx.tree, ctx.facts.classes, ctx.state.resolve,
+                ctx.facts.bindings)):
             return  # not proven a list's append: some object's own method, which may detach what it is given
         if any(ctx.labels(arg) for arg in call.args):
             self._store(stmt, "VL102", base_dotted(call.func.value), _stored_values(call) or list(call.args), ctx)
