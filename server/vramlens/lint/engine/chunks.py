@@ -32,9 +32,23 @@ class Chunk:
     tree: ast.Module  # line numbers relative to the chunk (its first line is line 1)
     index: ChunkIndex
     positions: Positions
-    defines: frozenset[str]  # names the chunk binds at module level (defs, classes, assignments, imports)
-    uses: frozenset[str]  # names it reads
     header: bool  # imports, the docstring and __future__ lines only: shared by every part of the file
+    names: list  # [defines, uses] once asked for (shared with the cache); a lint without a cache never asks
+
+    @property
+    def defines(self) -> frozenset[str]:
+        """Names the chunk binds at module level (defs, classes, assignments, imports)."""
+        return self._names()[0]
+
+    @property
+    def uses(self) -> frozenset[str]:
+        """Names it reads before binding them."""
+        return self._names()[1]
+
+    def _names(self) -> list:
+        if not self.names:
+            self.names.extend(_names(self.tree))
+        return self.names
 
     def absolute(self, line: int) -> int:
         return line + self.start - 1
@@ -147,8 +161,12 @@ def _previous_code(text: str, position: int) -> str:
     return ""
 
 
-def parse_file(text: str, cache: ChunkCache) -> ParsedFile:
-    """The file's chunks (parsed and indexed, from the cache where their text is unchanged)."""
+def parse_file(text: str, cache: ChunkCache, whole: bool = False) -> ParsedFile:
+    """The file's chunks (parsed and indexed, from the cache where their text is unchanged); ``whole``: the file
+    as one chunk, for a lint that keeps nothing for the next (cutting it would only cost time)."""
+    if whole:
+        chunk = _chunk(text, 1, cache)
+        return ParsedFile(error=chunk) if isinstance(chunk, SyntaxError) else ParsedFile([chunk])
     lines = text.split("\n")
     starts = split_lines(text, cache.not_starts)
     pieces = _pieces(lines, starts)
@@ -194,12 +212,11 @@ def _chunk(text: str, start: int, cache: ChunkCache) -> Chunk | SyntaxError:
         except SyntaxError as error:
             return error
         index = index_statements(tree.body)
-        defines, uses = _names(tree)
         header = all(_is_header(stmt, i) for i, stmt in enumerate(tree.body))
-        known = (tree, index, Positions(text), defines, uses, header)
+        known = (tree, index, Positions(text), header, [])
         cache.put(text, known)
-    tree, index, positions, defines, uses, header = known
-    return Chunk(text, start, tree, index, positions, defines, uses, header)
+    tree, index, positions, header, names = known
+    return Chunk(text, start, tree, index, positions, header, names)
 
 
 def _is_header(stmt: ast.stmt, position: int) -> bool:

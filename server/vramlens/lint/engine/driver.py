@@ -53,7 +53,7 @@ def lint_source(text: str, path: str = "<source>", select: list[str] | None = No
     collecting = gc.isenabled()
     gc.disable()
     try:
-        findings = _lint_source(text, path, cache if cache is not None else ChunkCache(), root)
+        findings = _lint_source(text, path, cache, root)
     finally:
         if collecting:
             gc.enable()
@@ -61,9 +61,13 @@ def lint_source(text: str, path: str = "<source>", select: list[str] | None = No
     return sorted(findings, key=lambda f: f.sort_key)
 
 
-def _lint_source(text: str, path: str, cache: ChunkCache, root: str | os.PathLike | None = None) -> list[Finding]:
+def _lint_source(text: str, path: str, cache: ChunkCache | None, root: str | os.PathLike | None = None) -> list[Finding]:
+    """With a cache, the file is analysed in parts, each kept for the next lint of the document; without one
+    (the command line), in one part: nothing is kept, so what each part depends on need not be worked out."""
+    kept = cache is not None
+    cache = cache if kept else ChunkCache()
     try:
-        parsed = parse_file(text, cache)
+        parsed = parse_file(text, cache, whole=not kept)
     except (SyntaxError, ValueError, RecursionError, MemoryError) as error:
         return [parse_error(path, *parse_failure(error))]
     if parsed.error is not None:
@@ -73,17 +77,21 @@ def _lint_source(text: str, path: str, cache: ChunkCache, root: str | os.PathLik
     file_globals = frozenset().union(*(c.index.globals for c in chunks))
     grad_off = any(c.index.grad_off_everywhere for c in chunks)
     project = project_index(root).facts_for(path, [c.index for c in chunks]) if root is not None else None
+    body = [i for i, chunk in enumerate(chunks) if not chunk.header]
+    parts = _batches(components(chunks), chunks) if kept else [body] if body else []
     # What other files say is part of every result's key: an edit there that changes it re-analyses this file.
     shared = (path, file_globals, grad_off, project.signature if project else None)
-    header_statements = [(ast.dump(stmt), _bound_names(stmt)) for chunk in header for stmt in chunk.tree.body]
+    header_statements = [(ast.dump(stmt), _bound_names(stmt)) for chunk in header for stmt in chunk.tree.body] if kept else []
     insert_line = _import_line(chunks)
     results: dict = {}
     findings: list[Finding] = []
     try:
-        for group in _batches(components(chunks), chunks):
+        for group in parts:
             members = [chunks[i] for i in group]
-            uses = frozenset().union(*(c.uses for c in members))
-            key = (shared, _header_key(header_statements, uses), tuple(c.text for c in members))
+            key = None
+            if kept:
+                uses = frozenset().union(*(c.uses for c in members))
+                key = (shared, _header_key(header_statements, uses), tuple(c.text for c in members))
             found = cache.results.get(key)
             if found is None:
                 found = _analyse(path, header, members, file_globals, grad_off, project)
@@ -92,7 +100,8 @@ def _lint_source(text: str, path: str, cache: ChunkCache, root: str | os.PathLik
                 findings.extend(_placed(f, chunk.start, insert_line) for f in chunk_findings)
     except RecursionError:
         return [parse_error(path, "this file nests too deeply to analyse; nothing was checked.")]
-    cache.results = results  # what this text needs; older parts are dropped
+    if kept:
+        cache.results = results  # what this text needs; older parts are dropped
     return findings
 
 

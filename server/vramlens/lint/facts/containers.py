@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 
 from ..parse.syntax import call_name, dotted, last_name
+from .file_facts import FileFacts
 
 _LIST_CONSTRUCTORS = frozenset({"list", "deque", "set", "OrderedSet"})
 _MAPPING_CONSTRUCTORS = frozenset({"dict", "defaultdict", "OrderedDict"})
@@ -30,36 +31,33 @@ def list_method_call(call: ast.Call) -> bool:
         and not any(isinstance(a, ast.Starred) for a in call.args)
 
 
-def is_known_list(receiver: ast.AST, scope: ast.AST, cls: ast.ClassDef | None, tree: ast.Module, classes: dict,
-                  resolve=lambda name: name, index: dict | None = None) -> bool:
+def is_known_list(receiver: ast.AST, scope: ast.AST, cls: ast.ClassDef | None, facts: FileFacts,
+                  resolve=lambda name: name) -> bool:
     """The receiver of the append is proven a list-like container by its bindings in the file. ``resolve``: a
-    local alias to the container it refers to (``buf = self.history``); ``index``: a dict kept for one analysis,
-    in which each place's bindings are read once (its nodes must outlive it)."""
-    index = {} if index is None else index
+    local alias to the container it refers to (``buf = self.history``)."""
     if isinstance(receiver, ast.Subscript):
         base = receiver.value
         while isinstance(base, ast.Subscript):
             base = base.value
-        return _kind(base, scope, cls, tree, classes, resolve, index) in (MAPPING, LIST)
-    return _kind(receiver, scope, cls, tree, classes, resolve, index) == LIST
+        return _kind(base, scope, cls, facts, resolve) in (MAPPING, LIST)
+    return _kind(receiver, scope, cls, facts, resolve) == LIST
 
 
-def _kind(node: ast.AST, scope: ast.AST, cls: ast.ClassDef | None, tree: ast.Module, classes: dict, resolve,
-          index: dict) -> str | None:
+def _kind(node: ast.AST, scope: ast.AST, cls: ast.ClassDef | None, facts: FileFacts, resolve) -> str | None:
     name = dotted(node)
     if not name:
         return None
     name = resolve(name)
     if name.startswith("self.") and name.count(".") == 1:
-        places = [c for c in _lineage(cls, classes)]
+        places = [c for c in _lineage(cls, facts.classes)]
     elif "." in name:
         return None
     else:
         places = [scope] if not isinstance(scope, ast.Module) else []
-        places.append(tree)
+        places.append(facts.tree)
     kinds = set()
     for place in places:
-        kinds |= _binding_kinds(name, place, index)
+        kinds |= _binding_kinds(name, place, facts)
         if kinds and place is scope and not isinstance(scope, ast.Module):
             break  # a local name: its own function's bindings decide
     if not kinds or OTHER in kinds or len(kinds) > 1:
@@ -79,24 +77,32 @@ def _lineage(cls: ast.ClassDef | None, classes: dict, depth: int = 0) -> list[as
     return found
 
 
-def _binding_kinds(name: str, place: ast.AST, index: dict) -> set[str]:
+def _binding_kinds(name: str, place: ast.AST, facts: FileFacts) -> set[str]:
     attribute = name.startswith("self.")
     key = (id(place), attribute)
-    table = index.get(key)
+    table = facts.bindings.get(key)  # each place's bindings read once per analysis
     if table is None:
-        table = index[key] = _bindings(place, attribute)
+        table = facts.bindings[key] = _bindings(_assignments(place, attribute, facts), attribute)
     return set(table.get(name, ()))
 
 
-def _bindings(place: ast.AST, attribute: bool) -> dict[str, set[str]]:
-    """The kinds every name (or, in a class, every ``self.`` attribute) of ``place`` is bound to, in one walk."""
+def _assignments(place: ast.AST, attribute: bool, facts: FileFacts) -> list[ast.stmt]:
+    """The assignments of ``place``: a class's own and its methods' whole (for ``self.`` attributes); a function's
+    or the module's, nested definitions left out."""
+    if attribute and isinstance(place, ast.ClassDef):
+        return [*facts.stores_inside(place), *(s for m in facts.methods_of(place) for s in facts.stores_within_all(m))]
+    return facts.stores_inside(place)
+
+
+def _bindings(assignments: list[ast.stmt], attribute: bool) -> dict[str, set[str]]:
+    """The kinds every name (or, in a class, every ``self.`` attribute) is bound to by these assignments."""
     table: dict[str, set[str]] = {}
 
     def bind(name: str | None, kind: str | None) -> None:
         if name and kind is not None:
             table.setdefault(name, set()).add(kind)
 
-    for node in _walk_without_nested(place, attribute):
+    for node in assignments:
         if isinstance(node, ast.Assign):
             kind = None
             for target in node.targets:
@@ -111,19 +117,6 @@ def _bindings(place: ast.AST, attribute: bool) -> dict[str, set[str]]:
             if attribute and isinstance(node.target, ast.Name):
                 bind("self." + node.target.id, kind)  # a class-level annotation of an instance attribute
     return table
-
-
-def _walk_without_nested(place: ast.AST, attribute: bool):
-    """The nodes of ``place``; a class's methods are walked whole, a function's nested definitions are not."""
-    todo = list(ast.iter_child_nodes(place))
-    while todo:
-        node = todo.pop()
-        yield node
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) and not (attribute and isinstance(place, ast.ClassDef)):
-            continue
-        if isinstance(node, ast.ClassDef) and node is not place:
-            continue
-        todo.extend(ast.iter_child_nodes(node))
 
 
 def _value_kind(value: ast.AST) -> str | None:

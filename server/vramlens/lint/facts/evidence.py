@@ -93,6 +93,7 @@ class Evidence:
         self._class_differentiable: dict[str, set[str]] = {}
         self.forward_kinds: dict[tuple[int, int], str | None] = {}
         self._static: dict[int, dict] = {}
+        self._own: dict[str, tuple[bool, list[tuple[ast.Call, ast.AST]]]] = {}  # class -> what _own_parts read
         self._annotations: dict[int, bool] = {}
         self.build()
 
@@ -152,7 +153,7 @@ class Evidence:
         for store in facts.stores_inside(scope):
             if isinstance(store, (ast.Assign, ast.AnnAssign)) and store.value is not None:
                 targets = store.targets if isinstance(store, ast.Assign) else [store.target]
-                bindings.extend((target, store.value) for target in targets)
+                bindings.extend((target, store.value) for target in targets if _may_bind_module(target, store.value))
         loops = [loop for loop in facts.loops_inside(scope) if isinstance(loop, (ast.For, ast.AsyncFor))]
         pipelines: set[str] = set()
         used: list[str] = []
@@ -509,14 +510,23 @@ class Evidence:
                 known = known and self._makes_no_parameters(local, depth + 1)
             elif self.torch_nn_class(name) != "Module":
                 known = False  # a base this file cannot see may make parameters
-        for method in (m for (owner, _), m in self.facts.methods.items() if owner == cls.name) if known else ():
-            for node in iter_nodes(method):
-                if isinstance(node, ast.Call) and last_name(call_name(node)) in _MAKES_PARAMETERS:
-                    known = False
-                elif isinstance(node, ast.Assign) and any((dotted(t) or "").startswith("self.") for t in node.targets):
-                    if isinstance(node.value, ast.Call) and self.is_module(node.value, method):
-                        known = False  # a submodule of its own
-        self._returns_module[key] = known
+        if known:
+            makes_parameters, constructed = self._own_parts(cls)
+            known = not makes_parameters and not any(self.is_module(value, method) for value, method in constructed)
+        self._returns_module[key] = known  # False too for a submodule of its own
+        return known
+
+    def _own_parts(self, cls: ast.ClassDef) -> tuple[bool, list[tuple[ast.Call, ast.AST]]]:
+        """Whether the class's methods create a parameter or register a module, and the calls they assign to
+        ``self.`` attributes (with the method): read once, whatever the evidence says of those calls."""
+        known = self._own.get(cls.name)
+        if known is None:
+            methods = [m for (owner, _), m in self.facts.methods.items() if owner == cls.name]
+            makes = any(last_name(call_name(c)) in _MAKES_PARAMETERS for m in methods for c in self.facts.calls_within_all(m))
+            constructed = [(store.value, m) for m in methods for store in self.facts.stores_within_all(m)
+                           if isinstance(store, ast.Assign) and isinstance(store.value, ast.Call)
+                           and any((dotted(t) or "").startswith("self.") for t in store.targets)]
+            known = self._own[cls.name] = (makes, constructed)
         return known
 
     def _parameter_free(self, value: ast.AST) -> bool:
@@ -619,6 +629,17 @@ def _returned_loss(value: ast.AST) -> ast.AST:
             if isinstance(key, ast.Constant) and key.value == "loss":
                 return item
     return value
+
+
+# What a module (or a pipeline) can be bound from: anything else (arithmetic, constants, comparisons) never is.
+_MODULE_VALUES = (ast.Name, ast.Attribute, ast.Subscript, ast.IfExp, ast.Call)
+
+
+def _may_bind_module(target: ast.AST, value: ast.AST) -> bool:
+    """Whether ``target = value`` can say anything about module-ness, whatever the evidence (read once per file)."""
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return True
+    return dotted(target) is not None and isinstance(_unwrap_chain(value), _MODULE_VALUES)
 
 
 def _unwrap_chain(value: ast.AST) -> ast.AST:

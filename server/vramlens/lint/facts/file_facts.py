@@ -71,6 +71,7 @@ class FileFacts:
     _trains: dict[int, bool] = field(default_factory=dict)
     bindings: dict = field(default_factory=dict)  # containers.is_known_list's index of this analysis' bindings
     _training_calls: set[int] | None = None  # id() of every backward / autograd.grad / optimizer step call
+    _methods_by_class: dict[int, list[ast.AST]] | None = None
 
     def calls_of(self, stmt: ast.AST) -> list[ast.Call]:
         return self.own_calls.get(id(stmt), [])
@@ -97,6 +98,27 @@ class FileFacts:
             found.extend(self.calls_inside(inner))
             stack.extend(self.nested.get(id(inner), ()))
         return found
+
+    def stores_within_all(self, node: ast.AST) -> list[ast.stmt]:
+        """Every assignment inside a function, the functions nested in it included."""
+        found = list(self.stores_inside(node))
+        stack = list(self.nested.get(id(node), ()))
+        while stack:
+            inner = stack.pop()
+            found.extend(self.stores_inside(inner))
+            stack.extend(self.nested.get(id(inner), ()))
+        return found
+
+    def methods_of(self, cls: ast.ClassDef) -> list[ast.AST]:
+        """Every method defined in the class's body (two defs of one name, a property and its setter, both)."""
+        if self._methods_by_class is None:
+            table: dict[int, list[ast.AST]] = {}
+            for scope in self.scopes:
+                owner = self.owner.get(id(scope))
+                if owner is not None:
+                    table.setdefault(id(owner), []).append(scope)
+            self._methods_by_class = table
+        return self._methods_by_class.get(id(cls), [])
 
     def class_of(self, func: ast.AST) -> ast.ClassDef | None:
         return self.owner.get(id(func))

@@ -339,7 +339,7 @@ class TaintEvaluator:
         the annotation of the parameter assigned; None when any assignment says otherwise or none is found."""
         table = self._held_classes.get(id(owner))
         if table is None:
-            table = self._held_classes[id(owner)] = _assigned_classes(owner)
+            table = self._held_classes[id(owner)] = _assigned_classes(owner, self.facts)
         found = table.get(held, set())
         if len(found) != 1:
             return None
@@ -495,15 +495,15 @@ def constant_key(subscript: ast.Subscript) -> object | None:
 __all__ = ["CLEAN_ATTRIBUTES", "CLEAN_METHODS", "LEAF", "TaintEvaluator", "TaintState", "is_summary_name"]
 
 
-def _assigned_classes(owner: ast.ClassDef) -> dict[str, set[str | None]]:
+def _assigned_classes(owner: ast.ClassDef, facts: FileFacts) -> dict[str, set[str | None]]:
     """For each attribute ``owner``'s methods assign: the classes the assignments give it (a constructor called, or
-    a parameter's annotation; None for anything else), in one walk of the class."""
+    a parameter's annotation; None for anything else), read from the file's index of assignments."""
     table: dict[str, set[str | None]] = {}
     for method in owner.body:
         if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
             continue
         annotations = {a.arg: a.annotation for a in method.args.posonlyargs + method.args.args + method.args.kwonlyargs}
-        for node in ast.walk(method):
+        for node in facts.stores_within_all(method):
             if not isinstance(node, (ast.Assign, ast.AnnAssign)):
                 continue
             value = node.value

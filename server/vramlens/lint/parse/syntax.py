@@ -47,14 +47,20 @@ def dotted(node: ast.AST) -> str | None:
         return node.id
     if kind is not ast.Attribute:
         return None
+    known = node.__dict__.get("_dotted", _UNKNOWN)  # kept on the node: the same chains are asked about again and again
+    if known is not _UNKNOWN:
+        return known
     parts = []
-    while type(node) is ast.Attribute:
-        parts.append(node.attr)
-        node = node.value
-    if type(node) is ast.Name:
-        parts.append(node.id)
-        return ".".join(reversed(parts))
-    return None
+    chain = node
+    while type(chain) is ast.Attribute:
+        parts.append(chain.attr)
+        chain = chain.value
+    name = ".".join(reversed(parts + [chain.id])) if type(chain) is ast.Name else None
+    node._dotted = name
+    return name
+
+
+_UNKNOWN = object()
 
 
 # Fields that never hold a node worth visiting (operators, contexts, plain strings, flags, import aliases).

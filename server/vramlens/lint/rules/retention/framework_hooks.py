@@ -39,7 +39,7 @@ def check_kept_output(stmt: ast.Expr, call: ast.Call, ctx) -> None:
     container = dotted(call.func.value)
     if not container or not container.startswith("self.") or container.count(".") != 1:
         return
-    if not is_known_list(call.func.value, ctx.scope.node, ctx.scope.cls, ctx.tree, ctx.facts.classes, index=ctx.facts.bindings):
+    if not is_known_list(call.func.value, ctx.scope.node, ctx.scope.cls, ctx.facts):
         return
     if _emptied_in(container, ctx.scope.node):
         return

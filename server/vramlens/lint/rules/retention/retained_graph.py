@@ -510,8 +510,7 @@ class RetainedGraph(Rule):
     # -- containers -----------------------------------------------------------------------
     def _append(self, stmt: ast.Expr, call: ast.Call, ctx: LintContext) -> None:
         if call.func.attr in ARITY and not (list_method_call(call) and is_known_list(
-                call.func.value, ctx.scope.node, ctx.scope.cls, ctx.tree, ctx.facts.classes, ctx.state.resolve,
-                ctx.facts.bindings)):
+                call.func.value, ctx.scope.node, ctx.scope.cls, ctx.facts, ctx.state.resolve)):
             return  # not proven a list's append: some object's own method, which may detach what it is given
         if any(ctx.labels(arg) for arg in call.args):
             self._store(stmt, "VL102", base_dotted(call.func.value), _stored_values(call) or list(call.args), ctx)
@@ -606,14 +605,14 @@ class RetainedGraph(Rule):
         head = name.split(".", 1)[0]
         if head == "ctx" and self._ctx_store(stmt, name, value, ctx):
             return
-        if not ctx.tainted(value):
-            return
         scope = ctx.scope
         is_module = scope.cls is not None and scope.cls.name in ctx.evidence.module_classes
         in_forward = head == "self" and is_module and (scope.name in {"forward", "__call__"} or bool(ctx.graph.part_of_forward.get(id(scope.node))))
         on_class = scope.cls is not None and head in {scope.cls.name, "cls"}
         if not (in_forward or on_class) or "loss" in target.attr.lower():
             return  # a stored loss is there to be backpropagated by its owner
+        if not ctx.tainted(value):
+            return
         if target.attr in _PARAMETER_SLOTS and (head == "self" or ctx.evidence.is_module(target.value, scope.node)):
             return  # a module's parameter slot takes only a Parameter (a leaf) or a re-parametrisation
         if reinitialised_per_call(name, ctx, stmt.lineno) or memo_cache_with_clear(name, ctx):
