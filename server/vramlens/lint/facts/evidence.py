@@ -153,7 +153,7 @@ class Evidence:
         for store in facts.stores_inside(scope):
             if isinstance(store, (ast.Assign, ast.AnnAssign)) and store.value is not None:
                 targets = store.targets if isinstance(store, ast.Assign) else [store.target]
-                bindings.extend((target, store.value) for target in targets if _may_bind_module(target, store.value))
+                bindings.extend((target, store.value) for target in targets)
         loops = [loop for loop in facts.loops_inside(scope) if isinstance(loop, (ast.For, ast.AsyncFor))]
         pipelines: set[str] = set()
         used: list[str] = []
@@ -629,17 +629,6 @@ def _returned_loss(value: ast.AST) -> ast.AST:
             if isinstance(key, ast.Constant) and key.value == "loss":
                 return item
     return value
-
-
-# What a module (or a pipeline) can be bound from: anything else (arithmetic, constants, comparisons) never is.
-_MODULE_VALUES = (ast.Name, ast.Attribute, ast.Subscript, ast.IfExp, ast.Call)
-
-
-def _may_bind_module(target: ast.AST, value: ast.AST) -> bool:
-    """Whether ``target = value`` can say anything about module-ness, whatever the evidence (read once per file)."""
-    if isinstance(target, (ast.Tuple, ast.List)):
-        return True
-    return dotted(target) is not None and isinstance(_unwrap_chain(value), _MODULE_VALUES)
 
 
 def _unwrap_chain(value: ast.AST) -> ast.AST:

@@ -89,25 +89,23 @@ class FileFacts:
 
     def calls_within_all(self, node: ast.AST) -> list[ast.Call]:
         """Every call inside a definition, the definitions nested in it included."""
-        found = list(self.calls_inside(node))
+        return [call for inner in self._definitions_in(node) for call in self.calls_inside(inner)]
+
+    def stores_within_all(self, node: ast.AST) -> list[ast.stmt]:
+        """Every assignment inside a definition, the definitions nested in it included."""
+        return [store for inner in self._definitions_in(node) for store in self.stores_inside(inner)]
+
+    def _definitions_in(self, node: ast.AST):
+        """``node`` and the definitions nested in it (a class's methods, a function's inner functions), deepest
+        last."""
+        yield node
         stack = list(self.nested.get(id(node), ()))
         if isinstance(node, ast.ClassDef):
             stack.extend(m for (owner, _), m in self.methods.items() if owner == node.name)
         while stack:
             inner = stack.pop()
-            found.extend(self.calls_inside(inner))
+            yield inner
             stack.extend(self.nested.get(id(inner), ()))
-        return found
-
-    def stores_within_all(self, node: ast.AST) -> list[ast.stmt]:
-        """Every assignment inside a function, the functions nested in it included."""
-        found = list(self.stores_inside(node))
-        stack = list(self.nested.get(id(node), ()))
-        while stack:
-            inner = stack.pop()
-            found.extend(self.stores_inside(inner))
-            stack.extend(self.nested.get(id(inner), ()))
-        return found
 
     def methods_of(self, cls: ast.ClassDef) -> list[ast.AST]:
         """Every method defined in the class's body (two defs of one name, a property and its setter, both)."""
