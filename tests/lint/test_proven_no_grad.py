@@ -68,6 +68,20 @@ PROVEN = [
                 found.append(self.model(batch).cpu())  # flag: VL202, VL102
             return torch.cat(found)
     """,
+    # the module's mode saved before the evaluation and given back after it: a restore, not training
+    """
+    class Predictor:
+        def __init__(self, model: nn.Module):
+            self.model = model
+        def batch_predict(self, loader):
+            was_training = self.model.training
+            self.model.eval()
+            preds = []
+            for batch in loader:
+                preds.append(self.model(batch).argmax(-1))  # flag: VL202
+            self.model.train(was_training)
+            return preds
+    """,
 ]
 
 NOT_PROVEN = [
@@ -117,6 +131,19 @@ NOT_PROVEN = [
         model.eval()
         out = model(x)  # flag: VL201
         return out
+    """,
+    # switched back to training after the evaluation: it may be part of a training routine
+    """
+    class Predictor:
+        def __init__(self, model: nn.Module):
+            self.model = model
+        def batch_predict(self, loader):
+            self.model.eval()
+            preds = []
+            for batch in loader:
+                preds.append(self.model(batch).argmax(-1))  # flag: VL201
+            self.model.train()
+            return preds
     """,
     # moved to the host, the output keeps its graph: `.cpu()` detaches nothing
     """

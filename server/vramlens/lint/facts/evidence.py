@@ -91,6 +91,9 @@ class Evidence:
         self.backward_element_roots: dict[int, dict[str, set[object]]] = {}  # id(scope) -> container -> keys
         self._differentiable: dict[int, set[str]] = {}  # id(scope) -> callables a backpropagated loss is computed by
         self._class_differentiable: dict[str, set[str]] = {}
+        # (class, ``self.model.method``) -> which results of that call a backward differentiates: a tuple's
+        # positions, or None for the whole result
+        self.held_results: dict[tuple[str, str], set[int | None]] = {}
         self.forward_kinds: dict[tuple[int, int], str | None] = {}
         self._static: dict[int, dict] = {}
         self._own: dict[str, tuple[bool, list[tuple[ast.Call, ast.AST]]]] = {}  # class -> what _own_parts read
@@ -296,6 +299,14 @@ class Evidence:
                 elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
                     if attrs is not None and (self.facts.class_of(scope) is None or (self.facts.class_of(scope).name, func.attr) not in facts.methods):
                         attrs.add(f"self.{func.attr}")
+                elif attrs is not None and _held_object_method(func):
+                    # ``_, loss = self.model.get_labels_and_loss(batch); loss.backward()``: the object's own
+                    # model computes a loss with its graph wherever the class calls that method
+                    name = dotted(func)
+                    cls = self.facts.class_of(scope) or self.facts.enclosing_class(scope)
+                    if cls is not None:
+                        held = self.held_results.setdefault((cls.name, name), set())
+                        held |= _backpropagated_positions(store, call, wanted)
 
     def _note_use(self, receiver: str, scope: ast.AST, modules: set[str], attrs: set[str] | None) -> None:
         if "." not in receiver and (self.is_no_grad_callable_name(receiver, scope) or receiver in self._no_grad.get(id(scope), ())):
@@ -371,6 +382,15 @@ class Evidence:
             if local is not None and local is not cls:
                 found |= self._class_attrs.get(local.name, set())
         return found
+
+    def held_result_backpropagated(self, name: str, scope: ast.AST, position: int | None = None) -> bool:
+        """``self.model.get_labels_and_loss(...)`` (at ``position`` of the tuple it returns): a method of an object
+        this class holds whose result (there) some method of the class backpropagates, so it carries graph."""
+        cls = self.facts.enclosing_class(scope)
+        if cls is None or not name.startswith("self."):
+            return False
+        positions = self.held_results.get((cls.name, name), ())
+        return None in positions or (position is not None and position in positions)
 
     def is_differentiable_name(self, name: str, scope: ast.AST) -> bool:
         """Called to compute a loss that is backpropagated (so a network or a loss, whatever its name)."""
@@ -617,6 +637,34 @@ class Evidence:
                 if not self._qualified(name).startswith(_FOREIGN_FRAMEWORKS):
                     return True
         return False
+
+
+# Methods that hand back what an object holds or manage it, rather than compute from their arguments.
+_HOLDER_METHODS = MODULE_CHAIN_METHODS | {
+    "pop", "get", "popleft", "popitem", "setdefault", "values", "items", "keys", "copy", "gather", "reduce",
+    "all_reduce", "scale", "unscale_", "item", "mean", "sum", "clone", "contiguous", "view", "reshape",
+}
+
+
+def _held_object_method(func: ast.AST) -> bool:
+    """``self.model.get_labels_and_loss``: a method of an object the class holds (``self.<attribute>``), not one
+    that only returns or moves what that object already holds."""
+    if not isinstance(func, ast.Attribute):
+        return False
+    receiver = dotted(func.value)
+    return bool(receiver) and receiver.startswith("self.") and receiver.count(".") == 1 \
+        and func.attr not in _HOLDER_METHODS and not func.attr.startswith("__")
+
+
+def _backpropagated_positions(store: ast.stmt, call: ast.Call, wanted: set[str]) -> set[int | None]:
+    """What of ``call``'s result the backward reads: the positions of ``_, loss = call`` whose names it
+    differentiates, or None (the whole result) when the call's value is used otherwise."""
+    targets = store.targets if isinstance(store, ast.Assign) else [store.target]
+    if store.value is call and len(targets) == 1 and isinstance(targets[0], (ast.Tuple, ast.List)):
+        elements = targets[0].elts
+        if not any(isinstance(e, ast.Starred) for e in elements):
+            return {i for i, element in enumerate(elements) if stored_names(element) & wanted}
+    return {None}
 
 
 def _returned_loss(value: ast.AST) -> ast.AST:

@@ -378,6 +378,8 @@ class TaintEvaluator:
             return EMPTY
         if kind == FUNCTIONAL:
             return computed(self._arguments(call, state))
+        if kind in (None, METHOD, DIFFERENTIABLE) and self.held_result(call) is not None:
+            return GRAPH_ONLY | self._arguments(call, state)  # the class backpropagates this very result
         if kind == METHOD or kind == DIFFERENTIABLE:
             # A network or loss this file cannot see into: it may add graph to what it is given, or not.
             return unseen(self._arguments(call, state)) | MAYBE_ONLY
@@ -408,6 +410,14 @@ class TaintEvaluator:
         if short in _COMPUTING_BUILTINS or self._torch_function(call):
             return computed(arguments)
         return unseen(arguments)  # a function of another file: it may detach, or reduce to numbers
+
+    def held_result(self, call: ast.Call, position: int | None = None) -> Labels | None:
+        """GRAPH for ``self.model.get_labels_and_loss(batch)`` (at ``position``) when a method of the class
+        backpropagates that result of it; None when nothing says so."""
+        name = dotted(call.func)
+        if name and self.evidence.held_result_backpropagated(name, self.scope, position):
+            return GRAPH_ONLY
+        return None
 
     def _torch_function(self, call: ast.Call) -> bool:
         """``torch.cat``, ``F.relu``, ``cat`` imported from torch: tensor operations, which keep history."""

@@ -434,6 +434,8 @@ class Walker:
                 part = None
                 if isinstance(value, ast.Call) and not starred:
                     part = self.local_result(value, state, index)  # ``loss, logs = self.step(batch)``
+                    if part is None and not state.grad_off:
+                        part = self.ctx.evaluator.held_result(value, index)  # ``labels, loss = self.model.m(b)``
                 elif type(value) is ast.Name and not starred:
                     part = state.element(value.id, index)  # ``loss, logs = result``, ``result`` kept per position
                 self._bind(element, None, labels if part is None else part)

@@ -175,6 +175,27 @@ def _trains_false(call: ast.Call, func: ast.AST) -> bool:
     return isinstance(arg, ast.Constant) and arg.value is False
 
 
+def _restores_mode(call: ast.Call, func: ast.AST) -> bool:
+    """``model.train(was_training)`` where ``was_training = model.training`` was read in ``func``: the mode the
+    module had before the evaluation comes back, which is no switch to training."""
+    if method_name(call) != "train":
+        return False
+    args = list(call.args) + [k.value for k in call.keywords if k.arg == "mode"]
+    if len(args) != 1 or not isinstance(args[0], ast.Name):
+        return False
+    saved = args[0].id
+    return any(
+        isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Attribute) and stmt.value.attr == "training"
+        and any(isinstance(t, ast.Name) and t.id == saved for t in stmt.targets)
+        for stmt in _statements(func.body)
+    )
+
+
+def _switches_to_training(call: ast.Call, func: ast.AST) -> bool:
+    """``module.train()``, not ``module.train(False)`` nor the restore of a saved mode."""
+    return method_name(call) == "train" and not _trains_false(call, func) and not _restores_mode(call, func)
+
+
 def _returns_output(func: ast.AST, ctx: LintContext) -> bool:
     """A ``return`` hands back a forward pass's output as it came (``return self.model(x)``, or a name bound to
     one, not detached on the way: ``return out.detach().flatten(1)`` hands back no graph): a caller in another
@@ -225,7 +246,7 @@ def _drives_evaluation(func: ast.AST, ctx: LintContext, depth: int = 0) -> bool:
     caller of it in the file does (two calls up at most)."""
     calls = ctx.facts.calls_inside(func)
     switches = any(method_name(c) == "eval" and not c.args or _trains_false(c, func) for c in calls)
-    if switches and not any(method_name(c) == "train" and not _trains_false(c, func) for c in calls):
+    if switches and not any(_switches_to_training(c, func) for c in calls):
         return True
     if any(iterates_eval_data(node) for node in _statements(func.body)):
         return True
@@ -251,7 +272,7 @@ def _holds_eval_mode(cls: ast.ClassDef, ctx: LintContext) -> bool:
                 held = (receiver_name(call) or "").startswith("self.")  # the object's own model, not one it is handed
                 if method_name(call) == "eval" and not call.args and not call.keywords or _trains_false(call, method):
                     switches = switches or held
-                elif method_name(call) == "train" or method_name(call) in _GRADIENT_WORK:
+                elif _switches_to_training(call, method) or method_name(call) in _GRADIENT_WORK:
                     trains = True
         ctx.memo[key] = (
             switches and not trains and cls.name not in ctx.evidence.module_classes
