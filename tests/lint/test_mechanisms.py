@@ -1171,12 +1171,12 @@ SUMMARIES_BY_EVIDENCE = cases(
         def get_batch_loss_metrics(self, batch):
             metrics = {}
             loss = self.model(batch).mean()
-            metrics["eval_loss" if not self.model.training else "loss"] = loss.cpu()
+            metrics["eval_loss" if not self.model.training else "loss"] = loss.cpu()  # flag: VL102
             metrics["nll"] = loss.detach()
             return loss, metrics
         def compute_loss(self, model, inputs):
             loss, metrics = self.get_batch_loss_metrics(inputs)
-            self.store_metrics(metrics)  # flag: VL102
+            self.store_metrics(metrics)
             return (loss, metrics)
         def store_metrics(self, metrics, split="train"):
             for key, value in metrics.items():

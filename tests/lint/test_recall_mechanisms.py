@@ -6,6 +6,7 @@ from __future__ import annotations
 from textwrap import dedent
 
 from vramlens.lint import lint_source
+from vramlens.lint.engine.chunks import ChunkCache
 
 HEADER = """\
 import torch
@@ -54,3 +55,69 @@ def test_a_method_of_the_held_object_nothing_backpropagates_stays_unknown():
     text = TRAINER.format(use="eval_loss += loss").replace(
         "_, loss = self.model.get_labels_and_loss(batch)", "_, loss = self.model.training_loss(batch)")
     assert _codes(text) == []
+
+
+# --- the line to change when a dict is kept: where its graph went in ------------------------------------------
+
+METRICS = """
+model = nn.Linear(4, 4)
+history = []
+
+
+def loss_and_metrics(x):
+    loss = model(x).pow(2).mean()
+    metrics = {"mse": loss.detach()}
+    metrics["scaled"] = {use}
+    return loss, metrics
+
+
+def train(loader, opt):
+    for x in loader:
+        loss, metrics = loss_and_metrics(x)
+        loss.backward()
+        opt.step()
+        history.append(metrics)
+"""
+
+
+def test_a_kept_dict_is_reported_where_a_graph_carrying_tensor_went_into_it():
+    """trl's metrics dict: ``metrics["nll_loss"] = nll.cpu().mean()`` in one function, the dict appended to a
+    long-lived list in another. The fix goes where the tensor goes in; the append has nothing to detach."""
+    findings = lint_source(HEADER + dedent(METRICS.replace("{use}", "loss.cpu() * 2")).lstrip("\n"))
+    assert [(f.code, f.line - HEADER.count("\n")) for f in findings] == [("VL102", 8)]
+    assert "`loss.cpu() * 2` carries autograd history into `metrics`" in findings[0].message
+    assert "history" in findings[0].message
+
+
+def test_a_dict_of_detached_values_is_not_reported():
+    assert _codes(METRICS.replace("{use}", "loss.item() * 2")) == []
+
+
+def test_a_dict_whose_loss_the_framework_backpropagates_is_reported_where_it_is_kept():
+    """A training step's returned log dict: its loss needs the graph, so the line to change is the append."""
+    text = """
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Linear(4, 4)
+        self.outputs = []
+
+    def training_step(self, batch, batch_idx):
+        loss = self.net(batch).mean()
+        log = {"loss": loss}
+        self.outputs.append(log)
+        return log
+"""
+    assert _codes(text) == [("VL102", 10)]
+
+
+def test_a_lint_by_parts_places_the_finding_in_the_part_it_is_in():
+    """The editor analyses a file by parts with positions of their own: the finding sits in the function where
+    the tensor goes in, also after an edit between the two functions."""
+    text = HEADER + dedent(METRICS.replace("{use}", "loss.cpu() * 2")).lstrip("\n")
+    cache = ChunkCache()
+    assert lint_source(text, cache=cache) == lint_source(text)
+    edited = text.replace("\n\ndef train", "\n\nSCALE = 2\n\n\ndef train")
+    assert [f.line for f in lint_source(edited, cache=cache)] == [f.line for f in lint_source(edited)] == [10]
+    above = edited.replace("history = []\n", "history = []\nEPS = 1e-8\n")
+    assert [f.line for f in lint_source(above, cache=cache)] == [f.line for f in lint_source(above)] == [11]

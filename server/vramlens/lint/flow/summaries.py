@@ -65,6 +65,9 @@ class Summary:
     _mixed: bool = False  # some return is not such a tuple
     effects: dict[str, list[Effect]] = field(default_factory=dict)  # parameter -> what keeps it
     detaches: set[str] = field(default_factory=set)  # parameters detached in place (``h.detach_()``)
+    # Where graph went into a dict it returns (flow/origins.py): by position of the returned tuple, None for the
+    # returned value itself.
+    origins: dict[int | None, frozenset] = field(default_factory=dict)
 
     def add_return(self, labels: Labels, elements: list[Labels] | None) -> None:
         self.returns = self.returns | labels
@@ -79,6 +82,10 @@ class Summary:
             else:
                 self._mixed, self.elements = True, None
 
+    def add_origins(self, position: int | None, origins: frozenset) -> None:
+        if origins:
+            self.origins[position] = self.origins.get(position, frozenset()) | origins
+
     def signature(self) -> tuple:
         """A stable description, for keys of cached results that depend on this summary."""
         return (
@@ -86,4 +93,5 @@ class Summary:
             None if self.elements is None else tuple(tuple(sorted(e)) for e in self.elements),
             tuple(sorted((p, tuple((e.code, e.place, e.how, e.function) for e in effects)) for p, effects in self.effects.items())),
             tuple(sorted(self.detaches)),
+            tuple(sorted((-1 if p is None else p, tuple(sorted(o))) for p, o in self.origins.items())),
         )

@@ -82,10 +82,11 @@ class TaintState:
     aliases: dict[str, str] = field(default_factory=dict)  # local name -> the container it refers to
     grad_off: bool = False
     elements: dict[str, dict[object, Labels]] = field(default_factory=dict)  # container -> constant key -> labels
+    origins: dict[str, frozenset] = field(default_factory=dict)  # a dict's name -> where graph went into it (origins.py)
 
     def copy(self) -> TaintState:
         elements = {name: dict(keys) for name, keys in self.elements.items()} if self.elements else {}
-        return TaintState(dict(self.values), dict(self.aliases), self.grad_off, elements)
+        return TaintState(dict(self.values), dict(self.aliases), self.grad_off, elements, dict(self.origins))
 
     def merge(self, other: TaintState) -> None:
         """Join after branches: anything a name may hold on either path, it may hold after them."""
@@ -98,6 +99,8 @@ class TaintState:
             mine = self.elements.setdefault(name, {})
             for key, labels in keys.items():
                 mine[key] = mine.get(key, EMPTY) | labels
+        for name, places in other.origins.items():
+            self.origins[name] = self.origins.get(name, frozenset()) | places
 
     def resolve(self, name: str) -> str:
         aliases = self.aliases

@@ -115,11 +115,13 @@ class LintContext:
         end_line, end_column = self.positions.end(end or node)
         self.report_span(code, (line, column, end_line, end_column), message, fixes)
 
-    def report_span(self, code: str, span: tuple[int, int, int, int], message: str, fixes: tuple[Fix, ...] = ()) -> None:
+    def report_span(self, code: str, span: tuple[int, int, int, int], message: str, fixes: tuple[Fix, ...] = (),
+                    chunk: int | None = None) -> None:
+        """``chunk``: the part of the file whose positions ``span`` is in, when not the one being walked."""
         info = self.codes[code]
         line, column, end_line, end_column = span
         finding = Finding(self.path, line, column, end_line, end_column, code, info.rule, info.severity, message, fixes)
-        self.findings.setdefault((self.chunk, code, line, column), finding)
+        self.findings.setdefault((self.chunk if chunk is None else chunk, code, line, column), finding)
 
     def keep_effect(self, value: ast.AST, effect: Effect) -> None:
         """The current function keeps ``value`` in a place that outlives the call: if ``value`` comes from a

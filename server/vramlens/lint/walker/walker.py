@@ -13,6 +13,7 @@ import ast
 
 from ..facts.gradmode import OFF, ON
 from ..flow.summaries import EMPTY, GRAPH, GRAPH_ONLY, MAYBE_GRAPH, Labels, Summary, computed, parameter_label, parameters_in
+from ..flow.origins import Origin, Origins, dict_values, makes_dict
 from ..flow.taint import CLEAN_METHODS, TaintEvaluator, TaintState, constant_key, is_summary_name
 from ..parse.syntax import annotation_words, base_dotted, dotted, is_private_decoding_helper, name_words
 from .context import LintContext, Scope
@@ -117,6 +118,43 @@ class Walker:
                     if labels:
                         result = result | labels
         return result
+
+    # -- where graph went into a dict (flow/origins.py) ----------------------------------------
+    def origins_of(self, value: ast.AST | None, position: int | None = None) -> Origins | None:
+        """Where graph-carrying values went into the dict ``value`` holds (at ``position`` of the tuple a call
+        returns); None when ``value`` is not a dict this walk follows."""
+        if value is None:
+            return None
+        if type(value) is ast.Name:
+            return self.ctx.state.origins.get(value.id) if position is None else None
+        if makes_dict(value):
+            return frozenset().union(*(self._put_into_dict(part) for part in dict_values(value)))
+        if type(value) is ast.Call:
+            site = self.ctx.graph.site_of.get(id(value))  # a function of this file: its positions are ours
+            summary = self.ctx.summaries.get(id(site.callee)) if site is not None and site.callee.name != "__init__" else None
+            if summary is not None and position in summary.origins:
+                return summary.origins[position]
+        return None
+
+    def _put_into_dict(self, value: ast.AST) -> Origins:
+        """What putting ``value`` into a dict brings: the places of a dict it is, else itself if it carries graph."""
+        inner = self.origins_of(value)
+        if inner is not None:
+            return inner
+        if GRAPH not in self.ctx.labels(value):
+            return frozenset()
+        positions = self.ctx.positions
+        (line, column), (end_line, end_column) = positions.start(value), positions.end(value)
+        return frozenset({Origin(self.ctx.chunk, line, column, end_line, end_column, positions.segment(value))})
+
+    def _follow_dict(self, name: str, origins: Origins | None) -> None:
+        """Follow the dict ``name`` now holds, unless a backward reads it here (``log = {"loss": loss}; return log``
+        from a training step): then its tensors need their graph, and the line to change is where it is kept."""
+        ctx = self.ctx
+        if origins is None or name in ctx.evidence.backward_roots.get(id(ctx.scope.node), ()):
+            self.ctx.state.origins.pop(name, None)
+        else:
+            self.ctx.state.origins[name] = origins
 
     def _positions(self, call: ast.Call, state: TaintState) -> list[Labels]:
         """What each position of the tuple a function of this file returns may hold, for this call; [] when
@@ -277,7 +315,11 @@ class Walker:
         ctx = self.ctx
         value = stmt.value
         elements = [ctx.labels(e) for e in value.elts] if isinstance(value, ast.Tuple) and not any(isinstance(e, ast.Starred) for e in value.elts) else None
-        ctx.scope.summary.add_return(ctx.labels(value), elements)
+        summary = ctx.scope.summary
+        summary.add_return(ctx.labels(value), elements)
+        summary.add_origins(None, self.origins_of(value) or frozenset())
+        for index, element in enumerate(value.elts if elements is not None else ()):
+            summary.add_origins(index, self.origins_of(element) or frozenset())
 
     def _visit_Global(self, stmt: ast.Global) -> None:
         self.ctx.scope.declared_global.update(stmt.names)
@@ -417,7 +459,9 @@ class Walker:
             else:
                 state.aliases.pop(name, None)
             # ``stats``, ``metrics``: Python summaries by their name, unless the evidence says graph
-            state.set(name, EMPTY if is_summary_name(name) and GRAPH not in labels else labels)
+            origins = self.origins_of(value)
+            state.set(name, EMPTY if is_summary_name(name) and GRAPH not in labels and not origins else labels)
+            self._follow_dict(name, origins)
             if type(value) is ast.Call:
                 # ``result = step(batch)`` of a function returning a tuple: each position keeps its own labels,
                 # so that ``loss, report, batch_size = result`` gives the int batch size none of the loss's.
@@ -432,13 +476,17 @@ class Walker:
                     self._bind(element, values[index], self.ctx.labels(values[index]))
                     continue
                 part = None
+                origins = None
                 if isinstance(value, ast.Call) and not starred:
                     part = self.local_result(value, state, index)  # ``loss, logs = self.step(batch)``
                     if part is None and not state.grad_off:
                         part = self.ctx.evaluator.held_result(value, index)  # ``labels, loss = self.model.m(b)``
+                    origins = self.origins_of(value, index)
                 elif type(value) is ast.Name and not starred:
                     part = state.element(value.id, index)  # ``loss, logs = result``, ``result`` kept per position
                 self._bind(element, None, labels if part is None else part)
+                if origins is not None and type(element) is ast.Name:
+                    self._follow_dict(element.id, origins)
             return
         if kind is ast.Starred:
             self._bind(target.value, None, labels)
@@ -448,6 +496,8 @@ class Walker:
             if container and "." in container and labels & _MAY_CARRY:
                 self.ctx.scope.escapes = True
             if container:
+                if value is not None and container in state.origins:  # ``metrics["loss"] = loss``
+                    state.origins[container] = state.origins[container] | self._put_into_dict(value)
                 key = constant_key(target)
                 if key is not None:
                     state.set_element(container, key, labels)  # this slot now holds exactly this value

@@ -588,6 +588,8 @@ class RetainedGraph(Rule):
                 for value in values:
                     ctx.keep_effect(value, Effect(code, container, how, ctx.qualified_name(ctx.scope.node)))
             return
+        if _reported_where_graph_went_in(ctx, code, graph, f"keeps in `{container}` {_LIFETIME_WORDS[kept]},"):
+            return
         message = (
             f"`{container}` keeps tensors that carry autograd history {_LIFETIME_WORDS[kept]}, so every stored "
             "graph (with its saved activations) stays in memory; store detached tensors or Python numbers."
@@ -735,6 +737,9 @@ def report_kept_argument(ctx: LintContext, call: ast.Call, argument: ast.AST, ef
             return  # the object is made anew each iteration and takes the graph with it
     if receiver == "self" and reinitialised_per_call(effect.place, ctx, call.lineno):
         return  # ``self.init_hidden()`` emptied the place earlier in this call: it holds this call's values
+    keeping = f"hands to `{effect.function}`, which {effect.how} `{effect.place}`, outliving the call,"
+    if _reported_where_graph_went_in(ctx, effect.code, [argument], keeping):
+        return
     text = ctx.positions.segment(argument)
     message = (
         f"`{text}` carries autograd history and `{effect.function}` {effect.how} `{effect.place}`, which outlives "
@@ -742,6 +747,26 @@ def report_kept_argument(ctx: LintContext, call: ast.Call, argument: ast.AST, ef
     )
     scalar = _looks_scalar(ctx, effect.place, argument)
     ctx.report(effect.code, call, message, _fixes(ctx, [argument], scalar, place=effect.place if effect.place.startswith("self.") and receiver == "self" else None))
+
+
+def _reported_where_graph_went_in(ctx: LintContext, code: str, kept: list[ast.AST], keeping: str) -> bool:
+    """What is kept is a dict (``metrics``) built from graph-carrying tensors: the line to change is where each of
+    them went into it (flow/origins.py), not where the dict is kept, which has no ``.detach()``. Reported there,
+    once per place; False when something kept is not such a dict."""
+    places = [ctx.state.origins.get(value.id) if isinstance(value, ast.Name) else None for value in kept]
+    if not places or not all(places):
+        return False
+    function = ctx.qualified_name(ctx.scope.node)
+    for value, origins in zip(kept, places):
+        for origin in sorted(origins):
+            message = (
+                f"`{origin.text}` carries autograd history into `{value.id}`, which `{function}` {keeping} so every "
+                "step's graph (with its saved activations) stays in memory; put it in detached (`.detach()`) or as "
+                "a Python number (`.item()`)."
+            )
+            span = (origin.line, origin.column, origin.end_line, origin.end_column)
+            ctx.report_span(code, span, message, chunk=origin.chunk)
+    return True
 
 
 def _fixed_key(target: ast.Subscript, ctx: LintContext) -> bool:
