@@ -82,6 +82,17 @@ PROVEN = [
             self.model.train(was_training)
             return preds
     """,
+    # a script's model, switched to eval mode by the script itself in a file that trains nowhere: every function
+    # calling it evaluates, whatever its name
+    """
+    from transformers import AutoModel
+    model = AutoModel.from_pretrained("bert-base-uncased").cuda().eval()
+    def predict(batch):
+        return model(**batch).logits.argmax(-1)  # flag: VL202
+    def classify(x):
+        probs = model(x).softmax(-1)[0]  # flag: VL202
+        return {str(i): float(p) for i, p in enumerate(probs)}
+    """,
 ]
 
 NOT_PROVEN = [
@@ -131,6 +142,26 @@ NOT_PROVEN = [
         model.eval()
         out = model(x)  # flag: VL201
         return out
+    """,
+    # the script's model is trained in the file too: its eval mode is not held
+    """
+    model = nn.Linear(4, 4)
+    model.eval()
+    def predict(x):
+        return model(x).argmax(-1)  # flag: VL201
+    def classify(x):
+        return {"p": float(model(x).softmax(-1)[0, 0])}  # flag: VL201
+    def finetune(x, opt):
+        model.train()
+        model(x).sum().backward()
+        opt.step()
+    """,
+    # a parameter of the same name is not the script's model
+    """
+    model = nn.Linear(4, 4)
+    model.eval()
+    def predict(model: nn.Module, x):
+        return model(x).argmax(-1)  # flag: VL201
     """,
     # switched back to training after the evaluation: it may be part of a training routine
     """

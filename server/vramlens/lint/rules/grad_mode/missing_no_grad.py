@@ -253,6 +253,8 @@ def _drives_evaluation(func: ast.AST, ctx: LintContext, depth: int = 0) -> bool:
     cls = ctx.facts.class_of(func)
     if depth == 0 and cls is not None and func in cls.body and _holds_eval_mode(cls, ctx):
         return True  # its own method, not a helper it hands to a library (that one is judged by its callers' code)
+    if _calls_global_in_eval(func, ctx):
+        return True  # ``model(**enc)`` of a script's model that the script switched to eval mode
     callers = ctx.graph.callers_of(func)
     return bool(callers) and depth < 2 and all(
         isinstance(site.caller, _NESTED[:2]) and _drives_evaluation(site.caller, ctx, depth + 1) for site in callers)
@@ -279,6 +281,54 @@ def _holds_eval_mode(cls: ast.ClassDef, ctx: LintContext) -> bool:
             and not any(ctx.facts.trains_directly(m) for m in methods)
         )
     return ctx.memo[key]
+
+
+def _globals_in_eval_mode(ctx: LintContext) -> frozenset[str]:
+    """Globals the file's own top-level code switches to eval mode (``model.eval()``, ``model =
+    load(...).eval()``), in a file that trains nowhere (no backward, gradient work, optimizer step or switch to
+    training): a serving script's or a demo's model, which every function calling it evaluates."""
+    key = ("globals-in-eval",)
+    if key not in ctx.memo:
+        held: set[str] = set()
+        facts = ctx.facts
+        trains = any(_may_train(c) for c in facts.all_calls)
+        if not trains:
+            for stmt in _statements(ctx.tree.body):
+                for call in facts.calls_of(stmt):
+                    if method_name(call) != "eval" or call.args or call.keywords:
+                        continue
+                    receiver = receiver_name(call)
+                    if receiver and "." not in receiver:
+                        held.add(receiver)  # ``model.eval()``
+                    elif isinstance(stmt, ast.Assign) and _chained_from(stmt.value, call):
+                        held |= {t.id for t in stmt.targets if isinstance(t, ast.Name)}  # ``model = (...).eval()``
+        ctx.memo[key] = frozenset(held)
+    return ctx.memo[key]
+
+
+def _calls_global_in_eval(func: ast.AST, ctx: LintContext) -> bool:
+    """``func`` calls a global the file holds in eval mode, by that global's own name (not a local or
+    parameter of the same name)."""
+    held = _globals_in_eval_mode(ctx)
+    return bool(held) and any(dotted(c.func) in held for c in ctx.facts.calls_inside(func)) \
+        and not held & ctx.evidence._locals_of(func)
+
+
+def _may_train(call: ast.Call) -> bool:
+    name = method_name(call)
+    if name == "train":
+        return not (len(call.args) == 1 and isinstance(call.args[0], ast.Constant) and call.args[0].value is False)
+    return is_backward_call(call) or name in _GRADIENT_WORK or name == "step"
+
+
+def _chained_from(value: ast.AST, call: ast.Call) -> bool:
+    """``call`` is a link of the chain ``value`` is (``Net.load(p).cuda().eval()``)."""
+    while isinstance(value, ast.Call):
+        if value is call:
+            return True
+        func = value.func
+        value = func.value if isinstance(func, ast.Attribute) else None
+    return False
 
 
 def _method_of_eval_object(scope: Scope, ctx: LintContext) -> bool:
@@ -321,7 +371,7 @@ class MissingNoGrad(Rule):
         if scope.mode in (OFF, MAYBE):
             return
         named = self._is_inference_function(scope, ctx)
-        if not named and not _method_of_eval_object(scope, ctx):
+        if not named and not _method_of_eval_object(scope, ctx) and not _calls_global_in_eval(scope.node, ctx):
             return
         call = graph_building_call(scope.node.body, ctx)
         if call is None or _does_gradient_work(scope.node, ctx) or self._backward_reachable(scope.node, ctx):
