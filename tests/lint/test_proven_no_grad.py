@@ -93,6 +93,16 @@ PROVEN = [
         probs = model(x).softmax(-1)[0]  # flag: VL202
         return {str(i): float(p) for i, p in enumerate(probs)}
     """,
+    # a loop over a parameter every caller passes validation or test data to
+    """
+    def epoch_loss(net: nn.Module, loader):
+        total = 0.0
+        for x, y in enumerate(loader):
+            total += (net(x) - y).abs().mean().item()  # flag: VL202
+        return total
+    def report(model: nn.Module, loaders):
+        print(epoch_loss(model, loaders["val"]), epoch_loss(model, test_loader))
+    """,
 ]
 
 NOT_PROVEN = [
@@ -155,6 +165,16 @@ NOT_PROVEN = [
         model.train()
         model(x).sum().backward()
         opt.step()
+    """,
+    # one caller passes training data: the loop is not an evaluation's
+    """
+    def epoch_loss(net: nn.Module, loader):
+        total = 0.0
+        for x, y in loader:
+            total += (net(x) - y).abs().mean().item()  # flag: VL201
+        return total
+    def report(model: nn.Module):
+        print(epoch_loss(model, val_loader), epoch_loss(model, train_loader))
     """,
     # a parameter of the same name is not the script's model
     """

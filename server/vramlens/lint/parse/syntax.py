@@ -198,6 +198,14 @@ def iterates_eval_data(loop: ast.AST) -> bool:
     return isinstance(loop, (ast.For, ast.AsyncFor)) and bool(_iterable_words(loop) & _EVAL_WORDS)
 
 
+def names_eval_data(expr: ast.AST) -> bool:
+    """``val_loader``, ``self.test_set``, ``dataloaders["valid"]``: an expression named for validation or test data."""
+    words = {word for name in names_in(expr) for part in name.split(".") for word in name_words(part)}
+    if isinstance(expr, ast.Subscript) and isinstance(expr.slice, ast.Constant) and isinstance(expr.slice.value, str):
+        words |= set(name_words(expr.slice.value))
+    return bool(words & _EVAL_WORDS)
+
+
 def assigned_names(stores: list[ast.stmt], calls: list[ast.Call]) -> set[str]:
     """Names (re)bound, cleared or detached in place by these statements and calls."""
     found: set[str] = set()

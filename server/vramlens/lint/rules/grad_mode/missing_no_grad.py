@@ -25,7 +25,7 @@ from ...flow.summaries import PARAMETER
 from ...flow.taint import CLEAN_FUNCTIONS, CLEAN_METHODS
 from ...parse.edits import insert_line_above, wrap_in_with
 from ...parse.paths import is_test_support
-from ...parse.syntax import CONSTRUCTORS, INFERENCE_WORDS, dotted, last_name, is_backward_call, is_private_decoding_helper, iterates_eval_data, method_name, name_words, receiver_name
+from ...parse.syntax import CONSTRUCTORS, INFERENCE_WORDS, dotted, last_name, is_backward_call, is_private_decoding_helper, iterates_eval_data, method_name, name_words, names_eval_data, receiver_name
 from ...walker.rule import Rule
 from ...walker.context import LintContext, Scope
 
@@ -66,8 +66,11 @@ CODES = (
         finds=(
             "the part of missing-no-grad whose evidence does not rest on names: a module (by how it is built or "
             "used, not by its name) called directly, with recording on, in the code that drives the evaluation "
-            "itself (a loop over validation or test data, code after `model.eval()`, or a function that does "
-            "either), where no backward, `autograd.grad` or optimizer step is reachable and nothing computed "
+            "itself (a loop over validation or test data, or over a parameter every caller in the file passes "
+            "such data to; code after `model.eval()`, restored afterwards to a saved `model.training` or not; a "
+            "function that does either; a method of an object that holds its model in eval mode; a function "
+            "calling a script's model that the script switched to eval mode and trains nowhere), where no "
+            "backward, `autograd.grad` or optimizer step is reachable and nothing computed "
             "there reaches a later backward, and no grad-mode switch is in force (a decorator, a caller of the "
             "file, the framework's table)"
         ),
@@ -255,9 +258,40 @@ def _drives_evaluation(func: ast.AST, ctx: LintContext, depth: int = 0) -> bool:
         return True  # its own method, not a helper it hands to a library (that one is judged by its callers' code)
     if _calls_global_in_eval(func, ctx):
         return True  # ``model(**enc)`` of a script's model that the script switched to eval mode
+    if _loops_over_eval_data_passed_in(func, ctx):
+        return True  # ``for x, y in loader`` where every caller passes ``val_loader``
     callers = ctx.graph.callers_of(func)
     return bool(callers) and depth < 2 and all(
         isinstance(site.caller, _NESTED[:2]) and _drives_evaluation(site.caller, ctx, depth + 1) for site in callers)
+
+
+def _loops_over_eval_data_passed_in(func: ast.AST, ctx: LintContext) -> bool:
+    """A loop of ``func`` iterates one of its parameters (``for x, y in loader``, ``enumerate(tqdm(loader))``) and
+    every caller in the file passes validation or test data there (``evaluate(model, val_loader)``)."""
+    arguments = func.args
+    parameters = {a.arg for a in arguments.posonlyargs + arguments.args + arguments.kwonlyargs}
+    looped = {
+        name for loop in _statements(func.body) if isinstance(loop, (ast.For, ast.AsyncFor))
+        for name in _iterated_parameters(loop.iter, parameters)
+    }
+    callers = ctx.graph.callers_of(func)
+    if not looped or not callers:
+        return False
+    for site in callers:
+        bound = dict(ctx.graph.bound_arguments(site))
+        if not all(p in bound and names_eval_data(bound[p]) for p in looped):
+            return False
+    return True
+
+
+def _iterated_parameters(iterable: ast.AST, parameters: set[str]) -> set[str]:
+    """The parameter a loop walks, through the wrappers that hand its items on (``enumerate``, ``tqdm``, ``iter``)."""
+    while isinstance(iterable, ast.Call) and last_name(dotted(iterable.func) or "") in _ITEM_WRAPPERS and iterable.args:
+        iterable = iterable.args[0]
+    return {iterable.id} & parameters if isinstance(iterable, ast.Name) else set()
+
+
+_ITEM_WRAPPERS = frozenset({"enumerate", "tqdm", "iter", "trange", "track", "progress_bar"})
 
 
 def _holds_eval_mode(cls: ast.ClassDef, ctx: LintContext) -> bool:
@@ -371,7 +405,8 @@ class MissingNoGrad(Rule):
         if scope.mode in (OFF, MAYBE):
             return
         named = self._is_inference_function(scope, ctx)
-        if not named and not _method_of_eval_object(scope, ctx) and not _calls_global_in_eval(scope.node, ctx):
+        if not (named or _method_of_eval_object(scope, ctx) or _calls_global_in_eval(scope.node, ctx)
+                or _loops_over_eval_data_passed_in(scope.node, ctx)):
             return
         call = graph_building_call(scope.node.body, ctx)
         if call is None or _does_gradient_work(scope.node, ctx) or self._backward_reachable(scope.node, ctx):

@@ -65,7 +65,11 @@ CODES = (
             "`losses[i], costs[i] = step(); ... losses[i - 1].backward()`) carries graph whatever computed it, and "
             "the older elements keep theirs; not a local list whose elements are detached wherever the loop "
             "backpropagates them (`if with_backward: loss.backward(); loss = loss.detach()`) and that the function "
-            "sums or stacks into what it returns: there the graphs are the loss the caller differentiates"
+            "sums or stacks into what it returns: there the graphs are the loss the caller differentiates; when "
+            "what is kept is a dict made of such values (`metrics[\"nll\"] = nll.cpu().mean()`, then "
+            "`history.append(metrics)`, in this function or one of the file it calls), each is reported where it "
+            "went into the dict, the line to change, unless a backward reads that dict (a training step's returned "
+            "log)"
         ),
         fix="`.detach()` on the stored value",
         why=(
@@ -86,7 +90,8 @@ CODES = (
         finds=(
             "`d[k] = out` into such a container, directly or through a function of the file (`cache[key] = "
             "value.clone()`); a constant key (`d[\"last\"]`) or a key fixed for the function (a hook made for one "
-            "layer) overwrites one slot and is not reported"
+            "layer) overwrites one slot and is not reported; a dict of such values is reported where they went "
+            "into it, as for VL102"
         ),
         fix="`.detach()`",
         why=(
