@@ -66,6 +66,20 @@ def print_recall(tallies: dict) -> None:
                   f"{t.flagged_any:8d} {t.fixed_flagged:5d}")
 
 
+def print_rounds(results: list[sc.CaseResult]) -> None:
+    """Each held-out round apart: a round is measured once, when it comes, and reported beside the others."""
+    rounds: dict[int, list[sc.CaseResult]] = {}
+    for r in results:
+        if r.case.held_out:
+            rounds.setdefault(r.case.round or 0, []).append(r)
+    for number, members in sorted(rounds.items()):
+        sites = sum(r.sites for r in members)
+        flagged = sum(r.flagged for r in members)
+        print(f"  held-out round {number}: {len(members)} cases, {flagged}/{sites} sites flagged by default-on "
+              f"rules (+preview {sum(r.flagged_any for r in members)}), fixed versions flagged "
+              f"{sum(bool(r.fixed_findings) for r in members)}")
+
+
 def print_gate(tallies: dict[str, tuple[int, int]], field: str) -> None:
     """What the quality gate sees on this corpus (in-sample codebases and recall files), beside the catalog."""
     print(f"quality gate evidence (in sample: precision codebases + recall files; catalog field `{field}`)")
@@ -107,6 +121,7 @@ def main() -> int:
 
     print_precision(sc.summarize_precision(results))
     print_recall(sc.summarize_recall(case_results))
+    print_rounds(case_results)
     recall_findings = gate.in_sample_recall_findings(corpus.cases, gate.RECALL_TABLES[args.corpus],
                                                      getattr(corpus, "cache", None))
     print_gate(gate.tallies(results, recall_findings), "released" if args.corpus == "pypi" else "commits")

@@ -121,3 +121,41 @@ def test_a_lint_by_parts_places_the_finding_in_the_part_it_is_in():
     assert [f.line for f in lint_source(edited, cache=cache)] == [f.line for f in lint_source(edited)] == [10]
     above = edited.replace("history = []\n", "history = []\nEPS = 1e-8\n")
     assert [f.line for f in lint_source(above, cache=cache)] == [f.line for f in lint_source(above)] == [11]
+
+
+# --- running statistics written into a module's buffer in place -----------------------------------------------
+
+BATCH_NORM = """
+class RunningNorm(nn.Module):
+    def __init__(self, channels, momentum=0.1):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(channels))
+        self.register_buffer("stored_mean", torch.zeros(channels))
+        self.register_buffer("stored_var", torch.ones(channels))
+        self.momentum = momentum
+
+    def forward(self, x):
+        mean, var = x.mean(0), x.var(0)
+        if self.training:
+            {mean_update}
+            {var_update}
+        return (x - mean) / (var + 1e-5).sqrt() * self.weight
+"""
+
+
+def _norm(mean_update: str, var_update: str) -> str:
+    return BATCH_NORM.replace("{mean_update}", mean_update).replace("{var_update}", var_update)
+
+
+def test_a_running_average_written_into_a_buffer_in_place_keeps_every_steps_graph():
+    """synsin's batch norm: ``self.stored_mean[:] = self.stored_mean * (1 - m) + mean * m`` in forward makes the
+    buffer part of this step's graph, and through its old value of every earlier step's."""
+    text = _norm("self.stored_mean[:] = self.stored_mean * (1 - self.momentum) + mean * self.momentum",
+                 "self.stored_var.copy_(self.stored_var * (1 - self.momentum) + var * self.momentum)")
+    assert _codes(text) == [("VL101", 12), ("VL101", 13)]
+
+
+def test_detached_or_plain_overwrites_of_a_buffer_are_not_running_averages():
+    text = _norm("self.stored_mean[:] = self.stored_mean * (1 - self.momentum) + mean.detach() * self.momentum",
+                 "self.stored_var[:] = var")
+    assert _codes(text) == []

@@ -427,6 +427,8 @@ class RetainedGraph(Rule):
                 self._update(stmt, call, ctx)
             elif type(call) is ast.Call and type(call.func) is ast.Attribute and call.func.attr in _IN_PLACE_ADDERS:
                 self._add_in_place(stmt, call, ctx)
+            elif type(call) is ast.Call and type(call.func) is ast.Attribute and call.func.attr == "copy_" and call.args:
+                self._overwrite_in_place(stmt, call.func.value, call.args[0], ctx)
         elif kind is ast.AugAssign:
             if type(stmt.op) is ast.Add:
                 self._accumulate(stmt, stmt.target, stmt.value, ctx)
@@ -482,6 +484,9 @@ class RetainedGraph(Rule):
         if isinstance(value, ast.Call) and self._recurrent(stmt, value, ctx):
             return
         for target in _flat_targets(stmt.targets):
+            if isinstance(target, ast.Subscript) and _whole_slice(target):
+                self._overwrite_in_place(stmt, target.value, value, ctx)  # ``self.stored_mean[:] = ...``
+                continue
             if isinstance(target, ast.Subscript) and _reads_own_slot(target, value):
                 # ``totals[k] = totals[k] + loss`` is ``totals[k] += loss``; ``batch[k] = batch[k][:n]`` adds nothing
                 if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add):
@@ -533,6 +538,19 @@ class RetainedGraph(Rule):
         kept = _leak_lifetime(name, ctx)
         if kept is not None:
             self._report_accumulation(stmt, name, added[0], kept, ctx)
+
+    def _overwrite_in_place(self, stmt: ast.stmt, receiver: ast.AST, value: ast.AST, ctx: LintContext) -> None:
+        """``self.stored_mean[:] = self.stored_mean * (1 - m) + mean * m``, ``buf.copy_(buf * d + x)``: a running
+        average written into the tensor itself, so it joins the graph of what it is given and, through its own
+        old value, every earlier step's: ``+=`` spelled as an in-place write."""
+        name = base_dotted(receiver)
+        if name is None or not ctx.tainted(value):
+            return
+        leaves = _arithmetic_leaves(value)
+        if not any(base_dotted(leaf) == name for leaf in leaves):
+            return  # not an update of its own value: one call's graph at most (VL105's question)
+        added = [leaf for leaf in leaves if base_dotted(leaf) != name and ctx.tainted(leaf)]
+        self._report_accumulation(stmt, name, added[0] if len(added) == 1 else value, _leak_lifetime(name, ctx), ctx)
 
     def _update(self, stmt: ast.Expr, call: ast.Call, ctx: LintContext) -> None:
         """``meter.update(loss)`` / ``logs.update({"loss": loss})`` on an object that outlives the iteration or the
@@ -786,6 +804,14 @@ def _fixed_key(target: ast.Subscript, ctx: LintContext) -> bool:
     if key in local:
         return False
     return key not in ctx.evidence._locals_of(node)
+
+
+def _whole_slice(target: ast.Subscript) -> bool:
+    """``buf[:]``, ``buf[...]``: every element of the tensor written in place."""
+    index = target.slice
+    if isinstance(index, ast.Constant):
+        return index.value is Ellipsis
+    return isinstance(index, ast.Slice) and index.lower is None and index.upper is None and index.step is None
 
 
 def _reads_own_slot(target: ast.Subscript, value: ast.AST) -> bool:
