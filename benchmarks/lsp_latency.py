@@ -138,7 +138,7 @@ async def _diagnostics(client, published, big: Path, args, hover_times, hint_tim
     diagnostics_times, action_times = await _publish_times(client, published, big_uri, source, body, rounds, 2)
     header_times, _ = await _publish_times(client, published, big_uri, source, header, max(10, rounds // 5), 2 + rounds)
 
-    lint_times = [t / 1000 for t in edit_times(source, body, rounds)]  # the server's own work, with its cache
+    lint_times = [t / 1000 for t in edit_times(lint_source, source, body, rounds)]  # the server's own work, with its cache
     full_times, parse_times = [], []
     for _ in range(max(10, rounds // 5)):
         t = time.perf_counter()

@@ -159,3 +159,26 @@ def test_detached_or_plain_overwrites_of_a_buffer_are_not_running_averages():
     text = _norm("self.stored_mean[:] = self.stored_mean * (1 - self.momentum) + mean.detach() * self.momentum",
                  "self.stored_var[:] = var")
     assert _codes(text) == []
+
+
+# --- a loop through a progress bar walks data -----------------------------------------------------------------
+
+EMBEDDER = """
+class Embedder:
+    def __init__(self, model: nn.Module):
+        self.model = model
+
+    def get_image_embeddings(self, images):
+        found = []
+        for batch in {iterable}:
+            found.append(self.model(batch).cpu())
+        return torch.cat(found)
+"""
+
+
+def test_outputs_kept_over_a_loop_through_a_progress_bar_are_reported():
+    """mteb's e5-v embedder: ``for batch in tqdm(images)`` walks a whole dataset, so the list keeps every batch's
+    graph; a loop over a parameter of no telling name may be a handful of items."""
+    assert _codes(EMBEDDER.replace("{iterable}", "tqdm(images)")) == [("VL102", 8)]
+    assert _codes(EMBEDDER.replace("{iterable}", "enumerate(tqdm(images, desc='embed'))")) == [("VL102", 8)]
+    assert _codes(EMBEDDER.replace("{iterable}", "images")) == []

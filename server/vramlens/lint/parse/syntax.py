@@ -191,7 +191,23 @@ def iterates_data(loop: ast.AST) -> bool:
     if iterates_structure(loop):
         return False
     words = _iterable_words(loop)
-    return bool(words & _DATA_WORDS) or _is_loader(words) or is_large_constant_range(loop)
+    return bool(words & _DATA_WORDS) or _is_loader(words) or is_large_constant_range(loop) or _shows_progress(loop.iter)
+
+
+# Progress bars: what a loop walks through one of them is long enough to watch.
+_PROGRESS_BARS = frozenset({"tqdm", "trange", "track", "progress_bar", "progressbar"})
+
+
+def _shows_progress(iterable: ast.AST) -> bool:
+    """``for batch in tqdm(images)``, ``enumerate(tqdm(...))``."""
+    while isinstance(iterable, ast.Call):
+        name = dotted(iterable.func) or ""
+        if name.rsplit(".", 1)[-1] in _PROGRESS_BARS:
+            return True
+        if name != "enumerate" or not iterable.args:
+            return False
+        iterable = iterable.args[0]
+    return False
 
 
 def iterates_eval_data(loop: ast.AST) -> bool:
