@@ -381,3 +381,29 @@ DETACHED_WHERE_BACKPROPAGATED = cases(
 @pytest.mark.parametrize("text", DETACHED_WHERE_BACKPROPAGATED, ids=ids(DETACHED_WHERE_BACKPROPAGATED))
 def test_graphs_kept_only_where_the_loop_does_not_backpropagate_are_the_callers_loss(text):
     check(text)
+
+
+HELD_TORCH_MODULE = cases(
+    """
+    class Estimator:
+        def __init__(self, model: nn.Module):
+            self.torch = torch
+            self.model = model
+            self.masks, self.losses = [], []
+        def score(self, loader, opt):
+            for batch in loader:
+                out = self.model(batch)
+                loss = out.mean()
+                loss.backward()
+                opt.step()
+                self.masks.append(self.torch.zeros(out.size(0)))
+                self.losses.append(self.torch.cat([out, out]))  # flag: VL102
+    """,
+)
+
+
+@pytest.mark.parametrize("text", HELD_TORCH_MODULE, ids=ids(HELD_TORCH_MODULE))
+def test_a_tensor_made_by_the_torch_module_an_object_holds_is_new(text):
+    """BenchPress keeps ``self.torch = torch``: ``self.torch.zeros(...)`` is a factory like ``torch.zeros`` (a new
+    tensor), ``self.torch.cat(...)`` an operation like ``torch.cat`` (keeps what it joins)."""
+    check(text)

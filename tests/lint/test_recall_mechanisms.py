@@ -89,6 +89,14 @@ def test_a_kept_dict_is_reported_where_a_graph_carrying_tensor_went_into_it():
     assert "history" in findings[0].message
 
 
+def test_a_dict_with_several_graph_carrying_values_is_one_finding_naming_them_all():
+    """One kept dict, one leak: reported once, on the first place, naming the others."""
+    text = METRICS.replace("{use}", "loss.cpu() * 2").replace('"mse": loss.detach()', '"mse": loss, "rmse": loss.sqrt()')
+    findings = lint_source(HEADER + dedent(text).lstrip("\n"))
+    assert [(f.code, f.line - HEADER.count("\n")) for f in findings] == [("VL102", 7)]
+    assert "`loss` (with `loss.sqrt()`, `loss.cpu() * 2`) carry autograd history into `metrics`" in findings[0].message
+
+
 def test_a_dict_of_detached_values_is_not_reported():
     assert _codes(METRICS.replace("{use}", "loss.item() * 2")) == []
 
@@ -182,3 +190,30 @@ def test_outputs_kept_over_a_loop_through_a_progress_bar_are_reported():
     assert _codes(EMBEDDER.replace("{iterable}", "tqdm(images)")) == [("VL102", 8)]
     assert _codes(EMBEDDER.replace("{iterable}", "enumerate(tqdm(images, desc='embed'))")) == [("VL102", 8)]
     assert _codes(EMBEDDER.replace("{iterable}", "images")) == []
+
+
+# --- lists made in one tuple assignment --------------------------------------------------------------------------
+
+HISTORY = """
+class Trainer:
+    def __init__(self, model: nn.Module, opt):
+        self.model, self.opt = model, opt
+        {made}
+
+    def fit(self, loader):
+        for batch in loader:
+            loss = self.model(batch).mean()
+            loss.backward()
+            self.opt.step()
+            self.losses.append(loss)
+"""
+
+
+def test_lists_bound_in_one_tuple_assignment_are_lists():
+    """``self.steps, self.losses = [], []`` makes two lists: appending graph-carrying losses to one is VL102."""
+    assert _codes(HISTORY.replace("{made}", "self.steps, self.losses = [], []")) == [("VL102", 11)]
+
+
+def test_what_a_call_unpacks_into_stays_unknown():
+    """``self.steps, self.losses = make_buffers()`` may hold anything: its ``append`` is not proven a list's."""
+    assert _codes(HISTORY.replace("{made}", "self.steps, self.losses = make_buffers()")) == []

@@ -106,6 +106,15 @@ def _bindings(assignments: list[ast.stmt], attribute: bool) -> dict[str, set[str
         if isinstance(node, ast.Assign):
             kind = None
             for target in node.targets:
+                if isinstance(target, (ast.Tuple, ast.List)):
+                    value = node.value
+                    if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts):
+                        for part, made in zip(target.elts, value.elts):  # ``self.masks, self.losses = [], []``
+                            bind(dotted(part), _value_kind(made))
+                    else:
+                        for part in target.elts:  # ``a, b = f()``: bound to something unknown
+                            bind(dotted(part.value if isinstance(part, ast.Starred) else part), OTHER)
+                    continue
                 name = dotted(target)
                 if name:
                     kind = kind or _value_kind(node.value)

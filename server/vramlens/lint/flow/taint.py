@@ -427,7 +427,9 @@ class TaintEvaluator:
         name = call_name(call)
         if not name:
             return False
-        head = name.split(".", 1)[0]
+        head, _, rest = name.partition(".")
+        if head in ("self", "cls") and rest.startswith("torch."):
+            head = "torch"  # ``self.torch = torch`` kept on the object: ``self.torch.zeros(...)``
         if head == "torch" or head == self.facts.torch_alias:
             return True
         return self.facts.imports.get(head, "").startswith("torch")

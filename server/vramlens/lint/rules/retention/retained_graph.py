@@ -781,14 +781,15 @@ def _reported_where_graph_went_in(ctx: LintContext, code: str, kept: list[ast.AS
         return False
     function = ctx.qualified_name(ctx.scope.node)
     for value, origins in zip(kept, places):
-        for origin in sorted(origins):
-            message = (
-                f"`{origin.text}` carries autograd history into `{value.id}`, which `{function}` {keeping} so every "
-                "step's graph (with its saved activations) stays in memory; put it in detached (`.detach()`) or as "
-                "a Python number (`.item()`)."
-            )
-            span = (origin.line, origin.column, origin.end_line, origin.end_column)
-            ctx.report_span(code, span, message, chunk=origin.chunk)
+        first, *others = sorted(origins)  # one leak, one finding: on the first place, naming the others
+        named = ", ".join(f"`{o.text}`" for o in others[:3]) + (f" and {len(others) - 3} more" if len(others) > 3 else "")
+        what = f"`{first.text}` (with {named}) carry" if others else f"`{first.text}` carries"
+        message = (
+            f"{what} autograd history into `{value.id}`, which `{function}` {keeping} so every step's graph (with its "
+            "saved activations) stays in memory; put it in detached (`.detach()`) or as a Python number (`.item()`)."
+        )
+        span = (first.line, first.column, first.end_line, first.end_column)
+        ctx.report_span(code, span, message, chunk=first.chunk)
     return True
 
 
