@@ -82,6 +82,16 @@ PROVEN = [
             self.model.train(was_training)
             return preds
     """,
+    # switched back to training as the routine's last act: the evaluation hands the module back, it trains nothing
+    """
+    def evaluate(model: nn.Module, data):
+        model.eval()
+        total = 0.0
+        for x, y in data:
+            total += (model(x) - y).abs().mean().item()  # flag: VL202
+        model.train()
+        return total
+    """,
     # a script's model, switched to eval mode by the script itself in a file that trains nowhere: every function
     # calling it evaluates, whatever its name
     """
@@ -166,6 +176,20 @@ NOT_PROVEN = [
         model(x).sum().backward()
         opt.step()
     """,
+    # switched back to training and then trained: only the region between the two switches is an evaluation
+    # (reported there, with no decorator fix for the whole function)
+    """
+    def evaluate(model: nn.Module, data, opt):
+        model.eval()
+        total = 0.0
+        for x, y in data:
+            total += (model(x) - y).abs().mean().item()  # flag: VL202
+        model.train()
+        loss = model(x).sum()
+        loss.backward()
+        opt.step()
+        return total
+    """,
     # one caller passes training data: the loop is not an evaluation's
     """
     def epoch_loss(net: nn.Module, loader):
@@ -182,19 +206,6 @@ NOT_PROVEN = [
     model.eval()
     def predict(model: nn.Module, x):
         return model(x).argmax(-1)  # flag: VL201
-    """,
-    # switched back to training after the evaluation: it may be part of a training routine
-    """
-    class Predictor:
-        def __init__(self, model: nn.Module):
-            self.model = model
-        def batch_predict(self, loader):
-            self.model.eval()
-            preds = []
-            for batch in loader:
-                preds.append(self.model(batch).argmax(-1))  # flag: VL201
-            self.model.train()
-            return preds
     """,
     # moved to the host, the output keeps its graph: `.cpu()` detaches nothing
     """
@@ -306,3 +317,14 @@ def test_both_codes_are_one_rule_and_only_the_proven_one_is_on_by_default():
 def test_the_proven_finding_offers_the_decorator_fix():
     finding = next(f for f in lint_source(HEAD + source(PROVEN[0]), "v.py", preview=True) if f.code == "VL202")
     assert finding.fixes and finding.fixes[0].title.startswith("Decorate `validate`")
+
+
+def test_switching_back_to_training_at_the_end_keeps_the_whole_routine_an_evaluation():
+    """``model.train()`` as the last act: the decorator fix covers the routine; with training after it, only the
+    region between the switches is wrapped."""
+    restored = next(t for t in PROVEN if "model.train()\n        return total" in t)
+    trained = next(t for t in NOT_PROVEN if "opt.step()" in t and "model.train()" in t)
+    titles = [f.fixes[0].title for f in lint_source(HEAD + source(restored), "v.py") if f.code == "VL202"]
+    assert titles == ["Decorate `evaluate` with @torch.no_grad()"]
+    titles = [f.fixes[0].title for f in lint_source(HEAD + source(trained), "v.py") if f.code == "VL202" and f.fixes]
+    assert all(t.startswith("Wrap in `with torch.no_grad():`") for t in titles)

@@ -18,7 +18,7 @@ import os
 import re
 
 from ...facts.dataflow import names_read, stored_names
-from ...facts.forwards import DIFFERENTIABLE, FORWARD
+from ...facts.forwards import DIFFERENTIABLE, FORWARD, forward_kind
 from ...facts.gradmode import MAYBE, OFF
 from ...findings import Code, Edit, Fix
 from ...flow.summaries import PARAMETER
@@ -67,7 +67,8 @@ CODES = (
             "the part of missing-no-grad whose evidence does not rest on names: a module (by how it is built or "
             "used, not by its name) called directly, with recording on, in the code that drives the evaluation "
             "itself (a loop over validation or test data, or over a parameter every caller in the file passes "
-            "such data to; code after `model.eval()`, restored afterwards to a saved `model.training` or not; a "
+            "such data to; code after `model.eval()`, switched back afterwards to a saved `model.training` or to "
+            "training as the routine's last act, or not; a "
             "function that does either; a method of an object that holds its model in eval mode; a function "
             "calling a script's model that the script switched to eval mode and trains nowhere), where no "
             "backward, `autograd.grad` or optimizer step is reachable and nothing computed "
@@ -194,6 +195,24 @@ def _restores_mode(call: ast.Call, func: ast.AST) -> bool:
     )
 
 
+def _switched_back_at_the_end(call: ast.Call, func: ast.AST, ctx: LintContext) -> bool:
+    """``model.train()`` as the routine's last work (``model.eval()``, the evaluation, ``model.train()``, ``return
+    acc``): nothing after it runs a forward, a backward or an optimizer step, so the module is handed back in
+    training mode and nothing is trained here."""
+    body = func.body
+    for index, stmt in enumerate(body):
+        if not (isinstance(stmt, ast.Expr) and stmt.value is call):
+            continue
+        for later in body[index + 1:]:
+            for other in ctx.facts.calls_inside(later):
+                site = ctx.graph.site_of.get(id(other))
+                if (forward_kind(ctx.evidence, other, func) is not None or is_backward_call(other) or method_name(other) in _GRADIENT_WORK
+                        or method_name(other) == "step" or (site is not None and ctx.graph.runs_forward.get(id(site.callee)))):
+                    return False
+        return True
+    return False
+
+
 def _switches_to_training(call: ast.Call, func: ast.AST) -> bool:
     """``module.train()``, not ``module.train(False)`` nor the restore of a saved mode."""
     return method_name(call) == "train" and not _trains_false(call, func) and not _restores_mode(call, func)
@@ -249,7 +268,7 @@ def _drives_evaluation(func: ast.AST, ctx: LintContext, depth: int = 0) -> bool:
     caller of it in the file does (two calls up at most)."""
     calls = ctx.facts.calls_inside(func)
     switches = any(method_name(c) == "eval" and not c.args or _trains_false(c, func) for c in calls)
-    if switches and not any(_switches_to_training(c, func) for c in calls):
+    if switches and not any(_switches_to_training(c, func) and not _switched_back_at_the_end(c, func, ctx) for c in calls):
         return True
     if any(iterates_eval_data(node) for node in _statements(func.body)):
         return True
