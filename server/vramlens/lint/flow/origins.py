@@ -30,7 +30,6 @@ class Origin:
 
 
 Origins = frozenset
-NONE: Origins = frozenset()
 
 
 def makes_dict(value: ast.AST | None) -> bool:
