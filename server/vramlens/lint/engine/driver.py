@@ -74,6 +74,8 @@ def _lint_source(text: str, path: str, cache: ChunkCache | None, root: str | os.
         return [parse_error(path, *parse_failure(parsed.error))]
     chunks = parsed.chunks
     header = [c for c in chunks if c.header]
+    if _another_framework(chunks):
+        return []
     file_globals = frozenset().union(*(c.index.globals for c in chunks))
     grad_off = any(c.index.grad_off_everywhere for c in chunks)
     project = project_index(root).facts_for(path, [c.index for c in chunks]) if root is not None else None
@@ -105,9 +107,32 @@ def _lint_source(text: str, path: str, cache: ChunkCache | None, root: str | os.
     return findings
 
 
+# Deep-learning frameworks other than PyTorch: a file that imports one of them and nothing of PyTorch holds no
+# torch tensors to check (a TensorFlow agent's ``actor.predict`` is no forward of a torch module).
+_OTHER_FRAMEWORKS = frozenset({"tensorflow", "keras", "tflearn", "jax", "flax", "haiku", "mxnet", "paddle", "chainer",
+                               "theano", "mindspore", "oneflow"})
+_TORCH_PACKAGES = ("torch", "lightning", "pytorch_lightning", "transformers", "accelerate", "timm", "diffusers")
+
+
+def _imported_roots(stmt: ast.stmt) -> list[str]:
+    if isinstance(stmt, ast.Import):
+        return [alias.name.split(".", 1)[0] for alias in stmt.names]
+    if isinstance(stmt, ast.ImportFrom) and not stmt.level and stmt.module:
+        return [stmt.module.split(".", 1)[0]]
+    return []
+
+
+def _another_framework(chunks: list[Chunk]) -> bool:
+    """The file's top-level imports name another framework and nothing of PyTorch's."""
+    roots = {root for chunk in chunks for stmt in chunk.tree.body for root in _imported_roots(stmt)}
+    return bool(roots & _OTHER_FRAMEWORKS) and not any(root.startswith(_TORCH_PACKAGES) for root in roots)
+
+
 def _bound_names(stmt: ast.stmt) -> frozenset[str] | None:
     """The names a header import binds; None for what every part depends on (a docstring, ``__future__``, a star
     import, an import of torch itself, which spells ``torch.no_grad`` in the fixes)."""
+    if any(root in _OTHER_FRAMEWORKS for root in _imported_roots(stmt)):
+        return None  # decides whether the file is checked at all
     if isinstance(stmt, ast.Import):
         if any(alias.name == "torch" or alias.name.startswith("torch.") for alias in stmt.names):
             return None

@@ -41,6 +41,17 @@ MODULE_ONLY_METHODS = frozenset({
     "register_full_backward_hook", "zero_grad", "load_state_dict", "to", "cuda", "half", "requires_grad_",
     "gradient_checkpointing_enable", "add_module", "get_submodule",
 })
+# How many arguments ``nn.Module``'s own method takes: ``actor.train(states, grads)`` is some other class's
+# training step (a TensorFlow actor), not ``Module.train(mode)``.
+_MODULE_METHOD_ARITY = {"eval": 0, "train": 1, "zero_grad": 1, "parameters": 1, "modules": 0, "children": 0,
+                        "named_children": 0, "cuda": 1, "half": 0}
+
+
+def _fits_module_method(call: ast.Call) -> bool:
+    most = _MODULE_METHOD_ARITY.get(call.func.attr)
+    return most is None or len(call.args) + len(call.keywords) <= most
+
+
 # Of those, the ones no tensor, array or batch has: an element used so (``models[key].eval()``) makes its
 # container one of modules, so that calling another element (``models["generator"](z)``) is a forward pass.
 _ELEMENT_MODULE_METHODS = frozenset({
@@ -166,7 +177,7 @@ class Evidence:
                 continue
             if func.attr in PIPELINE_METHODS and isinstance(func.value, ast.Name):
                 pipelines.add(func.value.id)
-            elif func.attr in MODULE_ONLY_METHODS:
+            elif func.attr in MODULE_ONLY_METHODS and _fits_module_method(call):
                 receiver = dotted(func.value)
                 if receiver:
                     used.append(receiver)

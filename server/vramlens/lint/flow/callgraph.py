@@ -279,6 +279,8 @@ class CallGraph(Contexts, Reachability):
         found = self._instances.get(key)
         if found is None:
             found = self._instances[key] = {}
+            for base in self.local_bases(cls):  # ``self.value = AverageNumber()`` in the base's ``__init__``
+                found.update(self._class_instances(base))
             for (owner, _), method in self.facts.methods.items():
                 if owner == cls.name:
                     found.update({k: v for k, v in self._scope_instances(method).items() if k.startswith("self.")})

@@ -52,6 +52,8 @@ _CONTAINER_READS = frozenset({"pop", "get", "values", "copy", "popleft", "setdef
 # Results that are summaries (Python objects), not tensors with history.
 _SUMMARY_WORDS = ("stats", "statistics", "metric", "report", "summary")
 _PARAMETER_ATTRIBUTES = frozenset({"weight", "bias"})
+# A tensor's attributes that are differentiable views of it.
+_VIEW_ATTRIBUTES = frozenset({"T", "mT", "H", "mH", "real", "imag"})
 _NEVER_TAINTED = frozenset({ast.Constant, ast.JoinedStr, ast.Lambda, ast.Compare})
 _COMPREHENSIONS = frozenset({ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp})
 _COLLECTIONS = frozenset({ast.Tuple, ast.List, ast.Set})
@@ -218,6 +220,8 @@ class TaintEvaluator:
                 if expr.attr in _PARAMETER_ATTRIBUTES and self.evidence.is_module(expr.value, self.scope):
                     return LEAF_ONLY  # a module's parameter
             inner = self.labels(expr.value, state)
+            if inner == LEAF_ONLY and expr.attr not in _VIEW_ATTRIBUTES:
+                return EMPTY  # ``param.data0``, ``param.MS``: what code hung on a parameter, not the parameter
             return inner if not state.grad_off else (inner if name else EMPTY)
         if kind in _NEVER_TAINTED:
             return EMPTY

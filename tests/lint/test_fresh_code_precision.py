@@ -1,0 +1,158 @@
+"""Mechanisms read in the false findings of a spot check on fresh public code (BENCHMARKS.md, round 8), each
+beside the leak it must still see.
+
+Each source marks the lines that must be reported (``# flag: VL102``); every other line is a look-alike that
+must stay silent (mechanisms.py).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from mechanisms import check, source
+
+HEAD = "import torch\nimport torch.nn as nn\nfrom agents import Actor\n\n"
+
+
+def cases(*texts: str) -> list[str]:
+    return [HEAD + source(t) for t in texts]
+
+
+def ids(texts: list[str]) -> list[str]:
+    return [f"shape{i}" for i in range(len(texts))]
+
+
+NOT_MODULE_TRAIN = cases(
+    """
+    def run(env, episodes):
+        actor = Actor(lr=1e-3)
+        rewards = []
+        for _ in range(episodes):
+            state = env.reset()
+            total = 0
+            action = actor.predict(state)
+            state, reward, done, info = env.step(action)
+            total += reward
+            actor.train(state, action)
+            rewards.append(total)
+        return rewards
+    """,
+    """
+    def run(env, episodes, loader):
+        actor = Actor(lr=1e-3)
+        actor.train()
+        outputs = []
+        for x in loader:
+            out = actor.predict(x)
+            outputs.append(out)  # flag: VL102
+            out.mean().backward()
+        return outputs
+    """,
+)
+
+
+@pytest.mark.parametrize("text", NOT_MODULE_TRAIN, ids=ids(NOT_MODULE_TRAIN))
+def test_a_train_method_with_data_arguments_is_not_module_train(text):
+    """``actor.train(states, grads)`` (a TensorFlow actor's training step) makes ``actor`` no module, so
+    ``actor.predict`` runs no forward; ``actor.train()`` does, as ``Module.train(mode)`` takes one flag."""
+    check(text)
+
+
+LEAK = """
+def evaluate(model: nn.Module, loader):
+    outputs = []
+    for x in loader:
+        out = model(x)
+        outputs.append(out){mark}
+        out.mean().backward()
+    return outputs
+"""
+
+
+@pytest.mark.parametrize("imports, reported", [
+    ("import tensorflow as tf\nimport numpy as np\n", False),
+    ("import jax.numpy as jnp\n", False),
+    ("import tensorflow as tf\nimport torch.nn as nn\n", True),
+    ("import numpy as np\nimport torch.nn as nn\n", True),
+])
+def test_a_file_of_another_framework_is_not_checked(imports, reported):
+    """A TensorFlow or JAX file that imports nothing of PyTorch holds no torch tensors: none of its calls is a
+    torch forward, whatever the names say."""
+    check(imports + "\n" + source(LEAK.format(mark="  # flag: VL102" if reported else "")))
+
+
+ON_A_PARAMETER = cases(
+    """
+    def dynamic_eval(model: nn.Module, batches, lr, lamb):
+        for param in model.parameters():
+            param.data0 = 1 * param.data
+        total = 0
+        for x, y in batches:
+            loss = model(x, y)
+            loss.backward()
+            for param in model.parameters():
+                step = lamb * (param.data0 - param.data) - lr * param.grad.data / (param.MS + 1e-8)
+                param.data += step
+                total += loss.data
+        return total
+    """,
+    """
+    def projections(model: nn.Module, loader):
+        kept = []
+        weight = next(model.parameters())
+        for x in loader:
+            kept.append(weight.data0 @ x)
+            kept.append(weight.T @ x)  # flag: VL102
+        return kept
+    """,
+)
+
+
+@pytest.mark.parametrize("text", ON_A_PARAMETER, ids=ids(ON_A_PARAMETER))
+def test_what_code_hangs_on_a_parameter_is_not_the_parameter(text):
+    """``param.data0``, ``param.MS`` (dynamic evaluation's saved weights and running squares) are whatever was
+    stored there, not the parameter: computing with them makes no graph. ``param.T`` is a view of it."""
+    check(text)
+
+
+METER_OF_THE_BASE_CLASS = cases(
+    """
+    class Average:
+        def __init__(self):
+            self.total = 0.0
+        def update(self, values):
+            self.total += values.sum().item()
+
+    class Metric:
+        def __init__(self):
+            self.value = Average()
+
+    class SquaredError(Metric):
+        def update(self, model: nn.Module, x, y):
+            error = (model(x) - y) ** 2
+            self.value.update(error)
+    """,
+    """
+    class Keeper:
+        def __init__(self):
+            self.kept = []
+        def update(self, values):
+            self.kept.append(values)
+
+    class Metric:
+        def __init__(self):
+            self.value = Keeper()
+
+    class SquaredError(Metric):
+        def update(self, model: nn.Module, x, y):
+            error = (model(x) - y) ** 2
+            self.value.update(error)  # flag: VL102
+    """,
+)
+
+
+@pytest.mark.parametrize("text", METER_OF_THE_BASE_CLASS, ids=ids(METER_OF_THE_BASE_CLASS))
+def test_a_meter_the_base_class_builds_is_judged_by_its_own_method(text):
+    """``self.value = Average()`` in the base class's ``__init__``: a subclass's ``self.value.update(error)`` runs
+    that class's ``update``, which takes ``.item()`` (no finding) or keeps the tensor (reported at the call)."""
+    check(text)
