@@ -156,3 +156,70 @@ def test_a_meter_the_base_class_builds_is_judged_by_its_own_method(text):
     """``self.value = Average()`` in the base class's ``__init__``: a subclass's ``self.value.update(error)`` runs
     that class's ``update``, which takes ``.item()`` (no finding) or keeps the tensor (reported at the call)."""
     check(text)
+
+
+LOSS_MODULE_STATS = cases(
+    """
+    class Agent:
+        def __init__(self, net: nn.Module):
+            self.net = net
+            self.loss_fn = ActorCriticLoss()
+            self.history = []
+        def step(self, batch, opt):
+            loss, stats = self.loss_fn(self.net(batch))
+            loss.backward()
+            opt.step()
+            self.history.append(stats)
+            return stats
+
+    class ActorCriticLoss(nn.Module):
+        def forward(self, values):
+            loss = values.pow(2).mean()
+            return loss, {"loss": loss.item(), "mean": values.mean().item()}
+    """,
+    """
+    class Agent:
+        def __init__(self, net: nn.Module):
+            self.net = net
+            self.loss_fn = ActorCriticLoss()
+            self.history = []
+        def step(self, batch, opt):
+            loss, stats = self.loss_fn(self.net(batch))
+            loss.backward()
+            opt.step()
+            self.history.append(stats)  # flag: VL102
+            return stats
+
+    class ActorCriticLoss(nn.Module):
+        def forward(self, values):
+            loss = values.pow(2).mean()
+            return loss, {"loss": loss, "mean": values.mean().item()}
+    """,
+    """
+    class Agent:
+        def __init__(self, net: nn.Module):
+            self.net = net
+            self.loss_fn = ActorCriticLoss()
+            self.history = []
+        def step(self, batch, opt):
+            result = self.loss_fn(self.net(batch))
+            loss, stats = result
+            loss.backward()
+            opt.step()
+            self.history.append(stats)
+            self.history.append(result[0])  # flag: VL102
+
+    class ActorCriticLoss(nn.Module):
+        def forward(self, values):
+            loss = values.pow(2).mean()
+            return loss, {"loss": loss.item()}
+    """,
+)
+
+
+@pytest.mark.parametrize("text", LOSS_MODULE_STATS, ids=ids(LOSS_MODULE_STATS))
+def test_a_position_the_files_own_forward_never_fills_with_graph_is_clean(text):
+    """A loss module of the file returns ``loss, {"loss": loss.item()}``: the statistics beside the loss are
+    Python floats wherever the module is called, however the class is placed in the file. A position that may
+    hold graph keeps the forward's labels."""
+    check(text)

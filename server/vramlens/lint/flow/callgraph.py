@@ -42,6 +42,10 @@ class CallGraph(Contexts, Reachability):
         self.site_of: dict[int, CallSite] = {}  # id(call) -> site
         self.callbacks_of: dict[int, list[CallSite]] = {}  # id(call) -> functions it is handed
         self.override_sites_to: dict[int, list[CallSite]] = {}  # id(override) -> ``self.m()`` calls dispatching to it
+        # ``self.loss_fn(batch)`` where ``self.loss_fn = Loss()`` of this file: id(call) -> ``Loss.forward``, and
+        # id(caller) -> those forwards (walked first, so that what each returns is known)
+        self.forward_of: dict[int, ast.AST] = {}
+        self.forwards_from: dict[int, list[ast.AST]] = {}
         self._subclasses: dict[str, list[ast.ClassDef]] = {}
         self._instances: dict[int, dict[str, ast.ClassDef]] = {}
         self._held_functions: dict[int, dict[str, ast.AST]] = {}
@@ -297,6 +301,11 @@ class CallGraph(Contexts, Reachability):
                 if callee is None:
                     callee = self._stepped_closure(call, scope)
                     indirect = CLOSURE if callee is not None else None
+                if callee is None:
+                    forward = self._instance_forward(call, scope)
+                    if forward is not None:
+                        self.forward_of[id(call)] = forward
+                        self.forwards_from.setdefault(id(scope), []).append(forward)
                 if callee is not None:
                     site = CallSite(call, scope, callee, mode, loops, skips_self, indirect)
                     sites.append(site)
@@ -316,6 +325,14 @@ class CallGraph(Contexts, Reachability):
                     target = self._hook_function(call.args[0], scope)
                     if target is not None:
                         self.forward_hooks.add(id(target))  # runs inside the module's forward
+
+    def _instance_forward(self, call: ast.Call, scope: ast.AST) -> ast.AST | None:
+        """The ``forward`` of the class of this file whose instance ``call`` calls (``self.loss_fn(batch)``)."""
+        name = dotted(call.func)
+        if not name or name in {"self", "cls"}:
+            return None
+        cls = self.instance_class(name, scope)
+        return self.method(cls, "forward") if cls is not None else None
 
     def _overrides(self, call: ast.Call, scope: ast.AST) -> list[ast.AST]:
         """Methods of subclasses (in this file) that ``self.m(...)`` also runs when ``self`` is one of them."""
@@ -443,6 +460,7 @@ class CallGraph(Contexts, Reachability):
         counter = 0
         callees = {
             id(f): [s.callee for s in self.sites_from.get(id(f), ()) if id(s.callee) not in self.facts.parent]
+            + [m for m in self.forwards_from.get(id(f), ()) if id(m) not in self.facts.parent]
             for f in functions
         }
         for root in functions:
