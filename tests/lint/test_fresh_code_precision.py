@@ -223,3 +223,60 @@ def test_a_position_the_files_own_forward_never_fills_with_graph_is_clean(text):
     Python floats wherever the module is called, however the class is placed in the file. A position that may
     hold graph keeps the forward's labels."""
     check(text)
+
+
+ROLLOUT_BACKPROPAGATED_AFTER_THE_LOOP = cases(
+    """
+    class Args:
+        pass
+
+    class Agent:
+        def __init__(self, net: nn.Module, opt, loss_fn):
+            self.net, self.opt, self.loss_fn = net, opt, loss_fn
+        def update(self, data):
+            values = []
+            for state, done in zip(data["state"], data["done"]):
+                out = self.net(state, done)
+                values.append(out)
+            args = Args()
+            args.values = torch.cat(values)
+            loss = self.loss_fn(args)
+            loss.backward()
+            self.opt.step()
+    """,
+    """
+    class Agent:
+        def __init__(self, net: nn.Module, opt):
+            self.net, self.opt = net, opt
+        def update(self, episodes):
+            for data in episodes:
+                values = []
+                for state, done in zip(data["state"], data["done"]):
+                    out = self.net(state, done)
+                    values.append(out)
+                loss = torch.cat(values).sum()
+                loss.backward()
+                self.opt.step()
+    """,
+    """
+    class Agent:
+        def __init__(self, net: nn.Module, opt):
+            self.net, self.opt = net, opt
+        def update(self, data):
+            values = []
+            for state, done in zip(data["state"], data["done"]):
+                out = self.net(state, done)
+                values.append(out)  # flag: VL102
+                out.sum().backward()
+                self.opt.step()
+            return values
+    """,
+)
+
+
+@pytest.mark.parametrize("text", ROLLOUT_BACKPROPAGATED_AFTER_THE_LOOP, ids=ids(ROLLOUT_BACKPROPAGATED_AFTER_THE_LOOP))
+def test_a_rollout_differentiated_after_its_loop_keeps_the_graphs_it_needs(text):
+    """A list made anew for each backward, filled in a loop and joined into the loss backpropagated after it
+    (truncated BPTT, an actor-critic rollout), holds graphs that backward needs. Kept beside a backward in the
+    loop, it keeps old graphs."""
+    check(text)

@@ -100,6 +100,7 @@ class Evidence:
         # id(scope) -> name a backward call differentiates -> where those backward calls are (line, column)
         self.backward_roots: dict[int, dict[str, list[tuple[int, int]]]] = {}
         self.backward_element_roots: dict[int, dict[str, set[object]]] = {}  # id(scope) -> container -> keys
+        self.backward_inputs: dict[int, frozenset[str]] = {}  # id(scope) -> every name a backward's loss is computed from
         self._differentiable: dict[int, set[str]] = {}  # id(scope) -> callables a backpropagated loss is computed by
         self._class_differentiable: dict[str, set[str]] = {}
         # (class, ``self.model.method``) -> which results of that call a backward differentiates: a tuple's
@@ -295,6 +296,7 @@ class Evidence:
                         grown = True
             if not grown:
                 break
+        self.backward_inputs[id(scope)] = _inputs_through_attributes(wanted, edges)
         local_functions = set(facts.functions) | set(facts.classes) | {f.name for f in facts.nested.get(id(scope), ())}
         for store in producers:
             for call in facts.calls_of(store):
@@ -655,6 +657,23 @@ _HOLDER_METHODS = MODULE_CHAIN_METHODS | {
     "pop", "get", "popleft", "popitem", "setdefault", "values", "items", "keys", "copy", "gather", "reduce",
     "all_reduce", "scale", "unscale_", "item", "mean", "sum", "clone", "contiguous", "view", "reshape",
 }
+
+
+def _inputs_through_attributes(wanted: set[str], edges: list) -> frozenset[str]:
+    """``wanted`` grown through stores into attributes of what it holds: ``args.values = torch.cat(values)`` before
+    ``loss = loss_fn(args)`` makes ``values`` an input of the loss too (not through ``self``: a method reads it)."""
+    found = set(wanted)
+    for _ in range(6):
+        grown = False
+        for _, stored, read in edges:
+            if any(name in found or (name.partition(".")[0] in found and not name.startswith("self.")) for name in stored):
+                read = {n.removesuffix(ELEMENT) for n in read}
+                if not read <= found:
+                    found |= read
+                    grown = True
+        if not grown:
+            break
+    return frozenset(found)
 
 
 def _held_object_method(func: ast.AST) -> bool:

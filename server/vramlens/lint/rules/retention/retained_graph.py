@@ -24,7 +24,7 @@ from ...walker.context import LintContext
 from ...walker.walker import sanitized
 from .framework_hooks import check_kept_output
 from .lifetime import OUTLIVES_CALL, backpropagated, carried_across, lifetime, names_reaching_return, rebound_in, returned_names
-from .object_state import memo_cache_with_clear, reinitialised_per_call, result_left_in_a_handed_in_object
+from .object_state import is_fresh, memo_cache_with_clear, reinitialised_per_call, result_left_in_a_handed_in_object
 
 RULE = "retained-graph"
 CODES = (
@@ -280,6 +280,28 @@ def _kept_only_for_the_callers_backward(container: str, values: list[ast.AST], c
         if not covering or backward_lines - inside:
             return False  # a backward outside the detaching branch: the kept graphs may be a training loop's
     return True
+
+
+def _differentiated_after_the_loop(container: str, ctx: LintContext) -> bool:
+    """``values = []``; ``for t in steps: values.append(critic(s))``; ``torch.cat(values)`` into the loss and
+    ``loss.backward()`` after the loop (truncated BPTT, REINFORCE, a rollout's value losses): the kept graphs are
+    the ones that backward needs, and the list is made anew for each of them (in the call, or in the iteration
+    of the enclosing loop), so no graph outlives its backward."""
+    node = ctx.scope.node
+    if not ctx.loops or "." in container or isinstance(node, ast.Module):
+        return False
+    if container not in ctx.evidence.backward_inputs.get(id(node), ()):
+        return False
+    loop = ctx.loops[-1]
+    enclosing = ctx.loops[-2] if len(ctx.loops) > 1 else None
+    first, last = (enclosing.lineno, enclosing.end_lineno or enclosing.lineno) if enclosing else (node.lineno, loop.lineno)
+    made = any(first <= store.lineno < loop.lineno and is_fresh(store.value) and container in {dotted(t) for t in store.targets}
+               for store in ctx.facts.stores_inside(node) if isinstance(store, ast.Assign))
+    if not made:
+        return False
+    after = loop.end_lineno or loop.lineno
+    positions = [p for places in ctx.evidence.backward_roots.get(id(node), {}).values() for p in places]
+    return any(after < line <= (last if enclosing else (node.end_lineno or line)) for line, _ in positions)
 
 
 _REDUCERS = _CONCATENATORS | {"sum"}
@@ -601,7 +623,8 @@ class RetainedGraph(Rule):
         else:
             graph = [v for v in values if ctx.tainted(v)]
         if graph and kept != OUTLIVES_CALL and (_kept_only_for_the_callers_backward(container, graph, ctx)
-                                                or _reduced_into_the_result(container, graph, ctx)):
+                                                or _reduced_into_the_result(container, graph, ctx)
+                                                or _differentiated_after_the_loop(container, ctx)):
             return
         if graph and result_left_in_a_handed_in_object(container, graph, ctx):
             return  # the caller's own per-batch object, given what the call returns to it
