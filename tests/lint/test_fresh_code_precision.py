@@ -280,3 +280,27 @@ def test_a_rollout_differentiated_after_its_loop_keeps_the_graphs_it_needs(text)
     (truncated BPTT, an actor-critic rollout), holds graphs that backward needs. Kept beside a backward in the
     loop, it keeps old graphs."""
     check(text)
+
+
+BOUNDED_DEQUE = cases(
+    """
+    from collections import deque
+
+    class Visualiser:
+        def __init__(self, model: nn.Module):
+            self.model = model
+            self.recent = deque(maxlen=10)
+            self.every = deque()
+        def step(self, loader):
+            for x in loader:
+                out = self.model(x)
+                self.recent.append(out)
+                self.every.append(out)  # flag: VL102
+    """,
+)
+
+
+@pytest.mark.parametrize("text", BOUNDED_DEQUE, ids=ids(BOUNDED_DEQUE))
+def test_a_deque_with_a_maximum_length_keeps_the_last_few(text):
+    """``deque(maxlen=10)`` drops the oldest: it never keeps every step's graph. A deque without one does."""
+    check(text)

@@ -3,7 +3,7 @@
 ``self.metric.append(ids, outputs)`` of a metrics object that detaches inside is no list append: the receiver's
 bindings in the file decide. A container counts as a list when every binding of it in the file is a list (or
 deque, set) display, comprehension or constructor, or an annotation saying so (``List[Tensor]``,
-``field(default_factory=list)``); a subscripted receiver (``self.store[key].append``) when its base is bound to
+``field(default_factory=list)``); not a ``deque(maxlen=n)``, which keeps the last few; a subscripted receiver (``self.store[key].append``) when its base is bound to
 a dict, defaultdict or list. Bound to anything else, or never bound in the file: unknown, and no finding.
 """
 
@@ -22,6 +22,12 @@ _MAPPING_ANNOTATIONS = frozenset({"dict", "Dict", "DefaultDict", "defaultdict", 
 ARITY = {"append": 1, "appendleft": 1, "add": 1, "extend": 1, "insert": 2}
 
 LIST, MAPPING, OTHER = "list", "mapping", "other"
+BOUNDED = "bounded"  # ``deque(maxlen=100)``: keeps the last few, never every step's
+
+
+def _bounded(call: ast.Call) -> bool:
+    maxlen = next((k.value for k in call.keywords if k.arg == "maxlen"), call.args[1] if len(call.args) > 1 else None)
+    return maxlen is not None and not (isinstance(maxlen, ast.Constant) and maxlen.value is None)
 
 
 def list_method_call(call: ast.Call) -> bool:
@@ -139,6 +145,8 @@ def _value_kind(value: ast.AST) -> str | None:
         return None  # ``self.outputs = None`` until first use: the other bindings decide
     if isinstance(value, ast.Call):
         short = last_name(call_name(value))
+        if short == "deque" and _bounded(value):
+            return BOUNDED
         if short in _LIST_CONSTRUCTORS:
             return LIST
         if short in _MAPPING_CONSTRUCTORS:
