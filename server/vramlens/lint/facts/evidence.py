@@ -282,21 +282,11 @@ class Evidence:
                 break
         self.backward_roots[id(scope)] = roots
         wanted = set(roots)
-        producers: list[ast.stmt] = []
         edges = [(store, stored, read) for store in stores for stored, read in assignment_edges(store)]
-        for _ in range(6):
-            grown = False
-            for store, stored, read in edges:
-                if stored & wanted:
-                    if store not in producers:
-                        producers.append(store)
-                    read = {n.removesuffix(ELEMENT) for n in read}
-                    if not read <= wanted:
-                        wanted |= read
-                        grown = True
-            if not grown:
-                break
-        self.backward_inputs[id(scope)] = _inputs_through_attributes(wanted, edges)
+        producers = _grow(wanted, edges, lambda stored, found: stored & found)
+        inputs = set(wanted)  # through stores into attributes too: ``args.values = torch.cat(values)``; ``loss_fn(args)``
+        _grow(inputs, edges, _into_an_attribute)
+        self.backward_inputs[id(scope)] = frozenset(inputs)
         local_functions = set(facts.functions) | set(facts.classes) | {f.name for f in facts.nested.get(id(scope), ())}
         for store in producers:
             for call in facts.calls_of(store):
@@ -659,21 +649,28 @@ _HOLDER_METHODS = MODULE_CHAIN_METHODS | {
 }
 
 
-def _inputs_through_attributes(wanted: set[str], edges: list) -> frozenset[str]:
-    """``wanted`` grown through stores into attributes of what it holds: ``args.values = torch.cat(values)`` before
-    ``loss = loss_fn(args)`` makes ``values`` an input of the loss too (not through ``self``: a method reads it)."""
-    found = set(wanted)
+def _grow(found: set[str], edges: list, matches) -> list[ast.stmt]:
+    """Grow ``found`` by what the stores ``matches`` accepts read, to a fixed point (six rounds at most); the
+    stores accepted, in the order first accepted."""
+    accepted: list[ast.stmt] = []
     for _ in range(6):
         grown = False
-        for _, stored, read in edges:
-            if any(name in found or (name.partition(".")[0] in found and not name.startswith("self.")) for name in stored):
+        for store, stored, read in edges:
+            if matches(stored, found):
+                if store not in accepted:
+                    accepted.append(store)
                 read = {n.removesuffix(ELEMENT) for n in read}
                 if not read <= found:
                     found |= read
                     grown = True
         if not grown:
             break
-    return frozenset(found)
+    return accepted
+
+
+def _into_an_attribute(stored: set[str], found: set[str]) -> bool:
+    """A store into what ``found`` holds or into one of its attributes (not ``self``'s: a method reads those)."""
+    return any(name in found or (name.partition(".")[0] in found and not name.startswith("self.")) for name in stored)
 
 
 def _held_object_method(func: ast.AST) -> bool:
