@@ -3,8 +3,9 @@
 ``self.metric.append(ids, outputs)`` of a metrics object that detaches inside is no list append: the receiver's
 bindings in the file decide. A container counts as a list when every binding of it in the file is a list (or
 deque, set) display, comprehension or constructor, or an annotation saying so (``List[Tensor]``,
-``field(default_factory=list)``); not a ``deque(maxlen=n)``, which keeps the last few; a subscripted receiver (``self.store[key].append``) when its base is bound to
-a dict, defaultdict or list. Bound to anything else, or never bound in the file: unknown, and no finding.
+``field(default_factory=list)``), but not a ``deque(maxlen=n)``, which keeps the last few; a subscripted receiver
+(``self.store[key].append``) when its base is bound to a dict, defaultdict or list. Bound to anything else, or
+never bound in the file: unknown, and no finding.
 """
 
 from __future__ import annotations

@@ -156,26 +156,32 @@ class Walker:
         else:
             self.ctx.state.origins[name] = origins
 
+    def _forward_elements(self, call: ast.Call) -> tuple[Labels, ...] | None:
+        """What each position of the tuple holds that the forward ``call`` runs returns, when that forward is a
+        module class's of this file and always returns a tuple of one length; None otherwise."""
+        forward = self.ctx.graph.forward_of.get(id(call))
+        summary = self.ctx.summaries.get(id(forward)) if forward is not None else None
+        return summary.elements if summary is not None else None
+
     def _clean_forward_position(self, call: ast.Call, position: int) -> Labels | None:
         """EMPTY when ``call`` runs the forward of a module class of this file whose every return has, at
         ``position``, nothing that may carry graph (a dict of ``.item()`` floats beside the loss); None otherwise:
         the forward's own labels are no more than a guess about what the network computes."""
-        forward = self.ctx.graph.forward_of.get(id(call))
-        summary = self.ctx.summaries.get(id(forward)) if forward is not None else None
-        if summary is None or summary.elements is None or position >= len(summary.elements):
+        elements = self._forward_elements(call)
+        if elements is None or position >= len(elements):
             return None
-        return EMPTY if not summary.elements[position] else None
+        return EMPTY if not elements[position] else None
 
     def _positions(self, call: ast.Call, state: TaintState) -> list[Labels]:
         """What each position of the tuple a function of this file returns may hold, for this call; [] when
         it does not always return a tuple of one length."""
         summary, _ = self._callee_summary(call, constructor=False)
         if summary is None and id(call) in self.ctx.graph.forward_of:
-            whole = self.ctx.labels(call)
-            forward = self.ctx.summaries.get(id(self.ctx.graph.forward_of[id(call)]))
-            if forward is None or forward.elements is None:
+            elements = self._forward_elements(call)
+            if elements is None:
                 return []
-            return [EMPTY if not part else whole for part in forward.elements]
+            whole = self.ctx.labels(call)
+            return [EMPTY if not part else whole for part in elements]
         if summary is None or summary.elements is None:
             return []
         parts = [self.local_result(call, state, index) for index in range(len(summary.elements))]

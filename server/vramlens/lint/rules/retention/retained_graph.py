@@ -294,14 +294,15 @@ def _differentiated_after_the_loop(container: str, ctx: LintContext) -> bool:
         return False
     loop = ctx.loops[-1]
     enclosing = ctx.loops[-2] if len(ctx.loops) > 1 else None
-    first, last = (enclosing.lineno, enclosing.end_lineno or enclosing.lineno) if enclosing else (node.lineno, loop.lineno)
+    within = enclosing or node  # where the list must be made anew, and its backward come
+    first, last = within.lineno, within.end_lineno or within.lineno
     made = any(first <= store.lineno < loop.lineno and is_fresh(store.value) and container in {dotted(t) for t in store.targets}
                for store in ctx.facts.stores_inside(node) if isinstance(store, ast.Assign))
     if not made:
         return False
     after = loop.end_lineno or loop.lineno
     positions = [p for places in ctx.evidence.backward_roots.get(id(node), {}).values() for p in places]
-    return any(after < line <= (last if enclosing else (node.end_lineno or line)) for line, _ in positions)
+    return any(after < line <= last for line, _ in positions)
 
 
 _REDUCERS = _CONCATENATORS | {"sum"}
