@@ -19,11 +19,14 @@ export function log(): vscode.LogOutputChannel {
     return channel;
 }
 
-/** The channel as the language client sees it: its lines re-levelled, its timestamps dropped. */
-export function clientChannel(target: vscode.LogOutputChannel): vscode.OutputChannel {
+/**
+ * The channel as the language client sees it: its lines re-levelled, its timestamps dropped. `stopping` says
+ * whether the client is being stopped on purpose (see parseClientLine).
+ */
+export function clientChannel(target: vscode.LogOutputChannel, stopping: () => boolean): vscode.OutputChannel {
     let partial = "";
     const write = (text: string) => {
-        const { level, message } = parseClientLine(text);
+        const { level, message } = parseClientLine(text, { stopping: stopping() });
         target[level](message);
     };
     return {

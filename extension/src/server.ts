@@ -236,8 +236,8 @@ export class ServerManager implements vscode.Disposable {
         const serverOptions: ServerOptions = { command: launch.command, args: launch.args, options: { env: launch.env } };
         const clientOptions: LanguageClientOptions = {
             documentSelector: SERVER_DOCUMENTS,
-            outputChannel: clientChannel(this.outputChannel),
-            traceOutputChannel: clientChannel(this.outputChannel),
+            outputChannel: clientChannel(this.outputChannel, () => this.stopping),
+            traceOutputChannel: clientChannel(this.outputChannel, () => this.stopping),
             // Hovers may run exactly the listed client commands (Show in report, Confirm the diagnosis).
             markdown: { isTrusted: { enabledCommands: HOVER_COMMANDS }, supportHtml: false },
             // The status item and the log say what went wrong; a popup on every failed start would nag.

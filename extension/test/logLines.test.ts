@@ -22,3 +22,10 @@ test("a clean exit of the server (a restart) is no error; any other exit is", ()
     assert.deepEqual(parseClientLine("[Error - 10:45:41 AM] Server process exited with code 0."), { level: "info", message: "Server process exited with code 0." });
     assert.equal(parseClientLine("[Error - 10:45:41 AM] Server process exited with code 1.").level, "error");
 });
+
+test("a request that fails while the client is stopped on purpose is no error; at any other time it is", () => {
+    const line = "[Error - 5:23:11 PM] Request textDocument/codeLens failed.";
+    assert.deepEqual(parseClientLine(line, { stopping: true }), { level: "debug", message: "Request textDocument/codeLens failed." });
+    assert.equal(parseClientLine(line).level, "error");
+    assert.equal(parseClientLine("[Error - 5:23:11 PM] Server initialization failed.", { stopping: true }).level, "error");
+});

@@ -21,6 +21,7 @@ import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { runCommand as runPaletteCommand } from "./palette.mjs";
 
 const [toolsDir, vsixArg] = process.argv.slice(2);
 if (!toolsDir || !vsixArg) {
@@ -166,13 +167,9 @@ async function screenshot(name, { toast = false } = {}) {
     console.log(`e2e-notebook: screenshot ${file}`);
 }
 
+/** Runs a command from the palette by its title, as a user would. */
 async function runCommand(title) {
-    await page.keyboard.press("Escape");
-    await page.keyboard.press("F1");
-    const input = page.locator(".quick-input-widget .quick-input-box input");
-    await input.waitFor({ timeout: STEP_TIMEOUT_MS });
-    await input.fill(`>${title}`);
-    await page.locator(".quick-input-list").getByText(title, { exact: true }).first().click({ timeout: STEP_TIMEOUT_MS });
+    await runPaletteCommand(page, title, { stepTimeoutMs: STEP_TIMEOUT_MS, log: (line) => console.log(`e2e-notebook: ${line}`) });
 }
 
 function toast(text) {

@@ -11,12 +11,17 @@ const PYTHON_LEVELS: Record<string, LogLevel> = { DEBUG: "debug", INFO: "info", 
 
 // The client logs every exit of the server process as an error, a clean one (a restart, a shutdown) too.
 const CLEAN_EXIT = /^Server process exited with code 0\.?$/;
+// A request the editor sends while the client is being stopped on purpose (a restart) fails by design: VS Code
+// asks again once the new server runs.
+const REQUEST_FAILED = /^Request \S+ failed\.?$/;
 
-export function parseClientLine(line: string): { level: LogLevel; message: string } {
+export function parseClientLine(line: string, { stopping = false } = {}): { level: LogLevel; message: string } {
     const client = PREFIX.exec(line);
     if (client) {
         const message = line.slice(client[0].length);
-        return { level: CLEAN_EXIT.test(message) ? "info" : LEVELS[client[1]], message };
+        if (CLEAN_EXIT.test(message)) return { level: "info", message };
+        if (stopping && REQUEST_FAILED.test(message)) return { level: "debug", message };
+        return { level: LEVELS[client[1]], message };
     }
     const python = PYTHON.exec(line);
     if (python) return { level: PYTHON_LEVELS[python[1]], message: line };
