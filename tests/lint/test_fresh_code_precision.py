@@ -10,6 +10,7 @@ from __future__ import annotations
 import pytest
 
 from mechanisms import check, source
+from vramlens.lint import lint_source
 
 HEAD = "import torch\nimport torch.nn as nn\nfrom agents import Actor\n\n"
 
@@ -304,3 +305,127 @@ BOUNDED_DEQUE = cases(
 def test_a_deque_with_a_maximum_length_keeps_the_last_few(text):
     """``deque(maxlen=10)`` drops the oldest: it never keeps every step's graph. A deque without one does."""
     check(text)
+
+
+RUN_ONCE_FOR_ITS_EFFECTS = cases(
+    """
+    def evaluate(model, loader, size):
+        model.eval()
+        model(torch.zeros(1, 3, size, size))  # a warm-up: nothing keeps what it returns
+        predictions = []
+        with torch.no_grad():
+            for x in loader:
+                predictions.append(model(x).argmax(1))
+        return predictions
+    """,
+    """
+    def calibrate(model, sample):
+        model.eval()
+        torch.quantization.prepare(model, inplace=True)
+        _ = model(sample)
+        torch.quantization.convert(model, inplace=True)
+        return model
+    """,
+    """
+    def predict(model, x):
+        model.eval()
+        out = model(x)  # flag: VL202
+        return out.argmax(-1)
+    """,
+    """
+    def features(model, loader):
+        model.eval()
+        for x in loader:
+            model(x)  # flag: VL202
+    """,
+)
+
+
+@pytest.mark.parametrize("text", RUN_ONCE_FOR_ITS_EFFECTS, ids=ids(RUN_ONCE_FOR_ITS_EFFECTS))
+def test_a_forward_run_once_with_its_result_dropped_is_no_inference(text):
+    """A warm-up or calibration forward whose result nothing keeps, run once per call, records a graph that
+    dies with the call; a forward whose result is used, or one run on every batch of a loop, still counts."""
+    check(text)
+
+
+TORCHTNT_UNITS = [
+    source(
+        f"""
+        import torch
+        from torchtnt.framework import EvalUnit, PredictUnit
+
+
+        class Evaluation({base}):
+            def __init__(self, model):
+                super().__init__()
+                self.model = model
+
+            def {hook}(self, state, data):
+                self.model.eval()
+                preds = self.model(data["x"]){flag}
+                return preds.argmax(-1)
+        """
+    )
+    for base, hook, flag in (
+        ("EvalUnit[dict]", "eval_step", ""),
+        ("PredictUnit", "predict_step", ""),
+        ("EvalUnit[dict]", "predict_step", "  # flag: VL202"),  # the evaluation loop never calls it
+        ("object", "eval_step", "  # flag: VL202"),
+    )
+]
+
+
+@pytest.mark.parametrize("text", TORCHTNT_UNITS, ids=ids(TORCHTNT_UNITS))
+def test_torchtnt_runs_its_units_eval_and_predict_steps_without_grad(text):
+    """torchtnt's evaluate() is decorated with torch.no_grad() and predict() runs under inference_mode: the
+    steps they call of a unit (a generic base ``EvalUnit[T]`` too) record nothing."""
+    check(text)
+
+
+KEPT_AFTER_BACKWARD = source(
+    """
+    import torch
+
+    def train(model, loader, optimizer):
+        losses = []
+        for x, y in loader:
+            optimizer.zero_grad()
+            loss = (model(x) - y).pow(2).mean()
+            loss.backward()
+            optimizer.step()
+            losses.append(loss)
+        return losses
+
+    def train_sometimes(model, loader):
+        losses = []
+        for i, (x, y) in enumerate(loader):
+            loss = (model(x) - y).pow(2).mean()
+            if i % 4 == 0:
+                loss.backward()
+            losses.append(loss)
+        return losses
+
+    def train_retained(model, loader):
+        losses = []
+        for x, y in loader:
+            loss = (model(x) - y).pow(2).mean()
+            loss.backward(retain_graph=True)
+            losses.append(loss)
+        return losses
+    """
+)
+
+
+def test_a_loss_kept_after_its_backward_is_reported_for_its_graph_not_its_activations():
+    """The step's backward has freed the saved activations (benchmarks/graph_after_backward.py: 0.1 KiB a
+    step kept as a number, 354 KiB as a tensor, 1,495 KiB with the graph retained, for a 12-layer encoder),
+    so the finding says what stays: the graph. A backward that runs only sometimes, or retains the graph,
+    frees nothing for certain."""
+    findings = {f.line: f.message for f in lint_source(KEPT_AFTER_BACKWARD, "case.py") if f.code == "VL102"}
+    lines = KEPT_AFTER_BACKWARD.splitlines()
+    kept = [number for number, line in enumerate(lines, start=1) if "losses.append(loss)" in line]
+    assert sorted(findings) == kept
+    first, sometimes, retained = (findings[number] for number in kept)
+    assert "backward has freed their saved activations" in first and "host memory" in first
+    for message in (sometimes, retained):
+        assert "with its saved activations" in message and "freed" not in message

@@ -248,7 +248,7 @@ class Evidence:
         if getattr(scope, "name", None) in BACKPROPAGATED_RETURNS:
             for node in iter_nodes(scope):  # the framework backpropagates what a training step returns
                 if isinstance(node, ast.Return) and node.value is not None:
-                    consumed(names_read(_returned_loss(node.value)), node)
+                    consumed(names_read(returned_loss(node.value)), node)
         if not roots:
             return
         stores = [s for s in facts.stores_inside(scope) if isinstance(s, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and s.value is not None]
@@ -694,7 +694,7 @@ def _backpropagated_positions(store: ast.stmt, call: ast.Call, wanted: set[str])
     return {None}
 
 
-def _returned_loss(value: ast.AST) -> ast.AST:
+def returned_loss(value: ast.AST) -> ast.AST:
     """The part of a training step's result that the framework backpropagates: the first of a tuple
     (``return (loss, outputs)``), the ``"loss"`` of a dict literal, else the whole value."""
     if isinstance(value, ast.Tuple) and value.elts:

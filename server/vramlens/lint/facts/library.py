@@ -68,9 +68,20 @@ LIGHTNING_NO_GRAD_HOOKS = frozenset({
 # Framework base classes whose driver runs these methods of a subclass with recording off (documented behaviour):
 # ultralytics' BasePredictor.stream_inference and BaseValidator.__call__ are decorated with smart_inference_mode
 # and call these hooks; fairseq's Trainer.valid_step calls a task's valid_step inside torch.no_grad(), and
-# FairseqTask.inference_step generates under it; Lightning's hooks are above.
+# FairseqTask.inference_step generates under it; torchtnt's evaluate() and predict() loops (also those fit() runs)
+# are decorated with torch.no_grad() / run under inference_mode and call eval_step / predict_step; Lightning's
+# hooks are above.
 _FAIRSEQ_TASK_HOOKS = frozenset({"valid_step", "inference_step"})
+_TORCHTNT_HOOKS = {
+    "EvalUnit": frozenset({"eval_step"}),
+    "PredictUnit": frozenset({"predict_step"}),
+    "AutoUnit": frozenset({"eval_step", "predict_step"}),
+    "AutoPredictUnit": frozenset({"predict_step"}),
+}
+_TORCHTNT_MODULES = {"EvalUnit": "unit", "PredictUnit": "unit", "AutoUnit": "auto_unit", "AutoPredictUnit": "auto_unit"}
 FRAMEWORK_NO_GRAD_HOOKS: dict[str, frozenset[str]] = {
+    **{f"torchtnt.framework.{name}": hooks for name, hooks in _TORCHTNT_HOOKS.items()},
+    **{f"torchtnt.framework.{_TORCHTNT_MODULES[name]}.{name}": hooks for name, hooks in _TORCHTNT_HOOKS.items()},
     "fairseq.tasks.FairseqTask": _FAIRSEQ_TASK_HOOKS,
     "fairseq.tasks.LegacyFairseqTask": _FAIRSEQ_TASK_HOOKS,
     "fairseq.tasks.fairseq_task.FairseqTask": _FAIRSEQ_TASK_HOOKS,

@@ -41,7 +41,7 @@ class Contexts:
         """The hooks that a framework base of ``cls`` (through the file's own subclasses too) runs without grad."""
         hooks: frozenset[str] = frozenset()
         for base in cls.bases:
-            name = dotted(base) or ""
+            name = dotted(base.value if isinstance(base, ast.Subscript) else base) or ""  # ``EvalUnit[Batch]``
             local = self.facts.classes.get(name.rsplit(".", 1)[-1])
             if local is not None and local is not cls and depth < 8:
                 hooks |= self._framework_no_grad_hooks(local, depth + 1)

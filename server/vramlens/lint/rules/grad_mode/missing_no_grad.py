@@ -120,11 +120,12 @@ def _statements(stmts: list[ast.stmt]):
             yield from _statements(case.body)
 
 
-def graph_building_call(stmts: list[ast.stmt], ctx: LintContext, strict: bool = False) -> ast.Call | None:
+def graph_building_call(stmts: list[ast.stmt], ctx: LintContext, strict: bool = False, once: bool = True) -> ast.Call | None:
     """The first call, in program order, that runs a forward pass with recording on: a module by evidence
     (called, or a method named for running it such as ``encode``), or a function of this file that runs
-    one (``self.infer(x)``)."""
+    one (``self.infer(x)``). ``once``: the region runs once per call (a function's body, not a loop's)."""
     graph = ctx.graph
+    repeated: set[int] | None = None  # worked out when a dropped result first asks
     for stmt in _statements(stmts):
         if isinstance(stmt, _NESTED):
             continue
@@ -132,6 +133,11 @@ def graph_building_call(stmts: list[ast.stmt], ctx: LintContext, strict: bool = 
         if mode in (OFF, MAYBE):
             continue
         for call in ctx.facts.calls_of(stmt):
+            if once and _result_dropped(stmt, call):
+                if repeated is None:
+                    repeated = _repeated_statements(stmts)
+                if id(stmt) not in repeated:
+                    continue  # run once for what it does on the way (a warm-up, hooks, calibration): its graph dies with the call
             if ctx.forward_kind(call) in (FORWARD, DIFFERENTIABLE) and not (strict and _named_method(call, ctx)):
                 return call
             site = graph.site_of.get(id(call))
@@ -140,6 +146,19 @@ def graph_building_call(stmts: list[ast.stmt], ctx: LintContext, strict: bool = 
             if any(graph.runs_forward.get(id(s.callee)) for s in graph.callbacks_of.get(id(call), ())):
                 return call  # ``beam_search.search(state, step)`` where ``step`` runs the model
     return None
+
+
+def _repeated_statements(stmts: list[ast.stmt]) -> set[int]:
+    """The statements of a region that sit in one of its loops."""
+    return {id(inner) for stmt in _statements(stmts) if isinstance(stmt, (ast.For, ast.AsyncFor, ast.While))
+            for inner in _statements(stmt.body)}
+
+
+def _result_dropped(stmt: ast.stmt, call: ast.Call) -> bool:
+    """``model(warm_up)`` or ``_ = model(x)``: nothing keeps what the call returns."""
+    if isinstance(stmt, ast.Expr):
+        return stmt.value is call
+    return isinstance(stmt, ast.Assign) and stmt.value is call and all(isinstance(t, ast.Name) and t.id == "_" for t in stmt.targets)
 
 
 def _proven(stmts: list[ast.stmt], ctx: LintContext, depth: int = 0) -> bool:
@@ -514,7 +533,7 @@ class MissingNoGrad(Rule):
 
     # -- loops over validation data and code after model.eval() ------------------------------
     def _eval_loop(self, loop: ast.For, ctx: LintContext) -> None:
-        call = graph_building_call(loop.body, ctx)
+        call = graph_building_call(loop.body, ctx, once=False)
         if call is None or _does_gradient_work(loop, ctx) or self._region_feeds_backward(loop, ctx):
             return
         ctx.memo[("eval-loop", id(loop))] = True

@@ -23,6 +23,7 @@ from ...walker.rule import Rule
 from ...walker.context import LintContext
 from ...walker.walker import sanitized
 from .framework_hooks import check_kept_output
+from .freed_by_backward import freed_by_the_steps_backward
 from .lifetime import OUTLIVES_CALL, backpropagated, carried_across, lifetime, names_reaching_return, rebound_in, returned_names
 from .object_state import is_fresh, memo_cache_with_clear, reinitialised_per_call, result_left_in_a_handed_in_object
 
@@ -484,9 +485,11 @@ class RetainedGraph(Rule):
     def _report_accumulation(self, stmt: ast.stmt, name: str, value: ast.AST, kept: str | None, ctx: LintContext) -> None:
         if kept is None:
             return
+        freed = " (the step's backward has freed their saved activations, but not the graphs themselves, which fill host memory)"
         message = (
             f"`{name}` accumulates tensors that carry autograd history, so it keeps the graph of every step "
-            f"{_LIFETIME_WORDS[kept]} alive; add a detached value or a Python number instead."
+            f"{_LIFETIME_WORDS[kept]} alive{freed if freed_by_the_steps_backward([value], ctx) else ''}; add a "
+            "detached value or a Python number instead."
         )
         ctx.report("VL101", stmt, message, _fixes(ctx, [value], _looks_scalar(ctx, name, value), place=name))
 
@@ -637,10 +640,18 @@ class RetainedGraph(Rule):
             return
         if _reported_where_graph_went_in(ctx, code, graph, f"keeps in `{container}` {_LIFETIME_WORDS[kept]},"):
             return
-        message = (
-            f"`{container}` keeps tensors that carry autograd history {_LIFETIME_WORDS[kept]}, so every stored "
-            "graph (with its saved activations) stays in memory; store detached tensors or Python numbers."
-        )
+        if freed_by_the_steps_backward(graph, ctx):
+            # The saved activations are gone; what stays is each step's graph itself, in host memory.
+            message = (
+                f"`{container}` keeps tensors that carry autograd history {_LIFETIME_WORDS[kept]}: the step's "
+                "backward has freed their saved activations, but each stored tensor still holds its step's whole "
+                "graph, so host memory grows with every step; store detached tensors or Python numbers."
+            )
+        else:
+            message = (
+                f"`{container}` keeps tensors that carry autograd history {_LIFETIME_WORDS[kept]}, so every stored "
+                "graph (with its saved activations) stays in memory; store detached tensors or Python numbers."
+            )
         scalar = len(graph) == 1 and _looks_scalar(ctx, container, graph[0])
         ctx.report(code, stmt, message, _fixes(ctx, graph, scalar, known=graph, place=container) if fixable else ())
 
