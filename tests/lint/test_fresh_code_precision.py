@@ -429,3 +429,23 @@ def test_a_loss_kept_after_its_backward_is_reported_for_its_graph_not_its_activa
     assert "backward has freed their saved activations" in first and "host memory" in first
     for message in (sometimes, retained):
         assert "with its saved activations" in message and "freed" not in message
+
+
+def test_a_dropped_call_of_the_files_own_evaluation_routine_still_counts():
+    """Only a module's own forward run once for its effects is let go: ``self._eval_epoch()`` drops no graph
+    of its own, it runs the whole evaluation."""
+    check(HEAD + source(
+        """
+        class Trainer:
+            def __init__(self, model, loader):
+                self.model = model
+                self.loader = loader
+
+            def _eval_step(self, x):
+                return self.model(x).mean().item()  # flag: VL202
+
+            def evaluate(self):
+                self.model.eval()
+                self._eval_step(self.loader.sample())  # flag: VL202
+        """
+    ))

@@ -133,12 +133,12 @@ def graph_building_call(stmts: list[ast.stmt], ctx: LintContext, strict: bool = 
         if mode in (OFF, MAYBE):
             continue
         for call in ctx.facts.calls_of(stmt):
-            if once and _result_dropped(stmt, call):
-                if repeated is None:
-                    repeated = _repeated_statements(stmts)
-                if id(stmt) not in repeated:
-                    continue  # run once for what it does on the way (a warm-up, hooks, calibration): its graph dies with the call
             if ctx.forward_kind(call) in (FORWARD, DIFFERENTIABLE) and not (strict and _named_method(call, ctx)):
+                if once and _result_dropped(stmt, call):
+                    if repeated is None:
+                        repeated = _repeated_statements(stmts)
+                    if id(stmt) not in repeated:
+                        continue  # run once for what it does on the way (a warm-up, hooks, calibration): its graph dies with the call
                 return call
             site = graph.site_of.get(id(call))
             if site is not None and site.callee.name != "__init__" and graph.runs_forward.get(id(site.callee)):
