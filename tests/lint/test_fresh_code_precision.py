@@ -449,3 +449,85 @@ def test_a_dropped_call_of_the_files_own_evaluation_routine_still_counts():
                 self._eval_step(self.loader.sample())  # flag: VL202
         """
     ))
+
+
+FIXED_SLOTS = cases(
+    """
+    class Encoder(nn.Module):
+        def __init__(self, blocks):
+            super().__init__()
+            self.blocks = nn.ModuleList(nn.GRU(8, 8, batch_first=True) for _ in range(blocks))
+            self.cached_state = [torch.empty(0) for _ in range(blocks)]
+
+        def forward(self, x, cache=False):
+            for i, block in enumerate(self.blocks):
+                x, h = block(x)
+                if cache:
+                    self.cached_state[i] = h
+            return x
+    """,
+    """
+    class Encoder(nn.Module):
+        def __init__(self, blocks):
+            super().__init__()
+            self.blocks = nn.ModuleList(nn.GRU(8, 8, batch_first=True) for _ in range(blocks))
+            self.cached_state = [torch.empty(0) for _ in range(blocks)]
+
+        def forward(self, x, cache=False):
+            for i, block in enumerate(self.blocks):
+                x, h = block(x)
+                if cache:
+                    self.cached_state[i] = h  # flag: VL103
+                    self.cached_state.append(h)  # flag: VL102
+            return x
+    """,
+    """
+    class Encoder(nn.Module):
+        def __init__(self, blocks):
+            super().__init__()
+            self.blocks = nn.ModuleList(nn.GRU(8, 8, batch_first=True) for _ in range(blocks))
+            self.cached_state = {}
+
+        def forward(self, x, step):
+            for i, block in enumerate(self.blocks):
+                x, h = block(x)
+                self.cached_state[step] = h  # flag: VL103
+            return x
+    """,
+)
+
+
+@pytest.mark.parametrize("text", FIXED_SLOTS, ids=ids(FIXED_SLOTS))
+def test_a_list_only_written_by_index_keeps_one_value_per_slot(text):
+    """``self.cache = [torch.empty(0) for _ in range(n)]`` then ``self.cache[i] = h``: writing past a list's
+    end raises, so it never grows; a list something appends to, or a dict keyed by the step, does."""
+    check(text)
+
+
+POOL_TEST_CLASS = [
+    source(
+        f"""
+        import torch
+
+
+        class {name}:
+            def {method}(self, pool, device):
+                tensors = []
+                for _ in range(20):
+                    tensor = pool.allocate(512, torch.float32, device, (128,))
+                    tensors.append(tensor){flag}
+                return tensors
+        """
+    )
+    for name, method, flag in (
+        ("TestMemoryPool", "test_fragmentation", ""),
+        ("ImagePool", "query", "  # flag: VL102"),
+    )
+]
+
+
+@pytest.mark.parametrize("text", POOL_TEST_CLASS, ids=ids(POOL_TEST_CLASS))
+def test_a_pytest_class_named_for_a_pool_takes_fixtures_not_images(text):
+    """A class named for a pool is taken for a GAN's image pool, whose parameters receive generator outputs;
+    pytest's ``Test...`` classes take fixtures (a memory pool's tests), not images."""
+    check(text)

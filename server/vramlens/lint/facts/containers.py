@@ -170,3 +170,44 @@ def _annotation_kind(annotation: ast.AST) -> str | None:
     if name in _MAPPING_ANNOTATIONS:
         return MAPPING
     return None
+
+
+_GROWING_METHODS = frozenset({"append", "appendleft", "extend", "insert", "add", "__iadd__"})
+
+
+def fixed_slots(container: str, scope: ast.AST, cls: ast.ClassDef | None, facts: FileFacts) -> bool:
+    """A list only ever written by index: ``self.cache = [torch.empty(0) for _ in range(n)]``, then
+    ``self.cache[i] = h`` on every call. Writing past a list's end raises, so it keeps one value per slot and
+    never grows. Only a list display or comprehension counts (a set, a deque or a dict is not indexed so), and
+    nothing in the file may grow it (``append``, ``extend``, ``insert``, ``+=``) or take another name for it."""
+    if not container.startswith("self.") and "." in container:
+        return False
+    places = _lineage(cls, facts.classes) if container.startswith("self.") else ([scope] if not isinstance(scope, ast.Module) else [])
+    if not places or not all(kind == LIST for kind in _display_kinds(container, places, facts)) \
+            or not _display_kinds(container, places, facts):
+        return False
+    for place in places:
+        for node in ast.walk(place):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _GROWING_METHODS \
+                    and dotted(node.func.value) == container:
+                return False
+            if isinstance(node, ast.AugAssign) and dotted(node.target) == container:
+                return False
+            if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None and dotted(node.value) == container:
+                return False  # ``buf = self.cache``: grown, perhaps, under another name
+    return True
+
+
+def _display_kinds(container: str, places: list[ast.AST], facts: FileFacts) -> list[str]:
+    """What each binding of ``container`` in ``places`` makes: LIST only for a list display or comprehension
+    (``[None] * n`` too), OTHER for anything else."""
+    kinds = []
+    for place in places:
+        for node in _assignments(place, container.startswith("self."), facts):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+            if any(dotted(t) == container for t in targets) and node.value is not None:
+                value = node.value
+                if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Mult):
+                    value = value.left if isinstance(value.left, ast.List) else value.right
+                kinds.append(LIST if isinstance(value, (ast.List, ast.ListComp)) else OTHER)
+    return kinds

@@ -571,7 +571,8 @@ def _activation_parameters(node: ast.AST, cls: ast.ClassDef | None, ctx: LintCon
     # An image pool is fed generator outputs; when this file feeds it, its callers decide (summaries).
     fed_here = bool(ctx.graph.sites_to.get(id(node)))
     is_forward = node.name == "forward" and is_module
-    is_pool = "pool" in name_words(cls.name) and not is_module and not fed_here
+    # A pytest class (``TestMemoryPool``) takes fixtures, not images.
+    is_pool = "pool" in name_words(cls.name) and not is_module and not fed_here and not cls.name.startswith("Test")
     if not (is_forward or is_pool):
         return set()
     defaults = dict(zip([a.arg for a in (node.args.posonlyargs + node.args.args)][::-1], node.args.defaults[::-1]))

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import ast
 
-from ...facts.containers import ARITY, is_known_list, list_method_call
+from ...facts.containers import ARITY, fixed_slots, is_known_list, list_method_call
 from ...facts.fix_safety import backpropagated_here, needs_graph_later
 from ...facts.forwards import DIFFERENTIABLE, FORWARD, METHOD
 from ...facts.function_ctx import OUTPUT, tensor_kind
@@ -523,6 +523,8 @@ class RetainedGraph(Rule):
                 continue
             if isinstance(target, ast.Subscript) and _grows_by_key(target) and not _fixed_key(target, ctx):
                 container = base_dotted(target.value)
+                if container and isinstance(target.value, (ast.Name, ast.Attribute)) and _fixed_slots(ctx.state.resolve(container), ctx):
+                    continue  # a list written only by index keeps one value per slot
                 if ctx.labels(value) or (container and ctx.backpropagated_later(container, stmt, container=True)):
                     self._store(stmt, "VL103", container, [value], ctx, fixable=target in stmt.targets)
             elif isinstance(target, ast.Attribute):
@@ -828,6 +830,14 @@ def _reported_where_graph_went_in(ctx: LintContext, code: str, kept: list[ast.AS
         span = (first.line, first.column, first.end_line, first.end_column)
         ctx.report_span(code, span, message, chunk=first.chunk)
     return True
+
+
+def _fixed_slots(container: str, ctx: LintContext) -> bool:
+    key = ("fixed-slots", container, id(ctx.scope.cls if container.startswith("self.") else ctx.scope.node))
+    known = ctx.memo.get(key)
+    if known is None:
+        known = ctx.memo[key] = fixed_slots(container, ctx.scope.node, ctx.scope.cls, ctx.facts)
+    return known
 
 
 def _fixed_key(target: ast.Subscript, ctx: LintContext) -> bool:
