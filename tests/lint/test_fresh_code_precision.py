@@ -531,3 +531,20 @@ def test_a_pytest_class_named_for_a_pool_takes_fixtures_not_images(text):
     """A class named for a pool is taken for a GAN's image pool, whose parameters receive generator outputs;
     pytest's ``Test...`` classes take fixtures (a memory pool's tests), not images."""
     check(text)
+
+
+def test_a_list_of_fixed_length_filled_across_a_loops_steps_keeps_every_steps_graph():
+    """``losses = [None] * steps`` filled by index in the loop keeps each step's graph until the call ends
+    (a real fix: nn_lyapunov, in the commit corpus): only a forward's per-block slots are overwritten per call."""
+    check(HEAD + source(
+        """
+        def train(model, loader, optimizer, steps):
+            losses = [None] * steps
+            for i, (x, y) in enumerate(loader):
+                losses[i] = (model(x) - y).pow(2).mean()  # flag: VL103
+                if i:
+                    losses[i - 1].backward()
+                    optimizer.step()
+            return losses
+        """
+    ))

@@ -833,6 +833,12 @@ def _reported_where_graph_went_in(ctx: LintContext, code: str, kept: list[ast.AS
 
 
 def _fixed_slots(container: str, ctx: LintContext) -> bool:
+    """A module's forward writing the per-block slots of a list of fixed length on ``self``: each call
+    overwrites the last call's state. Filled across the steps of a loop (``losses = [None] * steps``), the
+    same list keeps every step's graph."""
+    node = ctx.scope.node
+    if not container.startswith("self.") or not (getattr(node, "name", None) == "forward" or ctx.graph.part_of_forward.get(id(node))):
+        return False
     key = ("fixed-slots", container, id(ctx.scope.cls if container.startswith("self.") else ctx.scope.node))
     known = ctx.memo.get(key)
     if known is None:
