@@ -93,7 +93,10 @@ CODES = (
         finds=(
             "`d[k] = out` into such a container, directly or through a function of the file (`cache[key] = "
             "value.clone()`); a constant key (`d[\"last\"]`) or a key fixed for the function (a hook made for one "
-            "layer) overwrites one slot and is not reported; a dict of such values is reported where they went "
+            "layer) overwrites one slot and is not reported, nor is a module forward's per-block slot of a list "
+            "of fixed length on `self` (`self.cache = [torch.empty(0) for _ in range(n)]`, then `self.cache[i] = h`, "
+            "the list grown nowhere: each call overwrites the last one's state; filled across a loop's steps, "
+            "`losses = [None] * steps` is reported); a dict of such values is reported where they went "
             "into it, as for VL102"
         ),
         fix="`.detach()`",
