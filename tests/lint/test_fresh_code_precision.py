@@ -451,50 +451,33 @@ def test_a_dropped_call_of_the_files_own_evaluation_routine_still_counts():
     ))
 
 
-FIXED_SLOTS = cases(
-    """
-    class Encoder(nn.Module):
-        def __init__(self, blocks):
-            super().__init__()
-            self.blocks = nn.ModuleList(nn.GRU(8, 8, batch_first=True) for _ in range(blocks))
-            self.cached_state = [torch.empty(0) for _ in range(blocks)]
+def _encoder(made: str, store: str, also: str = "") -> str:
+    """A module whose forward caches each block's hidden state in ``self.cached_state``, made as ``made``."""
+    return HEAD + source(
+        f"""
+        class Encoder(nn.Module):
+            def __init__(self, blocks):
+                super().__init__()
+                self.blocks = nn.ModuleList(nn.GRU(8, 8, batch_first=True) for _ in range(blocks))
+                self.cached_state = {made}
 
-        def forward(self, x, cache=False):
-            for i, block in enumerate(self.blocks):
-                x, h = block(x)
-                if cache:
-                    self.cached_state[i] = h
-            return x
-    """,
-    """
-    class Encoder(nn.Module):
-        def __init__(self, blocks):
-            super().__init__()
-            self.blocks = nn.ModuleList(nn.GRU(8, 8, batch_first=True) for _ in range(blocks))
-            self.cached_state = [torch.empty(0) for _ in range(blocks)]
+            def forward(self, x, step, cache=False):
+                for i, block in enumerate(self.blocks):
+                    x, h = block(x)
+                    if cache:
+                        {store}{also}
+                return x
+        """
+    )
 
-        def forward(self, x, cache=False):
-            for i, block in enumerate(self.blocks):
-                x, h = block(x)
-                if cache:
-                    self.cached_state[i] = h  # flag: VL103
-                    self.cached_state.append(h)  # flag: VL102
-            return x
-    """,
-    """
-    class Encoder(nn.Module):
-        def __init__(self, blocks):
-            super().__init__()
-            self.blocks = nn.ModuleList(nn.GRU(8, 8, batch_first=True) for _ in range(blocks))
-            self.cached_state = {}
 
-        def forward(self, x, step):
-            for i, block in enumerate(self.blocks):
-                x, h = block(x)
-                self.cached_state[step] = h  # flag: VL103
-            return x
-    """,
-)
+_FIXED_LENGTH = "[torch.empty(0) for _ in range(blocks)]"
+FIXED_SLOTS = [
+    _encoder(_FIXED_LENGTH, "self.cached_state[i] = h"),
+    _encoder(_FIXED_LENGTH, "self.cached_state[i] = h  # flag: VL103",
+             "\n" + " " * 24 + "self.cached_state.append(h)  # flag: VL102"),
+    _encoder("{}", "self.cached_state[step] = h  # flag: VL103"),
+]
 
 
 @pytest.mark.parametrize("text", FIXED_SLOTS, ids=ids(FIXED_SLOTS))

@@ -183,8 +183,8 @@ def fixed_slots(container: str, scope: ast.AST, cls: ast.ClassDef | None, facts:
     if not container.startswith("self.") and "." in container:
         return False
     places = _lineage(cls, facts.classes) if container.startswith("self.") else ([scope] if not isinstance(scope, ast.Module) else [])
-    if not places or not all(kind == LIST for kind in _display_kinds(container, places, facts)) \
-            or not _display_kinds(container, places, facts):
+    kinds = _display_kinds(container, places, facts) if places else []
+    if not kinds or any(kind != LIST for kind in kinds):
         return False
     for place in places:
         for node in ast.walk(place):

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import ast
 
-from ..parse.syntax import call_name, dotted, is_autograd_function_class, last_name
+from ..parse.syntax import call_name, dotted, flat_elements, is_autograd_function_class, last_name
 
 INPUT, COMPUTED, OUTPUT = "input", "computed", "output"
 _RANK = {INPUT: 0, COMPUTED: 1, OUTPUT: 2}
@@ -64,7 +64,7 @@ def provenance(func: ast.AST, seeds: dict[str, str], returns_are_outputs: bool) 
     if returns_are_outputs:
         for node in ast.walk(func):
             if isinstance(node, ast.Return) and node.value is not None:
-                for element in _elements(node.value):
+                for element in flat_elements(node.value):
                     name = dotted(element)
                     if name:
                         note(name, OUTPUT)
@@ -73,13 +73,13 @@ def provenance(func: ast.AST, seeds: dict[str, str], returns_are_outputs: bool) 
         for assign in assignments:
             kind = _value_kind(assign.value, known)
             for target in assign.targets:
-                for element in _elements(target):
+                for element in flat_elements(target):
                     name = dotted(element)
                     if name and not name.startswith("ctx."):
                         changed |= note(name, kind)
             # ``result, _ = outputs; return result``: the container the output came from holds it too.
             source = _view_source(assign.value)
-            if source and any(known.get(dotted(e) or "") == OUTPUT for t in assign.targets for e in _elements(t)):
+            if source and any(known.get(dotted(e) or "") == OUTPUT for t in assign.targets for e in flat_elements(t)):
                 changed |= note(source, OUTPUT)
         if not changed:
             break
@@ -89,19 +89,11 @@ def provenance(func: ast.AST, seeds: dict[str, str], returns_are_outputs: bool) 
 def tensor_kind(value: ast.AST, known: dict[str, str]) -> str | None:
     """The provenance of a value stored on ctx (for a tuple, the strongest of its elements)."""
     best = None
-    for element in _elements(value):
+    for element in flat_elements(value):
         kind = _value_kind(element, known)
         if kind is not None and _RANK[kind] > _RANK.get(best or "", -1):
             best = kind
     return best
-
-
-def _elements(node: ast.AST) -> list[ast.AST]:
-    if isinstance(node, (ast.Tuple, ast.List)):
-        return [e for elt in node.elts for e in _elements(elt)]
-    if isinstance(node, ast.Starred):
-        return _elements(node.value)
-    return [node]
 
 
 def _view_source(value: ast.AST) -> str | None:

@@ -86,6 +86,15 @@ def _child_fields() -> dict[type, tuple[str, ...]]:
 CHILD_FIELDS = _child_fields()
 
 
+def flat_elements(node: ast.AST) -> list[ast.AST]:
+    """The leaves of a tuple or list, nested and starred ones included: ``a, (b, *c)`` gives a, b, c."""
+    if isinstance(node, (ast.Tuple, ast.List)):
+        return [e for elt in node.elts for e in flat_elements(elt)]
+    if isinstance(node, ast.Starred):
+        return flat_elements(node.value)
+    return [node]
+
+
 def iter_nodes(root: ast.AST):
     """Every node under ``root`` (itself included), depth first, leaving out contexts, operators and import
     aliases. Cheaper than ``ast.walk``; use it where the order of the nodes does not matter."""

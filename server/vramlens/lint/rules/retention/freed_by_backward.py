@@ -17,7 +17,7 @@ import ast
 from ...facts.dataflow import backward_targets, names_read
 from ...facts.evidence import returned_loss
 from ...facts.library import BACKPROPAGATED_RETURNS
-from ...parse.syntax import dotted, is_backward_call, method_name
+from ...parse.syntax import dotted, flat_elements, is_backward_call, method_name
 from ...walker.context import LintContext
 
 _KEEPS_GRAPH = ("retain_graph", "create_graph")
@@ -50,10 +50,10 @@ def _run_through(step: ast.AST, ctx: LintContext) -> frozenset[str]:
     body = list(_every_pass(step.body))
     roots: list[ast.AST] = []
     for stmt in body:
-        for node in _own_nodes(stmt):
+        for call in ctx.facts.calls_of(stmt):  # the statement's own calls, not those of the blocks it holds
             # ``autograd.grad`` runs only the nodes on the way to its inputs: the others keep what they saved.
-            if isinstance(node, ast.Call) and is_backward_call(node) and method_name(node) != "grad" and not _keeps_graph(node):
-                roots.extend(backward_targets(node))
+            if is_backward_call(call) and method_name(call) != "grad" and not _keeps_graph(call):
+                roots.extend(backward_targets(call))
     if isinstance(step, (ast.FunctionDef, ast.AsyncFunctionDef)) and step.name in BACKPROPAGATED_RETURNS \
             and _framework_backpropagates_the_return(ctx):
         roots.extend(returned_loss(stmt.value) for stmt in body if isinstance(stmt, ast.Return) and stmt.value is not None)
@@ -62,12 +62,12 @@ def _run_through(step: ast.AST, ctx: LintContext) -> frozenset[str]:
     through: set[str] = set()
     for root in roots:
         through |= _reads(root)
-    stores = [s for s in ast.walk(step) if isinstance(s, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and s.value is not None]
+    stores = [s for s in ctx.facts.stores_inside(step) if isinstance(s, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and s.value is not None]
     for _ in range(_ROUNDS):
         grown = False
         for store in stores:
             targets = store.targets if isinstance(store, ast.Assign) else [store.target]
-            if any(_text(part) in through for target in targets for part in _parts(target)):
+            if any(_text(part) in through for target in targets for part in flat_elements(target)):
                 added = _reads(store.value) - through
                 if added:
                     through |= added
@@ -87,15 +87,6 @@ def _every_pass(stmts: list[ast.stmt]):
         elif isinstance(stmt, ast.Try):
             yield from _every_pass(stmt.body)
             yield from _every_pass(stmt.finalbody)
-
-
-def _own_nodes(stmt: ast.stmt):
-    """The nodes of a statement itself, not of the statements nested in it."""
-    stack = [stmt]
-    while stack:
-        node = stack.pop()
-        yield node
-        stack.extend(child for child in ast.iter_child_nodes(node) if not isinstance(child, ast.stmt))
 
 
 def _keeps_graph(call: ast.Call) -> bool:
@@ -119,14 +110,6 @@ def _framework_backpropagates_the_return(ctx: LintContext) -> bool:
 def _reads(node: ast.AST) -> set[str]:
     """The whole expression and every name (dotted, and each prefix of it) it reads."""
     return {_text(node)} | names_read(node)
-
-
-def _parts(target: ast.AST) -> list[ast.AST]:
-    if isinstance(target, (ast.Tuple, ast.List)):
-        return [part for elt in target.elts for part in _parts(elt)]
-    if isinstance(target, ast.Starred):
-        return _parts(target.value)
-    return [target]
 
 
 def _text(node: ast.AST) -> str:

@@ -842,7 +842,7 @@ def _fixed_slots(container: str, ctx: LintContext) -> bool:
     node = ctx.scope.node
     if not container.startswith("self.") or not (getattr(node, "name", None) == "forward" or ctx.graph.part_of_forward.get(id(node))):
         return False
-    key = ("fixed-slots", container, id(ctx.scope.cls if container.startswith("self.") else ctx.scope.node))
+    key = ("fixed-slots", container, id(ctx.scope.cls))
     known = ctx.memo.get(key)
     if known is None:
         known = ctx.memo[key] = fixed_slots(container, ctx.scope.node, ctx.scope.cls, ctx.facts)
