@@ -2,7 +2,7 @@
 alone and as a file of its package (the engine's ``root``: the unpacked wheel), every rule on, and each finding
 that appears or goes looked up in the hand-made judgments (tests/lint/realworld/pypi/precision/judgments.csv).
 
-    VRAMLENS_CORPUS_CACHE=... .venv/bin/python benchmarks/lint_project_facts.py [--only NAME]
+    VRAMLENS_CORPUS_CACHE=... .venv/bin/python benchmarks/lint_project_facts.py [--only NAME] [--default]
 
 The archives must be in the cache (tests/lint/test_realworld.py brings them there). Prints per codebase the
 findings gained and lost with their verdicts (true / false / debatable / unjudged), and the CPU time of both.
@@ -26,10 +26,11 @@ from realworld.precision import load_released_codebases  # noqa: E402
 from vramlens.lint import lint_source  # noqa: E402
 
 
-def findings_of(text: str, path: str, root: str | None) -> set[tuple[str, int, str]]:
+def findings_of(text: str, path: str, root: str | None, default: bool = False) -> set[tuple[str, int, str]]:
+    """``default``: the checks a plain ``vramlens lint`` runs, else every check."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        found = lint_source(text, path, select=all_codes(), preview=True, root=root)
+        found = lint_source(text, path, root=root) if default else lint_source(text, path, select=all_codes(), preview=True, root=root)
     lines = text.splitlines()
     return {(f.code, f.line, lines[f.line - 1].strip() if 0 < f.line <= len(lines) else "") for f in found if f.code != "VL000"}
 
@@ -37,6 +38,7 @@ def findings_of(text: str, path: str, root: str | None) -> set[tuple[str, int, s
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", help="one codebase by name")
+    parser.add_argument("--default", action="store_true", help="the default checks only, not every check")
     args = parser.parse_args()
     judged = load_judgments()
     totals = {"gained": 0, "lost": 0}
@@ -55,10 +57,10 @@ def main() -> int:
                 text = data.decode("utf-8", errors="surrogateescape")
                 path = str(Path(folder) / rel)
                 start = time.process_time()
-                alone = findings_of(text, path, None)
+                alone = findings_of(text, path, None, args.default)
                 alone_ms += (time.process_time() - start) * 1000
                 start = time.process_time()
-                project = findings_of(text, path, folder)
+                project = findings_of(text, path, folder, args.default)
                 project_ms += (time.process_time() - start) * 1000
                 for sign, items in (("+", project - alone), ("-", alone - project)):
                     for code, line, line_text in sorted(items):

@@ -531,3 +531,107 @@ def test_a_list_of_fixed_length_filled_across_a_loops_steps_keeps_every_steps_gr
             return losses
         """
     ))
+
+
+# -- read off the held-out round B's false findings (BENCHMARKS.md, round 11) ----------------------------
+def test_a_forward_whose_result_the_training_step_returns_feeds_the_frameworks_backward():
+    """After another module's ``eval()`` in a Lightning ``training_step``, the forward whose loss the step
+    returns is trained through; the one whose loss is only logged records a graph nobody uses."""
+    check(HEAD + source(
+        """
+        import pytorch_lightning as pl
+
+        class Classifier(pl.LightningModule):
+            def __init__(self):
+                super().__init__()
+                self.encoder = nn.Linear(8, 8)
+                self.classifier = nn.Linear(8, 2)
+                self.ema_classifier = nn.Linear(8, 2)
+
+            def training_step(self, batch, batch_idx):
+                x, y = batch
+                self.encoder.eval()
+                with torch.no_grad():
+                    features = self.encoder(x)
+                pred = self.classifier(features)
+                pred_ema = self.ema_classifier(features)  # flag: VL202
+                loss = nn.functional.cross_entropy(pred, y)
+                self.log("ema", nn.functional.cross_entropy(pred_ema, y))
+                return loss
+        """
+    ))
+
+
+def test_gradients_taken_without_create_graph_carry_no_graph():
+    """``torch.autograd.grad`` hands back gradients with no history unless asked to build one."""
+    check(HEAD + source(
+        """
+        def guided_sample(model, classifier, x, steps):
+            grads_seen = []
+            penalties = []
+            for _ in range(steps):
+                x = x.detach().requires_grad_(True)
+                score = classifier(model(x)).sum()
+                grad = torch.autograd.grad(score, x)[0]
+                grads_seen.append(grad)
+                penalty = torch.autograd.grad(score, x, create_graph=True)[0]
+                penalties.append(penalty)  # flag: VL102
+                x = x + grad
+            return grads_seen, penalties
+        """
+    ))
+
+
+def test_a_value_bound_afresh_earlier_in_the_same_block_is_no_accumulation():
+    """``g = grad(a)`` then ``g = g + grad(b)`` under one ``if`` starts from a new value on every pass that
+    reaches it; a sum that starts before the loop carries every step."""
+    check(HEAD + source(
+        """
+        def train(model: nn.Module, loader, opt):
+            running = 0
+            scores = []
+            for step, (x, y) in enumerate(loader):
+                out = model(x)
+                if step % 10 == 0:
+                    score = out.mean()
+                    score = score + out.std()
+                    scores.append(score.item())
+                    running = running + out.std()  # flag: VL101
+                loss = (out - y).abs().mean()
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+            return running, scores
+        """
+    ))
+
+
+ABSTRACT_INFERENCE = """
+class Base(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Linear(4, 4)
+
+    def _inference(self, x):
+        {body}
+
+
+def worker(model: Base, queue, opt):
+    kept = []
+    while True:
+        x = queue.get()
+        out = model._inference(x)
+        kept.append(out){mark}
+        loss = out.sum()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+"""
+
+
+@pytest.mark.parametrize("body, mark", [("raise NotImplementedError", ""), ("return self.net(x)", "  # flag: VL102")],
+                         ids=["abstract", "implemented"])
+def test_a_method_only_subclasses_implement_is_no_forward_by_its_name(body, mark):
+    """``model._inference(x)`` on a base class whose method only raises ``NotImplementedError``: which
+    subclass runs, and whether it records a graph, this file cannot say (sentence-transformers' workers)."""
+    check(HEAD + ABSTRACT_INFERENCE.format(body=body, mark=mark))

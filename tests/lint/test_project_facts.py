@@ -284,9 +284,8 @@ def test_the_editor_lints_again_when_an_imported_file_changes(tmp_path):
     train = root / "pkg" / "train.py"
     linter = DocumentLinter(root_of=lambda document: str(root))
     document = TextDocument(train.as_uri(), train.read_text())
-    assert "VL101" not in [f.code for f in linter.findings(document)]  # the project is read with preview only
-    linter.settings.preview = True
-    assert "VL101" in [f.code for f in linter.findings(document)]
+    assert "VL101" in [f.code for f in linter.findings(document)]  # the project is read with the default checks
+    assert "VL101" not in [f.code for f in DocumentLinter().findings(document)]  # no workspace folder: this file alone
     (root / "pkg" / "losses.py").write_text(RETURNS_NUMBER)
     assert "VL101" not in [f.code for f in linter.findings(document)]
 
@@ -295,9 +294,7 @@ def test_the_command_line_reads_the_project_of_its_paths(tmp_path, capsys):
     root = write(tmp_path, {"pkg/__init__.py": "", "pkg/base.py": LIGHTNING_BASE, "pkg/model.py": KEEPS_OUTPUTS})
     assert project_root([root / "pkg" / "model.py"]) == os.path.realpath(root)  # up to the folder with no __init__
     assert project_root([root]) == os.path.realpath(root)
-    assert main(["lint", str(root / "pkg" / "model.py")]) == 0  # without --preview: this file alone
-    capsys.readouterr()
-    assert main(["lint", "--preview", str(root / "pkg" / "model.py")]) == 1
+    assert main(["lint", str(root / "pkg" / "model.py")]) == 1  # the base class of base.py is read
     assert "VL102" in capsys.readouterr().out
 
 
@@ -441,3 +438,96 @@ def test_a_class_of_another_file_with_a_forward_but_no_module_base_stays_unknown
     root = write(tmp_path, files)
     evaluate = root / "evaluate.py"
     assert codes(evaluate, root) == codes(evaluate, None) == []
+
+
+# -- a routine of another file that trains ----------------------------------------------------------------
+EVALUATOR = """\
+import torch
+from pkg.{module} import {callee}
+
+
+class Evaluator:
+    def __init__(self, model):
+        self.model = model
+        self.model.eval()
+
+    def score(self, batch):
+        return self.model(batch).argmax(-1).tolist()  # the evaluation itself: reported either way
+
+    def refresh(self, batch, loader):
+        labels = self.model(batch).argmax(-1)
+        {call}
+        return labels.tolist()
+"""
+TRAINS_ELSEWHERE = {
+    "trainer": ("ModelTrainer", "ModelTrainer(self.model, loader).fit()", """\
+import torch
+
+
+class ModelTrainer:
+    def __init__(self, model, loader):
+        self.model, self.loader = model, loader
+        self.optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+
+    def fit(self):
+        for x, y in self.loader:
+            self.step(x, y)
+
+    def step(self, x, y):
+        loss = torch.nn.functional.cross_entropy(self.model(x), y)
+        loss.backward()
+        self.optimizer.step()
+"""),
+    "function": ("finetune", "finetune(self.model, loader)", """\
+import torch
+
+
+def finetune(model, loader):
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    for x, y in loader:
+        _step(model, optimizer, x, y)
+
+
+def _step(model, optimizer, x, y):
+    torch.nn.functional.cross_entropy(model(x), y).backward()
+    optimizer.step()
+"""),
+}
+EVALUATES_ELSEWHERE = """\
+def finetune(model, loader):
+    return sum(1 for _ in loader)
+"""
+
+
+@pytest.mark.parametrize("kind", sorted(TRAINS_ELSEWHERE))
+def test_a_method_that_hands_the_model_to_another_files_training_is_no_evaluation(tmp_path, kind):
+    callee, call, trainer = TRAINS_ELSEWHERE[kind]
+    text = EVALUATOR.format(module="training", callee=callee, call=call)
+    root = write(tmp_path, {"pkg/__init__.py": "", "pkg/training.py": trainer, "pkg/evaluate.py": text})
+    path = root / "pkg" / "evaluate.py"
+    refresh = text.splitlines().index("        labels = self.model(batch).argmax(-1)") + 1
+    assert (refresh, "VL202") in codes(path, None)  # alone: the object holds its model in eval mode, trains nowhere
+    found = codes(path, root)
+    assert (refresh, "VL202") not in found
+    assert (11, "VL202") in found  # its other methods are still evaluations: the class trains nowhere itself
+
+
+def test_a_routine_of_another_file_that_does_not_train_keeps_the_finding(tmp_path):
+    text = EVALUATOR.format(module="training", callee="finetune", call="finetune(self.model, loader)")
+    root = write(tmp_path, {"pkg/__init__.py": "", "pkg/training.py": EVALUATES_ELSEWHERE, "pkg/evaluate.py": text})
+    refresh = text.splitlines().index("        labels = self.model(batch).argmax(-1)") + 1
+    assert (refresh, "VL202") in codes(root / "pkg" / "evaluate.py", root)
+
+
+def test_an_import_is_looked_up_in_each_folder_above_the_importer(tmp_path):
+    """A repository whose top folder is a package itself (an ``__init__.py`` beside ``setup.py``): the program
+    runs from that folder, so ``import pkg.training`` resolves there, not at the root above it."""
+    callee, call, trainer = TRAINS_ELSEWHERE["function"]
+    text = EVALUATOR.format(module="training", callee=callee, call=call)
+    repo = tmp_path / "repo"
+    write(repo, {"__init__.py": "", "pkg/__init__.py": "", "pkg/training.py": trainer, "pkg/sub/__init__.py": "",
+                 "pkg/sub/evaluate.py": text})
+    path = repo / "pkg" / "sub" / "evaluate.py"
+    assert project_root([repo]) == os.path.realpath(tmp_path)
+    refresh = text.splitlines().index("        labels = self.model(batch).argmax(-1)") + 1
+    assert (refresh, "VL202") not in codes(path, tmp_path)

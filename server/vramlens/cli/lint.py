@@ -64,9 +64,8 @@ def run_lint(args: argparse.Namespace) -> int:
         return 2
     fixed = 0
     findings: list[Finding] = []
-    # what a file imports from the others below the root is read too, with --preview only: the findings this
-    # adds and removes on real code are not judged yet (BENCHMARKS.md, "Other files of the project")
-    root = project_root(args.paths) if args.preview else None
+    # what a file imports from the others below the root is read too (docs/lint.md, "Other files of the project")
+    root = project_root(args.paths)
     if args.fix:
         for path in files:
             result = fix_file(path, select, ignore, args.preview, root)

@@ -90,8 +90,7 @@ class DocumentLinter:
     def findings(self, document: TextDocument) -> list[Finding]:
         select, ignore, preview = self.settings.select, self.settings.ignore, self.settings.preview
         notebook = self._notebook_of(document) if self._notebook_of else None
-        # other files of the project are read with the preview checks only: its findings are not judged yet
-        root = self._root_of(document) if self._root_of and preview else None
+        root = self.root(document)
         if notebook is not None:
             return self._cell_findings(document.uri, *notebook, root=root)
         path = document.path or document.uri
@@ -103,6 +102,10 @@ class DocumentLinter:
         findings = lint_source(document.source, path, select, ignore, preview, cache=cache, root=root)
         self._last[document.uri] = (key, findings)
         return findings
+
+    def root(self, document: TextDocument) -> str | None:
+        """The project's root for ``document``: what it imports from the workspace is read too."""
+        return self._root_of(document) if self._root_of else None
 
     def is_cell(self, document: TextDocument) -> bool:
         return bool(self._notebook_of) and self._notebook_of(document) is not None
@@ -198,7 +201,8 @@ def fix_all(document: TextDocument, linter: DocumentLinter) -> types.CodeAction 
         return None
     settings = linter.settings
     text = document.source
-    result = fix_source(text, document.path or document.uri, settings.select, settings.ignore, settings.preview)
+    result = fix_source(text, document.path or document.uri, settings.select, settings.ignore, settings.preview,
+                        root=linter.root(document))
     if not result.applied or result.text == text:
         return None
     lines = document.lines

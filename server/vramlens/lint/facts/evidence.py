@@ -107,6 +107,7 @@ class Evidence:
         # positions, or None for the whole result
         self.held_results: dict[tuple[str, str], set[int | None]] = {}
         self.forward_kinds: dict[tuple[int, int], str | None] = {}
+        self.abstract_methods: frozenset[str] | None = None  # facts/forwards.py
         self._static: dict[int, dict] = {}
         self._own: dict[str, tuple[bool, list[tuple[ast.Call, ast.AST]]]] = {}  # class -> what _own_parts read
         self._annotations: dict[int, bool] = {}

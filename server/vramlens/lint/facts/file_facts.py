@@ -68,9 +68,10 @@ class FileFacts:
     future_import_end: int = 0  # last line of the docstring / __future__ imports
     grad_off_everywhere: bool = False
     tree: ast.Module | None = None
-    _trains: dict[int, bool] = field(default_factory=dict)
+    _trains: dict[tuple[int, bool], bool] = field(default_factory=dict)
     bindings: dict = field(default_factory=dict)  # containers.is_known_list's index of this analysis' bindings
     _training_calls: set[int] | None = None  # id() of every backward / autograd.grad / optimizer step call
+    _calls_training_elsewhere: set[int] = field(default_factory=set)  # id() of every call of another file's training
     _methods_by_class: dict[int, list[ast.AST]] | None = None
 
     def calls_of(self, stmt: ast.AST) -> list[ast.Call]:
@@ -131,16 +132,28 @@ class FileFacts:
             current = self.parent.get(id(current))
         return None
 
-    def trains_directly(self, node: ast.AST) -> bool:
-        """A backward pass, autograd.grad or an optimizer step is written inside ``node``."""
-        key = id(node)
+    def trains_directly(self, node: ast.AST, written: bool = False) -> bool:
+        """A backward pass, autograd.grad or an optimizer step is written inside ``node``, or (unless ``written``)
+        a call of a function or class of another file that trains (facts/project.py)."""
+        key = (id(node), written)
         known = self._trains.get(key)
         if known is None:
             if self._training_calls is None:  # classify each call once, not once per enclosing block
+                trained_elsewhere = self._trained_elsewhere()
                 self._training_calls = {id(c) for c in self.all_calls if is_backward_call(c) or is_optimizer_step(c)}
-            training = self._training_calls
+                self._calls_training_elsewhere = {id(c) for c in self.all_calls if trained_elsewhere and dotted(c.func) in trained_elsewhere}
+            training = self._training_calls if written else self._training_calls | self._calls_training_elsewhere
             known = self._trains[key] = bool(training) and any(id(c) in training for c in self.calls_inside(node))
         return known
+
+    def _trained_elsewhere(self) -> frozenset[str]:
+        """Callees, as this file writes them, that train in another file: imported functions and classes, and
+        ``self.m`` for a method a class of this file inherits from one of the project's."""
+        project = self.project
+        if project is None:
+            return frozenset()
+        inherited = {f"self.{method}" for (_, method), function in project.methods.items() if function.trains}
+        return project.training | inherited
 
 
 _NESTED_BODIES = ("body", "orelse", "finalbody")

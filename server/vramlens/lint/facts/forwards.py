@@ -96,6 +96,28 @@ def _forward_kind(evidence: Evidence, call: ast.Call, scope: ast.AST) -> str | N
         return None
     if evidence.is_frozen(receiver) or evidence.is_functional(receiver, scope):
         return FUNCTIONAL
+    if method in _abstract_methods(evidence):
+        return None  # only subclasses this file cannot see implement it: what it does is unknown
     if set(name_words(method)) & _FORWARD_METHOD_WORDS:
         return FORWARD  # ``model.encode(x)``, ``self.backbone.forward_features(x)``
     return METHOD  # some other method of a module: may run part of it (``model.initial_state(n)`` does not)
+
+
+def _abstract_methods(evidence: Evidence) -> frozenset[str]:
+    """Names of methods that every class of the file defining them leaves to subclasses (the body only raises
+    ``NotImplementedError``), computed once per file."""
+    found = evidence.abstract_methods
+    if found is None:
+        abstract, concrete = set(), set()
+        for (_, name), method in evidence.facts.methods.items():
+            (abstract if _raises_not_implemented(method) else concrete).add(name)
+        found = evidence.abstract_methods = frozenset(abstract - concrete)
+    return found
+
+
+def _raises_not_implemented(method: ast.AST) -> bool:
+    body = [s for s in method.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]  # docstring
+    if len(body) != 1 or not isinstance(body[0], ast.Raise) or body[0].exc is None:
+        return False
+    exc = body[0].exc
+    return (dotted(exc.func) if isinstance(exc, ast.Call) else dotted(exc)) == "NotImplementedError"

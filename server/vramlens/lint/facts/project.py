@@ -10,6 +10,8 @@ Two kinds of facts, both keyed by how this file writes the name:
   by the name this file calls them with.
 - ``functions``: a function (or a method inherited from a class of the project) with the summary its own module's
   walk gave it, so that a call of it is judged as a call of a function of this file is.
+- ``training``: functions and classes of the project that train (a backward pass, ``autograd.grad`` or an optimizer
+  step in them or in what they call in their own file): a call of one is training work of this file.
 
 A name the project cannot resolve has no entry: what cannot be seen stays unknown.
 """
@@ -31,6 +33,8 @@ class ProjectFunction:
     # Parameters it calls (``model(x)``): what a call returns depends on whether the caller passes a module,
     # which the walk in the function's own module could not know (a local function learns it from its callers).
     called_parameters: frozenset[str] = frozenset()
+    # It runs a backward pass, autograd.grad or an optimizer step, itself or through what it calls in its file.
+    trains: bool = False
 
     def binds(self, call: ast.Call) -> bool:
         """Every argument of the call lands on a named parameter: what goes to ``*args`` or ``**kwargs`` (or is
@@ -59,6 +63,9 @@ class ProjectFacts:
     # Classes of other files whose call runs with recording off (a forward under ``@torch.inference_mode()``):
     # what ``Wrapper(model)(x)`` returns carries no new graph.
     no_grad_classes: frozenset[str] = frozenset()
+    # Functions and classes of other files that train (a class: one of its methods does), as this file calls them
+    # (``train_one_epoch``, ``ModelTrainer``): handing a model to one may train it.
+    training: frozenset[str] = frozenset()
     signature: tuple = ()  # a stable description, for keys of cached results that depend on these facts
 
 

@@ -45,6 +45,7 @@ CLEAN_FUNCTIONS = frozenset({
 })
 CLEAN_MODULE_PREFIXES = ("np.", "numpy.", "math.", "logging.", "logger.", "os.", "time.", "json.", "wandb.", "re.", "random.", "sys.", "shutil.", "pickle.", "yaml.", "glob.", "tqdm.")
 PARAMETER_METHODS = frozenset({"parameters", "named_parameters"})
+_AUTOGRAD_GRAD = frozenset({"torch.autograd.grad", "autograd.grad"})
 # Tensor methods whose arguments only lend a dtype, device or shape: the result's history is the receiver's.
 LIKE_METHODS = frozenset({"to", "type_as", "view_as", "expand_as", "reshape_as", "as_strided"})
 # Container methods that hand back (part of) what the receiver holds, without computing.
@@ -316,6 +317,8 @@ class TaintEvaluator:
             verdict = SUMMARY_NAMED  # summaries are Python objects, unless the file's own function says otherwise
         elif short in PARAMETER_METHODS or short in {"buffers", "named_buffers", "modules", "children", "named_modules"}:
             verdict = LEAF_ONLY if short in PARAMETER_METHODS else EMPTY
+        elif name in _AUTOGRAD_GRAD and not _creates_graph(call):
+            verdict = EMPTY  # gradients computed without ``create_graph`` have no history of their own
         self._name_verdicts[key] = verdict
         return verdict
 
@@ -511,6 +514,15 @@ def constant_key(subscript: ast.Subscript) -> object | None:
     return None
 
 
+def _creates_graph(call: ast.Call) -> bool:
+    """``create_graph=`` anything but a literal false (or given by position, the fifth argument): the gradients may carry
+    history (a gradient penalty, a Hessian-vector product)."""
+    if len(call.args) >= 5:
+        return True
+    return any(k.arg == "create_graph" and not (isinstance(k.value, ast.Constant) and not k.value.value) for k in call.keywords) \
+        or any(k.arg is None for k in call.keywords)
+
+
 __all__ = ["CLEAN_ATTRIBUTES", "CLEAN_METHODS", "LEAF", "TaintEvaluator", "TaintState", "is_summary_name"]
 
 
@@ -538,3 +550,4 @@ def _assigned_classes(owner: ast.ClassDef, facts: FileFacts) -> dict[str, set[st
                 if name:
                     table.setdefault(name, set()).add(given)
     return table
+

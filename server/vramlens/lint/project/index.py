@@ -46,6 +46,7 @@ class ProjectClass:
     methods: dict[str, ProjectFunction]
     is_module: bool = False  # an nn.Module with parameters of its own whose methods all record (its file's evidence)
     no_grad_call: bool = False  # calling an instance runs its forward (or __call__) with recording off
+    trains: bool = False  # one of its methods trains (a trainer, a fitting routine)
 
 
 @dataclass
@@ -117,7 +118,7 @@ class ProjectIndex:
                     for method, function in cls.methods.items():
                         if f"self.{method}" in called:
                             facts.methods.setdefault((name, method), function)
-            module_classes, no_grad_classes = set(), set()
+            module_classes, no_grad_classes, training = set(), set(), set()
             for callee in called:
                 head = callee.split(".", 1)[0]
                 if head in sources and head not in classes:
@@ -125,6 +126,8 @@ class ProjectIndex:
                     if target is None:
                         continue
                     owner, name, _ = target
+                    if (name in owner.functions and owner.functions[name].trains) or (name in owner.classes and owner.classes[name].trains):
+                        training.add(callee)
                     if name in owner.functions:
                         facts.functions[callee] = owner.functions[name]
                     elif name in owner.classes and owner.classes[name].no_grad_call:
@@ -133,6 +136,7 @@ class ProjectIndex:
                         module_classes.add(callee)
             facts.module_classes = frozenset(module_classes)
             facts.no_grad_classes = frozenset(no_grad_classes)
+            facts.training = frozenset(training)
         finally:
             self._building.discard(importer)
         facts.signature = (
@@ -141,6 +145,7 @@ class ProjectIndex:
             tuple(sorted((k, _signature(f)) for k, f in facts.methods.items())),
             tuple(sorted(facts.module_classes)),
             tuple(sorted(facts.no_grad_classes)),
+            tuple(sorted(facts.training)),
         )
         return facts
 
@@ -259,7 +264,8 @@ class ProjectIndex:
                 return None  # a generator's summary says what it returns, not what iterating it yields
             positional = tuple(ctx.graph.parameters(func))
             keyword = tuple(a.arg for a in func.args.kwonlyargs)
-            return ProjectFunction(qualified_name, positional, keyword, summary, _called_parameters(func, facts))
+            return ProjectFunction(qualified_name, positional, keyword, summary, _called_parameters(func, facts),
+                                   bool(ctx.graph.trains.get(id(func))))
 
         name = self._module_name(path)
         functions = {n: f for n, func in index.functions.items() if (f := function(func, f"{name}.{n}")) is not None}
@@ -268,8 +274,8 @@ class ProjectIndex:
             found = function(func, f"{name}.{owner}.{method}")
             if found is not None and index.classes.get(owner) is facts.class_of(func):
                 methods.setdefault(owner, {})[method] = found
-        classes_found = {n: ProjectClass(n, classes[n], methods.get(n, {}), _records_graph(cls, ctx), _calls_without_grad(cls, ctx))
-                         for n, cls in index.classes.items()}
+        classes_found = {n: ProjectClass(n, classes[n], methods.get(n, {}), _records_graph(cls, ctx), _calls_without_grad(cls, ctx),
+                                         _trains(cls, ctx)) for n, cls in index.classes.items()}
         return ModuleSummary(path, name, dict(index.import_sources), classes_found, functions, used)
 
     def _module_name(self, path: str) -> str:
@@ -293,6 +299,11 @@ def _records_graph(cls: ast.ClassDef, ctx: LintContext) -> bool:
     if cls.name not in evidence.module_classes or evidence._makes_no_parameters(cls) or not _module_by_bases(cls, ctx.facts):
         return False
     return not any(graph.context.get(id(method)) == OFF for (owner, _), method in ctx.facts.methods.items() if owner == cls.name)
+
+
+def _trains(cls: ast.ClassDef, ctx: LintContext) -> bool:
+    trains = ctx.graph.trains
+    return any(trains.get(id(method)) for (owner, _), method in ctx.facts.methods.items() if owner == cls.name)
 
 
 def _module_by_bases(cls: ast.ClassDef, facts, depth: int = 0) -> bool:
@@ -351,7 +362,7 @@ def _unique(items) -> list:
 
 def _signature(function: ProjectFunction) -> tuple:
     return (function.qualified, function.positional, function.keyword, function.summary.signature(),
-            tuple(sorted(function.called_parameters)))
+            tuple(sorted(function.called_parameters)), function.trains)
 
 
 _INDEXES: OrderedDict[str, ProjectIndex] = OrderedDict()

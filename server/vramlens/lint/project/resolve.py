@@ -1,7 +1,8 @@
 """Where an import of the linted file leads, inside the project's folder only.
 
 ``import a.b``, ``from a.b import C`` and ``from .x import f`` are looked up as files below the project root
-(the folder of the importing file first, as Python puts a script's folder first on its path, then the root);
+(the folder of the importing file first, as Python puts a script's folder first on its path, then each folder
+above it up to the root);
 nothing outside the root is ever named, nor anything in a virtual environment or an installed package, and no
 code is run. A module found nowhere there is another package's (torch, lightning): unknown here.
 """
@@ -114,7 +115,15 @@ class Resolver:
             for _ in range(level - 1):
                 folder = os.path.dirname(folder)
             return [folder] if self.inside(self._realpath(folder)) else []
-        found = [folder] if self.inside(self._realpath(folder)) else []
+        # The importer's folder, then each folder above it up to the root: a script's folder is first on Python's
+        # path, and the folder a program runs from (or that an editable install adds) may be any of those above.
+        found = []
+        while self.inside(self._realpath(folder)):
+            found.append(folder)
+            parent = os.path.dirname(folder)
+            if parent == folder or self._realpath(folder) == self.root:
+                break
+            folder = parent
         return found + ([self.root] if self.root not in found else [])
 
     def locate(self, importer: str, source: Source, rest: list[str]) -> tuple[str, list[str]] | None:

@@ -103,6 +103,17 @@ class LintContext:
         inside = [p for p in roots[name] if loop.lineno <= p[0] <= (loop.end_lineno or loop.lineno)]
         return any(container or position > here for position in inside)
 
+    def siblings(self, stmt: ast.stmt) -> tuple[list[ast.stmt], list[ast.stmt]]:
+        """The statements before and after ``stmt`` in the block that holds it (the innermost enclosing
+        compound statement's body, else branch or finally block, or the scope's body)."""
+        owner = self.blocks[-1] if self.blocks else self.scope.node
+        for field in ("body", "orelse", "finalbody"):
+            stmts = getattr(owner, field, None) or []
+            for index, candidate in enumerate(stmts):
+                if candidate is stmt:
+                    return stmts[:index], stmts[index + 1:]
+        return [], []
+
     def is_hot_loop(self, loop: ast.AST) -> bool:
         """A loop of the current scope that trains or runs a model over data, many times (flow/contexts.py)."""
         return self.graph.is_hot_loop(loop, self.scope.node)

@@ -16,8 +16,9 @@ from __future__ import annotations
 import ast
 import os
 import re
+from functools import partial
 
-from ...facts.dataflow import names_read, stored_names
+from ...facts.dataflow import Dataflow, names_read, scope_edges, stored_names
 from ...facts.forwards import DIFFERENTIABLE, FORWARD, forward_kind
 from ...facts.gradmode import MAYBE, OFF
 from ...findings import Code, Edit, Fix
@@ -334,9 +335,10 @@ _ITEM_WRAPPERS = frozenset({"enumerate", "tqdm", "iter", "trange", "track", "pro
 
 def _holds_eval_mode(cls: ast.ClassDef, ctx: LintContext) -> bool:
     """An object, not a module, that switches its model to eval mode (``self.model.eval()``, typically when it is
-    built) and nowhere back to training, and trains nowhere (no backward, optimizer step or gradient work in any
-    of its methods): every forward pass it runs is an evaluation — a predictor, an embedding wrapper, a serving
-    handler."""
+    built) and nowhere back to training, and trains nowhere (no backward, optimizer step or gradient work written
+    in any of its methods): every forward pass it runs is an evaluation — a predictor, an embedding wrapper, a
+    serving handler. A method that hands the model to another file's trainer is no evaluation: what reaches
+    training (cross-file included) is never reported."""
     key = ("holds-eval", id(cls))
     if key not in ctx.memo:
         methods = [m for m in cls.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))]
@@ -350,7 +352,7 @@ def _holds_eval_mode(cls: ast.ClassDef, ctx: LintContext) -> bool:
                     trains = True
         ctx.memo[key] = (
             switches and not trains and cls.name not in ctx.evidence.module_classes
-            and not any(ctx.facts.trains_directly(m) for m in methods)
+            and not any(ctx.facts.trains_directly(m, written=True) for m in methods)
         )
     return ctx.memo[key]
 
@@ -545,7 +547,7 @@ class MissingNoGrad(Rule):
         ctx.report("VL202" if _proven(loop.body, ctx) else "VL201", call, message, self._region_fix(loop, ctx))
 
     def _after_eval(self, stmt: ast.Expr, ctx: LintContext) -> None:
-        following = _following(stmt, ctx)
+        following = ctx.siblings(stmt)[1]
         region: list[ast.stmt] = []
         for later in following:
             if any(method_name(c) == "train" for c in ctx.facts.calls_inside(later)):
@@ -606,6 +608,14 @@ class MissingNoGrad(Rule):
             if site.call.lineno > end and consumed:
                 if any(p in consumed and names_read(a) & derived for p, a in graph.bound_arguments(site)):
                     return True
+        # What the function returns is backpropagated by its caller or by the framework (a training step's
+        # loss): a region that computes the returned value feeds that backward.
+        if graph.result_backpropagated.get(id(scope)):
+            facts = ctx.facts
+            returned = [names_read(ret.value) for ret in _statements(scope.body)
+                        if isinstance(ret, ast.Return) and ret.value is not None and ret.lineno > end]
+            edges = partial(scope_edges, facts.stores_inside(scope), facts.calls_inside(scope), facts.loops_inside(scope))
+            return Dataflow(edges, returned).reaches_backward(names)
         return False
 
     def _region_returned(self, stmt: ast.stmt, ctx: LintContext) -> bool:
@@ -641,13 +651,3 @@ def _no_grad_name(ctx: LintContext) -> tuple[str, tuple[Edit, ...]]:
             return local, ()
     line = facts.future_import_end + 1
     return "torch.no_grad", (Edit(line, 0, line, 0, "import torch\n"),)
-
-
-def _following(stmt: ast.stmt, ctx: LintContext) -> list[ast.stmt]:
-    owner = ctx.blocks[-1] if ctx.blocks else ctx.scope.node
-    for field in ("body", "orelse", "finalbody"):
-        stmts = getattr(owner, field, None) or []
-        for index, candidate in enumerate(stmts):
-            if candidate is stmt:
-                return stmts[index + 1 :]
-    return []

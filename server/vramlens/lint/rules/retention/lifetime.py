@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import ast
 
-from ...facts.dataflow import Dataflow
+from ...facts.dataflow import Dataflow, names_read
 from ...parse.syntax import assigned_names, base_dotted, dotted, iter_nodes
 from ...walker.context import LintContext
 from .object_state import reinitialised_per_call
@@ -290,7 +290,7 @@ def carried_across(loop_stack: list[ast.AST], name: str, stmt: ast.stmt, ctx: Li
 
     ``h = cell(x, h)`` carries ``h`` unless another statement of the loop re-binds or detaches it.
     """
-    if in_forward_computation(ctx):
+    if in_forward_computation(ctx) or _reset_just_before(stmt, name, ctx):
         return None
     for loop in reversed(loop_stack):
         if any(node is not stmt for node in _binders(loop, ctx).get(name, ())):
@@ -298,3 +298,14 @@ def carried_across(loop_stack: list[ast.AST], name: str, stmt: ast.stmt, ctx: Li
         if is_repeating_loop(loop, ctx):
             return loop
     return None
+
+
+def _reset_just_before(stmt: ast.stmt, name: str, ctx: LintContext) -> bool:
+    """An earlier statement of the same block binds ``name`` afresh (``g = grad(a)`` then ``g = g + grad(b)``):
+    every pass that reaches ``stmt`` starts from that value, not from the previous iteration's."""
+    before, _ = ctx.siblings(stmt)
+    return any(
+        isinstance(earlier, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in earlier.targets)
+        and name not in names_read(earlier.value)
+        for earlier in before
+    )
