@@ -124,3 +124,15 @@ def test_control_characters_in_file_names_never_reach_the_terminal(tmp_path):
     assert "two\\nlines.py:10:" in run.stdout
     # Two findings, each with its "fix available" line: no name made a line of its own.
     assert len(run.stdout.splitlines()) == 4, run.stdout
+
+
+@pytest.mark.skipif(sys.version_info >= (3, 12), reason="Python 3.12 and later parse these f-strings")
+def test_an_f_string_only_a_newer_python_parses_says_which_parser_read_it():
+    """PEP 701 f-strings (quotes of the same kind inside) are valid code on Python 3.12: the sentence says the
+    checks ran on an older parser, not that the user's code is broken."""
+    [finding] = lint_source('names = {"a": 1}\nprint(f"{names["a"]}")\n')
+    assert finding.code == "VL000" and "at line 2" in finding.message
+    assert "Python 3.12 and later accept such f-strings" in finding.message
+    assert f"ran on Python {sys.version_info[0]}.{sys.version_info[1]}" in finding.message
+    [broken] = lint_source("def broken(:\n    pass\n")
+    assert "3.12" not in broken.message  # any other syntax error reads as before

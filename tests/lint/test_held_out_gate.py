@@ -63,3 +63,23 @@ def test_only_the_last_round_gates():
     good_in_sample = dict(released=(5, 5), commits=(5, 5))
     shown = Check("VL999", "x", "warning", "x", previous_held_out=(0, 10), **good_in_sample)
     assert not shown.preview and f"round {PREVIOUS_HELD_OUT_ROUND}: 0 true of 10" in shown.held_out_text
+
+
+def test_the_fresh_repository_figures_are_those_of_the_committed_judgments():
+    """Round C of the fresh public repositories (BENCHMARKS.md, round 11) cannot be fetched by CI: its judged
+    findings are committed, and the catalog's ``fresh`` figures are their tallies, every verdict one of three."""
+    import csv
+    from pathlib import Path
+
+    from vramlens.lint.catalog import FRESH_JUDGMENTS, FRESH_ROUND
+
+    path = Path(__file__).resolve().parents[2] / FRESH_JUDGMENTS
+    with path.open(newline="") as table:
+        rows = [row for row in csv.DictReader(table) if row["round"] == FRESH_ROUND]
+    assert rows and all(row["verdict"] in {"true", "false", "debatable"} and row["reason"] for row in rows)
+    tallies: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    for row in rows:
+        tallies[row["code"]][1] += 1
+        tallies[row["code"]][0] += row["verdict"] == "true"
+    assert {c.code: c.fresh for c in CHECKS if c.fresh} == {code: tuple(t) for code, t in tallies.items()}
+    assert all(c.preview for c in CHECKS if c.fresh and c.fresh[1] >= 3 and c.fresh[0] / c.fresh[1] < 0.9)

@@ -33,6 +33,7 @@ def test_a_check_is_on_only_when_measured_at_or_above_the_floor_on_enough_findin
             continue
         measured = c.measured
         on = measured is not None and measured[1] >= MIN_JUDGED and measured[0] / measured[1] >= PRECISION_FLOOR
+        on = on and not c.failed_held_out  # found wrong on enough fresh code: preview whatever its in-sample figure
         assert c.preview == (not on), c.code
         assert c.reason.startswith("on:" if on else "preview:"), (c.code, c.reason)
     assert PREVIEW, "expected at least one preview check at this revision"

@@ -12,8 +12,9 @@ import re
 import sys
 from pathlib import Path
 
-from .catalog import (ALWAYS_ON, CHECKS, HELD_OUT_LINES, HELD_OUT_NOTES, HELD_OUT_ROUND, IN_SAMPLE_NOTES, MIN_JUDGED,
-                      PRECISION_FLOOR, PREVIOUS_HELD_OUT_LINES, PREVIOUS_HELD_OUT_NOTES, PREVIOUS_HELD_OUT_ROUND, Check)
+from .catalog import (ALWAYS_ON, CHECKS, FRESH_JUDGMENTS, FRESH_LINES, FRESH_ROUND, HELD_OUT_LINES, HELD_OUT_NOTES,
+                      HELD_OUT_ROUND, IN_SAMPLE_NOTES, MIN_JUDGED, PRECISION_FLOOR, PREVIOUS_HELD_OUT_LINES,
+                      PREVIOUS_HELD_OUT_NOTES, PREVIOUS_HELD_OUT_ROUND, Check)
 
 _FLOOR = f"{PRECISION_FLOOR:.0%}".replace("%", " %")
 
@@ -98,8 +99,12 @@ def held_out_summary() -> str:
     on = [c for c in CHECKS if not c.preview]
     last = _default_on_summary([c.held_out for c in on if c.held_out], HELD_OUT_LINES)
     before = _default_on_summary([c.previous_held_out for c in on if c.previous_held_out], PREVIOUS_HELD_OUT_LINES)
+    fresh = _default_on_summary([c.fresh for c in on if c.fresh], FRESH_LINES)
+    gated = ", ".join(f"{c.code} {c.fresh[0]} of {c.fresh[1]}" for c in CHECKS if c.fresh and c.preview)
     return (f"Default-on on fresh code (round {HELD_OUT_ROUND}): {last} (goal: at most 1); "
-            f"round {PREVIOUS_HELD_OUT_ROUND}, by the checks on now: {before}.")
+            f"round {PREVIOUS_HELD_OUT_ROUND}, by the checks on now: {before}; fresh public repositories (round "
+            f"{FRESH_ROUND}, `{FRESH_JUDGMENTS}`), by the checks on now: {fresh}"
+            + (f" (made preview by it: {gated})" if gated else "") + ".")
 
 
 SECTIONS = {

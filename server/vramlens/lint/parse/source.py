@@ -12,6 +12,7 @@ from __future__ import annotations
 import codecs
 import io
 import os
+import sys
 import tokenize
 from dataclasses import dataclass
 
@@ -112,13 +113,21 @@ def parse_failure(error: BaseException) -> tuple[str, int, int]:
         line = error.lineno if isinstance(error.lineno, int) and error.lineno > 0 else None
         column = error.offset - 1 if isinstance(error.offset, int) and error.offset > 0 else 0
         where = f" at line {line}" if line else ""
-        return f"cannot parse this file: {what}{where}; nothing else was checked.", line or 1, column
+        return f"cannot parse this file: {what}{where}{_newer_syntax(what)}; nothing else was checked.", line or 1, column
     if isinstance(error, RecursionError):
         return "cannot parse this file: it nests too deeply for Python's parser; nothing was checked.", 1, 0
     if isinstance(error, MemoryError):
         return "cannot parse this file: parsing it needs more memory than there is; nothing was checked.", 1, 0
     what = str(error).strip() or type(error).__name__
     return f"cannot parse this file: {what}; nothing else was checked.", 1, 0
+
+
+def _newer_syntax(what: str) -> str:
+    """Python 3.12 parses f-strings with quotes, backslashes and comments inside (PEP 701); an older parser
+    rejects them in code that is valid where it runs: the sentence says which parser read it."""
+    if sys.version_info < (3, 12) and what.startswith("f-string"):
+        return f" (Python 3.12 and later accept such f-strings; the checks ran on Python {sys.version_info[0]}.{sys.version_info[1]})"
+    return ""
 
 
 def unreadable(problem: FileProblem) -> str:
