@@ -515,8 +515,8 @@ def constant_key(subscript: ast.Subscript) -> object | None:
 
 
 def _creates_graph(call: ast.Call) -> bool:
-    """``create_graph=`` anything but a literal false (or given by position, the fifth argument): the gradients may carry
-    history (a gradient penalty, a Hessian-vector product)."""
+    """``create_graph=`` anything but a literal false (or given by position, the fifth argument), or keywords
+    unpacked from a dict: the gradients may carry history (a gradient penalty, a Hessian-vector product)."""
     if len(call.args) >= 5:
         return True
     return any(k.arg == "create_graph" and not (isinstance(k.value, ast.Constant) and not k.value.value) for k in call.keywords) \
@@ -550,4 +550,3 @@ def _assigned_classes(owner: ast.ClassDef, facts: FileFacts) -> dict[str, set[st
                 if name:
                     table.setdefault(name, set()).add(given)
     return table
-
