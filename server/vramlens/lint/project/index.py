@@ -18,9 +18,9 @@ import ast
 import os
 import warnings
 from collections import OrderedDict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
-from ..catalog import FAMILIES
+from ..rules.retention.retained_graph import RetainedGraph
 from ..facts.file_facts import ChunkIndex, index_statements, merge_indexes
 from ..facts.gradmode import OFF
 from ..facts.library import MODULE_BASES
@@ -35,6 +35,7 @@ HOPS = 2  # files away from the linted one that may be read
 _MAX_CLASS_DEPTH = 8  # bases followed within the files read
 _CACHED_MODULES = 4096  # summaries kept per project
 _CACHED_PROJECTS = 8
+_PARSED_MODULES = 16  # parsed trees kept per project (a tree takes many times its text's memory)
 
 Stamp = tuple[int, int]  # (mtime_ns, size)
 
@@ -64,6 +65,7 @@ class ProjectIndex:
         self.resolver = Resolver(root)
         self._modules: OrderedDict[tuple[str, int], tuple[Stamp, ModuleSummary | None]] = OrderedDict()
         self._building: set[str] = set()
+        self._trees: OrderedDict[tuple[str, Stamp], tuple[str, ast.Module, ChunkIndex]] = OrderedDict()
         self.reads = 0  # files read and summarised (the cache's misses), for tests and benchmarks
         self._read_for: dict[str, dict[str, Stamp]] = {}  # linted file -> the files its last facts came from
 
@@ -231,36 +233,34 @@ class ProjectIndex:
         return summary
 
     def _summarise(self, path: str, stamp: Stamp, hops: int) -> ModuleSummary | None:
-        self.reads += 1
-        try:
-            decoded = decode_source(read_source(path))
-        except Exception:  # noqa: BLE001 - an unreadable module is unknown, never an error of the linted file
+        parsed = self._parsed(path, stamp)
+        if parsed is None:
             return None
-        if decoded.unreadable:
-            return None
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                tree = ast.parse(decoded.text)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            return None
-        index = index_statements(tree.body)
-        facts = merge_indexes([index], tree, header_end=-1)
+        text, tree, index = parsed
         used: dict[str, Stamp] = {}
         classes = {name: tuple(dotted(b) or "" for b in cls.bases) for name, cls in index.classes.items()}
-        facts.project = self._facts(path, index.import_sources, classes, set(called_names(index)), hops, used)
-        ctx = LintContext(path, decoded.text, tree, facts)
+        project = self._facts(path, index.import_sources, classes, set(called_names(index)), hops, used)
+        if hops > 0 and _says_nothing(project):
+            # Nothing it imports is known: its summary is the one of the module alone, walked once for both.
+            alone = self.module(path, 0)
+            return None if alone is None else replace(alone, depends={**alone.depends, **used})
+        self.reads += 1
+        facts = merge_indexes([index], tree, header_end=-1)
+        facts.project = project
+        ctx = LintContext(path, text, tree, facts)
         try:
-            Walker(ctx, [family() for family in FAMILIES]).run()
+            Walker(ctx, [RetainedGraph()]).run()
         except Exception:  # noqa: BLE001 - another file that the walk cannot take stays unknown; this one is linted
             return None
         finally:
             ctx.evaluator = None
         summaries = ctx.summaries
 
+        may_yield = "yield" in text
+
         def function(func: ast.AST, qualified_name: str) -> ProjectFunction | None:
             summary = summaries.get(id(func))
-            if summary is None or _is_generator(func):
+            if summary is None or (may_yield and _is_generator(func)):
                 return None  # a generator's summary says what it returns, not what iterating it yields
             positional = tuple(ctx.graph.parameters(func))
             keyword = tuple(a.arg for a in func.args.kwonlyargs)
@@ -278,12 +278,42 @@ class ProjectIndex:
                                          _trains(cls, ctx)) for n, cls in index.classes.items()}
         return ModuleSummary(path, name, dict(index.import_sources), classes_found, functions, used)
 
+    def _parsed(self, path: str, stamp: Stamp) -> tuple[str, ast.Module, ChunkIndex] | None:
+        """(text, tree, index) of the module, kept for the few files read last: a module summarised at two
+        distances from the linted file is parsed once."""
+        key = (path, stamp)
+        cached = self._trees.get(key)
+        if cached is not None:
+            self._trees.move_to_end(key)
+            return cached
+        try:
+            decoded = decode_source(read_source(path))
+        except Exception:  # noqa: BLE001 - an unreadable module is unknown, never an error of the linted file
+            return None
+        if decoded.unreadable:
+            return None
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                tree = ast.parse(decoded.text)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return None
+        parsed = self._trees[key] = (decoded.text, tree, index_statements(tree.body))
+        if len(self._trees) > _PARSED_MODULES:
+            self._trees.popitem(last=False)
+        return parsed
+
     def _module_name(self, path: str) -> str:
         relative = os.path.relpath(path, self.root)
         parts = relative[:-3].split(os.sep) if relative.endswith(".py") else relative.split(os.sep)
         if parts and parts[-1] == "__init__":
             parts = parts[:-1]
         return ".".join(parts) or os.path.basename(self.root)
+
+
+def _says_nothing(facts: ProjectFacts) -> bool:
+    return not (facts.ancestors or facts.functions or facts.methods or facts.module_classes or facts.no_grad_classes
+                or facts.training)
 
 
 def _unchanged(summary: ModuleSummary | None, resolver: Resolver) -> bool:
