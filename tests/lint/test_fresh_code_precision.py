@@ -635,3 +635,42 @@ def test_a_method_only_subclasses_implement_is_no_forward_by_its_name(body, mark
     """``model._inference(x)`` on a base class whose method only raises ``NotImplementedError``: which
     subclass runs, and whether it records a graph, this file cannot say (sentence-transformers' workers)."""
     check(HEAD + ABSTRACT_INFERENCE.format(body=body, mark=mark))
+
+
+@pytest.mark.parametrize("replace, mark", [
+    ("for i in range(len(values)):\n                values[i] = values[i].item()", ""),
+    ("for i, value in enumerate(values):\n                values[i] = float(value)", ""),
+    ("for i in range(len(values)):\n                values[i] = values[i] * 2", "  # flag: VL101"),
+    ("for i in range(len(values)):\n                if i:\n                    values[i] = values[i].item()", "  # flag: VL101"),
+], ids=["item", "float-enumerate", "scaled", "only-some"])
+def test_a_list_whose_every_element_a_loop_replaces_by_a_number_carries_no_graph(replace, mark):
+    """A helper that reduces each value across processes and hands back ``.item()`` numbers in the same list
+    (round D's training scripts): what it returns holds no graph; scaling the values, or replacing only some,
+    keeps it."""
+    check(HEAD + source(
+        f"""
+        def reduce_all(values):
+            {replace}
+            return values
+
+
+        class Meter:
+            def __init__(self):
+                self.sum = 0
+
+            def update(self, value, n=1):
+                self.sum += value * n
+
+
+        def train(model: nn.Module, loader, opt):
+            losses = Meter()
+            for x, y in loader:
+                loss = (model(x) - y).pow(2).mean()
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+                [loss] = reduce_all([loss])
+                losses.update(loss, x.size(0)){mark}
+            return losses.sum
+        """
+    ))

@@ -394,6 +394,9 @@ class Walker:
             ctx.loops.pop()
             ctx.blocks.pop()
         ctx.state.merge(entry)
+        replaced = every_element_replaced(stmt)
+        if replaced:
+            ctx.state.set(replaced, EMPTY)  # ``for i in range(len(xs)): xs[i] = xs[i].item()``: numbers now
         self._block(stmt.orelse)
 
     def _loop_iteration(self, stmt: ast.AST) -> None:
@@ -552,6 +555,29 @@ def sanitized(value: ast.AST) -> bool:
             return func.attr in CLEAN_METHODS
         return isinstance(func, ast.Name) and func.id in {"float", "int", "bool", "str", "len", "list", "dict", "set", "tuple"}
     return False
+
+
+def every_element_replaced(loop: ast.AST) -> str | None:
+    """The sequence whose every element a loop over its indices overwrites with a value that carries no graph
+    (``for i in range(len(xs)): xs[i] = xs[i].item()``, or over ``enumerate(xs)``), on every pass; else None."""
+    if not isinstance(loop, ast.For) or not isinstance(loop.iter, ast.Call) or loop.iter.keywords:
+        return None
+    iterable, index = loop.iter, None
+    if dotted(iterable.func) == "range" and len(iterable.args) == 1 and isinstance(iterable.args[0], ast.Call) \
+            and dotted(iterable.args[0].func) == "len" and len(iterable.args[0].args) == 1 and isinstance(loop.target, ast.Name):
+        sequence, index = dotted(iterable.args[0].args[0]), loop.target.id
+    elif dotted(iterable.func) == "enumerate" and len(iterable.args) == 1 and isinstance(loop.target, ast.Tuple) \
+            and len(loop.target.elts) == 2 and isinstance(loop.target.elts[0], ast.Name):
+        sequence, index = dotted(iterable.args[0]), loop.target.elts[0].id
+    else:
+        return None
+    for stmt in loop.body:
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Subscript):
+            target = stmt.targets[0]
+            if dotted(target.value) == sequence and isinstance(target.slice, ast.Name) and target.slice.id == index \
+                    and sanitized(stmt.value):
+                return sequence
+    return None
 
 
 def _no_transfer(walker: Walker, stmt: ast.stmt) -> None:
