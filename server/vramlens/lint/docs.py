@@ -12,7 +12,7 @@ import re
 import sys
 from pathlib import Path
 
-from .catalog import (ALWAYS_ON, CHECKS, FRESH_JUDGMENTS, FRESH_LINES, FRESH_ROUND, HELD_OUT_LINES, HELD_OUT_NOTES,
+from .catalog import (ALWAYS_ON, CHECKS, FRESH_JUDGMENTS, FRESH_LINES, FRESH_ROUNDS, HELD_OUT_LINES, HELD_OUT_NOTES,
                       HELD_OUT_ROUND, IN_SAMPLE_NOTES, MIN_JUDGED, PRECISION_FLOOR, PREVIOUS_HELD_OUT_LINES,
                       PREVIOUS_HELD_OUT_NOTES, PREVIOUS_HELD_OUT_ROUND, Check)
 
@@ -99,12 +99,16 @@ def held_out_summary() -> str:
     on = [c for c in CHECKS if not c.preview]
     last = _default_on_summary([c.held_out for c in on if c.held_out], HELD_OUT_LINES)
     before = _default_on_summary([c.previous_held_out for c in on if c.previous_held_out], PREVIOUS_HELD_OUT_LINES)
-    fresh = _default_on_summary([c.fresh for c in on if c.fresh], FRESH_LINES)
-    gated = ", ".join(f"{c.code} {c.fresh[0]} of {c.fresh[1]}" for c in CHECKS if c.fresh and c.preview)
+    rounds = []
+    for round_ in FRESH_ROUNDS:
+        figures = [c.fresh[round_] for c in on if c.fresh and round_ in c.fresh]
+        rounds.append(f"round {round_} {_default_on_summary(figures, FRESH_LINES[round_])}")
+    gated = ", ".join(f"{c.code} {c.latest_fresh[0]} of {c.latest_fresh[1]}" for c in CHECKS
+                      if c.preview and c.latest_fresh and c.failed_held_out)
     return (f"Default-on on fresh code (round {HELD_OUT_ROUND}): {last} (goal: at most 1); "
-            f"round {PREVIOUS_HELD_OUT_ROUND}, by the checks on now: {before}; fresh public repositories (round "
-            f"{FRESH_ROUND}, `{FRESH_JUDGMENTS}`), by the checks on now: {fresh}"
-            + (f" (made preview by it: {gated})" if gated else "") + ".")
+            f"round {PREVIOUS_HELD_OUT_ROUND}, by the checks on now: {before}; fresh public repositories "
+            f"(`{FRESH_JUDGMENTS}`), by the checks on now: {'; '.join(rounds)}"
+            + (f" (made preview by them: {gated})" if gated else "") + ".")
 
 
 SECTIONS = {
