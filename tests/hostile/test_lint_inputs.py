@@ -14,8 +14,8 @@ from vramlens.lint.parse.source import SOURCE_LIMIT, parse_failure
 
 ROOT = Path(__file__).resolve().parents[2]
 LEAKY = ("import torch\nimport torch.nn as nn\nmodel = nn.Linear(4, 4)\ncriterion = nn.MSELoss()\n"
-         "def train(loader):\n    total = 0.0\n    for x, y in loader:\n        loss = criterion(model(x), y)\n"
-         "        loss.backward()\n        total += loss\n    return total\n")
+         "def train(loader):\n    losses = []\n    for x, y in loader:\n        loss = criterion(model(x), y)\n"
+         "        loss.backward()\n        losses.append(loss)\n    return len(losses)\n")
 
 
 def lint_cli(*args, cwd, timeout=60):
@@ -42,7 +42,7 @@ def test_a_fifo_and_a_dangling_link_in_a_folder_are_reported_and_the_rest_is_lin
     (project / "gone.py").symlink_to(tmp_path / "deleted.py")
     run = lint_cli("project", cwd=tmp_path, timeout=20)
     assert run.returncode == 1, run.stderr
-    assert "project/train.py:10:" in run.stdout and "VL101" in run.stdout  # linted all the same
+    assert "project/train.py:10:" in run.stdout and "VL102" in run.stdout  # linted all the same
     assert "stream.py:1:1: VL000" in run.stdout and "named pipe" in run.stdout
     assert "gone.py:1:1: VL000" in run.stdout and "symbolic link to" in run.stdout and "does not exist" in run.stdout
     assert "3 files checked" in run.stderr

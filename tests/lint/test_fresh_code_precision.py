@@ -674,3 +674,91 @@ def test_a_list_whose_every_element_a_loop_replaces_by_a_number_carries_no_graph
             return losses.sum
         """
     ))
+
+
+# -- read off round E's false findings (BENCHMARKS.md, round 11; in sample from now on) ------------------------
+def test_a_container_class_of_another_frameworks_nn_is_no_torch_module():
+    """``import spiraltorch as st``: ``st.nn.Sequential`` is that framework's, whose forward records no torch
+    graph; ``torch.nn.Sequential`` in the same file is torch's."""
+    check(source(
+        """
+        import torch
+        import spiraltorch as st
+
+
+        def score_other(model: st.nn.Sequential, val_loader):
+            outs = []
+            for x in val_loader:
+                outs.append(model(x).tolist())
+            return outs
+
+
+        def score(model: torch.nn.Sequential, val_loader):
+            outs = []
+            for x in val_loader:
+                outs.append(model(x).argmax(-1).tolist())  # flag: VL202
+            return outs
+        """
+    ))
+
+
+def test_a_tests_objects_live_as_long_as_the_test(tmp_path):
+    """A buffer a test module adds to in its forward keeps graph for the test's life: a test's cost, not a
+    training run's; the same module in the package is reported."""
+    text = HEAD + source(
+        """
+        class Running(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.net = nn.Linear(4, 4)
+                self.total = torch.zeros(4)
+
+            def forward(self, x):
+                out = self.net(x)
+                self.total += out.mean(0)
+                return out
+        """
+    )
+    line = text.splitlines().index("        self.total += out.mean(0)") + 1
+    assert ("VL101", line) in {(f.code, f.line) for f in lint_source(text, "pkg/running.py", preview=True)}
+    assert not [f for f in lint_source(text, "tests/test_running.py", preview=True) if f.code.startswith("VL1")]
+
+
+def test_a_function_of_the_file_that_a_forward_calls_computes_the_forward():
+    """An unrolled conjugate-gradient solver called from a module's forward rebinds its locals on every
+    iteration: that is the forward's own graph, differentiated through, not a leak; the same loop in a
+    training routine keeps every step's graph."""
+    check(HEAD + source(
+        """
+        def solve(op, rhs):
+            x = torch.zeros_like(rhs)
+            r, p = rhs, rhs
+            for _ in range(10):
+                ap = op(p)
+                alpha = (r * r).sum() / (p * ap).sum()
+                x = x + alpha * p
+                r = r - alpha * ap
+                p = r + p
+            return x
+
+
+        class Unrolled(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.op = nn.Linear(4, 4)
+
+            def forward(self, rhs):
+                return solve(self.op, rhs)
+
+
+        def train(model: nn.Module, loader, opt):
+            running = 0
+            for x, y in loader:
+                loss = (model(x) - y).pow(2).mean()
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+                running = running + loss  # flag: VL101
+            return running
+        """
+    ))

@@ -90,10 +90,7 @@ def test_the_fresh_repository_figures_are_those_of_the_committed_judgments():
             assert tuple(tallies.get((c.code, round_), (0, 0))) == (measured or (0, 0)), (c.code, round_)
 
 
-def test_the_latest_fresh_round_with_enough_findings_decides(monkeypatch):
-    from vramlens.lint import catalog
-
-    monkeypatch.setattr(catalog, "FRESH_GATING_ROUNDS", ("C", "D"))
+def test_the_latest_fresh_round_with_enough_findings_decides():
     good_in_sample = dict(released=(5, 5), commits=(5, 5))
     failed_then_passed = Check("VL999", "x", "warning", "x", fresh={"C": (0, 22), "D": (4, 4)}, **good_in_sample)
     assert not failed_then_passed.preview and failed_then_passed.latest_fresh == (4, 4)

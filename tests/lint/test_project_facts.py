@@ -266,12 +266,13 @@ def test_the_cache_is_reused_and_refreshed_when_the_other_file_changes(tmp_path,
     read = _reads(monkeypatch)
     text = train.read_text()
     cache = ChunkCache()  # as the language server keeps one per document
-    first = [f.code for f in lint_source(text, str(train), cache=cache, root=root)]
+    # VL101 is a preview check (held-out gate): the project index serves every check alike
+    first = [f.code for f in lint_source(text, str(train), cache=cache, root=root, preview=True)]
     assert "VL101" in first and len(read) == 1
-    assert [f.code for f in lint_source(text, str(train), cache=cache, root=root)] == first
+    assert [f.code for f in lint_source(text, str(train), cache=cache, root=root, preview=True)] == first
     assert len(read) == 1  # unchanged: the summary is reused, the file not read again
     (root / "pkg" / "losses.py").write_text(RETURNS_NUMBER)
-    again = [f.code for f in lint_source(text, str(train), cache=cache, root=root)]
+    again = [f.code for f in lint_source(text, str(train), cache=cache, root=root, preview=True)]
     assert "VL101" not in again and len(read) == 2
 
 
@@ -283,9 +284,11 @@ def test_the_editor_lints_again_when_an_imported_file_changes(tmp_path):
     root = _accumulating_project(tmp_path)
     train = root / "pkg" / "train.py"
     linter = DocumentLinter(root_of=lambda document: str(root))
+    alone = DocumentLinter()  # no workspace folder: this file alone
+    linter.settings.preview = alone.settings.preview = True  # VL101 is a preview check (held-out gate)
     document = TextDocument(train.as_uri(), train.read_text())
-    assert "VL101" in [f.code for f in linter.findings(document)]  # the project is read with the default checks
-    assert "VL101" not in [f.code for f in DocumentLinter().findings(document)]  # no workspace folder: this file alone
+    assert "VL101" in [f.code for f in linter.findings(document)]
+    assert "VL101" not in [f.code for f in alone.findings(document)]
     (root / "pkg" / "losses.py").write_text(RETURNS_NUMBER)
     assert "VL101" not in [f.code for f in linter.findings(document)]
 
@@ -355,8 +358,8 @@ def test_a_notebook_in_the_editor_reads_the_project_too(tmp_path):
     root = write(tmp_path, {"losses.py": RETURNS_GRAPH})
     cells = [("cell-1", ACCUMULATES.replace("from .losses import", "from losses import"))]
     notebook = str(root / "explore.ipynb")
-    assert "VL101" not in [f.code for f in lint_cells(cells, notebook)["cell-1"]]
-    assert "VL101" in [f.code for f in lint_cells(cells, notebook, root=str(root))["cell-1"]]
+    assert "VL101" not in [f.code for f in lint_cells(cells, notebook, preview=True)["cell-1"]]
+    assert "VL101" in [f.code for f in lint_cells(cells, notebook, preview=True, root=str(root))["cell-1"]]
 
 
 EVALUATES = """\

@@ -324,7 +324,8 @@ def test_switching_back_to_training_at_the_end_keeps_the_whole_routine_an_evalua
     region between the switches is wrapped."""
     restored = next(t for t in PROVEN if "model.train()\n        return total" in t)
     trained = next(t for t in NOT_PROVEN if "opt.step()" in t and "model.train()" in t)
-    titles = [f.fixes[0].title for f in lint_source(HEAD + source(restored), "v.py") if f.code == "VL202"]
+    titles = [f.fixes[0].title for f in lint_source(HEAD + source(restored), "v.py", preview=True) if f.code == "VL202"]
     assert titles == ["Decorate `evaluate` with @torch.no_grad()"]
-    titles = [f.fixes[0].title for f in lint_source(HEAD + source(trained), "v.py") if f.code == "VL202" and f.fixes]
+    titles = [f.fixes[0].title for f in lint_source(HEAD + source(trained), "v.py", preview=True)
+              if f.code == "VL202" and f.fixes]
     assert all(t.startswith("Wrap in `with torch.no_grad():`") for t in titles)

@@ -37,7 +37,7 @@ class Trainer:
 
 def _codes(body: str) -> list[tuple[str, int]]:
     source = HEADER + dedent(body).lstrip("\n")
-    return [(f.code, f.line - HEADER.count("\n")) for f in lint_source(source)]
+    return [(f.code, f.line - HEADER.count("\n")) for f in lint_source(source, preview=True)]
 
 
 def test_a_loss_the_class_backpropagates_through_its_model_carries_graph_in_another_method():

@@ -20,7 +20,8 @@ once and judged) is the test of that in-sample figure on fresh code: ``held_out`
 beside it. A check measured there on at least ``MIN_JUDGED`` findings below the floor is preview whatever its
 in-sample figure; with fewer, the in-sample figure decides (the held-out one is shown all the same). The round
 before it (``PREVIOUS_HELD_OUT_ROUND``) keeps its single measurement in ``previous_held_out``, shown, never
-gating. The figures are re-measured with
+gating. Rounds of fresh public repositories (``fresh``, below) gate the same way: the latest of them with enough
+of a check's findings decides. The figures are re-measured with
 ``benchmarks/lint_realworld.py``; tests/lint/test_quality_gate.py fails when they drift from the corpora.
 """
 
@@ -52,10 +53,6 @@ PREVIOUS_HELD_OUT_LINES = 251_842  # torchrec, tensordict, vector-quantize-pytor
 # as the held-out round does: a check found below the floor there is preview, one found at or above it is judged
 # by its in-sample figure. The judgments are committed (``FRESH_JUDGMENTS``) and the figures tested against them.
 FRESH_ROUNDS = ("C", "D", "E")
-# The rounds that gate. D and E were measured last (BENCHMARKS.md, round 11): by them VL101 (D 0 of 22, E 12 of 24)
-# and VL202 (E 1 of 10) fall below the floor; they gate once the tests and recall floors that rest on those checks
-# being on are re-based, and until then they are printed beside the figure that decides.
-FRESH_GATING_ROUNDS = ("C",)
 FRESH_LINES = {"C": 1_515_454, "D": 182_795, "E": 2_016_986}
 FRESH_JUDGMENTS = "benchmarks/lint_heldout_round11.csv"
 ALWAYS_ON = PARSE_ERROR.code  # an unreadable file is always reported
@@ -115,7 +112,7 @@ class Check:
     @property
     def latest_fresh(self) -> tuple[int, int] | None:
         """(true, judged) on the latest fresh round with enough of this check's findings to judge it."""
-        for round_ in reversed(FRESH_GATING_ROUNDS):
+        for round_ in reversed(FRESH_ROUNDS):
             figures = (self.fresh or {}).get(round_)
             if figures is not None and figures[1] >= MIN_JUDGED:
                 return figures
@@ -131,8 +128,7 @@ class Check:
 
     @property
     def held_out_text(self) -> str:
-        fresh = ", ".join(f"round {r}{'' if r in FRESH_GATING_ROUNDS else ' (not gating yet)'} "
-                          f"{_round_text((self.fresh or {}).get(r), None)}" for r in FRESH_ROUNDS)
+        fresh = ", ".join(f"round {r} {_round_text((self.fresh or {}).get(r), None)}" for r in FRESH_ROUNDS)
         return (f"held out (round {HELD_OUT_ROUND}): {_round_text(self.held_out, self.retuned)}; "
                 f"round {PREVIOUS_HELD_OUT_ROUND}: {_round_text(self.previous_held_out, self.previous_retuned)}; "
                 f"fresh repositories: {fresh}")

@@ -72,6 +72,20 @@ _PARAMETER_FREE_NN = frozenset({
 _PARAMETER_FREE_PREFIXES = ("MaxPool", "AvgPool", "AdaptiveAvgPool", "AdaptiveMaxPool", "LPPool", "FractionalMaxPool", "ConstantPad", "ReflectionPad", "ReplicationPad", "CircularPad", "MaxUnpool")
 # Frameworks whose ``Module`` is not torch's.
 _FOREIGN_FRAMEWORKS = ("flax", "jax", "haiku", "equinox", "tensorflow", "keras", "mindspore", "paddle", "oneflow", "mlx", "tinygrad", "pydantic", "sklearn")
+# torch.nn's own containers: a class of that name imported from another package is that package's
+# (``import spiraltorch as st``; ``st.nn.Sequential``), not a torch module.
+_TORCH_NN_CONTAINERS = frozenset({"Module", "Sequential", "ModuleList", "ModuleDict"})
+
+
+def _foreign(name: str, qualified: str, facts: FileFacts) -> bool:
+    """``name`` (as written, ``qualified`` through the file's imports) is another framework's class."""
+    if qualified.startswith(_FOREIGN_FRAMEWORKS):
+        return True
+    head = name.split(".", 1)[0]
+    return (last_name(name) in _TORCH_NN_CONTAINERS and head in facts.imports
+            and not facts.imports[head].startswith("torch") and "." in name)
+
+
 # Bases that say nothing about being a module (a class deriving only from these is a plain class).
 _PLAIN_BASES = frozenset({"object", "ABC", "Generic", "Protocol", "NamedTuple", "Enum", "Exception", "dict", "list", "tuple"})
 _MAKES_PARAMETERS = frozenset({"Parameter", "ParameterList", "ParameterDict", "register_parameter", "add_module", "register_module"})
@@ -638,7 +652,7 @@ class Evidence:
                     return True
             name = dotted(node) if isinstance(node, (ast.Name, ast.Attribute)) else None
             if name and (last_name(name) in MODULE_BASES or last_name(name) in self.module_classes):
-                if not self._qualified(name).startswith(_FOREIGN_FRAMEWORKS):
+                if not _foreign(name, self._qualified(name), self.facts):
                     return True
         return False
 
@@ -752,7 +766,7 @@ def _is_module_class(cls: ast.ClassDef, known: set[str], facts: FileFacts) -> bo
             return True
         head = name.split(".", 1)[0]
         qualified = facts.imports.get(head, "")
-        if qualified.startswith(_FOREIGN_FRAMEWORKS):
+        if qualified.startswith(_FOREIGN_FRAMEWORKS) or _foreign(name, qualified + name[len(head):], facts):
             continue
         if short in MODULE_BASES:
             return True

@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 
 from ...facts.dataflow import Dataflow, names_read
+from ...parse.paths import is_test_support
 from ...parse.syntax import assigned_names, base_dotted, dotted, iter_nodes
 from ...walker.context import LintContext
 from .object_state import reinitialised_per_call
@@ -46,11 +47,16 @@ def rebound_in(loop: ast.AST, name: str, ctx: LintContext) -> bool:
 
 
 def in_forward_computation(ctx: LintContext) -> bool:
-    """Inside the methods an nn.Module's forward runs, loops build the forward graph on purpose (time
-    steps, images, levels). A module's own training or data loop (``def fit(self, loader)``) is not one."""
+    """Inside the methods an nn.Module's forward runs, and the functions of the file it calls, loops build the
+    forward graph on purpose (time steps, images, levels, solver iterations). A module's own training or data loop
+    (``def fit(self, loader)``) is not one."""
     node = ctx.scope.node
     cls = ctx.scope.cls
-    if cls is None or cls.name not in ctx.evidence.module_classes or isinstance(node, ast.Module):
+    if isinstance(node, ast.Module):
+        return False
+    if cls is None:  # a function of the file that a module's forward calls (an unrolled solver, a sampler step)
+        return bool(ctx.graph.part_of_forward.get(id(node)))
+    if cls.name not in ctx.evidence.module_classes:
         return False
     key = ("forward-computation", id(node))
     known = ctx.memo.get(key)
@@ -114,6 +120,8 @@ def lifetime(name: str, ctx: LintContext) -> str | None:
     if is_attribute_store(resolved, ctx) or is_global_name(resolved, ctx):
         if isinstance(ctx.scope.node, ast.Module) or resolved in _scope_assigned(ctx):
             return None  # re-created on every call: holds at most one call's graph
+        if is_test_support(ctx.path):
+            return None  # a test's objects live as long as the test: its cost, not a training run's
         return OUTLIVES_CALL
     return None
 
