@@ -79,14 +79,23 @@ def held_out_table() -> str:
     judged = [c for c in CHECKS if c.code != ALWAYS_ON and c.enough_evidence]
     gated = sorted(judged, key=lambda c: (c.preview, c.code))
     lines = [f"| code | in sample | held out, round {HELD_OUT_ROUND} | round {HELD_OUT_ROUND} now (in sample) "
-             f"| held out, round {PREVIOUS_HELD_OUT_ROUND} | status |", "|---|---|---|---|---|---|"]
+             f"| held out, round {PREVIOUS_HELD_OUT_ROUND} | fresh repositories, rounds {', '.join(FRESH_ROUNDS)} | status |",
+             "|---|---|---|---|---|---|---|"]
     for c in gated:
         held = f"{c.held_out[0]} of {c.held_out[1]}" if c.held_out else "no finding"
         now = f"{c.retuned[0]} of {c.retuned[1]}" if c.retuned else "no fix since"
         before = _figure(c.previous_held_out, c.previous_retuned, PREVIOUS_HELD_OUT_NOTES.get(c.code))
         lines.append(f"| {c.code} | {c.measured[0]} of {c.measured[1]} | {_noted(held, HELD_OUT_NOTES.get(c.code))} "
-                     f"| {now} | {before} | {_held_out_status(c)} |")
+                     f"| {now} | {before} | {_fresh_figures(c)} | {_held_out_status(c)} |")
     return "\n".join(lines)
+
+
+def _fresh_figures(c: Check) -> str:
+    """``C 2 of 2, D 0 of 22, …``: each round as measured once; a round that did not run the check is left out."""
+    figures = c.fresh or {}
+    shown = [f"{r} {figures[r][0]} of {figures[r][1]}" if figures[r][1] else f"{r} no finding"
+             for r in FRESH_ROUNDS if r in figures]
+    return ", ".join(shown) or "not run"
 
 
 def _default_on_summary(figures: list[tuple[int, int]], lines: int) -> str:
