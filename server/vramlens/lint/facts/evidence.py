@@ -766,7 +766,7 @@ def _is_module_class(cls: ast.ClassDef, known: set[str], facts: FileFacts) -> bo
             return True
         head = name.split(".", 1)[0]
         qualified = facts.imports.get(head, "")
-        if qualified.startswith(_FOREIGN_FRAMEWORKS) or _foreign(name, qualified + name[len(head):], facts):
+        if _foreign(name, qualified, facts):
             continue
         if short in MODULE_BASES:
             return True

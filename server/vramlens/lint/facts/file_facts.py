@@ -71,7 +71,7 @@ class FileFacts:
     _trains: dict[tuple[int, bool], bool] = field(default_factory=dict)
     bindings: dict = field(default_factory=dict)  # containers.is_known_list's index of this analysis' bindings
     _training_calls: set[int] | None = None  # id() of every backward / autograd.grad / optimizer step call
-    _calls_training_elsewhere: set[int] = field(default_factory=set)  # id() of every call of another file's training
+    _all_training_calls: set[int] = field(default_factory=set)  # those and every call of another file's training
     _methods_by_class: dict[int, list[ast.AST]] | None = None
 
     def calls_of(self, stmt: ast.AST) -> list[ast.Call]:
@@ -141,8 +141,10 @@ class FileFacts:
             if self._training_calls is None:  # classify each call once, not once per enclosing block
                 trained_elsewhere = self._trained_elsewhere()
                 self._training_calls = {id(c) for c in self.all_calls if is_backward_call(c) or is_optimizer_step(c)}
-                self._calls_training_elsewhere = {id(c) for c in self.all_calls if trained_elsewhere and dotted(c.func) in trained_elsewhere}
-            training = self._training_calls if written else self._training_calls | self._calls_training_elsewhere
+                self._all_training_calls = self._training_calls | {
+                    id(c) for c in self.all_calls if trained_elsewhere and dotted(c.func) in trained_elsewhere
+                }
+            training = self._training_calls if written else self._all_training_calls
             known = self._trains[key] = bool(training) and any(id(c) in training for c in self.calls_inside(node))
         return known
 

@@ -20,6 +20,11 @@ class Reachability:
         """The scope's dataflow, counting arguments of local callees that backpropagate them as backward reads."""
         return self._dataflow_of([scope])
 
+    def dataflow_into(self, scope: ast.AST, reads: list[set[str]]) -> Dataflow:
+        """The scope's assignments as edges, with ``reads`` standing for the backward reads: whether what a region
+        computes reaches another sink (the values a backpropagated function returns)."""
+        return Dataflow(lambda: self._scope_edges(scope), reads)
+
     def class_dataflow(self, cls: ast.ClassDef) -> Dataflow:
         """Every method of the class (and the functions nested in them) together: where a ``self.x`` kept
         in one method may be consumed. A method's return value flows to ``self.<method>`` in its callers."""

@@ -21,7 +21,7 @@ from typing import Callable
 from ..facts.evidence import Evidence
 from ..facts.file_facts import FileFacts
 from ..facts.forwards import DIFFERENTIABLE, FORWARD, FUNCTIONAL, METHOD, NO_GRAD, forward_kind
-from ..parse.syntax import annotation_words, call_name, dotted, last_name
+from ..parse.syntax import annotation_words, call_name, dotted, last_name, sets_keyword
 from .summaries import EMPTY, GRAPH, GRAPH_ONLY, LEAF, LEAF_ONLY, MAYBE_ONLY, Labels, computed, unseen
 
 CLEAN_METHODS = frozenset({
@@ -517,10 +517,7 @@ def constant_key(subscript: ast.Subscript) -> object | None:
 def _creates_graph(call: ast.Call) -> bool:
     """``create_graph=`` anything but a literal false (or given by position, the fifth argument), or keywords
     unpacked from a dict: the gradients may carry history (a gradient penalty, a Hessian-vector product)."""
-    if len(call.args) >= 5:
-        return True
-    return any(k.arg == "create_graph" and not (isinstance(k.value, ast.Constant) and not k.value.value) for k in call.keywords) \
-        or any(k.arg is None for k in call.keywords)
+    return len(call.args) >= 5 or sets_keyword(call, ("create_graph",)) or any(k.arg is None for k in call.keywords)
 
 
 __all__ = ["CLEAN_ATTRIBUTES", "CLEAN_METHODS", "LEAF", "TaintEvaluator", "TaintState", "is_summary_name"]

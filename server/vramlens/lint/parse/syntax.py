@@ -280,6 +280,12 @@ def is_backward_call(call: ast.Call) -> bool:
 _OPTIMIZER_RECEIVER = re.compile(r"optim|^opt|_opt|opt_|scaler|solver", re.IGNORECASE)
 
 
+def sets_keyword(call: ast.Call, names) -> bool:
+    """One of the keywords ``names`` is given anything but a literal false (``retain_graph=True``,
+    ``create_graph=flag``): what it switches on may be in force."""
+    return any(k.arg in names and not (isinstance(k.value, ast.Constant) and not k.value.value) for k in call.keywords)
+
+
 def is_optimizer_step(call: ast.Call) -> bool:
     return method_name(call) == "step" and bool(_OPTIMIZER_RECEIVER.search(last_name(receiver_name(call))))
 

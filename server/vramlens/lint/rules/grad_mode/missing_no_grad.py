@@ -16,9 +16,8 @@ from __future__ import annotations
 import ast
 import os
 import re
-from functools import partial
 
-from ...facts.dataflow import Dataflow, names_read, scope_edges, stored_names
+from ...facts.dataflow import names_read, stored_names
 from ...facts.forwards import DIFFERENTIABLE, FORWARD, forward_kind
 from ...facts.gradmode import MAYBE, OFF
 from ...findings import Code, Edit, Fix
@@ -611,11 +610,9 @@ class MissingNoGrad(Rule):
         # What the function returns is backpropagated by its caller or by the framework (a training step's
         # loss): a region that computes the returned value feeds that backward.
         if graph.result_backpropagated.get(id(scope)):
-            facts = ctx.facts
             returned = [names_read(ret.value) for ret in _statements(scope.body)
                         if isinstance(ret, ast.Return) and ret.value is not None and ret.lineno > end]
-            edges = partial(scope_edges, facts.stores_inside(scope), facts.calls_inside(scope), facts.loops_inside(scope))
-            return Dataflow(edges, returned).reaches_backward(names)
+            return graph.dataflow_into(scope, returned).reaches_backward(names)
         return False
 
     def _region_returned(self, stmt: ast.stmt, ctx: LintContext) -> bool:

@@ -17,7 +17,7 @@ import ast
 from ...facts.dataflow import backward_targets, names_read
 from ...facts.evidence import returned_loss
 from ...facts.library import BACKPROPAGATED_RETURNS
-from ...parse.syntax import dotted, flat_elements, is_backward_call, method_name
+from ...parse.syntax import dotted, flat_elements, is_backward_call, method_name, sets_keyword
 from ...walker.context import LintContext
 
 _KEEPS_GRAPH = ("retain_graph", "create_graph")
@@ -91,7 +91,7 @@ def _every_pass(stmts: list[ast.stmt]):
 
 def _keeps_graph(call: ast.Call) -> bool:
     """``retain_graph=`` or ``create_graph=`` anything but a literal false: the graph may outlive the call."""
-    return any(k.arg in _KEEPS_GRAPH and not (isinstance(k.value, ast.Constant) and not k.value.value) for k in call.keywords)
+    return sets_keyword(call, _KEEPS_GRAPH)
 
 
 def _framework_backpropagates_the_return(ctx: LintContext) -> bool:
