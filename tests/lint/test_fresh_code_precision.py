@@ -762,3 +762,210 @@ def test_a_function_of_the_file_that_a_forward_calls_computes_the_forward():
             return running
         """
     ))
+
+
+def test_a_factory_is_judged_by_its_own_returns_not_those_of_the_functions_it_defines():
+    """A benchmark factory hands back lambdas that run the model, one under inference_mode; a ``def`` nested
+    in it returns a module it builds. The timing loop that calls what the factory built runs no known
+    module, so it is no evaluation routine; a factory that itself returns a module still makes one."""
+    check(HEAD + source(
+        """
+        import time
+
+
+        def _inference_forward(model, x):
+            with torch.inference_mode():
+                return model(x)
+
+
+        def make_operation(kind, model, x):
+            if kind == "inference":
+                return lambda: _inference_forward(model, x)
+
+            def rebuilt():
+                return nn.Sequential(model)
+
+            return lambda: rebuilt()(x)
+
+
+        def run_timing(fn, samples):
+            times = []
+            for _ in range(samples):
+                start = time.perf_counter()
+                fn()
+                times.append(time.perf_counter() - start)
+            return {"median": sorted(times)[len(times) // 2]}
+
+
+        def main(model, x, samples):
+            model.eval()
+            fn = make_operation("raw", model, x)
+            return run_timing(fn, samples)
+
+
+        def build(model):
+            return nn.Sequential(model)
+
+
+        def score(net, loader):
+            net.eval()
+            scorer = build(net)
+            total = 0.0
+            for x in loader:
+                total += scorer(x).sum().item()  # flag: VL202
+            return total
+        """
+    ))
+
+
+def test_a_trace_of_another_library_is_no_module():
+    """``torch.jit.trace(model, x)`` hands back a module; a tracing library's ``tl.trace(model, x)`` hands back
+    a log of the run, so calling what it returned runs no forward."""
+    check(HEAD + source(
+        """
+        import torchlens as tl
+
+
+        def make_operation(kind, model, x):
+            if kind == "traced":
+                log = tl.trace(model, x)
+                return log
+            return lambda: None
+
+
+        def run_memory(fn, runs):
+            for _ in range(runs):
+                fn()
+            return {"peak": torch.cuda.max_memory_allocated()}
+
+
+        def main(model, x):
+            model.eval()
+            fn = make_operation("traced", model, x)
+            return run_memory(fn, 3)
+
+
+        def score(net, example, loader):
+            net.eval()
+            scorer = torch.jit.trace(net, example)
+            total = 0.0
+            for x in loader:
+                total += scorer(x).sum().item()  # flag: VL202
+            return total
+        """
+    ))
+
+
+def test_a_function_handed_to_a_hook_registration_runs_at_its_callers_grad_mode():
+    """A readout hook given to a replay library (``attach_hooks``, ``run_with_hooks``) runs inside the
+    replayed forward, whose grad mode the library picks; the same probe in a routine of its own, after
+    ``eval()``, builds a graph nobody uses."""
+    check(HEAD + source(
+        """
+        def main(model, log, x):
+            probe = nn.Linear(8, 1, bias=False).eval()
+
+            def readout(out, *, hook):
+                hook.run_ctx.setdefault("scores", []).append(probe(out).detach())
+                return out
+
+            log.attach_hooks("relu", readout).replay()
+            model.run_with_hooks(x, fwd_hooks=[("blocks.0", readout)])
+
+
+        def scores(probe: nn.Linear, feats):
+            probe.eval()
+            return probe(feats).detach().cpu()  # flag: VL202
+        """
+    ))
+
+
+def test_a_method_a_wrapper_forward_calls_by_name_belongs_to_that_forward():
+    """``self.model._infer(inputs)`` in a wrapper module's forward: the wrapped model's ``_infer`` runs at the
+    grad mode of whoever calls the wrapper, so it is no inference routine of its own; an ``infer`` that no
+    forward calls still is one."""
+    check(HEAD + source(
+        """
+        class Backbone(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.encoder = nn.Linear(4, 4)
+
+            def _infer(self, inputs):
+                return {"features": self.encoder(inputs["x"])}
+
+
+        class InferWrapper(nn.Module):
+            def __init__(self, model):
+                super().__init__()
+                self.model = model
+
+            def forward(self, x):
+                return self.model._infer({"x": x})["features"]
+
+
+        class Tagger(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.head = nn.Linear(4, 2)
+
+            def predict(self, x):
+                return self.head(x).argmax(-1)  # flag: VL201
+        """
+    ))
+
+
+def test_a_new_tensor_made_from_a_parameter_has_none_of_its_history():
+    """``w.new_zeros(shape)`` takes only the dtype and device of ``w``: adding it to a parameter in place at
+    initialisation keeps no graph; adding a product of the parameter does."""
+    check(HEAD + source(
+        """
+        class Block(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.conv = nn.Conv2d(4, 4, 3)
+                self.penalty = 0
+
+            def initialize(self):
+                center = self.conv.weight.new_zeros((4, 4), requires_grad=False)
+                nn.init.normal_(center)
+                self.conv.weight[:, :, 1, 1] += center
+
+            def regularize(self):
+                self.penalty += self.conv.weight.pow(2).sum()  # flag: VL101
+        """
+    ))
+
+
+def test_a_sum_taken_with_recording_off_has_no_history():
+    """A metrics method under ``@torch.no_grad()`` adds what it is given to a dict on the object: with
+    recording off the sum is a new tensor without history, whatever the caller passed; the same method
+    without the decorator keeps the graph of every call."""
+    check(HEAD + source(
+        """
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.net = nn.Linear(4, 1)
+                self.metrics = {}
+                self.totals = {}
+
+            @torch.no_grad()
+            def update_metrics(self, name, var):
+                if name not in self.metrics:
+                    self.metrics[name] = [0, 0]
+                self.metrics[name][0] += var
+                self.metrics[name][1] += 1
+
+            def update_totals(self, name, var):
+                if name not in self.totals:
+                    self.totals[name] = 0
+                self.totals[name] += var
+
+            def forward(self, x, y):
+                loss = (self.net(x) - y).pow(2).mean()
+                self.update_metrics("loss", loss)
+                self.update_totals("loss", loss)  # flag: VL101
+                return loss
+        """
+    ))

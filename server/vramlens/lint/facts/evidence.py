@@ -13,7 +13,7 @@ from __future__ import annotations
 import ast
 import builtins
 
-from ..parse.syntax import call_name, dotted, is_backward_call, iter_nodes, last_name
+from ..parse.syntax import call_name, dotted, is_backward_call, iter_nodes, last_name, own_returns
 from .dataflow import ELEMENT, assignment_edges, backward_targets, names_read, stored_names
 from .file_facts import FileFacts
 from .frozen import frozen_names
@@ -25,6 +25,7 @@ from .library import (
     MODULE_FACTORIES,
     MODULE_FACTORY_PREFIXES,
     MODULE_PASS_THROUGH,
+    TORCH_ONLY_FACTORIES,
     NO_GRAD_CALLABLE_CONSTRUCTORS,
     NO_GRAD_CALLABLE_SUFFIXES,
     PRETRAINED_MODEL_OWNER_WORDS,
@@ -490,6 +491,8 @@ class Evidence:
             return (any(w in owner for w in PRETRAINED_MODEL_OWNER_WORDS) and not any(w in owner for w in PRETRAINED_NOT_MODEL_OWNER_WORDS)
                     and not owner.startswith(PRETRAINED_OTHER_FRAMEWORK_PREFIXES))
         if short in MODULE_FACTORIES:
+            if short in TORCH_ONLY_FACTORIES and not self._qualified(name).startswith("torch."):
+                return False  # ``torchlens.trace(model, x)`` hands back a log of the run, not a module
             if short in MODULE_PASS_THROUGH and short not in {"DistributedDataParallel", "DataParallel", "FullyShardedDataParallel", "FSDP", "DDP", "AveragedModel", "ModelEma", "ModelEmaV2", "ModelEmaV3", "get_peft_model", "PeftModel"}:
                 return bool(call.args) and self.is_module(call.args[0], scope)
             return True
@@ -580,10 +583,7 @@ class Evidence:
         known = self._returns_module.get(key)
         if known is None:
             self._returns_module[key] = False  # recursion guard
-            known = any(
-                isinstance(node, ast.Return) and node.value is not None and self.is_module(node.value, func)
-                for node in iter_nodes(func) if isinstance(node, ast.Return)
-            )
+            known = any(self.is_module(node.value, func) for node in own_returns(func))
             self._returns_module[key] = known
         return known
 
@@ -614,10 +614,8 @@ class Evidence:
         known = self._returns_module.get(key)
         if known is None:
             self._returns_module[key] = False  # recursion guard
-            known = any(
-                isinstance(node, ast.Return) and isinstance(node.value, ast.Name) and self.is_no_grad_callable_name(node.value.id, func)
-                for node in iter_nodes(func)
-            )
+            known = any(isinstance(node.value, ast.Name) and self.is_no_grad_callable_name(node.value.id, func)
+                        for node in own_returns(func))
             self._returns_module[key] = known
         return known
 

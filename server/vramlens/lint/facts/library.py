@@ -30,6 +30,8 @@ MODULE_FACTORIES = frozenset({
     "unwrap_model",  # accelerate / transformers: the module inside a wrapper
     "convert_sync_batchnorm",
 })
+# Of those, the ones whose names other libraries use for other things: a module only when they are torch's.
+TORCH_ONLY_FACTORIES = frozenset({"compile", "script", "trace"})
 # Factories that only make a module when their first argument is one.
 MODULE_PASS_THROUGH = frozenset({
     "compile", "script", "trace", "deepcopy", "unwrap_model", "convert_sync_batchnorm", "DistributedDataParallel",

@@ -22,7 +22,7 @@ from ..facts.evidence import Evidence
 from ..facts.file_facts import FileFacts
 from ..facts.gradmode import OFF, GradModes
 from ..facts.library import FORWARD_HOOK_REGISTRATIONS
-from ..parse.syntax import call_name, dotted, last_name
+from ..parse.syntax import call_name, dotted, last_name, method_name, own_returns
 from .call_sites import CALLBACK, CLOSURE, OVERRIDE, CallSite
 from .contexts import Contexts
 from .reachability import Reachability
@@ -57,6 +57,9 @@ class CallGraph(Contexts, Reachability):
         self._edges: dict[int, list[tuple[set[str], set[str]]]] = {}
         self.statements_in: dict[int, list[ast.stmt]] = {}  # id(scope) -> its statements, in order
         self.forward_hooks: set[int] = set()  # id() of functions registered as forward hooks
+        # id() of functions handed to any hook registration (``attach_hooks``, ``run_with_hooks``, a tensor's
+        # ``register_hook``): they run inside somebody else's forward or backward, at its grad mode
+        self.hooks: set[int] = set()
         self.recursive: set[int] = set()  # id() of functions that call themselves, directly or not (set by bottom_up)
         self._call_targets: dict[int, dict[int, set[str]]] = {}
         self.scopes = [facts.tree, *facts.scopes]
@@ -321,10 +324,15 @@ class CallGraph(Contexts, Reachability):
                     self.callbacks_of.setdefault(id(call), []).append(site)
             self.sites_from[id(scope)] = sites
             for call in self.facts.calls_inside(scope):
-                if isinstance(call.func, ast.Attribute) and call.func.attr in FORWARD_HOOK_REGISTRATIONS and call.args:
-                    target = self._hook_function(call.args[0], scope)
+                if "hook" not in method_name(call).lower():
+                    continue
+                forward_hook = isinstance(call.func, ast.Attribute) and call.func.attr in FORWARD_HOOK_REGISTRATIONS
+                for argument in hook_arguments(call):
+                    target = self._hook_function(argument, scope)
                     if target is not None:
-                        self.forward_hooks.add(id(target))  # runs inside the module's forward
+                        self.hooks.add(id(target))
+                        if forward_hook and argument is call.args[0]:
+                            self.forward_hooks.add(id(target))  # runs inside the module's forward
 
     def _instance_forward(self, call: ast.Call, scope: ast.AST) -> ast.AST | None:
         """The ``forward`` of the class of this file whose instance ``call`` calls (``self.loss_fn(batch)``)."""
@@ -396,7 +404,7 @@ class CallGraph(Contexts, Reachability):
             factory, _ = self.resolve(arg, scope)
             if factory is None:
                 return None
-            returned = {n.value.id for n in ast.walk(factory) if isinstance(n, ast.Return) and isinstance(n.value, ast.Name)}
+            returned = {n.value.id for n in own_returns(factory) if isinstance(n.value, ast.Name)}
             return next((f for f in self.facts.nested.get(id(factory), ()) if f.name in returned), None)
         probe = ast.Call(func=arg, args=[], keywords=[])
         found, _ = self.resolve(probe, scope)
@@ -511,3 +519,16 @@ def _is_static(func: ast.AST) -> bool:
 
 def _is_classmethod(func: ast.AST) -> bool:
     return any(last_name(dotted(d) or "") == "classmethod" for d in func.decorator_list)
+
+
+def hook_arguments(call: ast.Call) -> list[ast.AST]:
+    """What a hook registration is handed: its arguments, and the elements of list or tuple arguments
+    (``run_with_hooks(x, fwd_hooks=[("blocks.0", fn)])``)."""
+    found = []
+    for argument in [*call.args, *(k.value for k in call.keywords)]:
+        if isinstance(argument, (ast.List, ast.Tuple)):
+            for element in argument.elts:
+                found.extend(element.elts if isinstance(element, (ast.List, ast.Tuple)) else [element])
+        else:
+            found.append(argument)
+    return found

@@ -247,21 +247,42 @@ class Contexts:
 
     # -- forward membership ------------------------------------------------------------------------
     def _part_of_forward(self) -> dict[int, bool]:
-        """Methods run by a module's forward (``self.predict(x)`` called from forward) belong to it."""
+        """Methods run by a module's forward (``self.predict(x)`` called from forward) belong to it, and so do
+        a module class's methods that a forward calls by name on an object of no known class (a wrapper's
+        ``self.model._infer(inputs)``): the grad mode they run in is the forward caller's."""
         part: dict[int, bool] = {}
+        module_methods: dict[str, list[ast.AST]] = {}
         for func in self.facts.scopes:
             cls = self.facts.class_of(func)
-            part[id(func)] = func.name == "forward" and cls is not None and cls.name in self.evidence.module_classes
+            of_module = cls is not None and cls.name in self.evidence.module_classes
+            part[id(func)] = func.name == "forward" and of_module
+            if of_module:
+                module_methods.setdefault(func.name, []).append(func)
+        asked: set[int] = set()
         for _ in range(len(self.facts.scopes) + 1):
             changed = False
             for func in self.facts.scopes:
-                if part[id(func)]:
+                if not part[id(func)]:
+                    if any(part.get(id(site.caller)) for site in self.callers_of(func)):
+                        part[id(func)] = changed = True
                     continue
-                if any(part.get(id(site.caller)) for site in self.callers_of(func)):
-                    part[id(func)] = changed = True
+                if id(func) in asked or not module_methods:
+                    continue
+                asked.add(id(func))
+                for name in self._called_on_unknown_objects(func):
+                    for method in module_methods.get(name, ()):
+                        if not part[id(method)]:
+                            part[id(method)] = changed = True
             if not changed:
                 break
         return part
+
+    def _called_on_unknown_objects(self, func: ast.AST) -> set[str]:
+        """Method names ``func`` calls on an object whose class this file does not resolve (``self.model.x()``)."""
+        return {
+            call.func.attr for call in self.facts.calls_inside(func)
+            if isinstance(call.func, ast.Attribute) and id(call) not in self.site_of and dotted(call.func.value) not in {"self", "cls", None}
+        }
 
     # -- autograd.Function contexts ------------------------------------------------------------------
     def _ctx_provenance(self) -> dict[int, dict[str, str]]:

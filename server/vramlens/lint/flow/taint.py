@@ -48,6 +48,8 @@ PARAMETER_METHODS = frozenset({"parameters", "named_parameters"})
 _AUTOGRAD_GRAD = frozenset({"torch.autograd.grad", "autograd.grad"})
 # Tensor methods whose arguments only lend a dtype, device or shape: the result's history is the receiver's.
 LIKE_METHODS = frozenset({"to", "type_as", "view_as", "expand_as", "reshape_as", "as_strided"})
+# Tensor methods that make a fresh tensor with the receiver's dtype and device and none of its history.
+_NEW_TENSOR_METHODS = frozenset({"new_zeros", "new_ones", "new_empty", "new_full", "new_tensor"})
 # Container methods that hand back (part of) what the receiver holds, without computing.
 _CONTAINER_READS = frozenset({"pop", "get", "values", "copy", "popleft", "setdefault", "popitem"})
 # Results that are summaries (Python objects), not tensors with history.
@@ -399,7 +401,9 @@ class TaintEvaluator:
             receiver = self.labels(func.value, state)
             if short in _CONTAINER_READS:
                 return receiver
-            if short in LIKE_METHODS or short.startswith("new_"):
+            if short in _NEW_TENSOR_METHODS:
+                return LEAF_ONLY if _requires_grad(call) else EMPTY  # ``w.new_zeros(shape)``: a fresh tensor, no history
+            if short in LIKE_METHODS:
                 return computed(receiver)  # ``consts.type_as(hidden)``: only dtype and device come from the argument
             if receiver:
                 return computed(receiver | self._arguments(call, state))  # a tensor method: ``out.mean()``

@@ -114,6 +114,24 @@ def iter_nodes(root: ast.AST):
                 push(value)
 
 
+_OWN_SCOPE_ENDS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+
+
+def own_returns(func: ast.AST) -> list[ast.Return]:
+    """The return statements of a function with a value: its own, not those of the functions it defines
+    (a factory's nested ``def run(): return trace`` does not make the factory return ``trace``)."""
+    found = []
+    stack = list(ast.iter_child_nodes(func))
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.Return):
+            if node.value is not None:
+                found.append(node)
+        elif not isinstance(node, _OWN_SCOPE_ENDS) and isinstance(node, (ast.stmt, ast.excepthandler, ast.match_case)):
+            stack.extend(ast.iter_child_nodes(node))
+    return found
+
+
 def base_dotted(node: ast.AST) -> str | None:
     """The container a store or call goes into: ``self.buf[k]`` -> ``self.buf``."""
     while isinstance(node, ast.Subscript):

@@ -475,7 +475,7 @@ class MissingNoGrad(Rule):
         if scope.cls is not None and scope.cls.name in ctx.evidence.module_classes:
             return  # a module's own methods: judged by name above
         graph = ctx.graph
-        if graph.part_of_forward.get(id(node)) or id(node) in graph.forward_hooks:
+        if graph.part_of_forward.get(id(node)) or id(node) in graph.hooks:
             return
         call = graph_building_call(node.body, ctx, strict=True)
         if call is None or _does_gradient_work(node, ctx) or self._backward_reachable(node, ctx):
@@ -503,7 +503,7 @@ class MissingNoGrad(Rule):
     def _is_inference_function(self, scope: Scope, ctx: LintContext) -> bool:
         name, cls = scope.name, scope.cls
         graph = ctx.graph
-        if graph.part_of_forward.get(id(scope.node)) or id(scope.node) in graph.forward_hooks:
+        if graph.part_of_forward.get(id(scope.node)) or id(scope.node) in graph.hooks:
             return False  # a helper of a module's forward (``self.predict(x)`` inside forward)
         if name == "__call__":
             return cls is not None and bool(_INFERENCE_WRAPPER.search(cls.name)) and cls.name not in ctx.evidence.module_classes

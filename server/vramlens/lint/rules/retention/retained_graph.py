@@ -467,8 +467,8 @@ class RetainedGraph(Rule):
     # -- accumulators ---------------------------------------------------------------------
     def _accumulate(self, stmt: ast.stmt, target: ast.AST, value: ast.AST, ctx: LintContext) -> None:
         name = base_dotted(target)  # ``totals[key] += loss`` accumulates into ``totals``
-        if name is None or not ctx.labels(value):
-            return
+        if name is None or ctx.state.grad_off or not ctx.labels(value):
+            return  # with recording off the sum is a new tensor with no history, whatever ``value`` carries
         kept = _leak_lifetime(name, ctx)
         if kept is None:
             return
