@@ -969,3 +969,30 @@ def test_a_sum_taken_with_recording_off_has_no_history():
                 return loss
         """
     ))
+
+
+def test_a_loop_over_modules_without_parameters_records_nothing():
+    """``for name, layer in [("Dropout", nn.Dropout()), ...]``: every module the loop takes makes no parameter,
+    and the input needs no grad, so the forward after ``eval()`` records nothing; one Linear among them does."""
+    check(HEAD + source(
+        """
+        def dropout_fixtures():
+            x = torch.arange(12.0).reshape(3, 4)
+            out = []
+            for name, layer in [("Dropout", nn.Dropout(p=0.5)), ("AlphaDropout", nn.AlphaDropout(p=0.1))]:
+                layer.eval()
+                y = layer(x)
+                out.append({"name": name, "y": y.tolist()})
+            return out
+
+
+        def layer_fixtures():
+            x = torch.arange(12.0).reshape(3, 4)
+            out = []
+            for name, layer in [("Linear", nn.Linear(4, 4)), ("Dropout", nn.Dropout())]:
+                layer.eval()
+                y = layer(x)  # flag: VL202
+                out.append({"name": name, "y": y.tolist()})
+            return out
+        """
+    ))

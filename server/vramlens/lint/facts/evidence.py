@@ -229,7 +229,9 @@ class Evidence:
         for target, value in static["bindings"]:
             self._bind(target, value, scope, modules, attrs, no_grad, functional)
         for loop in static["loops"]:
-            if self._iterates_modules(loop.iter, scope):
+            if isinstance(loop.iter, (ast.List, ast.Tuple)) and loop.iter.elts:
+                self._bind_literal_loop(loop.target, loop.iter.elts, scope, modules, functional)
+            elif self._iterates_modules(loop.iter, scope):
                 target = loop.target
                 if isinstance(target, ast.Tuple) and target.elts:
                     target = target.elts[-1]  # ``for name, module in model.named_modules()``
@@ -240,6 +242,22 @@ class Evidence:
             self._note_use(receiver, scope, modules, attrs)
         if attrs is not None:
             attrs |= static["class_annotated"]
+
+    def _bind_literal_loop(self, target: ast.AST, elements: list[ast.AST], scope: ast.AST, modules: set[str],
+                           functional: set[str]) -> None:
+        """``for name, layer in [("drop", nn.Dropout()), ("relu", nn.ReLU())]``: the target holds a module when every
+        element puts one there, and one that records nothing of its own when none of them makes parameters."""
+        if isinstance(target, (ast.Tuple, ast.List)):
+            for index, part in enumerate(target.elts):
+                values = [_element(e, index, len(target.elts)) for e in elements]
+                if None not in values:
+                    self._bind_literal_loop(part, values, scope, modules, functional)
+            return
+        if not isinstance(target, ast.Name) or not all(self.is_module(v, scope) for v in elements):
+            return
+        modules.add(target.id)
+        if all(self._parameter_free(v) for v in elements):
+            functional.add(target.id)
 
     def _backward_slice(self, scope: ast.AST, modules: set[str], attrs: set[str] | None) -> None:
         """A loss that is backpropagated carries graph, and whatever was called to compute it is
