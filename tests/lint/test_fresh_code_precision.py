@@ -996,3 +996,36 @@ def test_a_loop_over_modules_without_parameters_records_nothing():
             return out
         """
     ))
+
+
+def test_what_a_forward_hook_kept_is_the_forwards_output():
+    """A feature extractor runs its model for the forward hooks' sake and hands back what they stored: that
+    carries the graph (a structure loss differentiates through it), so neither the method that reads it nor
+    one computing from it is an inference routine; the method that hands back a NumPy copy is one."""
+    check(HEAD + source(
+        """
+        class Extractor:
+            def __init__(self, model: nn.Module):
+                self.model = model
+                self.model.eval()
+                self.outputs = []
+                self.model.blocks[0].register_forward_hook(self._hook)
+
+            def _hook(self, module, inputs, output):
+                self.outputs.append(output)
+
+            def features(self, x):
+                self.model(x)
+                feats = self.outputs[-1]
+                self.outputs = []
+                return feats[0]
+
+            def keys(self, x):
+                feats = self.features(x)
+                flat = feats.transpose(0, 1)
+                return flat.reshape(flat.shape[0], -1)
+
+            def embed(self, x):
+                return self.features(x).cpu().numpy()  # flag: VL202
+        """
+    ))

@@ -25,7 +25,7 @@ from ...flow.summaries import PARAMETER
 from ...flow.taint import CLEAN_FUNCTIONS, CLEAN_METHODS
 from ...parse.edits import insert_line_above, wrap_in_with
 from ...parse.paths import is_test_support
-from ...parse.syntax import CONSTRUCTORS, INFERENCE_WORDS, dotted, last_name, is_backward_call, is_private_decoding_helper, iterates_eval_data, method_name, name_words, names_eval_data, receiver_name
+from ...parse.syntax import CONSTRUCTORS, INFERENCE_WORDS, base_dotted, dotted, last_name, is_backward_call, is_private_decoding_helper, iterates_eval_data, method_name, name_words, names_eval_data, receiver_name
 from ...walker.rule import Rule
 from ...walker.context import LintContext, Scope
 
@@ -102,6 +102,7 @@ _INFERENCE_WRAPPER = re.compile(r"predictor|infer|pipeline|evaluat|sampler|servi
 _LOOKED_AT = frozenset({ast.For, ast.AsyncFor, ast.Expr})  # loops over eval data, ``model.eval()``
 _GRADIENT_WORK = {"requires_grad_", "enable_grad", "grad", "backward", "vjp", "jvp", "hessian", "jacobian", "manual_backward", "value_and_grad"}
 _NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+_PUTS = frozenset({"append", "extend", "insert", "appendleft", "put", "add"})
 
 
 def _statements(stmts: list[ast.stmt]):
@@ -260,6 +261,64 @@ def _returns_output(func: ast.AST, ctx: LintContext) -> bool:
         isinstance(stmt, ast.Return) and stmt.value is not None and undetached(stmt.value, names=True)
         for stmt in _statements(func.body)
     )
+
+
+def _returns_hooked(func: ast.AST, ctx: LintContext) -> bool:
+    """The function hands back what a forward hook of the file stored (``self.outputs[key]`` read after
+    ``self.model(x)``), or what it computes from that, itself or through a function of the file it calls: the
+    forward ran for the hooks, and its graph goes back with their outputs."""
+    hooked = _stored_by_hooks(ctx)
+    if not hooked:
+        return False
+    key = ("returns-hooked", id(func))
+    known = ctx.memo.get(key)
+    if known is not None:
+        return known
+    ctx.memo[key] = False  # recursion guard
+    derived: set[str] = set()
+
+    def carries(expr: ast.AST) -> bool:
+        if isinstance(expr, ast.Call) and (method_name(expr) in CLEAN_METHODS or dotted(expr.func) in CLEAN_FUNCTIONS):
+            return False
+        if isinstance(expr, (ast.Attribute, ast.Subscript)) and base_dotted(expr) in hooked:
+            return True
+        if isinstance(expr, ast.Name):
+            return expr.id in derived
+        if isinstance(expr, ast.Call):
+            site = ctx.graph.site_of.get(id(expr))
+            if site is not None and isinstance(site.callee, _NESTED[:2]) and _returns_hooked(site.callee, ctx):
+                return True
+        return any(carries(child) for child in ast.iter_child_nodes(expr))
+
+    for stmt in _statements(func.body):
+        if isinstance(stmt, ast.Assign) and carries(stmt.value):
+            for target in stmt.targets:
+                derived |= stored_names(target)
+    known = ctx.memo[key] = any(
+        isinstance(stmt, ast.Return) and stmt.value is not None and carries(stmt.value) for stmt in _statements(func.body))
+    return known
+
+
+def _stored_by_hooks(ctx: LintContext) -> frozenset[str]:
+    """The ``self.`` containers that the file's hook functions put what they are handed into
+    (``self.outputs[key].append(output)``)."""
+    key = ("hook-stores", id(ctx.tree))
+    found = ctx.memo.get(key)
+    if found is None:
+        hooks = ctx.graph.hooks
+        names = set()
+        for func in ctx.facts.scopes:
+            if id(func) not in hooks:
+                continue
+            for call in ctx.facts.calls_inside(func):
+                if isinstance(call.func, ast.Attribute) and call.func.attr in _PUTS:
+                    names.add(base_dotted(call.func.value))
+            for store in ctx.facts.stores_inside(func):
+                for target in getattr(store, "targets", [getattr(store, "target", None)]):
+                    if isinstance(target, ast.Subscript):
+                        names.add(base_dotted(target))
+        found = ctx.memo[key] = frozenset(n for n in names if n and n.startswith("self."))
+    return found
 
 
 def _instance_without_parameters(call: ast.Call, ctx: LintContext) -> bool:
@@ -450,7 +509,7 @@ class MissingNoGrad(Rule):
         call = graph_building_call(scope.node.body, ctx)
         if call is None or _does_gradient_work(scope.node, ctx) or self._backward_reachable(scope.node, ctx):
             return
-        proven = _proven_function(scope.node, ctx) and not _returns_output(scope.node, ctx)
+        proven = _proven_function(scope.node, ctx) and not _returns_output(scope.node, ctx) and not _returns_hooked(scope.node, ctx)
         if not (named or proven):
             return  # its object's eval mode says nothing of a method it calls by name (``self.model.encode``)
         ctx.memo[("inference", id(scope.node))] = True
@@ -480,6 +539,8 @@ class MissingNoGrad(Rule):
         call = graph_building_call(node.body, ctx, strict=True)
         if call is None or _does_gradient_work(node, ctx) or self._backward_reachable(node, ctx):
             return
+        if _returns_hooked(node, ctx):
+            return  # it hands back what a forward hook kept: the graph goes with it
         message = (
             f"`{scope.name}` runs the model with autograd recording on although nothing it returns carries that "
             "graph, so every intermediate activation is kept for a backward pass that never comes; "
