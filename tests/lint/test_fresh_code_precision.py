@@ -1029,3 +1029,37 @@ def test_what_a_forward_hook_kept_is_the_forwards_output():
                 return self.features(x).cpu().numpy()  # flag: VL202
         """
     ))
+
+
+def test_an_element_of_a_forwards_output_feeds_the_backward_that_reads_it():
+    """Planning by gradient descent on the actions: after ``eval()`` the forward's ``pred[0]`` becomes the loss
+    that ``loss.backward()`` differentiates, so the forward feeds a backward; the same forward whose element is
+    only read as a number builds a graph for nothing."""
+    check(HEAD + source(
+        """
+        def plan(model: nn.Module, images, actions, iters, u_reg):
+            actions.requires_grad = True
+            opt = torch.optim.Adam([actions], 0.1)
+            for i in range(iters):
+                opt.zero_grad()
+                model.eval()
+                pred, _ = model([images], actions)
+                cost = pred[0].mean()
+                loss = cost
+                if u_reg > 0.0:
+                    model.train()
+                    loss = loss + u_reg
+                loss.backward()
+                opt.step()
+            return actions.data
+
+
+        def rollout(model: nn.Module, images, actions, u_reg):
+            model.eval()
+            pred, _ = model([images], actions)  # flag: VL202
+            cost = pred[0].mean()
+            if u_reg > 0.0:
+                model.train()
+            return cost.item()
+        """
+    ))

@@ -161,13 +161,16 @@ class Dataflow:
         reads = backward_reads(calls) + list(extra_backward_reads or ())
         return cls(lambda: scope_edges(stores, calls, loops), reads)
 
-    def derived(self, seeds: set[str], rounds: int = 6) -> set[str]:
-        """``seeds`` and every name computed from them."""
+    def derived(self, seeds: set[str], rounds: int = 6, elements: bool = False) -> set[str]:
+        """``seeds`` and every name computed from them; with ``elements``, from an element of one too (``cost =
+        pred[0].mean()``), where what matters is whether a value's graph goes on at all, not which slot of a
+        container holds it."""
         derived = set(seeds)
+        meets = _meets if elements else _reads_one
         for _ in range(rounds):
             grown = False
             for stored, read in self.edges:
-                if not stored <= derived and read & derived:
+                if not stored <= derived and meets(read, derived):
                     derived |= stored
                     grown = True
             if not grown:
@@ -179,6 +182,15 @@ class Dataflow:
             return False
         derived = self.derived(seeds)
         return any(read & derived for read in self.backward_reads)
+
+
+def _reads_one(read: set[str], names: set[str]) -> bool:
+    return bool(read & names)
+
+
+def _meets(read: set[str], names: set[str]) -> bool:
+    """``read`` reads one of ``names``, or an element of one (``pred[]``)."""
+    return bool(read & names) or any(r.endswith(ELEMENT) and r[: -len(ELEMENT)] in names for r in read)
 
 
 def backward_targets(call: ast.Call) -> list[ast.AST]:

@@ -658,7 +658,7 @@ class MissingNoGrad(Rule):
         # earlier in the same function rebinds its own ``loss``).
         scope = ctx.scope.node
         graph = ctx.graph
-        derived = graph.dataflow(scope).derived(names)
+        derived = graph.dataflow(scope).derived(names, elements=True)
         end = stmt.end_lineno or stmt.lineno
         for call in ctx.facts.calls_inside(scope):
             if call.lineno > end and is_backward_call(call) and names_read(call) & derived:
