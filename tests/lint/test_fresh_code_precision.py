@@ -1063,3 +1063,45 @@ def test_an_element_of_a_forwards_output_feeds_the_backward_that_reads_it():
             return cost.item()
         """
     ))
+
+
+def test_a_value_shown_to_be_an_array_or_a_number_holds_no_graph():
+    """``to_numpy`` hands back its argument unchanged only where ``isinstance`` showed it to be an
+    ``np.ndarray`` already, and detaches a tensor: the meter it feeds keeps no graph; a helper that hands back
+    its argument in the tensor branch still passes the graph on."""
+    check(HEAD + source(
+        """
+        import numpy as np
+
+
+        def to_numpy(x):
+            if isinstance(x, np.ndarray):
+                return x
+            elif isinstance(x, torch.Tensor):
+                return x.detach().cpu().numpy()
+            elif isinstance(x, (int, float)):
+                return np.array(x)
+            raise ValueError("unsupported")
+
+
+        def as_value(x):
+            if isinstance(x, torch.Tensor):
+                return x
+            return float(x)
+
+
+        class Runner:
+            def __init__(self, model: nn.Module, meter):
+                self.model = model
+                self.meter = meter
+                self.total = 0
+
+            def step(self, x, y, opt):
+                loss = (self.model(x) - y).pow(2).mean()
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+                self.meter.update(to_numpy(loss))
+                self.total += as_value(loss)  # flag: VL101
+        """
+    ))

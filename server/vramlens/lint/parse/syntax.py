@@ -132,6 +132,28 @@ def own_returns(func: ast.AST) -> list[ast.Return]:
     return found
 
 
+# Types whose instances hold no tensor: an ``isinstance`` test for one of them says the value has no graph.
+_SCALAR_TYPES = frozenset({
+    "int", "float", "bool", "str", "bytes", "complex", "np.ndarray", "numpy.ndarray", "np.generic", "np.number",
+    "np.integer", "np.floating", "numbers.Number", "Number", "numbers.Real", "Real", "numbers.Integral", "Integral",
+})
+
+
+def scalar_isinstance(test: ast.AST) -> tuple[str, ...]:
+    """The names ``test`` proves to hold no tensor where it is true: ``isinstance(x, np.ndarray)``,
+    ``isinstance(x, (int, float))``, and the same joined by ``and``."""
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+        return tuple(name for value in test.values for name in scalar_isinstance(value))
+    if not (isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "isinstance" and len(test.args) == 2):
+        return ()
+    subject, types = test.args
+    name = dotted(subject)
+    kinds = types.elts if isinstance(types, ast.Tuple) else [types]
+    if not name or not kinds or not all(dotted(kind) in _SCALAR_TYPES for kind in kinds):
+        return ()
+    return (name,)
+
+
 def base_dotted(node: ast.AST) -> str | None:
     """The container a store or call goes into: ``self.buf[k]`` -> ``self.buf``."""
     while isinstance(node, ast.Subscript):

@@ -15,7 +15,7 @@ from ..facts.gradmode import OFF, ON
 from ..flow.summaries import EMPTY, GRAPH, GRAPH_ONLY, MAYBE_GRAPH, Labels, Summary, computed, parameter_label, parameters_in
 from ..flow.origins import Origin, Origins, dict_values, makes_dict
 from ..flow.taint import CLEAN_METHODS, TaintEvaluator, TaintState, constant_key, is_summary_name
-from ..parse.syntax import annotation_words, base_dotted, dotted, is_private_decoding_helper, name_words
+from ..parse.syntax import annotation_words, base_dotted, dotted, is_private_decoding_helper, name_words, scalar_isinstance
 from .context import LintContext, Scope
 from .rule import Rule
 
@@ -347,19 +347,23 @@ class Walker:
         self.ctx.scope.declared_global.update(stmt.names)
 
     def _visit_If(self, stmt: ast.If) -> None:
-        self._branches([stmt.body, stmt.orelse], stmt)
+        self._branches([stmt.body, stmt.orelse], stmt, narrowed=[scalar_isinstance(stmt.test), ()])
 
     def _visit_Match(self, stmt: ast.AST) -> None:
         self._branches([case.body for case in stmt.cases] + [[]], stmt)
 
-    def _branches(self, bodies: list[list[ast.stmt]], owner: ast.AST) -> None:
+    def _branches(self, bodies: list[list[ast.stmt]], owner: ast.AST, narrowed: list | None = None) -> None:
+        """Each body from the same entry state, merged after; ``narrowed``: per body, the names its test shows
+        to hold no tensor there (``if isinstance(x, np.ndarray): return x``)."""
         ctx = self.ctx
         entry = ctx.state
         merged: TaintState | None = None
         ctx.blocks.append(owner)
         try:
-            for body in bodies:
+            for index, body in enumerate(bodies):
                 ctx.state = entry.copy()
+                for name in (narrowed[index] if narrowed else ()):
+                    ctx.state.set(name, EMPTY)
                 self._block(body)
                 if merged is None:
                     merged = ctx.state
