@@ -534,3 +534,54 @@ def test_an_import_is_looked_up_in_each_folder_above_the_importer(tmp_path):
     assert project_root([repo]) == os.path.realpath(tmp_path)
     refresh = text.splitlines().index("        labels = self.model(batch).argmax(-1)") + 1
     assert (refresh, "VL202") not in codes(path, tmp_path)
+
+
+# -- a meter of another file, re-exported by a star import ---------------------------------------------
+METER_TRAIN = """\
+import torch
+from torch import nn
+from metrics import Accuracy
+
+
+def train(net: nn.Module, loader, optimizer):
+    meter = Accuracy()
+    for x, y in loader:
+        out = net(x)
+        loss = nn.functional.cross_entropy(out, y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        meter.update(y, out)
+    return meter
+"""
+REDUCING_METER = """\
+import torch
+
+
+class Accuracy:
+    def __init__(self):
+        self.correct = 0
+
+    def update(self, labels, preds):
+        self.correct += torch.sum(preds.argmax(1) == labels).item()
+"""
+KEEPING_METER = """\
+class Accuracy:
+    def __init__(self):
+        self.preds = []
+
+    def update(self, labels, preds):
+        self.preds.append(preds)
+"""
+
+
+@pytest.mark.parametrize("meter, expected", [(REDUCING_METER, []), (KEEPING_METER, [(14, "VL101")])],
+                         ids=["reduces-to-item", "keeps-the-tensor"])
+def test_a_meter_of_another_file_is_judged_by_its_own_update(tmp_path, meter, expected):
+    """``meter = Accuracy()`` with ``Accuracy`` defined in a file that ``metrics/__init__.py`` re-exports with a
+    star import: an ``update`` that reduces to ``.item()`` keeps no graph, so the meter is no accumulator; one
+    that appends the tensor is reported as before."""
+    root = write(tmp_path, {"train.py": METER_TRAIN, "metrics/__init__.py": "from .classification import *\n",
+                            "metrics/classification.py": meter})
+    assert codes(root / "train.py", None) == [(14, "VL101")]  # the file alone: the meter's class is unknown
+    assert codes(root / "train.py", root) == expected

@@ -354,6 +354,8 @@ class _Indexer:
             for alias in stmt.names:
                 if alias.name != "*":
                     source(alias.asname or alias.name, (stmt.level, stmt.module or "", alias.name))
+                else:  # ``from .metrics import *``: a key no name can have, for the project to look through
+                    source(f"{STAR}{stmt.level}:{stmt.module or ''}", (stmt.level, stmt.module or "", None))
         if isinstance(stmt, ast.Import):
             for alias in stmt.names:
                 if alias.asname:
@@ -364,6 +366,9 @@ class _Indexer:
         elif stmt.module and not stmt.level:
             for alias in stmt.names:
                 note(alias.asname or alias.name, f"{stmt.module}.{alias.name}")
+
+
+STAR = "*"  # prefix of the import-source keys of star imports
 
 
 def _store_targets(node: ast.AST) -> list[str]:

@@ -10,6 +10,7 @@ Two kinds of facts, both keyed by how this file writes the name:
   by the name this file calls them with.
 - ``functions``: a function (or a method inherited from a class of the project) with the summary its own module's
   walk gave it, so that a call of it is judged as a call of a function of this file is.
+- ``instance_methods``: the methods of a class of the project that this file builds, with their summaries.
 - ``training``: functions and classes of the project that train (a backward pass, ``autograd.grad`` or an optimizer
   step in them or in what they call in their own file): a call of one is training work of this file.
 
@@ -44,6 +45,10 @@ class ProjectFunction:
         names = set(self.positional) | set(self.keyword)
         return all(k.arg is not None and k.arg in names for k in call.keywords)
 
+    def keeps_nothing_of(self, call: ast.Call) -> bool:
+        """Its summary keeps none of the arguments of the call (no effect on the parameters they land on)."""
+        return not any(self.summary.effects.get(parameter) for parameter, _ in self.bound_arguments(call))
+
     def bound_arguments(self, call: ast.Call) -> list[tuple[str, ast.AST]]:
         """(parameter, argument) pairs of a call of it (what CallGraph.bound_arguments gives a local call)."""
         pairs = [(p, a) for p, a in zip(self.positional, call.args) if not isinstance(a, ast.Starred)]
@@ -66,6 +71,9 @@ class ProjectFacts:
     # Functions and classes of other files that train (a class: one of its methods does), as this file calls them
     # (``train_one_epoch``, ``ModelTrainer``): handing a model to one may train it.
     training: frozenset[str] = frozenset()
+    # Classes of other files, as this file calls them, with their methods (their bases' too, nearest first):
+    # ``meter = Accuracy(); meter.update(preds)`` is judged by what ``Accuracy.update`` does.
+    instance_methods: dict[str, dict[str, ProjectFunction]] = field(default_factory=dict)
     signature: tuple = ()  # a stable description, for keys of cached results that depend on these facts
 
 

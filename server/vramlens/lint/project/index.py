@@ -21,7 +21,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field, replace
 
 from ..rules.retention.retained_graph import RetainedGraph
-from ..facts.file_facts import ChunkIndex, index_statements, merge_indexes
+from ..facts.file_facts import STAR, ChunkIndex, index_statements, merge_indexes
 from ..facts.gradmode import OFF
 from ..facts.library import MODULE_BASES
 from ..facts.project import ProjectFacts, ProjectFunction, base_names, called_names
@@ -127,9 +127,16 @@ class ProjectIndex:
                     target = self._follow(importer, sources, callee, hops, used)
                     if target is None:
                         continue
-                    owner, name, _ = target
+                    owner, name, left = target
                     if (name in owner.functions and owner.functions[name].trains) or (name in owner.classes and owner.classes[name].trains):
                         training.add(callee)
+                    if name in owner.classes:
+                        methods: dict[str, ProjectFunction] = {}
+                        for _, cls in self._chain(owner, name, left, used, []):  # nearest first
+                            for method, function in cls.methods.items():
+                                methods.setdefault(method, function)
+                        if methods:
+                            facts.instance_methods[callee] = methods
                     if name in owner.functions:
                         facts.functions[callee] = owner.functions[name]
                     elif name in owner.classes and owner.classes[name].no_grad_call:
@@ -148,6 +155,7 @@ class ProjectIndex:
             tuple(sorted(facts.module_classes)),
             tuple(sorted(facts.no_grad_classes)),
             tuple(sorted(facts.training)),
+            tuple(sorted((c, m, _signature(f)) for c, ms in facts.instance_methods.items() for m, f in ms.items())),
         )
         return facts
 
@@ -207,6 +215,11 @@ class ProjectIndex:
             return module, name, hops - 1
         if name in module.sources:
             return self._follow(module.path, module.sources, name, hops - 1, used)
+        for key, star in module.sources.items():  # re-exported by ``from .impl import *``
+            if key.startswith(STAR):
+                found = self._follow(module.path, {STAR: star}, f"{STAR}.{name}", hops - 1, used)
+                if found is not None:
+                    return found
         return None
 
     # -- module summaries ----------------------------------------------------------------------

@@ -170,6 +170,28 @@ class LintContext:
             return None  # its summary was computed without knowing it is handed a module: unknown here
         return found
 
+    def project_method(self, call: ast.Call) -> ProjectFunction | None:
+        """``meter.update(x)`` where every binding of ``meter`` here builds the same class of another file of the
+        project (``meter = Accuracy()``): the method the project read for it, when the call binds its parameters."""
+        project = self.facts.project
+        if project is None or not project.instance_methods or not isinstance(call.func, ast.Attribute):
+            return None
+        receiver = dotted(call.func.value)
+        if receiver is None:
+            return None
+        cls = self.scope.cls
+        places = [cls] if receiver.startswith("self.") and cls is not None else [self.scope.node, self.tree]
+        found = None
+        for place in places:
+            for store in self.facts.stores_inside(place):
+                if isinstance(store, ast.Assign) and isinstance(store.value, ast.Call) and any(dotted(t) == receiver for t in store.targets):
+                    methods = project.instance_methods.get(dotted(store.value.func) or "")
+                    method = methods.get(call.func.attr) if methods else None
+                    if method is None or (found is not None and method is not found):
+                        return None  # built from another class too, or from one whose method is not known
+                    found = method
+        return found if found is not None and found.binds(call) else None
+
     def _passes_callable(self, call: ast.Call, function: ProjectFunction) -> bool:
         """The call hands a module (or a pipeline that runs without grad) to a parameter the function calls."""
         scope = self.scope.node

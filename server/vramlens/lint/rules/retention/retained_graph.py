@@ -592,7 +592,7 @@ class RetainedGraph(Rule):
         if ctx.graph.site_of.get(id(call)) is not None or call.keywords:
             return  # ``logger.update(loss=loss)``: loggers of that shape commonly take ``.item()`` themselves
         container = base_dotted(call.func.value)
-        if container is None or _owned_elsewhere(container, ctx):
+        if container is None or _owned_elsewhere(container, ctx) or _update_keeps_nothing(call, ctx):
             return
         keyed = any(isinstance(a, ast.Dict) for a in call.args)
         values = []
@@ -885,6 +885,13 @@ def _grows_by_key(target: ast.Subscript) -> bool:
         return False
     parts = index.elts if isinstance(index, ast.Tuple) else [index]
     return not any(isinstance(p, ast.Slice) or (isinstance(p, ast.Constant) and p.value is Ellipsis) for p in parts)
+
+
+def _update_keeps_nothing(call: ast.Call, ctx: LintContext) -> bool:
+    """``meter = Accuracy()`` with ``Accuracy`` a class of another file whose ``update`` the project read: its
+    summary keeps none of what this call passes (it reduces to ``.item()``), so the meter holds no graph."""
+    method = ctx.project_method(call)
+    return method is not None and method.keeps_nothing_of(call)
 
 
 def _owned_elsewhere(meter: str, ctx: LintContext) -> bool:
