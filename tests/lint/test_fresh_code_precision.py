@@ -1105,3 +1105,71 @@ def test_a_value_shown_to_be_an_array_or_a_number_holds_no_graph():
                 self.total += as_value(loss)  # flag: VL101
         """
     ))
+
+
+def test_an_adversarial_attack_needs_recording_on():
+    """A validation that runs adversarial attacks (``attack.attack(images, labels)``, a Lipschitz estimate through
+    ``perturb``) takes gradients with respect to its inputs: no_grad would break it, so it is no evaluation to
+    report; the same loop without the attack is one."""
+    check(HEAD + source(
+        """
+        class Trainer:
+            def __init__(self, model: nn.Module, attacks, lip):
+                self.model = model
+                self.attacks = attacks
+                self.lip = lip
+
+            def adv_validate(self, loader):
+                self.model.eval()
+                correct = 0
+                for images, labels in loader:
+                    pred = self.model(images)
+                    correct += (pred.argmax(1) == labels).sum().item()
+                    for attack in self.attacks.values():
+                        adv = attack.attack(images, labels)
+                        correct += (self.model(adv).argmax(1) == labels).sum().item()
+                return correct
+
+            def record_lip(self, images, pred):
+                perturbation = self.lip.perturb(images)
+                return (self.model(images + perturbation) - pred).norm().item()
+
+            def lip_validate(self, loader):
+                self.model.eval()
+                total = 0.0
+                for images, labels in loader:
+                    pred = self.model(images)
+                    total += self.record_lip(images, pred)
+                return total
+
+            def plain_validate(self, loader):
+                self.model.eval()
+                correct = 0
+                for images, labels in loader:
+                    pred = self.model(images)  # flag: VL202
+                    correct += (pred.argmax(1) == labels).sum().item()
+                return correct
+        """
+    ))
+
+
+def test_a_forward_whose_output_is_returned_is_the_callers_to_judge():
+    """A model function handed to a converter switches its layer to eval and returns the forward's output: the
+    caller takes the graph with it, so the waste is not proven (preview only); the same forward reduced to a
+    number before it is returned is."""
+    check(HEAD + source(
+        """
+        def model_func(wrapped_import, inputs):
+            conformer = wrapped_import("conformer")
+            layer = conformer.ConvModule(dim=19)
+            layer.eval()
+            x = layer(inputs) + inputs  # flag: VL201
+            return x
+
+
+        def score(layer: nn.Module, inputs):
+            layer.eval()
+            x = layer(inputs) + inputs  # flag: VL202
+            return x.sum().item()
+        """
+    ))

@@ -938,7 +938,7 @@ FRAMEWORK_HOOKS = cases(
     class Checker(Other):
         def postprocess(self, preds):
             self.model.eval()
-            return self.model(preds)  # flag: VL202
+            return self.model(preds)  # flag: VL201
     """,
 )
 

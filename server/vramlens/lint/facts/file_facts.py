@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
-from ..parse.syntax import CHILD_FIELDS, dotted, is_backward_call, is_optimizer_step
+from ..parse.syntax import CHILD_FIELDS, dotted, is_adversarial_attack, is_backward_call, is_optimizer_step
 from .gradmode import disables_grad
 from .project import ProjectFacts
 
@@ -133,14 +133,16 @@ class FileFacts:
         return None
 
     def trains_directly(self, node: ast.AST, written: bool = False) -> bool:
-        """A backward pass, autograd.grad or an optimizer step is written inside ``node``, or (unless ``written``)
+        """A backward pass, autograd.grad, an optimizer step or an adversarial attack (gradients with respect to the
+        inputs) is written inside ``node``, or (unless ``written``)
         a call of a function or class of another file that trains (facts/project.py)."""
         key = (id(node), written)
         known = self._trains.get(key)
         if known is None:
             if self._training_calls is None:  # classify each call once, not once per enclosing block
                 trained_elsewhere = self._trained_elsewhere()
-                self._training_calls = {id(c) for c in self.all_calls if is_backward_call(c) or is_optimizer_step(c)}
+                self._training_calls = {id(c) for c in self.all_calls
+                                        if is_backward_call(c) or is_optimizer_step(c) or is_adversarial_attack(c)}
                 self._all_training_calls = self._training_calls | {
                     id(c) for c in self.all_calls if trained_elsewhere and dotted(c.func) in trained_elsewhere
                 }

@@ -330,6 +330,16 @@ def is_optimizer_step(call: ast.Call) -> bool:
     return method_name(call) == "step" and bool(_OPTIMIZER_RECEIVER.search(last_name(receiver_name(call))))
 
 
+# Methods of adversarial-attack objects (torchattacks, advertorch, a project's own ``Attack`` classes): they take
+# gradients of the model's loss with respect to its input, so they need recording on.
+_ATTACK_METHODS = frozenset({"attack", "perturb"})
+
+
+def is_adversarial_attack(call: ast.Call) -> bool:
+    """``attack.attack(images, labels)``, ``adversary.perturb(x, y)``: gradient work on the inputs."""
+    return isinstance(call.func, ast.Attribute) and call.func.attr in _ATTACK_METHODS
+
+
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z_0-9]*")
 
 

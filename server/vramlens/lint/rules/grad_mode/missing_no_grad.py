@@ -625,7 +625,10 @@ class MissingNoGrad(Rule):
                     "history, keeping every activation alive for a backward pass that never comes; "
                     "run it under torch.no_grad()."
                 )
-                ctx.report("VL202" if _proven([later], ctx) else "VL201", call, message, self._region_fix(later, ctx))
+                # A forward whose output the function hands back is its caller's to judge (``return layer(x) + x``
+                # in a callback a converter runs): not proven here.
+                proven = _proven([later], ctx) and not self._region_returned_value(later, call, ctx)
+                ctx.report("VL202" if proven else "VL201", call, message, self._region_fix(later, ctx))
                 ctx.memo[("reported-in", id(ctx.scope.node))] = True
                 return
 
@@ -646,12 +649,7 @@ class MissingNoGrad(Rule):
         return (Fix(f"Wrap in `with {prefix}():`", (*extra, edit)),)
 
     def _region_feeds_backward(self, stmt: ast.stmt, ctx: LintContext) -> bool:
-        names: set[str] = set()
-        for store in ctx.facts.stores_inside(stmt):
-            targets = store.targets if isinstance(store, ast.Assign) else [getattr(store, "target", None)]
-            for target in targets:
-                if target is not None:
-                    names |= stored_names(target)
+        names = _stored_in(stmt, ctx)
         if not names:
             return False
         # Only a backward pass that runs after the region can consume what it computed (a training step
@@ -676,6 +674,22 @@ class MissingNoGrad(Rule):
             return graph.dataflow_into(scope, returned).reaches_backward(names)
         return False
 
+    def _region_returned_value(self, stmt: ast.stmt, call: ast.Call, ctx: LintContext) -> bool:
+        """The forward ``call`` of the region is handed back as it came: returned there, or bound to a name that a
+        later ``return`` hands back, not detached on the way (``x = layer(x) + x; return x``, not
+        ``total += model(x).sum().item()``)."""
+        names: set[str] = set()
+        for inner in _statements([stmt]):
+            if isinstance(inner, ast.Return) and inner.value is not None and _carries_call(inner.value, call):
+                return True
+            if isinstance(inner, (ast.Assign, ast.AnnAssign)) and inner.value is not None and _carries_call(inner.value, call):
+                for target in (inner.targets if isinstance(inner, ast.Assign) else [inner.target]):
+                    names |= stored_names(target)
+        end = stmt.end_lineno or stmt.lineno
+        return bool(names) and any(
+            isinstance(ret, ast.Return) and ret.value is not None and ret.lineno > end and _undetached_reads(ret.value) & names
+            for ret in _statements(ctx.scope.node.body))
+
     def _region_returned(self, stmt: ast.stmt, ctx: LintContext) -> bool:
         return any(isinstance(inner, ast.Return) for inner in _statements([stmt]))
 
@@ -686,6 +700,40 @@ class MissingNoGrad(Rule):
         first_line = min([d.lineno for d in func.decorator_list] + [func.lineno])
         edit = insert_line_above(ctx.positions, first_line, f"@{prefix}()")
         return (Fix(f"Decorate `{func.name}` with @{prefix}()", (*extra, edit)),)
+
+
+def _carries_call(expr: ast.AST, call: ast.Call) -> bool:
+    """``call`` is part of ``expr`` and no detaching call takes it on the way (``layer(x) + x``, not
+    ``layer(x).item()``)."""
+    if expr is call:
+        return True
+    if isinstance(expr, ast.Call) and (method_name(expr) in CLEAN_METHODS or dotted(expr.func) in CLEAN_FUNCTIONS):
+        return False
+    return any(_carries_call(child, call) for child in ast.iter_child_nodes(expr))
+
+
+def _undetached_reads(expr: ast.AST) -> set[str]:
+    """The names ``expr`` reads, leaving out what a detaching call takes (``x.sum().item()`` reads nothing that
+    keeps a graph)."""
+    if isinstance(expr, ast.Call) and (method_name(expr) in CLEAN_METHODS or dotted(expr.func) in CLEAN_FUNCTIONS):
+        return set()
+    if isinstance(expr, (ast.Name, ast.Attribute)) and dotted(expr):
+        return {dotted(expr), dotted(expr).split(".", 1)[0]}
+    found: set[str] = set()
+    for child in ast.iter_child_nodes(expr):
+        found |= _undetached_reads(child)
+    return found
+
+
+def _stored_in(stmt: ast.stmt, ctx: LintContext) -> set[str]:
+    """The names a region binds."""
+    names: set[str] = set()
+    for store in ctx.facts.stores_inside(stmt):
+        targets = store.targets if isinstance(store, ast.Assign) else [getattr(store, "target", None)]
+        for target in targets:
+            if target is not None:
+                names |= stored_names(target)
+    return names
 
 
 def _constructor(node: ast.AST) -> bool:
