@@ -1173,3 +1173,61 @@ def test_a_forward_whose_output_is_returned_is_the_callers_to_judge():
             return x.sum().item()
         """
     ))
+
+
+def test_a_callee_that_picks_its_grad_mode_by_a_training_flag_is_its_own_judge():
+    """A trainer's ``_forward`` records only while ``self.training`` is set and runs under no_grad otherwise:
+    the validation loop that calls it builds no graph; one whose helper always records does."""
+    check(HEAD + source(
+        """
+        class Trainer:
+            def __init__(self, model: nn.Module, loader):
+                self.model = model
+                self.loader = loader
+                self.training = True
+
+            def _forward(self, batch):
+                if self.training:
+                    return self.model(batch)
+                with torch.no_grad():
+                    return self.model(batch)
+
+            def _always(self, batch):
+                return self.model(batch)
+
+            def validate(self):
+                self.model.eval()
+                self.training = False
+                total = 0.0
+                for batch in self.loader:
+                    total += self._forward(batch).sum().item()
+                return total
+
+            def validate_always(self):
+                self.model.eval()
+                total = 0.0
+                for batch in self.loader:
+                    total += self._always(batch).sum().item()  # flag: VL202
+                return total
+        """
+    ))
+
+
+def test_a_block_switched_off_by_a_constant_condition_never_runs():
+    """``if 'slow test' and False:`` holds a test that never runs: no finding inside it; the same test in a block
+    that runs is reported."""
+    check(HEAD + source(
+        """
+        if 'get_max_index test' and False:
+            layer = nn.Linear(3, 2)
+            x = torch.randn(4, 3)
+            layer.eval()
+            print(layer(x))
+
+        if 'param protection test' and True:
+            layer = nn.Linear(3, 2)
+            x = torch.randn(4, 3)
+            layer.eval()
+            print(layer(x))  # flag: VL202
+        """
+    ))

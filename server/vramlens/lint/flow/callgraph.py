@@ -60,6 +60,9 @@ class CallGraph(Contexts, Reachability):
         # id() of functions handed to any hook registration (``attach_hooks``, ``run_with_hooks``, a tensor's
         # ``register_hook``): they run inside somebody else's forward or backward, at its grad mode
         self.hooks: set[int] = set()
+        # id() of functions that run a forward both with recording on and under no_grad (by a branch on a training
+        # flag, say): the grad mode of a call of them is theirs, not their caller's
+        self.picks_grad_mode: set[int] = set()
         self.recursive: set[int] = set()  # id() of functions that call themselves, directly or not (set by bottom_up)
         self._call_targets: dict[int, dict[int, set[str]]] = {}
         self.scopes = [facts.tree, *facts.scopes]

@@ -129,14 +129,21 @@ class Contexts:
             if self.scope_mode(scope) in (OFF, MAYBE) or getattr(scope, "name", None) in CONSTRUCTORS:
                 runs[id(scope)] = False  # a constructor's dry run (to find shapes) is one-time initialisation
                 continue
+            switched_off = False
             for stmt_id, call in self._calls_with_statements(scope):
                 mode = self.lexical.get(stmt_id, (None, ()))[0]
-                if mode in (OFF, MAYBE):
+                if forward_kind(evidence, call, scope) not in (FORWARD, DIFFERENTIABLE):
                     continue
-                if forward_kind(evidence, call, scope) in (FORWARD, DIFFERENTIABLE):
+                if mode in (OFF, MAYBE):
+                    switched_off = True
+                else:
                     found = True
+                if found and switched_off:
                     break
             runs[id(scope)] = found
+            if found and switched_off:
+                # ``if self.training: out = model(x) else: with torch.no_grad(): out = model(x)``
+                self.picks_grad_mode.add(id(scope))
         for _ in range(len(self.scopes) + 1):
             changed = False
             for scope in self.scopes:

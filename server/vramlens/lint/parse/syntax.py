@@ -154,6 +154,16 @@ def scalar_isinstance(test: ast.AST) -> tuple[str, ...]:
     return (name,)
 
 
+def statically_false(test: ast.AST) -> bool:
+    """A condition that is false whatever runs: ``False``, ``0``, ``None``, or an ``and`` with one of them
+    (``if 'slow test' and False:``, a block switched off by hand)."""
+    if isinstance(test, ast.Constant):
+        return not test.value
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+        return any(statically_false(value) for value in test.values)
+    return False
+
+
 def base_dotted(node: ast.AST) -> str | None:
     """The container a store or call goes into: ``self.buf[k]`` -> ``self.buf``."""
     while isinstance(node, ast.Subscript):

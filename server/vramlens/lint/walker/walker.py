@@ -15,7 +15,7 @@ from ..facts.gradmode import OFF, ON
 from ..flow.summaries import EMPTY, GRAPH, GRAPH_ONLY, MAYBE_GRAPH, Labels, Summary, computed, parameter_label, parameters_in
 from ..flow.origins import Origin, Origins, dict_values, makes_dict
 from ..flow.taint import CLEAN_METHODS, TaintEvaluator, TaintState, constant_key, is_summary_name
-from ..parse.syntax import annotation_words, base_dotted, dotted, is_private_decoding_helper, name_words, scalar_isinstance
+from ..parse.syntax import annotation_words, base_dotted, dotted, is_private_decoding_helper, name_words, scalar_isinstance, statically_false
 from .context import LintContext, Scope
 from .rule import Rule
 
@@ -350,6 +350,9 @@ class Walker:
         self.ctx.scope.declared_global.update(stmt.names)
 
     def _visit_If(self, stmt: ast.If) -> None:
+        if statically_false(stmt.test):
+            self._block(stmt.orelse)  # the body never runs: nothing in it keeps or wastes memory
+            return
         self._branches([stmt.body, stmt.orelse], stmt, narrowed=[scalar_isinstance(stmt.test), ()])
 
     def _visit_Match(self, stmt: ast.AST) -> None:

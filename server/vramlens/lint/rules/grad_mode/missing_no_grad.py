@@ -142,7 +142,8 @@ def graph_building_call(stmts: list[ast.stmt], ctx: LintContext, strict: bool = 
                         continue  # run once for what it does on the way (a warm-up, hooks, calibration): its graph dies with the call
                 return call
             site = graph.site_of.get(id(call))
-            if site is not None and site.callee.name != "__init__" and graph.runs_forward.get(id(site.callee)):
+            if site is not None and site.callee.name != "__init__" and graph.runs_forward.get(id(site.callee)) \
+                    and id(site.callee) not in graph.picks_grad_mode:
                 return call
             if any(graph.runs_forward.get(id(s.callee)) for s in graph.callbacks_of.get(id(call), ())):
                 return call  # ``beam_search.search(state, step)`` where ``step`` runs the model
@@ -177,8 +178,9 @@ def _proven(stmts: list[ast.stmt], ctx: LintContext, depth: int = 0) -> bool:
             site = graph.site_of.get(id(call))
             if site is None or depth >= 2 or site.mode in (OFF, MAYBE) or site.callee.name in CONSTRUCTORS:
                 continue
-            if not isinstance(site.callee, _NESTED[:2]) or graph.part_of_forward.get(id(site.callee)):
-                continue
+            if not isinstance(site.callee, _NESTED[:2]) or graph.part_of_forward.get(id(site.callee)) \
+                    or id(site.callee) in graph.picks_grad_mode:
+                continue  # a helper of a forward, or one that picks its grad mode itself (``if self.training``)
             if graph.scope_mode(site.callee) not in (OFF, MAYBE) and _proven(site.callee.body, ctx, depth + 1):
                 return True
     return False
