@@ -101,7 +101,10 @@ writeFileSync(dirs.config, "auth: none\n");
 mkdirSync(path.join(dirs.userData, "User"), { recursive: true });
 writeFileSync(
     path.join(dirs.userData, "User/settings.json"),
-    JSON.stringify({ "chat.disableAIFeatures": true, "workbench.secondarySideBar.defaultVisibility": "hidden", "workbench.colorTheme": "Dark Modern" }, null, 2),
+    // The checks this walkthrough shows, selected (a user setting, so the untrusted folder below has it too): the
+    // scenario's kept list (VL102) is a check the held-out gate may leave in preview.
+    JSON.stringify({ "chat.disableAIFeatures": true, "workbench.secondarySideBar.defaultVisibility": "hidden", "workbench.colorTheme": "Dark Modern",
+                     "vramlens.lint": { select: ["VL102", "VL107", "VL202"] } }, null, 2),
 );
 // The repository's .venv has CPU-only torch: the bundled server runs in it, and a diagnose finds no CUDA.
 writeFileSync(

@@ -40,7 +40,7 @@ def test_a_fifo_and_a_dangling_link_in_a_folder_are_reported_and_the_rest_is_lin
     (project / "train.py").write_text(LEAKY)
     os.mkfifo(project / "stream.py")
     (project / "gone.py").symlink_to(tmp_path / "deleted.py")
-    run = lint_cli("project", cwd=tmp_path, timeout=20)
+    run = lint_cli("--preview", "project", cwd=tmp_path, timeout=20)  # the leak is a preview check (VL102)
     assert run.returncode == 1, run.stderr
     assert "project/train.py:10:" in run.stdout and "VL102" in run.stdout  # linted all the same
     assert "stream.py:1:1: VL000" in run.stdout and "named pipe" in run.stdout
@@ -68,7 +68,7 @@ def test_fix_applies_thousands_of_fixes_with_a_few_parses(monkeypatch):
     parses = []
     real_parse = fixes_module.parse
     monkeypatch.setattr(fixes_module, "parse", lambda text: (parses.append(1), real_parse(text))[1])
-    result = fix_source(source)
+    result = fix_source(source, preview=True)
     assert result.applied == 4000 and not result.remaining
     assert len(parses) <= 4, f"{len(parses)} parses for 4000 fixes"  # it was one per fix, then per round: 198 s
 
@@ -119,7 +119,7 @@ def test_a_syntax_error_names_its_line():
 def test_control_characters_in_file_names_never_reach_the_terminal(tmp_path):
     (tmp_path / "\x1b[2Jclear.py").write_text(LEAKY)
     (tmp_path / "two\nlines.py").write_text(LEAKY)
-    run = lint_cli(".", cwd=tmp_path)
+    run = lint_cli("--preview", ".", cwd=tmp_path)
     assert "\x1b" not in run.stdout and "\\x1b[2Jclear.py" in run.stdout
     assert "two\\nlines.py:10:" in run.stdout
     # Two findings, each with its "fix available" line: no name made a line of its own.

@@ -372,3 +372,12 @@ NEGATIVE_CASES = [
                 w = torch.zeros(4).to(dtype)
         """)),
 ]
+
+
+def default_on_case() -> Case:
+    """A positive case, with a fix, of a check that is on by default now: what the command line and the fixer do
+    does not depend on which check it is, and the held-out gate moves checks in and out of the default."""
+    from vramlens.lint import CHECKS
+
+    on = {c.code for c in CHECKS if not c.preview}
+    return next(c for c in POSITIVE_CASES if c.code in on and c.fix is not None)

@@ -9,11 +9,13 @@ import sys
 
 import pytest
 
-from cases import POSITIVE_CASES
+from cases import POSITIVE_CASES, default_on_case
 from vramlens.cli import main
+from vramlens.lint import CHECKS
 
 # A default-on check's case: the command line's behaviour does not depend on which check it is.
-LEAKY = next(c for c in POSITIVE_CASES if c.name == "append_through_alias")
+LEAKY = default_on_case()  # a default-on check's case, whichever the gate leaves on
+RULE = next(c.rule for c in CHECKS if c.code == LEAKY.code)
 CLEAN = "import torch\n\n\ndef add(a, b):\n    return a + b\n"
 INFO_ONLY = next(c for c in POSITIVE_CASES if c.name == "empty_cache_every_step")
 
@@ -46,7 +48,7 @@ def test_info_findings_alone_do_not_fail(tmp_path, capsys):
 def test_folder_is_walked_for_python_files(project, capsys):
     assert run(str(project)) == 1
     out = capsys.readouterr().out
-    assert "train.py:14:" in out and "notes.txt" not in out
+    assert f"train.py:{LEAKY.line}:" in out and "notes.txt" not in out
 
 
 def test_json_schema(project, capsys):
@@ -55,21 +57,22 @@ def test_json_schema(project, capsys):
     assert set(payload) == {"findings"}
     finding = payload["findings"][0]
     assert set(finding) == {"path", "line", "column", "end_line", "end_column", "code", "rule", "severity", "message", "fixes"}
-    assert finding["code"] == "VL102" and finding["rule"] == "retained-graph" and finding["severity"] == "warning"
-    assert (finding["line"], finding["column"]) == (14, 8)
+    assert finding["code"] == LEAKY.code and finding["rule"] == RULE and finding["severity"] == "warning"
+    assert finding["line"] == LEAKY.line
     fix = finding["fixes"][0]
     assert set(fix) == {"title", "edits"}
     assert set(fix["edits"][0]) == {"line", "column", "end_line", "end_column", "new_text"}
-    assert fix["edits"][0]["new_text"] == ".detach()"
+    assert fix["edits"][0]["new_text"].strip() in LEAKY.fix[1]
 
 
 def test_select_and_ignore(project, capsys):
     target = str(project / "pkg" / "train.py")
-    assert run("--select", "missing-no-grad", target) == 0
-    assert run("--select", "VL1", target) == 1
-    assert run("--ignore", "retained-graph", target) == 0
-    assert run("--ignore", "VL102", target) == 0
-    assert run("--select", "retained-graph", "--ignore", "VL102", target) == 0
+    other = "retained-graph" if RULE != "retained-graph" else "missing-no-grad"
+    assert run("--select", other, target) == 0
+    assert run("--select", LEAKY.code[:3], target) == 1
+    assert run("--ignore", RULE, target) == 0
+    assert run("--ignore", LEAKY.code, target) == 0
+    assert run("--select", RULE, "--ignore", LEAKY.code, target) == 0
     capsys.readouterr()
     assert run("--select", "no-such-rule", target) == 2
     assert "unknown rule" in capsys.readouterr().err
@@ -95,8 +98,9 @@ def test_fix_keeps_latin1_encoding_and_bom(tmp_path):
     bom = tmp_path / "bom.py"
     bom.write_bytes(b"\xef\xbb\xbf" + LEAKY.source.encode())
     run("--fix", str(latin), str(bom))
-    assert b"caf\xe9" in latin.read_bytes() and b"out.detach()" in latin.read_bytes()
-    assert bom.read_bytes().startswith(b"\xef\xbb\xbf") and b"out.detach()" in bom.read_bytes()
+    fixed = LEAKY.fix[1].encode()
+    assert b"caf\xe9" in latin.read_bytes() and fixed in latin.read_bytes()
+    assert bom.read_bytes().startswith(b"\xef\xbb\xbf") and fixed in bom.read_bytes()
 
 
 def test_fix_never_writes_a_file_it_could_not_decode(tmp_path):
@@ -113,7 +117,7 @@ def test_console_entry_point(project):
         capture_output=True, text=True, check=False,
     )
     assert result.returncode == 1
-    assert json.loads(result.stdout)["findings"][0]["code"] == "VL102"
+    assert json.loads(result.stdout)["findings"][0]["code"] == LEAKY.code
 
 
 def test_files_linted_in_several_processes_give_what_one_process_gives(tmp_path, capsys):

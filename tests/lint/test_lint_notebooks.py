@@ -24,7 +24,7 @@ def _notebook(path, *cells):
 
 def test_a_leak_across_cells_is_found_on_its_cell_and_line(tmp_path):
     notebook = _notebook(tmp_path / "train.ipynb", SETUP, LOOP)
-    findings = lint_file(notebook)
+    findings = lint_file(notebook, preview=True)
     assert [(f.code, f.cell, f.line) for f in findings] == [("VL102", 3, 5)]
     assert not findings[0].fixes  # a notebook is not rewritten
 
@@ -32,8 +32,8 @@ def test_a_leak_across_cells_is_found_on_its_cell_and_line(tmp_path):
 def test_the_command_line_prints_cell_and_line_and_a_folder_includes_notebooks(tmp_path):
     _notebook(tmp_path / "train.ipynb", SETUP, LOOP)
     (tmp_path / "clean.py").write_text("x = 1\n", encoding="utf-8")
-    assert [f.cell for f in lint_paths([tmp_path])] == [3]
-    run = subprocess.run([sys.executable, "-m", "vramlens", "lint", str(tmp_path)], capture_output=True, text=True)
+    assert [f.cell for f in lint_paths([tmp_path], preview=True)] == [3]
+    run = subprocess.run([sys.executable, "-m", "vramlens", "lint", "--preview", str(tmp_path)], capture_output=True, text=True)
     assert run.returncode == 1
     assert "train.ipynb:cell 3:5:9: VL102" in run.stdout
     assert "2 files checked" in run.stderr
@@ -41,7 +41,7 @@ def test_the_command_line_prints_cell_and_line_and_a_folder_includes_notebooks(t
 
 def test_a_cell_that_does_not_parse_does_not_silence_the_others(tmp_path):
     notebook = _notebook(tmp_path / "broken.ipynb", SETUP, ["def broken(:\n"], LOOP)
-    found = {(f.code, f.cell) for f in lint_file(notebook)}
+    found = {(f.code, f.cell) for f in lint_file(notebook, preview=True)}
     assert ("VL000", 3) in found and ("VL102", 4) in found
 
 

@@ -83,7 +83,7 @@ def train(loader, opt):
 def test_a_kept_dict_is_reported_where_a_graph_carrying_tensor_went_into_it():
     """trl's metrics dict: ``metrics["nll_loss"] = nll.cpu().mean()`` in one function, the dict appended to a
     long-lived list in another. The fix goes where the tensor goes in; the append has nothing to detach."""
-    findings = lint_source(HEADER + dedent(METRICS.replace("{use}", "loss.cpu() * 2")).lstrip("\n"))
+    findings = lint_source(HEADER + dedent(METRICS.replace("{use}", "loss.cpu() * 2")).lstrip("\n"), preview=True)
     assert [(f.code, f.line - HEADER.count("\n")) for f in findings] == [("VL102", 8)]
     assert "`loss.cpu() * 2` carries autograd history into `metrics`" in findings[0].message
     assert "history" in findings[0].message
@@ -92,7 +92,7 @@ def test_a_kept_dict_is_reported_where_a_graph_carrying_tensor_went_into_it():
 def test_a_dict_with_several_graph_carrying_values_is_one_finding_naming_them_all():
     """One kept dict, one leak: reported once, on the first place, naming the others."""
     text = METRICS.replace("{use}", "loss.cpu() * 2").replace('"mse": loss.detach()', '"mse": loss, "rmse": loss.sqrt()')
-    findings = lint_source(HEADER + dedent(text).lstrip("\n"))
+    findings = lint_source(HEADER + dedent(text).lstrip("\n"), preview=True)
     assert [(f.code, f.line - HEADER.count("\n")) for f in findings] == [("VL102", 7)]
     assert "`loss` (with `loss.sqrt()`, `loss.cpu() * 2`) carry autograd history into `metrics`" in findings[0].message
 
@@ -124,11 +124,11 @@ def test_a_lint_by_parts_places_the_finding_in_the_part_it_is_in():
     the tensor goes in, also after an edit between the two functions."""
     text = HEADER + dedent(METRICS.replace("{use}", "loss.cpu() * 2")).lstrip("\n")
     cache = ChunkCache()
-    assert lint_source(text, cache=cache) == lint_source(text)
+    assert lint_source(text, cache=cache, preview=True) == lint_source(text, preview=True)
     edited = text.replace("\n\ndef train", "\n\nSCALE = 2\n\n\ndef train")
-    assert [f.line for f in lint_source(edited, cache=cache)] == [f.line for f in lint_source(edited)] == [10]
+    assert [f.line for f in lint_source(edited, cache=cache, preview=True)] == [f.line for f in lint_source(edited, preview=True)] == [10]
     above = edited.replace("history = []\n", "history = []\nEPS = 1e-8\n")
-    assert [f.line for f in lint_source(above, cache=cache)] == [f.line for f in lint_source(above)] == [11]
+    assert [f.line for f in lint_source(above, cache=cache, preview=True)] == [f.line for f in lint_source(above, preview=True)] == [11]
 
 
 # --- running statistics written into a module's buffer in place -----------------------------------------------

@@ -74,6 +74,11 @@ def plain(value):
     return value
 
 
+# The server's checks with the preview ones: these tests use a retained-graph leak (VL102) to exercise the server,
+# whichever checks the held-out gate leaves on by default (tests/lsp/test_lint_preview.py covers the default).
+PREVIEW = {"lint": {"preview": True}}
+
+
 async def initialize_with_folder(client: LanguageClient, folder: Path) -> None:
     """Initialize as VS Code does, with ``folder`` as the one workspace folder; keep the server's messages."""
     watch_server_messages(client)
@@ -81,6 +86,7 @@ async def initialize_with_folder(client: LanguageClient, folder: Path) -> None:
         types.InitializeParams(
             capabilities=pytest_lsp.client_capabilities("visual-studio-code"),
             workspace_folders=[types.WorkspaceFolder(uri=folder.as_uri(), name=folder.name)],
+            initialization_options=PREVIEW,
         )
     )
 

@@ -53,7 +53,8 @@ async def test_folder_settings_are_pulled_and_read_again_on_change(client: Langu
     records = plain(await client.protocol.send_request_async("vramlens/lineAnnotations", {"uri": uri}))["annotations"]
     assert [r["line"] for r in records] == [11, 18, 19, 20]  # the client's own rendering still gets them (20: the storing line)
 
-    client.set_configuration({"annotationStyle": "inlayHints"}, section="vramlens", scope_uri=tmp_path.as_uri())
+    client.set_configuration({"annotationStyle": "inlayHints", "lint": {"preview": True}}, section="vramlens",
+                             scope_uri=tmp_path.as_uri())
     client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings=None))
     await _settings_read(client, 2)
     for _ in range(100):  # diagnostics are published again once the settings are read

@@ -8,7 +8,7 @@ import sys
 import pytest
 import pytest_lsp
 from lsprotocol import types
-from lsp_helpers import open_document, quick_fixes
+from lsp_helpers import PREVIEW, open_document, quick_fixes
 from pytest_lsp import ClientServerConfig, LanguageClient
 
 LEAKY = """\
@@ -36,6 +36,7 @@ async def client(lsp_client: LanguageClient):
     params = types.InitializeParams(
         capabilities=pytest_lsp.client_capabilities("visual-studio-code"),
         root_uri="file:///workspace",
+        initialization_options=PREVIEW,
     )
     await lsp_client.initialize_session(params)
     yield
