@@ -1231,3 +1231,25 @@ def test_a_block_switched_off_by_a_constant_condition_never_runs():
             print(layer(x))  # flag: VL202
         """
     ))
+
+
+def test_a_write_through_data_keeps_no_graph():
+    """An EMA codebook updated through ``.data`` (``self.ema_embed.data.mul_(d).add_(dw)``) writes into a detached
+    alias, which autograd does not record; the same update on the buffer itself keeps every step's graph."""
+    check(HEAD + source(
+        """
+        class Quantizer(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = nn.Linear(4, 4)
+                self.register_buffer("ema_embed", torch.zeros(4, 4))
+                self.register_buffer("ema_raw", torch.zeros(4, 4))
+
+            def forward(self, x):
+                dw = self.proj(x).t() @ x
+                self.ema_embed.data.mul_(0.99).add_(dw, alpha=0.01)
+                self.ema_embed.data[0] += dw[0]
+                self.ema_raw.mul_(0.99).add_(dw, alpha=0.01)  # flag: VL101
+                return dw
+        """
+    ))

@@ -467,7 +467,7 @@ class RetainedGraph(Rule):
     # -- accumulators ---------------------------------------------------------------------
     def _accumulate(self, stmt: ast.stmt, target: ast.AST, value: ast.AST, ctx: LintContext) -> None:
         name = base_dotted(target)  # ``totals[key] += loss`` accumulates into ``totals``
-        if name is None or ctx.state.grad_off or not ctx.labels(value):
+        if name is None or ctx.state.grad_off or _through_data(target) or not ctx.labels(value):
             return  # with recording off the sum is a new tensor with no history, whatever ``value`` carries
         kept = _leak_lifetime(name, ctx)
         if kept is None:
@@ -566,7 +566,7 @@ class RetainedGraph(Rule):
             receiver = receiver.func.value  # ``avg.mul_(d).add_(x)`` adds into ``avg``
         added = [a for a in call.args if ctx.tainted(a)]
         name = base_dotted(receiver)
-        if not added or name is None:
+        if not added or name is None or _through_data(receiver):
             return
         kept = _leak_lifetime(name, ctx)
         if kept is not None:
@@ -885,6 +885,17 @@ def _grows_by_key(target: ast.Subscript) -> bool:
         return False
     parts = index.elts if isinstance(index, ast.Tuple) else [index]
     return not any(isinstance(p, ast.Slice) or (isinstance(p, ast.Constant) and p.value is Ellipsis) for p in parts)
+
+
+def _through_data(target: ast.AST) -> bool:
+    """``self.ema.data.mul_(d).add_(x)``, ``w.data[i] += x``: a write through ``.data``, a detached alias of the
+    tensor, which autograd does not record: the tensor keeps no graph of what is added."""
+    node = target
+    while isinstance(node, (ast.Subscript, ast.Attribute)):
+        if isinstance(node, ast.Attribute) and node.attr == "data":
+            return True
+        node = node.value
+    return False
 
 
 def _update_keeps_nothing(call: ast.Call, ctx: LintContext) -> bool:
