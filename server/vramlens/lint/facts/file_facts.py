@@ -70,7 +70,7 @@ class FileFacts:
     tree: ast.Module | None = None
     _trains: dict[tuple[int, bool], bool] = field(default_factory=dict)
     bindings: dict = field(default_factory=dict)  # containers.is_known_list's index of this analysis' bindings
-    _training_calls: set[int] | None = None  # id() of every backward / autograd.grad / optimizer step call
+    _training_calls: set[int] | None = None  # id() of every backward / autograd.grad / optimizer step / attack call
     _all_training_calls: set[int] = field(default_factory=set)  # those and every call of another file's training
     _methods_by_class: dict[int, list[ast.AST]] | None = None
 
@@ -134,8 +134,8 @@ class FileFacts:
 
     def trains_directly(self, node: ast.AST, written: bool = False) -> bool:
         """A backward pass, autograd.grad, an optimizer step or an adversarial attack (gradients with respect to the
-        inputs) is written inside ``node``, or (unless ``written``)
-        a call of a function or class of another file that trains (facts/project.py)."""
+        inputs) is written inside ``node``, or (unless ``written``) a call of a function or class of another file
+        that trains (facts/project.py)."""
         key = (id(node), written)
         known = self._trains.get(key)
         if known is None:

@@ -170,27 +170,35 @@ class LintContext:
             return None  # its summary was computed without knowing it is handed a module: unknown here
         return found
 
-    def project_method(self, call: ast.Call) -> ProjectFunction | None:
+    def keeps_nothing_given(self, call: ast.Call) -> bool:
         """``meter.update(x)`` where every binding of ``meter`` here builds the same class of another file of the
-        project (``meter = Accuracy()``): the method the project read for it, when the call binds its parameters."""
+        project (``meter = Accuracy()``) and the method the project read for it keeps none of what the call passes
+        (it reduces to ``.item()``): the object holds no graph of it."""
         project = self.facts.project
         if project is None or not project.instance_methods or not isinstance(call.func, ast.Attribute):
-            return None
+            return False
         receiver = dotted(call.func.value)
         if receiver is None:
-            return None
+            return False
+        methods = [built.get(call.func.attr) for built in self._built_from(receiver)]
+        method = methods[0] if methods else None
+        if method is None or any(m is not method for m in methods):
+            return False  # built from another class too, or from one whose method the project does not know
+        return method.binds(call) and method.keeps_nothing_of(call)
+
+    def _built_from(self, receiver: str) -> tuple[dict[str, ProjectFunction], ...]:
+        """For each binding of ``receiver`` to a call in the current scope (its class's methods for ``self.x``, else
+        the function and the module), the methods of the class of another file it builds ({} for any other call)."""
         cls = self.scope.cls
         places = [cls] if receiver.startswith("self.") and cls is not None else [self.scope.node, self.tree]
-        found = None
-        for place in places:
-            for store in self.facts.stores_inside(place):
-                if isinstance(store, ast.Assign) and isinstance(store.value, ast.Call) and any(dotted(t) == receiver for t in store.targets):
-                    methods = project.instance_methods.get(dotted(store.value.func) or "")
-                    method = methods.get(call.func.attr) if methods else None
-                    if method is None or (found is not None and method is not found):
-                        return None  # built from another class too, or from one whose method is not known
-                    found = method
-        return found if found is not None and found.binds(call) else None
+        key = ("built-from", id(places[0]), receiver)
+        found = self.memo.get(key)
+        if found is None:
+            methods = self.facts.project.instance_methods
+            found = self.memo[key] = tuple(
+                methods.get(dotted(store.value.func) or "", {}) for place in places for store in self.facts.stores_inside(place)
+                if isinstance(store, ast.Assign) and isinstance(store.value, ast.Call) and any(dotted(t) == receiver for t in store.targets))
+        return found
 
     def _passes_callable(self, call: ast.Call, function: ProjectFunction) -> bool:
         """The call hands a module (or a pipeline that runs without grad) to a parameter the function calls."""

@@ -301,8 +301,7 @@ class Walker:
             return
         if receiver is None:
             return
-        method = ctx.project_method(call)
-        if method is not None and method.keeps_nothing_of(call):
+        if ctx.keeps_nothing_given(call):
             return  # a method of another file's class that keeps nothing it is given (``Accuracy.update``)
         if call.func.attr in _CONTAINER_METHODS:
             labels = EMPTY

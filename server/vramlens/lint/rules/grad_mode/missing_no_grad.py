@@ -247,7 +247,7 @@ def _returns_output(func: ast.AST, ctx: LintContext) -> bool:
     outputs: set[str] = set()
 
     def undetached(expr: ast.AST, names: bool) -> bool:
-        if isinstance(expr, ast.Call) and (method_name(expr) in CLEAN_METHODS or dotted(expr.func) in CLEAN_FUNCTIONS):
+        if _detaches(expr):
             return False  # what carries no graph, by the taint's own tables
         if isinstance(expr, ast.Call) and ctx.forward_kind(expr) == FORWARD:
             return True
@@ -280,7 +280,7 @@ def _returns_hooked(func: ast.AST, ctx: LintContext) -> bool:
     derived: set[str] = set()
 
     def carries(expr: ast.AST) -> bool:
-        if isinstance(expr, ast.Call) and (method_name(expr) in CLEAN_METHODS or dotted(expr.func) in CLEAN_FUNCTIONS):
+        if _detaches(expr):
             return False
         if isinstance(expr, (ast.Attribute, ast.Subscript)) and base_dotted(expr) in hooked:
             return True
@@ -704,12 +704,17 @@ class MissingNoGrad(Rule):
         return (Fix(f"Decorate `{func.name}` with @{prefix}()", (*extra, edit)),)
 
 
+def _detaches(expr: ast.AST) -> bool:
+    """A call whose result carries no graph, by the taint's own tables (``x.item()``, ``x.cpu().numpy()``)."""
+    return isinstance(expr, ast.Call) and (method_name(expr) in CLEAN_METHODS or dotted(expr.func) in CLEAN_FUNCTIONS)
+
+
 def _carries_call(expr: ast.AST, call: ast.Call) -> bool:
     """``call`` is part of ``expr`` and no detaching call takes it on the way (``layer(x) + x``, not
     ``layer(x).item()``)."""
     if expr is call:
         return True
-    if isinstance(expr, ast.Call) and (method_name(expr) in CLEAN_METHODS or dotted(expr.func) in CLEAN_FUNCTIONS):
+    if _detaches(expr):
         return False
     return any(_carries_call(child, call) for child in ast.iter_child_nodes(expr))
 
@@ -717,7 +722,7 @@ def _carries_call(expr: ast.AST, call: ast.Call) -> bool:
 def _undetached_reads(expr: ast.AST) -> set[str]:
     """The names ``expr`` reads, leaving out what a detaching call takes (``x.sum().item()`` reads nothing that
     keeps a graph)."""
-    if isinstance(expr, ast.Call) and (method_name(expr) in CLEAN_METHODS or dotted(expr.func) in CLEAN_FUNCTIONS):
+    if _detaches(expr):
         return set()
     if isinstance(expr, (ast.Name, ast.Attribute)) and dotted(expr):
         return {dotted(expr), dotted(expr).split(".", 1)[0]}

@@ -592,7 +592,7 @@ class RetainedGraph(Rule):
         if ctx.graph.site_of.get(id(call)) is not None or call.keywords:
             return  # ``logger.update(loss=loss)``: loggers of that shape commonly take ``.item()`` themselves
         container = base_dotted(call.func.value)
-        if container is None or _owned_elsewhere(container, ctx) or _update_keeps_nothing(call, ctx):
+        if container is None or _owned_elsewhere(container, ctx) or ctx.keeps_nothing_given(call):
             return
         keyed = any(isinstance(a, ast.Dict) for a in call.args)
         values = []
@@ -896,13 +896,6 @@ def _through_data(target: ast.AST) -> bool:
             return True
         node = node.value
     return False
-
-
-def _update_keeps_nothing(call: ast.Call, ctx: LintContext) -> bool:
-    """``meter = Accuracy()`` with ``Accuracy`` a class of another file whose ``update`` the project read: its
-    summary keeps none of what this call passes (it reduces to ``.item()``), so the meter holds no graph."""
-    method = ctx.project_method(call)
-    return method is not None and method.keeps_nothing_of(call)
 
 
 def _owned_elsewhere(meter: str, ctx: LintContext) -> bool:
