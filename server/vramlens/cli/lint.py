@@ -34,6 +34,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                         "see docs/lint.md)")
     parser.add_argument("--jobs", type=int, default=0, metavar="N",
                         help="files linted at once, in separate processes (default: one per CPU; 1: in this process)")
+    parser.add_argument("--no-cache", action="store_true",
+                        help="neither read nor write the summaries of the project's modules kept between runs "
+                        "(in the user's cache folder; see docs/lint.md)")
     parser.add_argument("--list-checks", action="store_true",
                         help="list every check: its rule, severity, whether it is on by default, and why")
     parser.set_defaults(handler=run_lint)
@@ -55,6 +58,20 @@ def run_lint(args: argparse.Namespace) -> int:
     if unknown:
         print(f"vramlens lint: unknown rule or code {', '.join(unknown)}; see docs/lint.md for the list.", file=sys.stderr)
         return 2
+    chosen = os.environ.get("VRAMLENS_CACHE_DIR")
+    if args.no_cache:
+        os.environ["VRAMLENS_CACHE_DIR"] = "off"  # the linting processes inherit it
+    try:
+        return _lint_paths(args, select, ignore)
+    finally:
+        if args.no_cache:
+            if chosen is None:
+                os.environ.pop("VRAMLENS_CACHE_DIR", None)
+            else:
+                os.environ["VRAMLENS_CACHE_DIR"] = chosen
+
+
+def _lint_paths(args: argparse.Namespace, select: list[str], ignore: list[str]) -> int:
     files = list(iter_python_files(args.paths))
     # A path that names nothing at all is a usage error; one that names a dangling link, a FIFO or a
     # device is reported as a finding of its own and the other files are checked.

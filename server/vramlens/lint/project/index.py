@@ -9,7 +9,9 @@ dropped: only the linted file is reported on.
 Reading is bounded: ``HOPS`` files away from the linted one at most (an imported module is one hop, what it
 imports in turn a second), files no larger than the engine checks, and each summary is cached under the file's
 (path, mtime_ns, size) and those of the files it was computed from, so that the language server reads a file
-again only after it changed.
+again only after it changed. Summaries are also kept on disk (store.py) for the next process; an entry there is
+used only while the folders whose listings resolved its imports are unchanged too (a module added since may
+change what an import names).
 """
 
 from __future__ import annotations
@@ -29,15 +31,14 @@ from ..parse.source import decode_source, read_source
 from ..parse.syntax import dotted, last_name
 from ..walker.context import LintContext
 from ..walker.walker import Walker
-from .resolve import Resolver, Source, qualified
+from .resolve import FOLDER, Resolver, Source, Stamp, qualified
+from .store import SummaryStore
 
 HOPS = 2  # files away from the linted one that may be read
 _MAX_CLASS_DEPTH = 8  # bases followed within the files read
 _CACHED_MODULES = 4096  # summaries kept per project
 _CACHED_PROJECTS = 8
 _PARSED_MODULES = 16  # parsed trees kept per project (a tree takes many times its text's memory)
-
-Stamp = tuple[int, int]  # (mtime_ns, size)
 
 
 @dataclass(frozen=True)
@@ -63,6 +64,7 @@ class ModuleSummary:
 class ProjectIndex:
     def __init__(self, root: str | os.PathLike) -> None:
         self.resolver = Resolver(root)
+        self.store = SummaryStore(self.resolver.root)
         self._modules: OrderedDict[tuple[str, int], tuple[Stamp, ModuleSummary | None]] = OrderedDict()
         self._building: set[str] = set()
         self._trees: OrderedDict[tuple[str, Stamp], tuple[str, ast.Module, ChunkIndex]] = OrderedDict()
@@ -99,7 +101,7 @@ class ProjectIndex:
         from the last call's, what other files say may have changed."""
         used = self._read_for.get(os.path.realpath(path), {})
         self.resolver.begin()
-        return tuple((p, self.resolver.stamp(p)) for p in sorted(used))
+        return tuple((p, self.resolver.stamp(p)) for p, recorded in sorted(used.items()) if recorded[1] != FOLDER)
 
     def _facts(self, importer: str, sources: dict[str, Source], classes: dict[str, tuple[str, ...]],
                called: set[str], hops: int, used: dict[str, Stamp]) -> ProjectFacts:
@@ -201,7 +203,7 @@ class ProjectIndex:
         source = sources.get(head)
         if source is None or hops <= 0:
             return None
-        located = self.resolver.locate(importer, source, rest)
+        located = self.resolver.locate(importer, source, rest, used)
         if located is None:
             return None
         path, names = located
@@ -235,7 +237,11 @@ class ProjectIndex:
             self._modules.move_to_end(key)
             summary = cached[1]
         else:
-            summary = self._summarise(path, stamp, hops)
+            summary = self.store.load(path, hops, stamp)
+            if summary is None or not _unchanged(summary, self.resolver, folders=True):
+                summary = self._summarise(path, stamp, hops)
+                if summary is not None:
+                    self.store.save(path, hops, stamp, summary)
             self._modules[key] = (stamp, summary)
             if len(self._modules) > _CACHED_MODULES:
                 self._modules.popitem(last=False)
@@ -329,8 +335,12 @@ def _says_nothing(facts: ProjectFacts) -> bool:
                 or facts.training)
 
 
-def _unchanged(summary: ModuleSummary | None, resolver: Resolver) -> bool:
-    return summary is None or all(resolver.stamp(path) == stamp for path, stamp in summary.depends.items())
+def _unchanged(summary: ModuleSummary | None, resolver: Resolver, folders: bool = False) -> bool:
+    """The files a summary was computed from still have their stamps; with ``folders``, the folders whose listings
+    resolved its imports too. A summary kept in memory leaves folders out: an editor saving by renaming changes its
+    folder on every save, and a summary of this process is re-read as soon as a file it depends on changes."""
+    return summary is None or all(resolver.present(path, stamp) == stamp for path, stamp in summary.depends.items()
+                                  if folders or stamp[1] != FOLDER)
 
 
 def _records_graph(cls: ast.ClassDef, ctx: LintContext) -> bool:

@@ -22,6 +22,8 @@ _NOT_PROJECT = frozenset({
 })
 
 Source = tuple[int, str, "str | None"]  # (level, module, name) of one import, as facts/file_facts.py records it
+Stamp = tuple[int, int]  # a file's (mtime_ns, size); a folder's (mtime_ns, FOLDER)
+FOLDER = -1
 
 
 class Resolver:
@@ -31,9 +33,10 @@ class Resolver:
     def __init__(self, root: str | os.PathLike) -> None:
         self.root = os.path.realpath(root)
         self._listings: dict[str, tuple[int, frozenset[str]]] = {}  # folder -> (mtime_ns, its entries)
-        self._checked: dict[str, frozenset[str]] = {}  # folders already listed or checked in this lint
+        self._checked: dict[str, tuple[int | None, frozenset[str]]] = {}  # folders listed or checked in this lint
         self._stamps: dict[str, tuple[int, int] | None] = {}
         self._real: dict[str, str] = {}
+        self._consulted: dict[str, Stamp] | None = None  # where ``locate`` records the folders it lists
 
     def begin(self) -> None:
         """A new lint: the files may have changed since the last one."""
@@ -62,20 +65,30 @@ class Resolver:
         self._stamps[path] = found
         return found
 
+    def present(self, path: str, recorded: Stamp) -> Stamp | None:
+        """The present stamp of what ``recorded`` was taken of: a file's, or a folder's."""
+        return self.folder_stamp(path) if recorded[1] == FOLDER else self.stamp(path)
+
+    def folder_stamp(self, folder: str) -> Stamp | None:
+        self._entries(folder)
+        mtime = self._checked[folder][0]
+        return None if mtime is None else (mtime, FOLDER)
+
     def _entries(self, folder: str) -> frozenset[str]:
-        found = self._checked.get(folder)
-        if found is not None:
-            return found
-        try:
-            mtime = os.stat(folder).st_mtime_ns
-            listed = self._listings.get(folder)
-            if listed is None or listed[0] != mtime:
-                listed = self._listings[folder] = (mtime, frozenset(os.listdir(folder)))
-            found = listed[1]
-        except (OSError, ValueError):
-            found = frozenset()
-        self._checked[folder] = found
-        return found
+        checked = self._checked.get(folder)
+        if checked is None:
+            try:
+                mtime = os.stat(folder).st_mtime_ns
+                listed = self._listings.get(folder)
+                if listed is None or listed[0] != mtime:
+                    listed = self._listings[folder] = (mtime, frozenset(os.listdir(folder)))
+                checked = (mtime, listed[1])
+            except (OSError, ValueError):
+                checked = (None, frozenset())
+            self._checked[folder] = checked
+        if self._consulted is not None and checked[0] is not None:
+            self._consulted[folder] = (checked[0], FOLDER)
+        return checked[1]
 
     def _realpath(self, path: str) -> str:
         real = self._real.get(path)
@@ -126,9 +139,18 @@ class Resolver:
             folder = parent
         return found + ([self.root] if self.root not in found else [])
 
-    def locate(self, importer: str, source: Source, rest: list[str]) -> tuple[str, list[str]] | None:
+    def locate(self, importer: str, source: Source, rest: list[str],
+               consulted: dict[str, Stamp] | None = None) -> tuple[str, list[str]] | None:
         """(the file, the names inside it) that ``local.rest…`` names, where ``local`` was imported by
-        ``source``; the longest module path that is a file wins (``a.b.f``: ``a/b.py``, then ``f`` in it)."""
+        ``source``; the longest module path that is a file wins (``a.b.f``: ``a/b.py``, then ``f`` in it).
+        The folders whose listings decided it go to ``consulted``: a file added there may change the answer."""
+        self._consulted = consulted
+        try:
+            return self._locate(importer, source, rest)
+        finally:
+            self._consulted = None
+
+    def _locate(self, importer: str, source: Source, rest: list[str]) -> tuple[str, list[str]] | None:
         level, module, name = source
         modules = module.split(".") if module else []
         names = ([name] if name else []) + rest

@@ -904,15 +904,24 @@ def _owned_elsewhere(meter: str, ctx: LintContext) -> bool:
     node = ctx.scope.node
     if not isinstance(node, ast.Module) and meter.split(".", 1)[0] in ctx.graph.parameters(node, bound=False) and not meter.startswith("self."):
         return True
-    places = [ctx.scope.cls] if meter.startswith("self.") and ctx.scope.cls is not None else [node]
-    for place in places:
+    place = ctx.scope.cls if meter.startswith("self.") and ctx.scope.cls is not None else node
+    return meter in _built_by_metric_packages(place, ctx)
+
+
+def _built_by_metric_packages(place: ast.AST, ctx: LintContext) -> frozenset[str]:
+    """The names that ``place`` (a class or a scope) assigns a call of a no-grad metrics package to, walked once
+    per place: a class of thousands of lines is asked about every meter it updates."""
+    key = ("metric-package-stores", id(place))
+    found = ctx.memo.get(key)
+    if found is None:
+        names = set()
         for store in ast.walk(place):
-            if isinstance(store, ast.Assign) and isinstance(store.value, ast.Call) and any(dotted(t) == meter for t in store.targets):
+            if isinstance(store, ast.Assign) and isinstance(store.value, ast.Call):
                 head = (call_name(store.value) or "").split(".", 1)[0]
-                origin = ctx.facts.imports.get(head, head)
-                if origin.startswith(NO_GRAD_UPDATE_PACKAGES):
-                    return True
-    return False
+                if ctx.facts.imports.get(head, head).startswith(NO_GRAD_UPDATE_PACKAGES):
+                    names.update(d for t in store.targets if (d := dotted(t)) is not None)
+        found = ctx.memo[key] = frozenset(names)
+    return found
 
 
 def _detached_by_its_class(name: str, ctx: LintContext) -> bool:
