@@ -9,12 +9,13 @@ import sys
 
 import pytest
 
-from cases import POSITIVE_CASES, default_on_case
+from cases import POSITIVE_CASES, default_on_case, preview_needed
 from vramlens.cli import main
 from vramlens.lint import CHECKS
 
 # A default-on check's case: the command line's behaviour does not depend on which check it is.
 LEAKY = default_on_case()  # a default-on check's case, whichever the gate leaves on
+PREVIEW = ["--preview"] if preview_needed(LEAKY) else []  # none with a fix is on: every check runs
 RULE = next(c.rule for c in CHECKS if c.code == LEAKY.code)
 CLEAN = "import torch\n\n\ndef add(a, b):\n    return a + b\n"
 INFO_ONLY = next(c for c in POSITIVE_CASES if c.name == "empty_cache_every_step")
@@ -30,7 +31,7 @@ def project(tmp_path):
 
 
 def run(*argv: str) -> int:
-    return main(["lint", *argv])
+    return main(["lint", *PREVIEW, *argv])
 
 
 def test_exit_code_is_1_with_warnings_and_0_when_clean(project):
@@ -113,7 +114,7 @@ def test_fix_never_writes_a_file_it_could_not_decode(tmp_path):
 
 def test_console_entry_point(project):
     result = subprocess.run(
-        [sys.executable, "-m", "vramlens", "lint", "--json", str(project / "pkg" / "train.py")],
+        [sys.executable, "-m", "vramlens", "lint", *PREVIEW, "--json", str(project / "pkg" / "train.py")],
         capture_output=True, text=True, check=False,
     )
     assert result.returncode == 1

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from cases import POSITIVE_CASES, default_on_case
+from cases import POSITIVE_CASES, default_on_case, preview_needed
 from vramlens.cli import main
 from vramlens.lint.engine import fixes as fixing
 
 LEAKY = default_on_case()  # a default-on check's case, whichever the gate leaves on
+PREVIEW = ["--preview"] if preview_needed(LEAKY) else []  # none with a fix is on: every check runs
 CLEAN = "import torch\n\n\ndef add(a, b):\n    return a + b\n"
 
 
@@ -34,6 +35,6 @@ def test_a_file_with_nothing_to_fix_is_linted_once(tmp_path, lint_passes, capsys
 def test_a_fixed_file_is_linted_once_before_and_once_after_its_fixes(tmp_path, lint_passes, capsys):
     path = tmp_path / "train.py"
     path.write_text(LEAKY.source)
-    main(["lint", "--fix", str(path)])
+    main(["lint", *PREVIEW, "--fix", str(path)])
     assert "1 fix applied" in capsys.readouterr().out
     assert lint_passes == [LEAKY.source, path.read_text()]

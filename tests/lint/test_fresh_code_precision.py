@@ -1253,3 +1253,85 @@ def test_a_write_through_data_keeps_no_graph():
                 return dw
         """
     ))
+
+
+def test_layers_whose_parameters_are_all_frozen_record_nothing():
+    """A spiking network trained by STDP: its layers make their weights with ``nn.Parameter(w,
+    requires_grad=False)``, so no forward through them (one at a time, in a ModuleList walked or indexed, held on
+    the object) records a graph, and ``no_grad`` would save nothing (round O). The same network whose layer makes
+    a trainable weight records one in its evaluation."""
+    check(HEAD + source(
+        """
+        class Frozen(nn.Module):
+            def __init__(self, n):
+                super().__init__()
+                self.weights = nn.Parameter(torch.rand(n, n), requires_grad=False)
+
+            def forward(self, x):
+                return x @ self.weights
+
+
+        class Trainable(nn.Module):
+            def __init__(self, n):
+                super().__init__()
+                self.weights = nn.Parameter(torch.rand(n, n))
+
+            def forward(self, x):
+                return x @ self.weights
+
+
+        class SpikingExperiment:
+            def __init__(self, sizes, loader):
+                self.layers = nn.ModuleList([Frozen(n) for n in sizes])
+                self.decision = Frozen(10)
+                self.loader = loader
+
+            def forward(self, spikes):
+                for i, layer in enumerate(self.layers):
+                    spikes = layer(spikes).sign()
+                return self.layers[-1](spikes)
+
+            def evaluate(self):
+                winners = []
+                for spikes, target in self.loader:
+                    out = self.decision(self.forward(spikes))
+                    winners.append(out.argmax().item())
+                return winners
+
+
+        class TrainedExperiment:
+            def __init__(self, sizes, loader):
+                self.layers = nn.ModuleList([Trainable(n) for n in sizes])
+                self.loader = loader
+
+            def forward(self, spikes):
+                for i, layer in enumerate(self.layers):
+                    spikes = layer(spikes).sign()
+                return spikes
+
+            def evaluate(self):
+                winners = []
+                for spikes, target in self.loader:
+                    out = self.forward(spikes)  # flag: VL201
+                    winners.append(out.argmax().item())
+                return winners
+        """
+    ))
+
+
+def test_a_branch_shown_by_isinstance_to_hold_a_number_carries_nothing():
+    """``ce += loss if isinstance(loss, int) else loss.item()`` adds an int or a float, never a tensor (round O);
+    the same sum without the ``.item()`` keeps every step's graph."""
+    check(HEAD + source(
+        """
+        def run(model, loader, optimizer):
+            ce_losses, kept = 0, 0
+            for x, y in loader:
+                loss = model(x, y)
+                loss.backward()
+                optimizer.step()
+                ce_losses += loss if isinstance(loss, int) else loss.item()
+                kept += loss if isinstance(loss, int) else loss  # flag: VL101
+            return ce_losses, kept
+        """
+    ))

@@ -585,3 +585,58 @@ def test_a_meter_of_another_file_is_judged_by_its_own_update(tmp_path, meter, ex
                             "metrics/classification.py": meter})
     assert codes(root / "train.py", None) == [(14, "VL101")]  # the file alone: the meter's class is unknown
     assert codes(root / "train.py", root) == expected
+
+
+# -- layers of another file whose parameters are all frozen ---------------------------------------------
+FROZEN_LAYERS = """\
+import torch
+import torch.nn as nn
+
+
+class Layer(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+
+class Convolution(Layer):
+    def __init__(self, in_channels, out_channels, kernel_size):
+        super().__init__()
+        self.weights = nn.Parameter(torch.rand(out_channels, in_channels, kernel_size, kernel_size), requires_grad=False)
+
+    def forward(self, x):
+        return nn.functional.conv2d(x, self.weights)
+"""
+SPIKING_EXPERIMENT = """\
+import torch
+import torch.nn as nn
+from models.layer import Convolution
+
+
+class Experiment(object):
+    def __init__(self, configs, loader):
+        self.layers = nn.ModuleList([Convolution(**c) for c in configs])
+        self.loader = loader
+
+    def forward(self, spikes):
+        for i, layer in enumerate(self.layers):
+            spikes = nn.functional.max_pool2d(layer(spikes).sign(), 2)
+        return spikes
+
+    def evaluate(self):
+        winners = []
+        for spikes, target in self.loader:
+            out = self.forward(spikes)
+            winners.append(out.argmax().item())
+        return winners
+"""
+
+
+def test_layers_of_another_file_with_frozen_parameters_record_nothing(tmp_path):
+    # An STDP network (round O): its layers' weights are nn.Parameter(..., requires_grad=False) in another file.
+    root = write(tmp_path, {"models/__init__.py": "", "models/layer.py": FROZEN_LAYERS, "experiment.py": SPIKING_EXPERIMENT})
+    experiment = root / "experiment.py"
+    assert (19, "VL201") in codes(experiment, None)  # alone: the layers are modules of unknown parameters
+    assert (19, "VL201") not in codes(experiment, root)
+    trainable = FROZEN_LAYERS.replace(", requires_grad=False)", ")")
+    write(root, {"models/layer.py": trainable})
+    assert (19, "VL201") in codes(experiment, root)

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import time
 
-from cases import POSITIVE_CASES, default_on_case
+from cases import POSITIVE_CASES, default_on_case, preview_needed
 from vramlens.lint import fix_source, lint_bytes, lint_file, lint_source
 
 LEAKY = default_on_case()  # a default-on check's case, whichever the gate leaves on
+PREVIEW = preview_needed(LEAKY)  # none with a fix is on: every check runs
 
 
 def test_syntax_error_gives_one_parse_error_finding():
@@ -28,15 +29,15 @@ def test_fix_leaves_unparsable_source_alone():
 
 def test_latin1_with_coding_cookie():
     data = b"# -*- coding: latin-1 -*-\n# \xe9t\xe9\n" + LEAKY.source.encode()
-    assert [f.code for f in lint_bytes(data, "latin.py")] == [LEAKY.code]
+    assert [f.code for f in lint_bytes(data, "latin.py", preview=PREVIEW)] == [LEAKY.code]
 
 
 def test_utf8_bom():
-    assert [f.code for f in lint_bytes(b"\xef\xbb\xbf" + LEAKY.source.encode(), "bom.py")] == [LEAKY.code]
+    assert [f.code for f in lint_bytes(b"\xef\xbb\xbf" + LEAKY.source.encode(), "bom.py", preview=PREVIEW)] == [LEAKY.code]
 
 
 def test_undecodable_bytes_are_reported_and_the_rest_is_checked():
-    codes = [f.code for f in lint_bytes(LEAKY.source.encode() + b"# \xff\n", "odd.py")]
+    codes = [f.code for f in lint_bytes(LEAKY.source.encode() + b"# \xff\n", "odd.py", preview=PREVIEW)]
     assert codes == ["VL000", LEAKY.code]
 
 
@@ -74,6 +75,6 @@ def test_deep_nesting_does_not_crash():
 def test_huge_file_is_linted_quickly():
     source = LEAKY.source + "\n".join(f"value_{i} = {i} * 2" for i in range(50_000)) + "\n"
     start = time.perf_counter()
-    findings = lint_source(source)
+    findings = lint_source(source, preview=PREVIEW)
     assert [f.code for f in findings] == [LEAKY.code]
     assert time.perf_counter() - start < 10

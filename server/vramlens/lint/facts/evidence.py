@@ -90,6 +90,35 @@ def _foreign(name: str, qualified: str, facts: FileFacts) -> bool:
 # Bases that say nothing about being a module (a class deriving only from these is a plain class).
 _PLAIN_BASES = frozenset({"object", "ABC", "Generic", "Protocol", "NamedTuple", "Enum", "Exception", "dict", "list", "tuple"})
 _MAKES_PARAMETERS = frozenset({"Parameter", "ParameterList", "ParameterDict", "register_parameter", "add_module", "register_module"})
+_MODULE_CONTAINERS = frozenset({"ModuleList", "Sequential", "ModuleDict"})
+
+
+def _frozen_parameter(call: ast.Call) -> bool:
+    """``nn.Parameter(w, requires_grad=False)``: a parameter autograd never records (a layer that learns by
+    another rule, such as STDP, or a fixed one)."""
+    return last_name(call_name(call)) == "Parameter" and any(
+        k.arg == "requires_grad" and isinstance(k.value, ast.Constant) and k.value.value is False for k in call.keywords)
+
+
+def _container_elements(call: ast.Call) -> list[ast.AST] | None:
+    """The modules a ``ModuleList([...])``, ``ModuleDict({...})`` or ``Sequential(...)`` call is built from (a
+    comprehension's element stands for all of them); None when they cannot be read off the call."""
+    if call.keywords:
+        return None
+    if last_name(call_name(call)) == "Sequential":
+        return None if any(isinstance(a, ast.Starred) for a in call.args) else list(call.args)
+    if len(call.args) != 1:
+        return None
+    given = call.args[0]
+    if isinstance(given, (ast.List, ast.Tuple)):
+        return None if any(isinstance(e, ast.Starred) for e in given.elts) else list(given.elts)
+    if isinstance(given, (ast.ListComp, ast.GeneratorExp)):
+        return [given.elt]
+    if isinstance(given, ast.Dict):
+        return None if None in given.keys else list(given.values)
+    if isinstance(given, ast.DictComp):
+        return [given.value]
+    return None
 
 
 def parameter_free_nn_class(short: str) -> bool:
@@ -237,6 +266,9 @@ class Evidence:
                     target = target.elts[-1]  # ``for name, module in model.named_modules()``
                 if isinstance(target, ast.Name):
                     modules.add(target.id)
+                    container = _iterated(loop.iter)
+                    if container is not None and (container in functional or self.is_functional(container, scope)):
+                        functional.add(target.id)  # ``for layer in self.layers`` of layers that record nothing
         modules -= static["pipelines"]
         for receiver in static["used"]:
             self._note_use(receiver, scope, modules, attrs)
@@ -256,7 +288,7 @@ class Evidence:
         if not isinstance(target, ast.Name) or not all(self.is_module(v, scope) for v in elements):
             return
         modules.add(target.id)
-        if all(self._parameter_free(v) for v in elements):
+        if all(self.records_nothing(v, scope) for v in elements):
             functional.add(target.id)
 
     def _backward_slice(self, scope: ast.AST, modules: set[str], attrs: set[str] | None) -> None:
@@ -376,7 +408,7 @@ class Evidence:
             return  # shown to be a pipeline by the methods called on it
         if not self.is_module(value, scope):
             return
-        if self._parameter_free(value) or self.wraps_frozen(value, scope):
+        if self.records_nothing(value, scope):
             functional.add(name)
         if "." not in name:
             modules.add(name)
@@ -450,7 +482,11 @@ class Evidence:
         return name in self.frozen
 
     def is_functional(self, name: str, scope: ast.AST) -> bool:
-        """Bound to a torch.nn class without parameters (``criterion = nn.CrossEntropyLoss()``)."""
+        """Bound to a module whose forward records nothing of its own (``criterion = nn.CrossEntropyLoss()``,
+        ``self.layers = nn.ModuleList([...])`` of layers with frozen parameters only)."""
+        if name.startswith("self.") and name.count(".") == 1:
+            cls = self.facts.enclosing_class(scope)
+            return cls is not None and name in self._class_functional(cls)
         current = scope
         while current is not None:
             if name in self._functional.get(id(current), ()):
@@ -575,13 +611,74 @@ class Evidence:
         self._returns_module[key] = known  # False too for a submodule of its own
         return known
 
+    def records_nothing(self, value: ast.AST, scope: ast.AST) -> bool:
+        """``value`` builds a module whose forward records no graph of its own: a parameter-free torch.nn class, a
+        wrapper of a frozen model, a class of this file or of the project whose only parameters are made frozen
+        and that is given no module, or a ModuleList / ModuleDict / Sequential of those."""
+        value = _unwrap_chain(value)
+        if not isinstance(value, ast.Call):
+            return False
+        if self._parameter_free(value) or self.wraps_frozen(value, scope):
+            return True
+        name = call_name(value)
+        if self.torch_nn_class(name) in _MODULE_CONTAINERS:
+            elements = _container_elements(value)
+            return bool(elements) and all(self.records_nothing(e, scope) for e in elements)
+        if any(self.is_module(a, scope) for a in [*value.args, *(k.value for k in value.keywords)]):
+            return False  # it holds a module it is given
+        local = self.facts.classes.get(name) if "." not in name else None
+        if local is not None:
+            return self.frozen_layer(local)
+        project = self.facts.project
+        return project is not None and name in project.frozen_classes
+
+    def frozen_layer(self, cls: ast.ClassDef) -> bool:
+        """A module class of this file whose parameters are all made frozen (``nn.Parameter(w,
+        requires_grad=False)``), at least one, and that makes no other parameter nor submodule."""
+        return self._makes_no_parameters(cls) and self._makes_frozen_parameters(cls)
+
+    def _makes_frozen_parameters(self, cls: ast.ClassDef, depth: int = 0) -> bool:
+        methods = [m for (owner, _), m in self.facts.methods.items() if owner == cls.name]
+        if any(_frozen_parameter(c) for m in methods for c in self.facts.calls_within_all(m)):
+            return True
+        for base in cls.bases:
+            local = self.facts.classes.get(last_name(dotted(base) or ""))
+            if local is not None and local is not cls and depth < 8 and self._makes_frozen_parameters(local, depth + 1):
+                return True
+        return False
+
+    def _class_functional(self, cls: ast.ClassDef) -> frozenset[str]:
+        """``self.x`` attributes every assignment of which, in the class's methods, builds a module that records
+        nothing of its own."""
+        key = ("class-functional", cls.name)
+        known = self._returns_module.get(key)
+        if known is None:
+            self._returns_module[key] = frozenset()  # recursion guard
+            values: dict[str, list[tuple[ast.AST, ast.AST]]] = {}
+            for (owner, _), method in self.facts.methods.items():
+                if owner != cls.name:
+                    continue
+                for store in self.facts.stores_within_all(method):
+                    if isinstance(store, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+                        targets = store.targets if isinstance(store, ast.Assign) else [store.target]
+                        for target in targets:
+                            name = dotted(target)
+                            if name and name.startswith("self.") and name.count(".") == 1:
+                                values.setdefault(name, []).append((store, method))
+            known = frozenset(name for name, stores in values.items()
+                              if all(isinstance(s, ast.Assign) and len(s.targets) == 1 and self.records_nothing(s.value, m)
+                                     for s, m in stores))
+            self._returns_module[key] = known
+        return known
+
     def _own_parts(self, cls: ast.ClassDef) -> tuple[bool, list[tuple[ast.Call, ast.AST]]]:
-        """Whether the class's methods create a parameter or register a module, and the calls they assign to
-        ``self.`` attributes (with the method): read once, whatever the evidence says of those calls."""
+        """Whether the class's methods create a parameter autograd records or register a module, and the calls
+        they assign to ``self.`` attributes (with the method): read once, whatever the evidence says of them."""
         known = self._own.get(cls.name)
         if known is None:
             methods = [m for (owner, _), m in self.facts.methods.items() if owner == cls.name]
-            makes = any(last_name(call_name(c)) in _MAKES_PARAMETERS for m in methods for c in self.facts.calls_within_all(m))
+            makes = any(last_name(call_name(c)) in _MAKES_PARAMETERS and not _frozen_parameter(c)
+                        for m in methods for c in self.facts.calls_within_all(m))
             constructed = [(store.value, m) for m in methods for store in self.facts.stores_within_all(m)
                            if isinstance(store, ast.Assign) and isinstance(store.value, ast.Call)
                            and any((dotted(t) or "").startswith("self.") for t in store.targets)]
@@ -746,6 +843,13 @@ def _unwrap_chain(value: ast.AST) -> ast.AST:
     ):
         value = value.func.value
     return value
+
+
+def _iterated(iterable: ast.AST) -> str | None:
+    """The container a loop walks: ``self.layers`` in ``for i, layer in enumerate(self.layers)``."""
+    while isinstance(iterable, ast.Call) and last_name(call_name(iterable)) in {"enumerate", "reversed"} and iterable.args:
+        iterable = iterable.args[0]
+    return dotted(iterable)
 
 
 def _element(value: ast.AST, index: int, count: int) -> ast.AST | None:

@@ -60,10 +60,13 @@ def _forward_kind(evidence: Evidence, call: ast.Call, scope: ast.AST) -> str | N
     kind = type(func)
     if kind is ast.Call:  # ``Net()(x)``, ``nn.Linear(2, 2)(x)``
         if evidence.is_module(func, scope):
-            return FUNCTIONAL if evidence._parameter_free(func) or evidence.wraps_frozen(func, scope) else FORWARD
+            return FUNCTIONAL if evidence.records_nothing(func, scope) else FORWARD
         return None
     if kind is ast.Subscript:  # ``self.layers[i](x)``
-        return FORWARD if evidence.is_module(func.value, scope) else None
+        if not evidence.is_module(func.value, scope):
+            return None
+        container = dotted(func.value)
+        return FUNCTIONAL if container and (evidence.is_functional(container, scope) or evidence.is_frozen(container)) else FORWARD
     if kind is ast.Attribute and isinstance(func.value, ast.Call) and call_name(func.value) == "super":
         return FORWARD if func.attr == "forward" and _enclosing_class_is_module(evidence, scope) else None
     name = dotted(func)

@@ -71,6 +71,9 @@ class ProjectFacts:
     # Functions and classes of other files that train (a class: one of its methods does), as this file calls them
     # (``train_one_epoch``, ``ModelTrainer``): handing a model to one may train it.
     training: frozenset[str] = frozenset()
+    # Classes of other files that are nn.Modules whose only parameters are made frozen (``nn.Parameter(w,
+    # requires_grad=False)``): calling one records no graph of its own (evidence.py, ``records_nothing``).
+    frozen_classes: frozenset[str] = frozenset()
     # Classes of other files, as this file calls them, with their methods (their bases' too, nearest first):
     # ``meter = Accuracy(); meter.update(preds)`` is judged by what ``Accuracy.update`` does.
     instance_methods: dict[str, dict[str, ProjectFunction]] = field(default_factory=dict)

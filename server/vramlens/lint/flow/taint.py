@@ -21,7 +21,7 @@ from typing import Callable
 from ..facts.evidence import Evidence
 from ..facts.file_facts import FileFacts
 from ..facts.forwards import DIFFERENTIABLE, FORWARD, FUNCTIONAL, METHOD, NO_GRAD, forward_kind
-from ..parse.syntax import annotation_words, call_name, dotted, last_name, sets_keyword
+from ..parse.syntax import annotation_words, call_name, dotted, last_name, scalar_isinstance, sets_keyword
 from .summaries import EMPTY, GRAPH, GRAPH_ONLY, LEAF, LEAF_ONLY, MAYBE_ONLY, Labels, computed, unseen
 
 CLEAN_METHODS = frozenset({
@@ -255,7 +255,10 @@ class TaintEvaluator:
             # parameters is still a parameter.
             return self.labels(expr.value, state)
         if kind is ast.IfExp:
-            return self.labels(expr.body, state) | self.labels(expr.orelse, state)
+            # ``loss if isinstance(loss, int) else loss.item()``: where the test shows a name holds no tensor, the
+            # branch that is that name carries nothing.
+            body = EMPTY if dotted(expr.body) in scalar_isinstance(expr.test) else self.labels(expr.body, state)
+            return body | self.labels(expr.orelse, state)
         if kind is ast.Dict:
             return self._union([v for v in expr.values if v is not None], state)
         if kind in _COMPREHENSIONS:

@@ -49,6 +49,7 @@ class ProjectClass:
     is_module: bool = False  # an nn.Module with parameters of its own whose methods all record (its file's evidence)
     no_grad_call: bool = False  # calling an instance runs its forward (or __call__) with recording off
     trains: bool = False  # one of its methods trains (a trainer, a fitting routine)
+    frozen: bool = False  # an nn.Module whose only parameters are made frozen: calling it records nothing of its own
 
 
 @dataclass
@@ -122,7 +123,7 @@ class ProjectIndex:
                     for method, function in cls.methods.items():
                         if f"self.{method}" in called:
                             facts.methods.setdefault((name, method), function)
-            module_classes, no_grad_classes, training = set(), set(), set()
+            module_classes, no_grad_classes, training, frozen = set(), set(), set(), set()
             for callee in called:
                 head = callee.split(".", 1)[0]
                 if head in sources and head not in classes:
@@ -145,9 +146,12 @@ class ProjectIndex:
                         no_grad_classes.add(callee)
                     elif name in owner.classes and owner.classes[name].is_module:
                         module_classes.add(callee)
+                    elif name in owner.classes and owner.classes[name].frozen:
+                        frozen.add(callee)
             facts.module_classes = frozenset(module_classes)
             facts.no_grad_classes = frozenset(no_grad_classes)
             facts.training = frozenset(training)
+            facts.frozen_classes = frozenset(frozen)
         finally:
             self._building.discard(importer)
         facts.signature = (
@@ -157,6 +161,7 @@ class ProjectIndex:
             tuple(sorted(facts.module_classes)),
             tuple(sorted(facts.no_grad_classes)),
             tuple(sorted(facts.training)),
+            tuple(sorted(facts.frozen_classes)),
             tuple(sorted((c, m, _signature(f)) for c, ms in facts.instance_methods.items() for m, f in ms.items())),
         )
         return facts
@@ -294,7 +299,7 @@ class ProjectIndex:
             if found is not None and index.classes.get(owner) is facts.class_of(func):
                 methods.setdefault(owner, {})[method] = found
         classes_found = {n: ProjectClass(n, classes[n], methods.get(n, {}), _records_graph(cls, ctx), _calls_without_grad(cls, ctx),
-                                         _trains(cls, ctx)) for n, cls in index.classes.items()}
+                                         _trains(cls, ctx), _frozen_module(cls, ctx)) for n, cls in index.classes.items()}
         return ModuleSummary(path, name, dict(index.import_sources), classes_found, functions, used)
 
     def _parsed(self, path: str, stamp: Stamp) -> tuple[str, ast.Module, ChunkIndex] | None:
@@ -332,7 +337,7 @@ class ProjectIndex:
 
 def _says_nothing(facts: ProjectFacts) -> bool:
     return not (facts.ancestors or facts.functions or facts.methods or facts.module_classes or facts.no_grad_classes
-                or facts.training)
+                or facts.training or facts.frozen_classes)
 
 
 def _unchanged(summary: ModuleSummary | None, resolver: Resolver, folders: bool = False) -> bool:
@@ -352,6 +357,11 @@ def _records_graph(cls: ast.ClassDef, ctx: LintContext) -> bool:
     if cls.name not in evidence.module_classes or evidence._makes_no_parameters(cls) or not _module_by_bases(cls, ctx.facts):
         return False
     return not any(graph.context.get(id(method)) == OFF for (owner, _), method in ctx.facts.methods.items() if owner == cls.name)
+
+
+def _frozen_module(cls: ast.ClassDef, ctx: LintContext) -> bool:
+    """An nn.Module by its file's evidence and its bases whose only parameters are made frozen (evidence.py)."""
+    return cls.name in ctx.evidence.module_classes and _module_by_bases(cls, ctx.facts) and ctx.evidence.frozen_layer(cls)
 
 
 def _trains(cls: ast.ClassDef, ctx: LintContext) -> bool:
