@@ -1335,3 +1335,27 @@ def test_a_branch_shown_by_isinstance_to_hold_a_number_carries_nothing():
             return ce_losses, kept
         """
     ))
+
+
+def test_a_value_bound_afresh_earlier_in_the_iteration_is_no_accumulator():
+    """``pred = sample(model, x)`` then, in a nested block, ``pred = image + pred``: every pass that reaches the
+    update starts from the value bound a few lines above in the same iteration, so nothing carries over (round O);
+    the same update of a value bound before the loop adds every step's graph to it."""
+    check(HEAD + source(
+        """
+        def train(model, loader, optimizer, delta):
+            running = 0
+            for step, (image, target) in enumerate(loader):
+                loss = model(image, target)
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+                if step % 10 == 0:
+                    scaled = loss * 2
+                    scaled = scaled[0]
+                    if delta:
+                        scaled = image + scaled
+                    running = running + scaled  # flag: VL101
+            return running
+        """
+    ))

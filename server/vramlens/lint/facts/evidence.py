@@ -624,13 +624,11 @@ class Evidence:
         if self.torch_nn_class(name) in _MODULE_CONTAINERS:
             elements = _container_elements(value)
             return bool(elements) and all(self.records_nothing(e, scope) for e in elements)
-        if any(self.is_module(a, scope) for a in [*value.args, *(k.value for k in value.keywords)]):
-            return False  # it holds a module it is given
         local = self.facts.classes.get(name) if "." not in name else None
-        if local is not None:
-            return self.frozen_layer(local)
         project = self.facts.project
-        return project is not None and name in project.frozen_classes
+        frozen = self.frozen_layer(local) if local is not None else project is not None and name in project.frozen_classes
+        # ... and it is handed no module, whose parameters it would run
+        return frozen and not any(self.is_module(a, scope) for a in [*value.args, *(k.value for k in value.keywords)])
 
     def frozen_layer(self, cls: ast.ClassDef) -> bool:
         """A module class of this file whose parameters are all made frozen (``nn.Parameter(w,

@@ -309,11 +309,31 @@ def carried_across(loop_stack: list[ast.AST], name: str, stmt: ast.stmt, ctx: Li
 
 
 def _reset_just_before(stmt: ast.stmt, name: str, ctx: LintContext) -> bool:
-    """An earlier statement of the same block binds ``name`` afresh (``g = grad(a)`` then ``g = g + grad(b)``):
-    every pass that reaches ``stmt`` starts from that value, not from the previous iteration's."""
-    before, _ = ctx.siblings(stmt)
-    return any(
-        isinstance(earlier, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in earlier.targets)
-        and name not in names_read(earlier.value)
-        for earlier in before
-    )
+    """An earlier statement of the same block, or of a block that encloses it inside the innermost loop, binds
+    ``name`` afresh (``g = grad(a)`` then ``g = g + grad(b)``; ``x = sample(...)`` then ``if delta: x = image +
+    x``): every pass that reaches ``stmt`` ran that statement first and starts from its value, not from the
+    previous iteration's."""
+    current = stmt
+    for owner in reversed(ctx.blocks):
+        if any(_binds_afresh(earlier, name) for earlier in _before_in(owner, current)):
+            return True
+        if isinstance(owner, (ast.For, ast.AsyncFor, ast.While)):
+            return False  # what comes before the loop runs once, not once per iteration
+        current = owner
+    return not ctx.blocks and any(_binds_afresh(earlier, name) for earlier in ctx.siblings(stmt)[0])
+
+
+def _before_in(owner: ast.AST, stmt: ast.stmt) -> list[ast.stmt]:
+    """The statements before ``stmt`` in the list of ``owner`` (a body, an else branch, a finally block) that
+    holds it."""
+    for field in ("body", "orelse", "finalbody"):
+        stmts = getattr(owner, field, None) or []
+        for index, candidate in enumerate(stmts):
+            if candidate is stmt:
+                return stmts[:index]
+    return []
+
+
+def _binds_afresh(earlier: ast.stmt, name: str) -> bool:
+    return (isinstance(earlier, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in earlier.targets)
+            and name not in names_read(earlier.value))
