@@ -1359,3 +1359,52 @@ def test_a_value_bound_afresh_earlier_in_the_iteration_is_no_accumulator():
             return running
         """
     ))
+
+
+def test_a_forward_that_trains_needs_recording_whatever_it_returns():
+    """An explainer whose forward fits a mask by backward passes and hands back the mask detached: calling it after
+    ``eval()`` is no evaluation that wastes a graph (torch_geometric's GNNExplainer); a forward that only computes
+    the same detached result is one."""
+    check(HEAD + source(
+        """
+        class Explainer(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.mask = nn.Parameter(torch.ones(4))
+
+            def forward(self, model, x):
+                optimizer = torch.optim.Adam([self.mask], lr=0.01)
+                for _ in range(10):
+                    loss = model(x * self.mask).sum()
+                    optimizer.zero_grad()
+                    loss.backward()
+                    optimizer.step()
+                return self.mask.detach()
+
+
+        class Scorer(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.mask = nn.Parameter(torch.ones(4))
+
+            def forward(self, model, x):
+                return model(x * self.mask).argmax(-1)
+
+
+        class Wrapper:
+            def __init__(self, model):
+                self.model = model
+                self.explainer = Explainer()
+                self.scorer = Scorer()
+
+            def explain(self, x):
+                self.model.eval()
+                mask = self.explainer(self.model, x)
+                return mask.numpy()
+
+            def score(self, x):
+                self.model.eval()
+                best = self.scorer(self.model, x)  # flag: VL202
+                return best.numpy()
+        """
+    ))

@@ -640,3 +640,124 @@ def test_layers_of_another_file_with_frozen_parameters_record_nothing(tmp_path):
     trainable = FROZEN_LAYERS.replace(", requires_grad=False)", ")")
     write(root, {"models/layer.py": trainable})
     assert (19, "VL201") in codes(experiment, root)
+
+
+# -- what a model class of another file returns ------------------------------------------------------------
+CAPTION_DECODER = """\
+import torch
+from torch import nn
+
+
+class Decoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.rnn = nn.LSTM(4, 4)
+        self.fc = nn.Linear(4, 10)
+
+    def forward(self, images, captions, lengths):
+        out, _ = self.rnn(images)
+        decode_lengths = (lengths - 1).tolist()
+        return self.fc(out), captions, decode_lengths
+"""
+CAPTION_TRAIN = """\
+import torch
+from model import Decoder
+from meters import AverageMeter
+
+
+def evaluate(loader, decoder, criterion):
+    losses = AverageMeter()
+    kept = AverageMeter()
+    for images, captions, lengths in loader:
+        scores, targets, decode_lengths = decoder(images, captions, lengths)
+        loss = criterion(scores, targets)
+        losses.update(loss.item(), sum(decode_lengths))
+        kept.update(scores.sum(), sum(decode_lengths))
+    return losses.avg
+
+
+if __name__ == "__main__":
+    decoder = Decoder()
+    optimizer = torch.optim.SGD(decoder.parameters(), lr=0.1)
+    for images, captions, lengths in loader:
+        scores, targets, decode_lengths = decoder(images, captions, lengths)
+        loss = criterion(scores, targets)
+        loss.backward()
+        optimizer.step()
+    evaluate(loader, decoder, criterion)
+"""
+METERS = """\
+class AverageMeter:
+    def __init__(self):
+        self.sum = 0
+        self.count = 0
+
+    def update(self, value, n=1):
+        self.sum += value * n
+        self.count += n
+"""
+CRF_LAYER = """\
+import torch
+from torch import nn
+
+
+class CRF(nn.Module):
+    def __init__(self, tags):
+        super().__init__()
+        self.transitions = nn.Parameter(torch.randn(tags, tags))
+
+    def decode(self, emissions):
+        best = []
+        for row in emissions.argmax(-1):
+            best.append([tag.item() for tag in row])
+        return best
+"""
+TAGGER = """\
+import torch
+from torch import nn
+from crf import CRF
+
+
+class Tagger(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lstm = nn.LSTM(4, 4)
+        self.crf = CRF(4)
+
+    def forward(self, x):
+        out, _ = self.lstm(x)
+        return self.crf.decode(out)
+"""
+TAGGING = """\
+import torch
+from tagger import Tagger
+
+model = Tagger()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+preds = []
+for x, y in loader:
+    loss = model.lstm(x)[0].sum()
+    loss.backward()
+    optimizer.step()
+    preds += model(x)
+"""
+
+
+def test_a_position_of_another_files_forward_that_holds_ints_carries_nothing(tmp_path):
+    # Round N: ``sum(decode_lengths)`` of the lengths a decoder's forward returns as a list, beside ``loss.item()``.
+    root = write(tmp_path, {"model.py": CAPTION_DECODER, "meters.py": METERS, "train.py": CAPTION_TRAIN})
+    train = root / "train.py"
+    alone, project = codes(train, None), codes(train, root)
+    assert (12, "VL101") in alone  # alone: every position of a forward's tuple may carry graph
+    assert (12, "VL101") not in project  # the decoder passed in is the Decoder main() builds
+    assert (13, "VL101") in project  # the scores beside it still do
+
+
+def test_a_forward_of_another_file_that_returns_decoded_ints_carries_nothing(tmp_path):
+    # Round N: a tagger's forward returns ``self.crf.decode(...)``, lists of ints built with ``.item()``.
+    root = write(tmp_path, {"crf.py": CRF_LAYER, "tagger.py": TAGGER, "tag.py": TAGGING})
+    tag = root / "tag.py"
+    assert (11, "VL101") in codes(tag, None)
+    assert (11, "VL101") not in codes(tag, root)
+    write(root, {"crf.py": CRF_LAYER.replace("emissions.argmax(-1)", "emissions").replace("[tag.item() for tag in row]", "row")})
+    assert (11, "VL101") in codes(tag, root)

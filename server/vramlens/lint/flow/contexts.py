@@ -118,6 +118,9 @@ class Contexts:
             site = self.site_of.get(id(call))
             if site is not None and self.trains.get(id(site.callee)) and self.site_mode(site) != OFF:
                 return True
+            forward = self.forward_of.get(id(call))  # ``self.explainer(model, x)`` whose forward fits by backward
+            if forward is not None and self.trains.get(id(forward)) and self.mode_at(node) != OFF:
+                return True
         return False
 
     def _runs_forward(self) -> dict[int, bool]:

@@ -188,10 +188,13 @@ LocalResult = Callable[[ast.Call, "TaintState"], "Labels | None"]
 class TaintEvaluator:
     """Answers "what may this expression hold here?" for one file."""
 
-    def __init__(self, facts: FileFacts, evidence: Evidence, local_result: LocalResult) -> None:
+    def __init__(self, facts: FileFacts, evidence: Evidence, local_result: LocalResult,
+                 forward_returns_nothing: Callable[[ast.Call], bool] = lambda call: False) -> None:
         self.facts = facts
         self.evidence = evidence
         self.local_result = local_result
+        # A forward whose every return is known to carry nothing (a decoder handing back lists of ints).
+        self.forward_returns_nothing = forward_returns_nothing
         self.scope: ast.AST = facts.tree  # set by the walker
         self._forward_kinds: dict[tuple[int, int], str | None] = {}
         self._name_verdicts: dict[int, Labels | None] = {}
@@ -381,7 +384,9 @@ class TaintEvaluator:
         if kind == NO_GRAD:
             return EMPTY
         if kind == FORWARD:
-            return EMPTY if state.grad_off else (GRAPH_ONLY | self._arguments(call, state))
+            if state.grad_off or self.forward_returns_nothing(call):
+                return EMPTY
+            return GRAPH_ONLY | self._arguments(call, state)
         local = self.local_result(call, state)
         if local is not None:
             return local

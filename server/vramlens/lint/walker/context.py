@@ -170,6 +170,85 @@ class LintContext:
             return None  # its summary was computed without knowing it is handed a module: unknown here
         return found
 
+    def project_forward(self, call: ast.Call) -> ProjectFunction | None:
+        """The method of an instance of a class of another file of the project that ``call`` runs: ``decoder(x)``
+        its ``forward``, ``self.crf.decode(x)`` its ``decode``, where every binding of the instance here builds that
+        same class (``decoder = DecoderWithAttention(...)``) and the project read the method; its summary says what
+        the call returns (at each position of the tuple)."""
+        project = self.facts.project
+        if project is None or not project.instance_methods or not isinstance(call.func, (ast.Name, ast.Attribute)):
+            return None
+        name = dotted(call.func)
+        if name is None:
+            return None
+        for receiver, method in ((name, "forward"), tuple(name.rsplit(".", 1)) if "." in name else (None, None)):
+            if receiver is None or ("." in receiver and not (receiver.startswith("self.") and receiver.count(".") == 1)):
+                continue
+            built = self._only_instance_of(receiver, self.scope.node)
+            found = built.get(method) if built else None
+            if found is not None:
+                return found if found.binds(call) else None
+        return None
+
+    def _only_instance_of(self, name: str, scope: ast.AST, depth: int = 0) -> dict[str, ProjectFunction] | None:
+        """The methods of the one class of another file of the project that every binding of ``name`` in ``scope``
+        builds (``name = Cls(...)``, its only form of binding there); a parameter's, from what every call site of this
+        file passes it (two calls up at most). None when any binding is another or unknown."""
+        key = ("only-instance", name, id(scope))
+        if key in self.memo:
+            return self.memo[key]
+        self.memo[key] = None  # recursion guard
+        found = None
+        if name.startswith("self."):
+            cls = self.facts.enclosing_class(scope)
+            found = self._built_only_by_calls(name, [cls]) if cls is not None else None
+        elif not isinstance(scope, ast.Module) and name in self.graph.parameters(scope, bound=False):
+            found = self._passed_by_every_caller(name, scope, depth)
+        elif not isinstance(scope, ast.Module) and name in self.evidence._locals_of(scope):
+            found = self._built_only_by_calls(name, [scope])
+        else:
+            found = self._built_only_by_calls(name, [self.tree])
+        self.memo[key] = found
+        return found
+
+    def _passed_by_every_caller(self, name: str, scope: ast.AST, depth: int) -> dict[str, ProjectFunction] | None:
+        sites = self.graph.callers_of(scope)
+        if not sites or depth >= 2:
+            return None
+        found = None
+        for site in sites:
+            passed = dict(self.graph.bound_arguments(site)).get(name)
+            argument = dotted(passed) if passed is not None else None
+            built = self._only_instance_of(argument, site.caller, depth + 1) if argument else None
+            if built is None or (found is not None and built is not found):
+                return None
+            found = built
+        return found
+
+    def _built_only_by_calls(self, name: str, places: list[ast.AST]) -> dict[str, ProjectFunction] | None:
+        """The methods of the project class that every binding of ``name`` in ``places`` builds, when each is
+        ``name = Cls(...)`` of one and the same class of another file of the project."""
+        methods = self.facts.project.instance_methods
+        found = None
+        for place in places:
+            for loop in self.facts.loops_inside(place):
+                if isinstance(loop, (ast.For, ast.AsyncFor)) and name in {dotted(n) for n in ast.walk(loop.target)}:
+                    return None
+            # a class's attribute is bound in any of its methods
+            stores = self.facts.stores_within_all(place) if isinstance(place, ast.ClassDef) else self.facts.stores_inside(place)
+            for store in stores:
+                targets = store.targets if isinstance(store, (ast.Assign, ast.Delete)) else [getattr(store, "target", None)]
+                if not any(name in {dotted(n) for n in ast.walk(t)} for t in targets if t is not None):
+                    continue
+                if not (isinstance(store, ast.Assign) and len(targets) == 1 and dotted(targets[0]) == name
+                        and isinstance(store.value, ast.Call)):
+                    return None  # bound some other way too
+                built = methods.get(dotted(store.value.func) or "")
+                if built is None or (found is not None and built is not found):
+                    return None
+                found = built
+        return found
+
     def keeps_nothing_given(self, call: ast.Call) -> bool:
         """``meter.update(x)`` where every binding of ``meter`` here builds the same class of another file of the
         project (``meter = Accuracy()``) and the method the project read for it keeps none of what the call passes

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 
+from ..facts.forwards import FORWARD
 from ..facts.gradmode import OFF, ON
 from ..flow.summaries import EMPTY, GRAPH, GRAPH_ONLY, MAYBE_GRAPH, Labels, Summary, computed, parameter_label, parameters_in
 from ..flow.origins import Origin, Origins, dict_values, makes_dict
@@ -35,7 +36,7 @@ class Walker:
         self.call_hooks = [r.check_call for r in rules if hasattr(r, "check_call")]
         self.kept_argument_hooks = [r.check_kept_argument for r in rules if hasattr(r, "check_kept_argument")]
         self.silent = False
-        ctx.evaluator = TaintEvaluator(ctx.facts, ctx.evidence, self.local_result)
+        ctx.evaluator = TaintEvaluator(ctx.facts, ctx.evidence, self.local_result, self._forward_returns_nothing)
 
     # -- scopes ---------------------------------------------------------------------------
     def run(self) -> None:
@@ -158,10 +159,27 @@ class Walker:
 
     def _forward_elements(self, call: ast.Call) -> tuple[Labels, ...] | None:
         """What each position of the tuple holds that the forward ``call`` runs returns, when that forward is a
-        module class's of this file and always returns a tuple of one length; None otherwise."""
+        module class's of this file, or of another file of the project that built the instance called, and always
+        returns a tuple of one length; None otherwise."""
         forward = self.ctx.graph.forward_of.get(id(call))
-        summary = self.ctx.summaries.get(id(forward)) if forward is not None else None
+        if forward is None:
+            elsewhere = self.ctx.project_forward(call) if self.ctx.forward_kind(call) == FORWARD else None
+            return elsewhere.summary.elements if elsewhere is not None and not elsewhere.trains else None
+        summary = self.ctx.summaries.get(id(forward))
         return summary.elements if summary is not None else None
+
+    def _forward_returns_nothing(self, call: ast.Call) -> bool:
+        """``call`` runs the forward of a module class of this file, or of another file of the project that built
+        the instance called, and no return of that forward holds anything that may carry graph (a CRF decoder
+        handing back lists of ints); the same test as a clean position of a forward's tuple. A forward that trains
+        (an explainer fitting its masks by backward passes) needs recording on whatever it returns: not this."""
+        forward = self.ctx.graph.forward_of.get(id(call))
+        if forward is not None:
+            summary = None if self.ctx.graph.trains.get(id(forward)) else self.ctx.summaries.get(id(forward))
+        else:
+            elsewhere = self.ctx.project_forward(call)
+            summary = elsewhere.summary if elsewhere is not None and not elsewhere.trains else None
+        return summary is not None and not summary.returns
 
     def _clean_forward_position(self, call: ast.Call, position: int) -> Labels | None:
         """EMPTY when ``call`` runs the forward of a module class of this file whose every return has, at
@@ -176,7 +194,7 @@ class Walker:
         """What each position of the tuple a function of this file returns may hold, for this call; [] when
         it does not always return a tuple of one length."""
         summary, _ = self._callee_summary(call, constructor=False)
-        if summary is None and id(call) in self.ctx.graph.forward_of:
+        if summary is None:
             elements = self._forward_elements(call)
             if elements is None:
                 return []
